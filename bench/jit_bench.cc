@@ -1,0 +1,101 @@
+// Interpreter vs asmjit on linear chains of N iptables-style rules
+// (`-s 10.X.Y.0/24 -p tcp --dport P -j ACCEPT`), with a packet that matches
+// no rule (the worst case: every rule runs) and compile time per tier.
+//
+//   build/jit_bench --benchmark_filter=Classify
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <vector>
+
+#include "rulejit/rulejit.h"
+
+namespace rulejit {
+namespace {
+
+ir::Node N(ir::Expr e) { return ir::Node{std::move(e), {}}; }
+
+ir::Ruleset LinearChain(int rules) {
+  ir::Ruleset rs;
+  rs.files.push_back("bench");
+  ir::Table t;
+  t.family = ir::Family::kIp;
+  t.name = "filter";
+  ir::Chain c;
+  c.name = "FORWARD";
+  c.base = ir::BaseChain{"filter", ir::Hook::kForward, 0, "", ir::VerdictCode::kDrop};
+  for (int i = 0; i < rules; ++i) {
+    ir::Rule r;
+    r.exprs.push_back(N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 4, 1}));
+    r.exprs.push_back(N(ir::Bitwise{ir::BitwiseOp::kMaskXor, 1, 1, 4,
+                                    {0xff, 0xff, 0xff, 0}, {0, 0, 0, 0}, 0}));
+    r.exprs.push_back(N(ir::Cmp{ir::CmpOp::kEq, 1,
+                                {10, static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i), 0}}));
+    r.exprs.push_back(N(ir::MetaLoad{ir::MetaKey::kL4Proto, 1}));
+    r.exprs.push_back(N(ir::Cmp{ir::CmpOp::kEq, 1, {6}}));
+    r.exprs.push_back(N(ir::PayloadLoad{ir::PayloadBase::kTransport, 2, 2, 1}));
+    uint16_t port = 1000 + i % 60000;
+    r.exprs.push_back(N(ir::Cmp{ir::CmpOp::kEq, 1,
+                                {static_cast<uint8_t>(port >> 8), static_cast<uint8_t>(port)}}));
+    r.exprs.push_back(N(ir::Counter{}));
+    r.exprs.push_back(N(ir::Immediate{ir::kVerdictReg, {}, {ir::VerdictCode::kAccept, ""}}));
+    c.rules.push_back(std::move(r));
+  }
+  t.chains.push_back(std::move(c));
+  rs.tables.push_back(std::move(t));
+  return rs;
+}
+
+// 10.255.255.1 -> 10.0.0.2 tcp 1234 -> 9: matches no rule above.
+std::vector<uint8_t> MissFrame() {
+  std::vector<uint8_t> f(14 + 20 + 20, 0);
+  f[12] = 0x08;
+  f[14] = 0x45;
+  f[14 + 2] = 0;
+  f[14 + 3] = 40;
+  f[14 + 8] = 64;
+  f[14 + 9] = 6;
+  const uint8_t src[4] = {10, 255, 255, 1}, dst[4] = {10, 0, 0, 2};
+  std::memcpy(&f[14 + 12], src, 4);
+  std::memcpy(&f[14 + 16], dst, 4);
+  f[34] = 0x04;
+  f[35] = 0xd2;
+  f[37] = 9;
+  f[34 + 12] = 0x50;
+  return f;
+}
+
+void Classify(benchmark::State& state, Backend backend) {
+  auto program = Program::Compile(LinearChain(state.range(0)), {backend});
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return;
+  }
+  std::vector<uint8_t> frame = MissFrame();
+  PacketMeta meta;
+  meta.has_iif = meta.has_oif = true;
+  RunState run_state;
+  for (auto _ : state) {
+    Result r = (*program)->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_ClassifyInterp(benchmark::State& s) { Classify(s, Backend::kInterp); }
+void BM_ClassifyJit(benchmark::State& s) { Classify(s, Backend::kJit); }
+BENCHMARK(BM_ClassifyInterp)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_ClassifyJit)->RangeMultiplier(10)->Range(10, 10000);
+
+void BM_CompileJit(benchmark::State& state) {
+  ir::Ruleset rs = LinearChain(state.range(0));
+  for (auto _ : state) {
+    auto program = Program::Compile(rs, {Backend::kJit});
+    benchmark::DoNotOptimize(program);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_CompileJit)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace rulejit

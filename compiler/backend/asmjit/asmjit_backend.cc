@@ -1,0 +1,643 @@
+// asmjit backend: one small emitter per expression kind (see the header for
+// the code layout and register conventions).
+#include "compiler/backend/asmjit/asmjit_backend.h"
+
+#include <asmjit/x86.h>
+
+#include <cstddef>
+#include <cstring>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace rulejit::backend {
+namespace {
+
+namespace x86 = asmjit::x86;
+using asmjit::imm;
+using asmjit::Label;
+
+// The one place asmjit errors become absl::Status.
+absl::Status FromAsmjit(asmjit::Error err, const char* what) {
+  if (err == asmjit::kErrorOk) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("asmjit: ", what, ": ", asmjit::DebugUtils::errorAsString(err)));
+}
+
+// Records the first error the assembler reports; emission goes on and the
+// error is returned at the end.
+class ErrorRecorder : public asmjit::ErrorHandler {
+ public:
+  void handleError(asmjit::Error err, const char* message,
+                   asmjit::BaseEmitter*) override {
+    if (first == asmjit::kErrorOk) {
+      first = err;
+      text = message;
+    }
+  }
+  asmjit::Error first = asmjit::kErrorOk;
+  std::string text;
+};
+
+constexpr int32_t kRegsOff = offsetof(JitContext, regs);
+
+x86::Mem CtxField(size_t offset, uint32_t size) {
+  return x86::Mem(x86::rbx, static_cast<int32_t>(offset), size);
+}
+x86::Mem RegMem(uint32_t byte_offset, uint32_t size) {
+  return CtxField(kRegsOff + byte_offset, size);
+}
+
+// A general-purpose register of `size` bytes from the rdx family / rax family.
+x86::Gp Sized(const x86::Gp& reg64, uint32_t size) {
+  switch (size) {
+    case 8: return reg64.r64();
+    case 4: return reg64.r32();
+    case 2: return reg64.r16();
+    default: return reg64.r8();
+  }
+}
+
+// Splits `len` bytes into 8/4/2/1-byte chunks: fn(offset, size).
+template <typename Fn>
+void ForEachChunk(uint32_t len, Fn fn) {
+  uint32_t off = 0;
+  for (uint32_t size : {8u, 4u, 2u, 1u}) {
+    while (len - off >= size) {
+      fn(off, size);
+      off += size;
+    }
+  }
+}
+
+uint64_t ChunkValue(const uint8_t* bytes, uint32_t size) {
+  uint64_t v = 0;
+  std::memcpy(&v, bytes, size);
+  return v;
+}
+
+// Big-endian value of `size` (1, 2 or 4) bytes: memcmp order as an integer.
+uint32_t BigEndianValue(const uint8_t* bytes, uint32_t size) {
+  uint32_t v = 0;
+  for (uint32_t i = 0; i < size; ++i) v = (v << 8) | bytes[i];
+  return v;
+}
+
+}  // namespace
+
+Layout::Layout(const ir::Ruleset& ruleset) {
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
+    chain_base.push_back(chain_count);
+    const auto& chains = ruleset.tables[t].chains;
+    for (size_t c = 0; c < chains.size(); ++c) {
+      rule_base.push_back(rule_count);
+      for (size_t r = 0; r < chains[c].rules.size(); ++r) {
+        refs.push_back({static_cast<int>(t), static_cast<int>(c), static_cast<int>(r)});
+      }
+      rule_count += chains[c].rules.size();
+      ++chain_count;
+    }
+  }
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
+    for (size_t c = 0; c < ruleset.tables[t].chains.size(); ++c) {
+      refs.push_back({static_cast<int>(t), static_cast<int>(c), -1});
+    }
+  }
+}
+
+struct JitModule::Impl {
+  asmjit::JitRuntime runtime;
+  void* code = nullptr;
+};
+
+JitModule::~JitModule() {
+  if (impl_ && impl_->code) impl_->runtime.release(impl_->code);
+}
+
+// Emits the whole ruleset into one code buffer.
+class Emitter {
+ public:
+  Emitter(const ir::Ruleset& ruleset, const Layout& layout, JitModule& module,
+          x86::Assembler& a)
+      : ruleset_(ruleset), layout_(layout), module_(module), a_(a) {}
+
+  void EmitAll() {
+    bodies_.resize(layout_.chain_count);
+    trampolines_.resize(layout_.chain_count);
+    for (auto& l : bodies_) l = a_.newLabel();
+    for (size_t t = 0; t < ruleset_.tables.size(); ++t) {
+      const ir::Table& table = ruleset_.tables[t];
+      for (size_t c = 0; c < table.chains.size(); ++c) {
+        table_ = static_cast<int>(t);
+        chain_ = static_cast<int>(c);
+        if (table.chains[c].base) EmitTrampoline(table.chains[c]);
+        EmitBody(table.chains[c]);
+      }
+    }
+  }
+
+  const std::vector<Label>& bodies() const { return bodies_; }
+  const std::vector<Label>& trampolines() const { return trampolines_; }
+
+ private:
+  uint32_t chain_index() const { return layout_.ChainIndex(table_, chain_); }
+
+  // push callee-saved, set up rbx/r12/r13, call the body, apply the policy.
+  void EmitTrampoline(const ir::Chain& chain) {
+    Label& entry = trampolines_[chain_index()];
+    entry = a_.newLabel();
+    a_.align(asmjit::AlignMode::kCode, 16);
+    a_.bind(entry);
+    a_.push(x86::rbx);
+    a_.push(x86::r12);
+    a_.push(x86::r13);
+    a_.mov(x86::rbx, x86::rdi);
+    a_.mov(x86::r12, CtxField(offsetof(JitContext, data), 8));
+    a_.mov(x86::r13, CtxField(offsetof(JitContext, len), 8));
+    a_.call(bodies_[chain_index()]);
+    Label done = a_.newLabel();
+    a_.test(x86::eax, x86::eax);
+    a_.jnz(done);
+    a_.mov(CtxField(offsetof(JitContext, decided_rule), 4),
+           imm(layout_.PolicyId(table_, chain_)));
+    a_.mov(x86::eax, imm(chain.base->policy == ir::VerdictCode::kDrop ? kJitDrop
+                                                                     : kJitAccept));
+    a_.bind(done);
+    a_.pop(x86::r13);
+    a_.pop(x86::r12);
+    a_.pop(x86::rbx);
+    a_.ret();
+  }
+
+  void EmitBody(const ir::Chain& chain) {
+    a_.align(asmjit::AlignMode::kCode, 16);
+    a_.bind(bodies_[chain_index()]);
+    a_.sub(x86::rsp, 8);  // keeps helper calls 16-byte aligned
+    for (size_t r = 0; r < chain.rules.size(); ++r) {
+      rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
+      Label next = a_.newLabel();
+      for (const ir::Node& node : chain.rules[r].exprs) {
+        EmitExpr(node.expr, next);
+      }
+      a_.bind(next);
+    }
+    EmitReturn(kJitContinue);
+  }
+
+  void EmitReturn(uint32_t code) {
+    a_.mov(x86::eax, imm(code));
+    a_.add(x86::rsp, 8);
+    a_.ret();
+  }
+
+  void EmitDecide(uint32_t code) {
+    a_.mov(CtxField(offsetof(JitContext, decided_rule), 4), imm(rule_id_));
+    EmitReturn(code);
+  }
+
+  void EmitExpr(const ir::Expr& expr, Label next) {
+    std::visit([&](const auto& e) { Emit(e, next); }, expr);
+  }
+
+  // Calls helper(ctx, operand); a zero result ends the rule.
+  void EmitHelperCall(const void* fn, const void* operand, Label next) {
+    a_.mov(x86::rdi, x86::rbx);
+    a_.mov(x86::rsi, imm(reinterpret_cast<uint64_t>(operand)));
+    a_.mov(x86::rax, imm(reinterpret_cast<uint64_t>(fn)));
+    a_.call(x86::rax);
+    a_.test(x86::eax, x86::eax);
+    a_.jz(next);
+  }
+
+  // Stores `bytes` into the register file at word `word`, zeroing the rest
+  // of a partial last word (nft_data_copy).
+  void EmitStoreConst(uint32_t word, const ir::Bytes& bytes) {
+    const uint32_t len = bytes.size();
+    if (len % 4) a_.mov(RegMem(word * 4 + len / 4 * 4, 4), imm(0));
+    ForEachChunk(len, [&](uint32_t off, uint32_t size) {
+      uint64_t v = ChunkValue(bytes.data() + off, size);
+      if (size == 8) {
+        a_.mov(x86::rax, imm(v));
+        a_.mov(RegMem(word * 4 + off, 8), x86::rax);
+      } else {
+        a_.mov(RegMem(word * 4 + off, size), imm(v));
+      }
+    });
+  }
+
+  // ---- one emitter per expression kind ----------------------------------
+
+  // Leaves the header's offset in rax, or ends the rule when the header is
+  // absent or [offset, offset + len) is not inside the frame.
+  void EmitBoundsCheck(ir::PayloadBase base, uint32_t offset, uint32_t len, Label next) {
+    a_.mov(x86::eax, CtxField(offsetof(JitContext, header_off) +
+                                  4 * static_cast<uint32_t>(base), 4));
+    a_.cmp(x86::eax, imm(-1));
+    a_.je(next);  // header absent
+    a_.lea(x86::rcx, x86::ptr(x86::rax, static_cast<int32_t>(offset + len)));
+    a_.cmp(x86::rcx, x86::r13);
+    a_.ja(next);  // past the end of the frame
+  }
+
+  // [ payload load LEN @ BASE + OFF => reg D ]: bounds-checked copy.
+  void Emit(const ir::PayloadLoad& e, Label next) {
+    const uint32_t word = ir::RegWord(e.dreg);
+    EmitBoundsCheck(e.base, e.offset, e.len, next);
+    a_.lea(x86::rsi, x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.offset)));
+    if (e.len % 4) a_.mov(RegMem(word * 4 + e.len / 4 * 4, 4), imm(0));
+    ForEachChunk(e.len, [&](uint32_t off, uint32_t size) {
+      x86::Gp tmp = Sized(x86::rdx, size);
+      a_.mov(tmp, x86::Mem(x86::rsi, static_cast<int32_t>(off), size));
+      a_.mov(RegMem(word * 4 + off, size), tmp);
+    });
+  }
+
+  void Emit(const ir::MetaLoad& e, Label next) {
+    if (e.key == ir::MetaKey::kL4Proto) {  // the common `-p tcp` case inline
+      a_.mov(x86::rax, CtxField(offsetof(JitContext, view), 8));
+      a_.cmp(x86::byte_ptr(x86::rax, offsetof(ir::PacketView, l4proto_valid)), imm(0));
+      a_.je(next);
+      a_.movzx(x86::ecx, x86::byte_ptr(x86::rax, offsetof(ir::PacketView, l4proto)));
+      a_.mov(RegMem(ir::RegWord(e.dreg) * 4, 4), x86::ecx);
+      return;
+    }
+    EmitHelperCall(reinterpret_cast<const void*>(&JitMetaLoad), &e, next);
+  }
+
+  void Emit(const ir::MetaSet& e, Label next) {
+    EmitHelperCall(reinterpret_cast<const void*>(&JitMetaSet), &e, next);
+  }
+
+  void Emit(const ir::CtLoad& e, Label next) {
+    EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
+  }
+
+  void Emit(const ir::CtSet& e, Label next) {
+    EmitHelperCall(reinterpret_cast<const void*>(&JitCtSet), &e, next);
+  }
+
+  // Mask/xor works on whole 32-bit words (nft_bitwise_eval_bool); bytes
+  // past `len` in the last word see a zero mask.
+  void Emit(const ir::Bitwise& e, Label next) {
+    if (e.op != ir::BitwiseOp::kMaskXor) {
+      EmitHelperCall(reinterpret_cast<const void*>(&JitBitwise), &e, next);
+      return;
+    }
+    const uint32_t words = (e.len + 3) / 4;
+    const uint32_t src = ir::RegWord(e.sreg), dst = ir::RegWord(e.dreg);
+    for (uint32_t w = 0; w < words; ++w) {
+      uint8_t mask[4] = {}, xr[4] = {};
+      for (uint32_t b = 0; b < 4 && w * 4 + b < e.len; ++b) {
+        if (w * 4 + b < e.mask.size()) mask[b] = e.mask[w * 4 + b];
+        if (w * 4 + b < e.xor_.size()) xr[b] = e.xor_[w * 4 + b];
+      }
+      a_.mov(x86::edx, RegMem((src + w) * 4, 4));
+      a_.and_(x86::edx, imm(ChunkValue(mask, 4)));
+      uint64_t x = ChunkValue(xr, 4);
+      if (x != 0) a_.xor_(x86::edx, imm(x));
+      a_.mov(RegMem((dst + w) * 4, 4), x86::edx);
+    }
+  }
+
+  void Emit(const ir::Byteorder& e, Label next) {
+    EmitHelperCall(reinterpret_cast<const void*>(&JitByteorder), &e, next);
+  }
+
+  void Emit(const ir::Cmp& e, Label next) {
+    const uint32_t word = ir::RegWord(e.sreg);
+    const uint32_t len = e.data.size();
+    if (e.op == ir::CmpOp::kEq || e.op == ir::CmpOp::kNeq) {
+      EmitEquality(word, e.data, e.op == ir::CmpOp::kEq, next);
+      return;
+    }
+    if (len != 1 && len != 2 && len != 4) {
+      EmitHelperCall(reinterpret_cast<const void*>(&JitCmp), &e, next);
+      return;
+    }
+    EmitLoadBigEndian(word, len, x86::eax);
+    a_.cmp(x86::eax, imm(BigEndianValue(e.data.data(), len)));
+    switch (e.op) {  // unsigned: memcmp order
+      case ir::CmpOp::kLt: a_.jae(next); break;
+      case ir::CmpOp::kLte: a_.ja(next); break;
+      case ir::CmpOp::kGt: a_.jbe(next); break;
+      case ir::CmpOp::kGte: a_.jb(next); break;
+      default: break;
+    }
+  }
+
+  // eq: any differing chunk ends the rule. neq: any differing chunk lets the
+  // rule go on; all equal ends it.
+  void EmitEquality(uint32_t word, const ir::Bytes& data, bool eq, Label next) {
+    Label differs = a_.newLabel();
+    ForEachChunk(data.size(), [&](uint32_t off, uint32_t size) {
+      uint64_t v = ChunkValue(data.data() + off, size);
+      if (size == 8) {
+        a_.mov(x86::rax, imm(v));
+        a_.cmp(RegMem(word * 4 + off, 8), x86::rax);
+      } else {
+        a_.cmp(RegMem(word * 4 + off, size), imm(v));
+      }
+      a_.jne(eq ? next : differs);
+    });
+    if (!eq) {
+      a_.jmp(next);
+      a_.bind(differs);
+    }
+  }
+
+  // Loads 1, 2 or 4 register bytes as a big-endian integer into `out`.
+  void EmitLoadBigEndian(uint32_t word, uint32_t len, const x86::Gp& out) {
+    if (len == 1) {
+      a_.movzx(out, RegMem(word * 4, 1));
+    } else if (len == 2) {
+      a_.movzx(out, RegMem(word * 4, 2));
+      a_.rol(out.r16(), imm(8));
+    } else {
+      a_.mov(out, RegMem(word * 4, 4));
+      a_.bswap(out);
+    }
+  }
+
+  void Emit(const ir::Range& e, Label next) {
+    const uint32_t len = e.from.size();
+    if (len != 1 && len != 2 && len != 4) {
+      EmitHelperCall(reinterpret_cast<const void*>(&JitRange), &e, next);
+      return;
+    }
+    // inside = (v - from) <= (to - from), unsigned.
+    const uint32_t from = BigEndianValue(e.from.data(), len);
+    const uint32_t to = BigEndianValue(e.to.data(), len);
+    EmitLoadBigEndian(ir::RegWord(e.sreg), len, x86::eax);
+    if (to < from) {  // empty range: eq never matches, neq always does
+      if (!e.negate) a_.jmp(next);
+      return;
+    }
+    a_.sub(x86::eax, imm(from));
+    a_.cmp(x86::eax, imm(to - from));
+    if (e.negate) {
+      a_.jbe(next);
+    } else {
+      a_.ja(next);
+    }
+  }
+
+  void Emit(const ir::Lookup& e, Label next) {
+    const ir::Table& table = ruleset_.tables[table_];
+    const ir::Set* set = table.FindSet(e.set);
+    JitLookupOp& op = module_.lookups_.emplace_back();
+    op.expr = &e;
+    op.set = set;
+    op.index = &module_.set_indexes_.emplace_back(*set);
+    const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
+    if (vmap) {
+      for (const ir::SetElement& el : set->elements) {
+        op.verdicts.push_back(EncodeVerdict(el.verdict.value_or(ir::Verdict{})));
+      }
+      // A found element without a verdict leaves the verdict untouched.
+      a_.mov(CtxField(offsetof(JitContext, verdict_reg), 4), imm(kVmapContinue));
+    }
+    EmitHelperCall(reinterpret_cast<const void*>(&JitLookup), &op, next);
+    if (vmap) EmitVmapDispatch(next);
+  }
+
+  uint32_t EncodeVerdict(const ir::Verdict& v) const {
+    auto target = [&] {
+      const auto& chains = ruleset_.tables[table_].chains;
+      for (size_t c = 0; c < chains.size(); ++c) {
+        if (chains[c].name == v.chain) {
+          return layout_.ChainIndex(table_, static_cast<int>(c)) << 8;
+        }
+      }
+      return 0u;  // the verifier guarantees the target exists
+    };
+    switch (v.code) {
+      case ir::VerdictCode::kAccept: return kVmapAccept;
+      case ir::VerdictCode::kDrop: return kVmapDrop;
+      case ir::VerdictCode::kReturn: return kVmapReturn;
+      case ir::VerdictCode::kJump: return kVmapJump | target();
+      case ir::VerdictCode::kGoto: return kVmapGoto | target();
+      default: return kVmapContinue;
+    }
+  }
+
+  // Acts on the verdict a verdict map left in JitContext::verdict_reg.
+  void EmitVmapDispatch(Label next) {
+    Label cont = a_.newLabel(), accept = a_.newLabel(), drop = a_.newLabel(),
+          ret = a_.newLabel(), jump = a_.newLabel();
+    a_.mov(x86::eax, CtxField(offsetof(JitContext, verdict_reg), 4));
+    a_.movzx(x86::ecx, x86::al);
+    a_.shr(x86::eax, imm(8));  // target chain index
+    a_.cmp(x86::ecx, imm(kVmapContinue));
+    a_.je(cont);
+    a_.cmp(x86::ecx, imm(kVmapAccept));
+    a_.je(accept);
+    a_.cmp(x86::ecx, imm(kVmapDrop));
+    a_.je(drop);
+    a_.cmp(x86::ecx, imm(kVmapReturn));
+    a_.je(ret);
+    a_.mov(x86::rdx, imm(reinterpret_cast<uint64_t>(module_.bodies_.data())));
+    a_.mov(x86::rax, x86::qword_ptr(x86::rdx, x86::rax, 3));
+    a_.cmp(x86::ecx, imm(kVmapJump));
+    a_.je(jump);
+    a_.add(x86::rsp, 8);  // goto: tail jump
+    a_.jmp(x86::rax);
+    a_.bind(jump);
+    a_.call(x86::rax);
+    a_.test(x86::eax, x86::eax);
+    a_.jz(next);
+    a_.add(x86::rsp, 8);
+    a_.ret();
+    a_.bind(accept);
+    EmitDecide(kJitAccept);
+    a_.bind(drop);
+    EmitDecide(kJitDrop);
+    a_.bind(ret);
+    EmitReturn(kJitContinue);
+    a_.bind(cont);
+  }
+
+  void Emit(const ir::Immediate& e, Label next) {
+    if (e.dreg != ir::kVerdictReg) {
+      EmitStoreConst(ir::RegWord(e.dreg), e.data);
+      return;
+    }
+    EmitVerdict(e.verdict, next);
+  }
+
+  void EmitVerdict(const ir::Verdict& v, Label next) {
+    switch (v.code) {
+      case ir::VerdictCode::kAccept: EmitDecide(kJitAccept); return;
+      case ir::VerdictCode::kDrop: EmitDecide(kJitDrop); return;
+      case ir::VerdictCode::kReturn: EmitReturn(kJitContinue); return;
+      case ir::VerdictCode::kContinue: return;
+      case ir::VerdictCode::kBreak: a_.jmp(next); return;
+      case ir::VerdictCode::kJump:
+        a_.call(bodies_[TargetIndex(v.chain)]);
+        a_.test(x86::eax, x86::eax);
+        a_.jz(next);  // the callee fell off or returned: next rule
+        a_.add(x86::rsp, 8);
+        a_.ret();     // accept/drop: pass it up
+        return;
+      case ir::VerdictCode::kGoto:
+        a_.add(x86::rsp, 8);
+        a_.jmp(bodies_[TargetIndex(v.chain)]);
+        return;
+    }
+  }
+
+  uint32_t TargetIndex(const std::string& name) const {
+    const auto& chains = ruleset_.tables[table_].chains;
+    for (size_t c = 0; c < chains.size(); ++c) {
+      if (chains[c].name == name) return layout_.ChainIndex(table_, static_cast<int>(c));
+    }
+    return chain_index();  // unreachable after verification
+  }
+
+  // Per-rule packet/byte counters, when the caller passed counter slots.
+  void Emit(const ir::Counter&, Label) {
+    Label skip = a_.newLabel();
+    a_.mov(x86::rax, CtxField(offsetof(JitContext, counters), 8));
+    a_.test(x86::rax, x86::rax);
+    a_.jz(skip);
+    const int32_t slot = static_cast<int32_t>(rule_id_ * sizeof(ir::Counter));
+    a_.add(x86::qword_ptr(x86::rax, slot + offsetof(ir::Counter, packets)), imm(1));
+    a_.mov(x86::ecx, CtxField(offsetof(JitContext, skb_len), 4));
+    a_.add(x86::qword_ptr(x86::rax, slot + offsetof(ir::Counter, bytes)), x86::rcx);
+    a_.bind(skip);
+  }
+
+  void Emit(const ir::Limit& e, Label next) {
+    JitLimitOp& op = module_.limits_.emplace_back(JitLimitOp{e, module_.limit_count_++});
+    EmitHelperCall(reinterpret_cast<const void*>(&JitLimit), &op, next);
+  }
+
+  // [ fused payload LEN @ BASE + OFF & MASK OP DATA ] for loads of 1, 2, 4
+  // or 8 bytes: bounds check, one load, one and, one compare, one branch.
+  //   mov eax,[ctx+hdr]; cmp eax,-1; je next; lea rcx,[rax+end]; cmp rcx,r13
+  //   ja next; mov edx,[r12+rax+off]; and edx,MASK; cmp edx,DATA; jne next
+  void Emit(const ir::FusedCmp& e, Label next) {
+    const uint32_t len = e.load.len;
+    const uint32_t width = len == 8 ? 8 : 4;
+    const uint32_t cmp_len = e.data.size();
+    const bool ordered = e.op != ir::CmpOp::kEq && e.op != ir::CmpOp::kNeq;
+    if ((len != 1 && len != 2 && len != 4 && len != 8) ||
+        (ordered && cmp_len != 1 && cmp_len != 2 && cmp_len != 4)) {
+      EmitHelperCall(reinterpret_cast<const void*>(&JitFusedCmp), &e, next);
+      return;
+    }
+    EmitBoundsCheck(e.load.base, e.load.offset, len, next);
+    const x86::Gp value = width == 8 ? x86::Gp(x86::rdx) : x86::Gp(x86::edx);
+    x86::Mem src = x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.load.offset));
+    if (len <= 2) {
+      src.setSize(len);
+      a_.movzx(x86::edx, src);
+    } else {
+      src.setSize(len);
+      a_.mov(value, src);
+    }
+    // Keep only the compared bytes, under the mask (bytes past the load are
+    // zero already, as a load leaves them).
+    uint8_t keep[8] = {};
+    for (uint32_t i = 0; i < width; ++i) {
+      uint8_t m = e.mask.empty() ? 0xff : (i < e.mask.size() ? e.mask[i] : 0);
+      keep[i] = i < cmp_len ? m : 0;
+    }
+    const uint64_t keep_bits = ChunkValue(keep, width);
+    const uint64_t all = width == 8 ? ~0ull : 0xffffffffull;
+    if (keep_bits != all) {
+      if (width == 8) {
+        a_.mov(x86::rcx, imm(keep_bits));
+        a_.and_(x86::rdx, x86::rcx);
+      } else {
+        a_.and_(x86::edx, imm(keep_bits));
+      }
+    }
+    if (ordered) {
+      if (cmp_len == 4) a_.bswap(x86::edx);
+      if (cmp_len == 2) a_.rol(x86::dx, imm(8));
+      a_.cmp(x86::edx, imm(BigEndianValue(e.data.data(), cmp_len)));
+      switch (e.op) {  // unsigned: memcmp order
+        case ir::CmpOp::kLt: a_.jae(next); break;
+        case ir::CmpOp::kLte: a_.ja(next); break;
+        case ir::CmpOp::kGt: a_.jbe(next); break;
+        case ir::CmpOp::kGte: a_.jb(next); break;
+        default: break;
+      }
+      return;
+    }
+    uint8_t want[8] = {};
+    std::memcpy(want, e.data.data(), std::min<size_t>(cmp_len, width));
+    const uint64_t want_bits = ChunkValue(want, width);
+    if (width == 8) {
+      a_.mov(x86::rcx, imm(want_bits));
+      a_.cmp(x86::rdx, x86::rcx);
+    } else {
+      a_.cmp(x86::edx, imm(want_bits));
+    }
+    if (e.op == ir::CmpOp::kEq) {
+      a_.jne(next);
+    } else {
+      a_.je(next);
+    }
+  }
+
+  void Emit(const ir::Log&, Label) {}      // recorded, no effect on verdicts
+  void Emit(const ir::Notrack&, Label) {}  // conntrack is the caller's
+
+  void Emit(const ir::Reject&, Label) {
+    a_.mov(CtxField(offsetof(JitContext, rejected), 4), imm(1));
+    EmitDecide(kJitDrop);
+  }
+
+  const ir::Ruleset& ruleset_;
+  const Layout& layout_;
+  JitModule& module_;
+  x86::Assembler& a_;
+  std::vector<Label> bodies_;
+  std::vector<Label> trampolines_;
+  int table_ = 0;
+  int chain_ = 0;
+  uint32_t rule_id_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
+    const ir::Ruleset& ruleset, const Layout& layout, bool keep_assembly) {
+  auto module = std::unique_ptr<JitModule>(new JitModule());
+  module->impl_ = std::make_unique<JitModule::Impl>();
+  module->bodies_.assign(layout.chain_count, nullptr);
+  module->entries_.assign(layout.chain_count, nullptr);
+
+  asmjit::CodeHolder code;
+  code.init(module->impl_->runtime.environment());
+  ErrorRecorder errors;
+  code.setErrorHandler(&errors);
+  asmjit::StringLogger logger;
+  if (keep_assembly) code.setLogger(&logger);
+
+  x86::Assembler a(&code);
+  Emitter emitter(ruleset, layout, *module, a);
+  emitter.EmitAll();
+  if (errors.first != asmjit::kErrorOk) {
+    return absl::InternalError(absl::StrCat("asmjit: emit: ", errors.text));
+  }
+
+  void* base = nullptr;
+  absl::Status added = FromAsmjit(module->impl_->runtime.add(&base, &code), "add");
+  if (!added.ok()) return added;
+  module->impl_->code = base;
+  module->code_size_ = code.codeSize();
+  for (uint32_t i = 0; i < layout.chain_count; ++i) {
+    module->bodies_[i] = static_cast<uint8_t*>(base) +
+                         code.labelOffsetFromBase(emitter.bodies()[i]);
+    const Label& t = emitter.trampolines()[i];
+    if (t.isValid()) {
+      module->entries_[i] = reinterpret_cast<ChainFn>(
+          static_cast<uint8_t*>(base) + code.labelOffsetFromBase(t));
+    }
+  }
+  if (keep_assembly) module->assembly_ = logger.data();
+  return module;
+}
+
+}  // namespace rulejit::backend

@@ -1,0 +1,49 @@
+// The state one packet's evaluation runs on, shared by generated code and
+// the out-of-line helpers it calls. Internal to the asmjit backend.
+//
+// Generated chain code keeps a pointer to this struct in rbx for the whole
+// evaluation; fields are reached by fixed offsets (offsetof), so the struct
+// is standard-layout and field order matters only for readability.
+#ifndef RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_CONTEXT_H_
+#define RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_CONTEXT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ir/expr_eval.h"
+#include "ir/ir.h"
+#include "ir/packet.h"
+
+namespace rulejit::backend {
+
+// What a chain function returns (in eax).
+inline constexpr uint32_t kJitContinue = 0;  // fell off / return: caller goes on
+inline constexpr uint32_t kJitAccept = 1;
+inline constexpr uint32_t kJitDrop = 2;
+
+struct JitContext {
+  // Packet bytes and header offsets (copied from ir::PacketView so generated
+  // code reads them with one load each).
+  const uint8_t* data;                 // (kept in r12 by generated code)
+  uint64_t len;                        // (kept in r13)
+  uint32_t header_off[4];              // link, network, transport, inner
+  const ir::PacketView* view;
+  const ir::PacketMeta* meta;
+
+  alignas(16) uint32_t regs[ir::kRegWords];  // the VM's data registers
+  uint32_t verdict_reg;                // vmap result: kind | chain << 8
+  uint32_t decided_rule;               // global rule id of the deciding rule
+  uint32_t skb_len;                    // meta len (bytes from network header)
+  uint32_t rejected;                   // a reject statement decided
+  ir::Family family;                   // family of the running base chain
+  ir::MutableMeta mut;                 // meta mark / ct mark as set so far
+  ir::Counter* counters;               // per global rule id, or null
+  ir::LimitBucket* buckets;            // per limit expression, or null
+  uint64_t now_ns;
+};
+
+static_assert(offsetof(JitContext, regs) % 16 == 0);
+
+}  // namespace rulejit::backend
+
+#endif  // RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_CONTEXT_H_

@@ -1,0 +1,65 @@
+// Thin adapters from generated code to the shared expression semantics.
+#include "compiler/backend/asmjit/jit_helpers.h"
+
+#include <cstring>
+
+namespace rulejit::backend {
+namespace {
+
+uint8_t* Regs(JitContext* ctx) { return reinterpret_cast<uint8_t*>(ctx->regs); }
+
+}  // namespace
+
+uint32_t JitLookup(JitContext* ctx, const JitLookupOp* op) {
+  int element;
+  if (!ir::EvalLookup(*op->expr, *op->set, *op->index, Regs(ctx), &element)) return 0;
+  if (element >= 0 && !op->verdicts.empty()) ctx->verdict_reg = op->verdicts[element];
+  return 1;
+}
+
+uint32_t JitMetaLoad(JitContext* ctx, const ir::MetaLoad* op) {
+  return ir::EvalMetaLoad(*op, ctx->family, *ctx->view, *ctx->meta, ctx->mut, Regs(ctx));
+}
+
+uint32_t JitCtLoad(JitContext* ctx, const ir::CtLoad* op) {
+  return ir::EvalCtLoad(*op, *ctx->meta, ctx->mut, Regs(ctx));
+}
+
+uint32_t JitMetaSet(JitContext* ctx, const ir::MetaSet* op) {
+  ir::EvalMetaSet(*op, Regs(ctx), ctx->mut);
+  return 1;
+}
+
+uint32_t JitCtSet(JitContext* ctx, const ir::CtSet* op) {
+  ir::EvalCtSet(*op, *ctx->meta, Regs(ctx), ctx->mut);
+  return 1;
+}
+
+uint32_t JitBitwise(JitContext* ctx, const ir::Bitwise* op) {
+  return ir::EvalBitwise(*op, Regs(ctx));
+}
+
+uint32_t JitByteorder(JitContext* ctx, const ir::Byteorder* op) {
+  return ir::EvalByteorder(*op, Regs(ctx));
+}
+
+uint32_t JitCmp(JitContext* ctx, const ir::Cmp* op) {
+  return ir::EvalCmp(*op, Regs(ctx));
+}
+
+uint32_t JitRange(JitContext* ctx, const ir::Range* op) {
+  return ir::EvalRange(*op, Regs(ctx));
+}
+
+uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op) {
+  return ir::EvalFusedCmp(*op, *ctx->view);
+}
+
+uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {
+  bool within = ctx->buckets == nullptr ||
+                ir::WithinLimit(op->limit, ctx->skb_len, ctx->now_ns,
+                                ctx->buckets[op->bucket]);
+  return within != op->limit.over;
+}
+
+}  // namespace rulejit::backend

@@ -1,0 +1,52 @@
+// Out-of-line operations that generated code calls for the rarer or bulkier
+// expressions (set lookups, meta/ct loads, byte order, shifts, ordered
+// compares, limits). Every helper has the SysV shape
+//   uint32_t Helper(JitContext* ctx, const Operand* op)
+// and returns 1 when the rule goes on, 0 on NFT_BREAK. The semantics live in
+// ir/expr_eval.h, shared with the interpreter.
+#ifndef RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_HELPERS_H_
+#define RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_HELPERS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/backend/asmjit/jit_context.h"
+#include "ir/expr_eval.h"
+#include "ir/ir.h"
+
+namespace rulejit::backend {
+
+// Verdict kinds a verdict map leaves in JitContext::verdict_reg (low byte);
+// jump/goto carry the target chain's index in the upper bits.
+enum VmapKind : uint32_t {
+  kVmapContinue = 0, kVmapAccept = 1, kVmapDrop = 2, kVmapReturn = 3,
+  kVmapJump = 4, kVmapGoto = 5,
+};
+
+struct JitLookupOp {
+  const ir::Lookup* expr;
+  const ir::Set* set;
+  const ir::SetIndex* index;
+  std::vector<uint32_t> verdicts;  // per element, for verdict maps
+};
+uint32_t JitLookup(JitContext* ctx, const JitLookupOp* op);
+
+uint32_t JitMetaLoad(JitContext* ctx, const ir::MetaLoad* op);
+uint32_t JitCtLoad(JitContext* ctx, const ir::CtLoad* op);
+uint32_t JitMetaSet(JitContext* ctx, const ir::MetaSet* op);
+uint32_t JitCtSet(JitContext* ctx, const ir::CtSet* op);
+uint32_t JitBitwise(JitContext* ctx, const ir::Bitwise* op);
+uint32_t JitByteorder(JitContext* ctx, const ir::Byteorder* op);
+uint32_t JitCmp(JitContext* ctx, const ir::Cmp* op);
+uint32_t JitRange(JitContext* ctx, const ir::Range* op);
+uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op);
+
+struct JitLimitOp {
+  ir::Limit limit;
+  uint32_t bucket;  // index into JitContext::buckets
+};
+uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op);
+
+}  // namespace rulejit::backend
+
+#endif  // RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_HELPERS_H_

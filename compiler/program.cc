@@ -1,0 +1,193 @@
+// Program: the compiled, immutable form of a ruleset and its classify calls.
+// The driver reads as the pipeline: verify → passes → backend.
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/backend/asmjit/asmjit_backend.h"
+#include "ir/diag.h"
+#include "ir/hook_order.h"
+#include "ir/verifier.h"
+#include "rulejit/rulejit.h"
+#include "runtime/packet_parse.h"
+
+namespace rulejit {
+
+const char* BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kAuto: return "auto";
+    case Backend::kInterp: return "interp";
+    case Backend::kJit: return "jit";
+  }
+  return "?";
+}
+
+std::optional<Backend> BackendFromName(std::string_view name) {
+  for (Backend b : {Backend::kAuto, Backend::kInterp, Backend::kJit}) {
+    if (name == BackendName(b)) return b;
+  }
+  return std::nullopt;
+}
+
+struct Program::Jit {
+  explicit Jit(const ir::Ruleset& ruleset) : layout(ruleset) {}
+  backend::Layout layout;
+  std::unique_ptr<backend::JitModule> module;
+};
+
+Program::~Program() = default;
+
+absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
+    ir::Ruleset ruleset, const CompileOptions& options) {
+  ir::Diagnostics diags;
+  if (!ir::Verify(ruleset, diags)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ruleset does not verify: ", diags.all().front().message));
+  }
+  if (options.backend != Backend::kInterp) passes::RunPasses(ruleset, options.passes);
+  auto program = std::unique_ptr<Program>(new Program());
+  program->ruleset_ = std::make_unique<ir::Ruleset>(std::move(ruleset));
+  const ir::Ruleset& rs = *program->ruleset_;
+  program->interp_ = std::make_unique<ir::Interpreter>(rs);
+  for (int h = 0; h <= static_cast<int>(ir::Hook::kEgress); ++h) {
+    program->hook_chains_.push_back(ir::BaseChainsAt(rs, static_cast<ir::Hook>(h)));
+  }
+  if (options.backend == Backend::kInterp) {
+    program->backend_ = Backend::kInterp;
+    return program;
+  }
+  program->jit_ = std::make_unique<Jit>(rs);
+  absl::StatusOr<std::unique_ptr<backend::JitModule>> module =
+      backend::CompileAsmjit(rs, program->jit_->layout, options.keep_assembly);
+  if (!module.ok()) return module.status();
+  program->jit_->module = *std::move(module);
+  program->backend_ = Backend::kJit;
+  return program;
+}
+
+const std::string& Program::assembly() const {
+  static const std::string kNone;
+  return jit_ && jit_->module ? jit_->module->assembly() : kNone;
+}
+
+size_t Program::code_size() const {
+  return jit_ && jit_->module ? jit_->module->code_size() : 0;
+}
+
+Result Program::Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
+                    RunState* state) const {
+  if (state) PrepareState(state);
+  return backend_ == Backend::kJit ? RunJit(hook, pkt, meta, state)
+                                   : RunInterp(hook, pkt, meta, state);
+}
+
+Result Program::RunInterp(Hook hook, const PacketView& pkt,
+                          const PacketMeta& meta, RunState* state) const {
+  ir::InterpState* st = nullptr;
+  if (state) {
+    state->interp_.now_ns = state->now_ns_;
+    st = &state->interp_;
+  }
+  ir::EvalResult r = interp_->Run(hook, pkt, meta, st);
+  return {r.verdict == ir::VerdictCode::kDrop ? Verdict::kDrop : Verdict::kAccept,
+          r.decided_by, r.rejected, r.mark, r.ct_mark};
+}
+
+// Runs the base chains of the hook in order: accept goes on to the next
+// chain, drop is final (nf_hook_slow).
+Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
+                       RunState* state) const {
+  backend::JitContext ctx;
+  ctx.data = pkt.data;
+  ctx.len = pkt.len;
+  for (ir::PayloadBase base : {ir::PayloadBase::kLink, ir::PayloadBase::kNetwork,
+                               ir::PayloadBase::kTransport, ir::PayloadBase::kInner}) {
+    ctx.header_off[static_cast<int>(base)] = ir::HeaderOffset(pkt, base);
+  }
+  ctx.view = &pkt;
+  ctx.meta = &meta;
+  ctx.verdict_reg = 0;
+  ctx.decided_rule = 0;
+  ctx.skb_len = pkt.network_off <= pkt.len ? pkt.len - pkt.network_off : 0;
+  ctx.rejected = 0;
+  ctx.mut = {meta.mark, meta.ct_mark};
+  ctx.counters = state ? state->counters_.data() : nullptr;
+  ctx.buckets = state ? state->buckets_.data() : nullptr;
+  ctx.now_ns = state ? state->now_ns_ : 0;
+
+  Result result;
+  const backend::Layout& layout = jit_->layout;
+  for (const RuleRef& ref : hook_chains_[static_cast<int>(hook)]) {
+    const ir::Table& table = ruleset_->tables[ref.table];
+    const ir::Chain& chain = table.chains[ref.chain];
+    if (!ir::ChainSeesPacket(table, chain, hook, pkt, meta)) continue;
+    ctx.family = table.family;
+    std::memset(ctx.regs, 0, sizeof(ctx.regs));
+    uint32_t v = jit_->module->entry(layout.ChainIndex(ref.table, ref.chain))(&ctx);
+    result.decided_by = layout.refs[ctx.decided_rule];
+    if (v == backend::kJitDrop) {
+      result.verdict = Verdict::kDrop;
+      break;
+    }
+  }
+  result.rejected = ctx.rejected != 0;
+  result.mark = ctx.mut.mark;
+  result.ct_mark = ctx.mut.ct_mark;
+  return result;
+}
+
+Result Program::Classify(Hook hook, const uint8_t* frame, uint32_t len,
+                         const PacketMeta& meta, RunState* state) const {
+  PacketView pkt = runtime::ParseEthernet(frame, len);
+  // Locally generated packets have no link header at output/postrouting.
+  if (hook == Hook::kOutput || hook == Hook::kPostrouting) {
+    pkt.link_off = ir::kAbsent;
+  }
+  return Run(hook, pkt, meta, state);
+}
+
+void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
+                            const uint32_t* lens, uint32_t n,
+                            const PacketMeta& meta, Result* results,
+                            RunState* state) const {
+  for (uint32_t i = 0; i < n; ++i) {
+    results[i] = Classify(hook, frames[i], lens[i], meta, state);
+  }
+}
+
+// Sizes the per-thread slots for this program (first use only).
+void Program::PrepareState(RunState* state) const {
+  if (backend_ != Backend::kJit) {
+    state->jit_ = false;
+    return;
+  }
+  state->jit_ = true;
+  const backend::Layout& layout = jit_->layout;
+  if (state->counters_.size() < layout.rule_count) {
+    state->counters_.resize(layout.rule_count);
+  }
+  if (state->buckets_.size() < jit_->module->limit_count()) {
+    state->buckets_.resize(jit_->module->limit_count());
+  }
+  if (state->rule_base_.empty()) {
+    state->chain_base_ = layout.chain_base;
+    state->rule_base_ = layout.rule_base;
+  }
+}
+
+ir::Counter RunState::CounterOf(const RuleRef& ref) const {
+  if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return {};
+  if (!jit_) {
+    const auto& c = interp_.counters;
+    if (static_cast<size_t>(ref.table) < c.size() &&
+        static_cast<size_t>(ref.chain) < c[ref.table].size() &&
+        static_cast<size_t>(ref.rule) < c[ref.table][ref.chain].size()) {
+      return c[ref.table][ref.chain][ref.rule];
+    }
+    return {};
+  }
+  if (static_cast<size_t>(ref.table) >= chain_base_.size()) return {};
+  size_t id = rule_base_[chain_base_[ref.table] + ref.chain] + ref.rule;
+  return id < counters_.size() ? counters_[id] : ir::Counter{};
+}
+
+}  // namespace rulejit

@@ -1,0 +1,224 @@
+// Internal pieces of the iptables-save frontend (not a public header).
+//
+// Pipeline of one `-A CHAIN ...` line:
+//
+//   line ──lexer.cc──▶ Tokens (text, column)
+//        ──options.cc──▶ RuleSpec (base options, matches with their options,
+//                                  target with its options; nothing lowered)
+//        ──base.cc, matches.cc, targets.cc──▶ ir::Rule (exprs in iptables-nft's
+//                                  order: interfaces, protocol, addresses,
+//                                  fragment, matches, counter, target)
+//
+// parser.cc drives it and owns tables and chains. values.cc parses numbers,
+// ports, addresses and masks. Every lowering function reports its own located
+// errors and returns false; the caller then drops the rule (and, at the end,
+// the whole ruleset).
+#ifndef RULEJIT_FRONTENDS_IPTABLES_INTERNAL_H_
+#define RULEJIT_FRONTENDS_IPTABLES_INTERNAL_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+namespace rulejit::frontends::iptables_internal {
+
+// ---------------------------------------------------------------------------
+// Tokens (lexer.cc)
+
+struct Token {
+  std::string text;  // unquoted, unescaped
+  uint32_t col = 0;  // 1-based column of the token's first character
+  bool quoted = false;
+};
+
+// Splits one line into whitespace-separated tokens; "double" and 'single'
+// quotes group words, backslash escapes the next character inside double
+// quotes. Reports an unterminated quote and returns false.
+bool TokenizeLine(std::string_view line, ir::SourceLoc line_loc,
+                  ir::Diagnostics& diags, std::vector<Token>* out);
+
+// ---------------------------------------------------------------------------
+// Rule specification (options.cc)
+
+struct Option {
+  std::string name;          // as given, without "=value" ("--dport", "-s")
+  bool invert = false;       // preceded by `!`
+  std::vector<Token> args;   // its arguments (0, 1 or 2)
+  ir::SourceLoc loc;         // of the option (not of the `!`)
+  ir::SourceLoc ArgLoc(size_t i = 0) const;
+};
+
+struct MatchUse {
+  std::string name;
+  ir::SourceLoc loc;     // of the module name after -m (or of the option that
+                         // loaded it implicitly)
+  bool implicit = false;  // loaded by `-p tcp --dport ...` without -m tcp
+  std::vector<Option> options;
+};
+
+struct TargetUse {
+  std::string name;
+  ir::SourceLoc loc;    // of the target name
+  bool is_goto = false;  // -g instead of -j
+  std::vector<Option> options;
+};
+
+// The base (non-extension) options of a rule.
+struct RuleSpec {
+  std::optional<Option> protocol, source, destination, in_iface, out_iface,
+      fragment, counters;
+  std::vector<MatchUse> matches;
+  std::optional<TargetUse> target;
+};
+
+// Builds the spec from the tokens after `-A CHAIN`. Reports and returns
+// false on unknown/duplicate options, missing arguments, misplaced `!`.
+bool ParseRuleOptions(absl::Span<const Token> tokens, ir::SourceLoc line_loc,
+                      ir::Diagnostics& diags, RuleSpec* spec);
+
+// What an extension accepts: option names with their argument counts.
+struct OptionSpec {
+  std::string_view name;
+  int nargs = 1;
+  bool invertible = true;
+};
+
+// A port (or length) range, inclusive.
+struct PortRange {
+  uint16_t from = 0, to = 0xffff;
+};
+
+// ---------------------------------------------------------------------------
+// String helpers. Debian's Abseil has its own absl::string_view (not
+// std::string_view), so std::string_view values go through Sv() into
+// absl::StrCat and friends, and splitting/case folding use these.
+
+inline absl::string_view Sv(std::string_view s) { return {s.data(), s.size()}; }
+std::vector<std::string_view> Split(std::string_view text, char sep);
+std::string Lower(std::string_view text);
+std::string Upper(std::string_view text);
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// ---------------------------------------------------------------------------
+// Lowering (base.cc, matches.cc, targets.cc)
+
+struct LowerCtx {
+  ir::Family family = ir::Family::kIp;
+  std::string table_name;
+  std::string chain_name;
+  std::optional<ir::Hook> hook;   // when the rule's chain is a base chain
+  ir::Table* table = nullptr;     // for anonymous sets
+  ir::Diagnostics* diags = nullptr;
+  const RuleSpec* spec = nullptr;
+  ir::Rule* rule = nullptr;       // exprs are appended here
+  int* next_set_id = nullptr;     // per-table "__setN" counter
+
+  bool ipv6() const { return family == ir::Family::kIp6; }
+  // The rule's `-p` protocol number when given and not inverted.
+  std::optional<uint8_t> l4proto() const;
+
+  // Reports an error and returns false (so `return ctx.Error(...)` reads well).
+  bool Error(ir::SourceLoc loc, std::string message, std::string hint = "");
+
+  // Emitters: each appends one expression at `loc`, using register 1.
+  void Payload(ir::PayloadBase base, uint32_t offset, uint32_t len,
+               ir::SourceLoc loc, ir::Reg dreg = 1);
+  void Meta(ir::MetaKey key, ir::SourceLoc loc);
+  void Ct(ir::CtKey key, ir::SourceLoc loc, ir::CtDir dir = ir::CtDir::kNone);
+  void Mask(ir::Bytes mask, ir::SourceLoc loc);  // & mask ^ 0
+  void Cmp(ir::CmpOp op, ir::Bytes data, ir::SourceLoc loc);
+  void Range(bool negate, ir::Bytes from, ir::Bytes to, ir::SourceLoc loc);
+  void Hton(uint32_t len, uint32_t size, ir::SourceLoc loc);
+  void Add(ir::Expr expr, ir::SourceLoc loc);
+  // Adds an anonymous set to the table and returns its name.
+  std::string AddSet(ir::Set set);
+};
+
+// -p, -s, -d, -i, -o, -f in iptables-nft's order.
+bool LowerBase(LowerCtx& ctx);
+
+// An extension match. Unknown modules were rejected by ParseRuleOptions.
+bool LowerMatch(LowerCtx& ctx, const MatchUse& match);
+
+// The target: verdict, REJECT, LOG, MARK, ... Jumps are checked against the
+// table's chains later by the parser (they may be declared after the rule).
+bool LowerTarget(LowerCtx& ctx, const TargetUse& target);
+
+// Per-module lowering functions (match_ports.cc, match_ct.cc,
+// match_icmp.cc, matches.cc); the registry in matches.cc maps names to them.
+bool LowerTcp(LowerCtx& ctx, const MatchUse& m);
+bool LowerUdp(LowerCtx& ctx, const MatchUse& m);
+bool LowerMultiport(LowerCtx& ctx, const MatchUse& m);
+bool LowerConntrack(LowerCtx& ctx, const MatchUse& m);
+bool LowerState(LowerCtx& ctx, const MatchUse& m);
+bool LowerConnmark(LowerCtx& ctx, const MatchUse& m);
+bool LowerIcmp(LowerCtx& ctx, const MatchUse& m);
+bool LowerIcmp6(LowerCtx& ctx, const MatchUse& m);
+
+// Shared helpers for match lowering (matches.cc).
+const Option* FindOption(const MatchUse& m, std::string_view name);
+// Reports "match 'NAME' requires -p PROTO" unless -p is one of `protos`.
+bool RequireProtocol(LowerCtx& ctx, const MatchUse& m,
+                     std::initializer_list<uint8_t> protos,
+                     std::string_view proto_names);
+// Reports "match 'NAME' needs an option" when none was given.
+bool RequireOptions(LowerCtx& ctx, const MatchUse& m);
+// load 2b @ transport + offset; cmp / range for a port range (nothing for
+// a non-inverted 0:65535).
+void EmitPortRange(LowerCtx& ctx, uint32_t offset, PortRange r, bool invert,
+                   ir::SourceLoc loc);
+// Parses `A[/M]` as 32-bit mark value and mask (mask defaults to all ones).
+bool ParseMarkMask(LowerCtx& ctx, const Option& opt, uint32_t* value,
+                   uint32_t* mask);
+
+// Match modules: whether one exists, its options (nullptr if unknown).
+const std::vector<OptionSpec>* MatchOptions(std::string_view module);
+std::vector<std::string_view> SupportedMatchNames();
+// Targets with options (nullptr if the target takes none or is unknown).
+const std::vector<OptionSpec>* TargetOptions(std::string_view target);
+bool IsStandardVerdict(std::string_view target);  // ACCEPT DROP RETURN
+bool IsSupportedTarget(std::string_view target);  // REJECT LOG MARK ...
+bool IsKnownUnsupportedTarget(std::string_view target);  // DNAT, SNAT, ...
+// The protocol match `-p NAME` loads implicitly ("tcp" → tcp), or "".
+std::string_view ImplicitMatchFor(std::string_view protocol);
+
+// ---------------------------------------------------------------------------
+// Values (values.cc)
+
+// Unsigned number, decimal or 0x-hex (iptables' strtoul base 0 without the
+// octal surprise), at most `max`.
+std::optional<uint64_t> ParseNumber(std::string_view text, uint64_t max);
+// Protocol name or number 0..255 ("all" = 0).
+std::optional<uint8_t> ParseProtocol(std::string_view text);
+std::optional<uint16_t> ParsePort(std::string_view text);
+
+// "N", "A:B", "A:", ":B", ":" (also "A-B" when allow_dash). Reports errors.
+bool ParsePortRange(std::string_view text, ir::SourceLoc loc,
+                    ir::Diagnostics& diags, PortRange* out,
+                    bool allow_dash = false);
+
+// Address (4 or 16 bytes, network order) with an optional /prefix or
+// /dotted-mask; the address is masked. Reports errors.
+struct AddrMask {
+  ir::Bytes addr, mask;
+};
+bool ParseAddrMask(std::string_view text, bool ipv6, ir::SourceLoc loc,
+                   ir::Diagnostics& diags, AddrMask* out);
+std::optional<ir::Bytes> ParseAddr(std::string_view text, bool ipv6);
+
+// Byte helpers: host-order (little-endian) u32 as the kernel keeps meta/ct
+// values, and big-endian (network order) integers for payload fields.
+ir::Bytes HostU32(uint32_t v);
+ir::Bytes BigEndian(uint64_t v, int len);
+
+}  // namespace rulejit::frontends::iptables_internal
+
+#endif  // RULEJIT_FRONTENDS_IPTABLES_INTERNAL_H_

@@ -1,0 +1,83 @@
+// Protocol header fields, meta keys and ct keys (internal to frontends/nft).
+//
+// A Field is the left-hand side of a match: where the bytes come from (a
+// payload slice, a meta key or a ct key), their datatype and byte order,
+// and the protocol that must be established first (nft's implicit
+// dependency, e.g. `meta l4proto tcp` before `tcp dport`).
+#ifndef RULEJIT_FRONTENDS_NFT_FIELDS_H_
+#define RULEJIT_FRONTENDS_NFT_FIELDS_H_
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "frontends/nft/values.h"
+#include "ir/ir.h"
+
+namespace rulejit::frontends::nft {
+
+// What a header field needs established before it can be loaded.
+enum class Dep : uint8_t {
+  kNone,
+  kIpv4,       // network header is IPv4
+  kIpv6,       // network header is IPv6
+  kL4,         // transport protocol == l4proto (implies nothing about L3)
+  kL4Ipv4,     // IPv4 and transport protocol == l4proto (icmp, igmp)
+  kL4Ipv6,     // IPv6 and transport protocol == l4proto (icmpv6)
+  kLink,       // an Ethernet link layer header (meta iiftype ether)
+  kVlan,       // Ethernet + ether type 802.1Q
+};
+
+struct Field {
+  enum class Kind : uint8_t { kPayload, kMeta, kCt };
+  Kind kind = Kind::kPayload;
+  // kPayload: bit offset and length from the start of `base`.
+  ir::PayloadBase base = ir::PayloadBase::kNetwork;
+  uint32_t off_bits = 0;
+  uint32_t len_bits = 0;
+  ir::MetaKey meta = ir::MetaKey::kMark;
+  ir::CtKey ct = ir::CtKey::kState;
+  ir::CtDir dir = ir::CtDir::kNone;
+  DType type = DType::kInteger;
+  bool host_order = false;  // register holds the value little-endian
+  Dep dep = Dep::kNone;
+  uint8_t l4proto = 0;      // for kL4*
+  // ICMP fields that exist only for some message types (icmp id needs an
+  // echo type): the types nft requires before loading the field.
+  std::vector<uint8_t> icmp_types;
+  // `ct saddr` without `ip`/`ip6`: its size comes from the rule's context.
+  bool ct_plain_addr = false;
+  ir::SourceLoc loc;
+
+  // Bytes a load writes (payload: the bytes covering the bit range).
+  uint32_t LoadLen() const;
+  uint32_t LoadOffset() const { return off_bits / 8; }
+  // Left shift of the value inside the loaded bytes (payload bitfields).
+  uint32_t Shift() const;
+  // True when a mask is needed to isolate the field after the load.
+  bool NeedsMask() const;
+};
+
+// `PROTO FIELD` (ip saddr, tcp dport, vlan id...). nullopt when unknown.
+std::optional<Field> LookupPayloadField(std::string_view proto,
+                                        std::string_view field);
+// True when `word` names a protocol with payload fields.
+bool IsPayloadProto(std::string_view word);
+std::vector<std::string_view> PayloadProtoNames();
+std::vector<std::string_view> PayloadFieldNames(std::string_view proto);
+
+// `meta KEY` or unqualified keys (mark, iifname...).
+std::optional<Field> LookupMetaField(std::string_view key);
+std::vector<std::string_view> MetaKeyNames();
+// True for keys nft accepts without the `meta` keyword.
+bool IsUnqualifiedMeta(std::string_view key);
+
+// `ct KEY` (state, status, mark, direction, ...); `dir` for
+// `ct original|reply KEY`. `net` (4 or 6, 0 unknown) picks the address
+// keys: `ct saddr` is src_ip or src_ip6.
+std::optional<Field> LookupCtField(std::string_view key, ir::CtDir dir, int net);
+std::vector<std::string_view> CtKeyNames();
+
+}  // namespace rulejit::frontends::nft
+
+#endif  // RULEJIT_FRONTENDS_NFT_FIELDS_H_

@@ -1,0 +1,727 @@
+// The nft ruleset grammar: tables, chains, sets and maps, the command forms
+// (`add`, `insert`, `flush ruleset`), `define` and `include`.
+#include "frontends/nft/parser.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+
+namespace rulejit::frontends::nft {
+namespace {
+
+constexpr int kMaxIncludeDepth = 16;
+constexpr size_t kMaxExpansions = 100000;
+
+std::optional<ir::Family> FamilyFromName(std::string_view w) {
+  if (w == "ip") return ir::Family::kIp;
+  if (w == "ip6") return ir::Family::kIp6;
+  if (w == "inet") return ir::Family::kInet;
+  if (w == "netdev") return ir::Family::kNetdev;
+  if (w == "bridge") return ir::Family::kBridge;
+  if (w == "arp") return ir::Family::kArp;
+  return std::nullopt;
+}
+
+std::optional<int32_t> NamedPriority(std::string_view w) {
+  if (w == "raw") return -300;
+  if (w == "mangle") return -150;
+  if (w == "dstnat") return -100;
+  if (w == "filter") return 0;
+  if (w == "security") return 50;
+  if (w == "srcnat") return 100;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Parser::Parser(ir::Diagnostics& diags, int file, std::string_view text,
+               std::string base_dir, int depth)
+    : diags_(diags), file_(file), base_dir_(std::move(base_dir)), depth_(depth) {
+  ir::SourceLoc bad;
+  toks_ = Lex(text, file, &bad);
+  if (bad.line != 0) {
+    Error(bad, "unexpected character");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tokens
+
+bool Parser::ExpandVar() {
+  while (pos_ < toks_.size() && toks_[pos_].kind == Tok::kVar) {
+    Token var = toks_[pos_];
+    auto it = defines_.find(var.text);
+    if (it == defines_.end()) {
+      std::vector<std::string_view> names;
+      for (const auto& [n, _] : defines_) names.push_back(n);
+      Error(var.loc, absl::StrCat("undefined variable '$", var.text, "'"),
+            ir::DidYouMean(var.text, names));
+      toks_[pos_].kind = Tok::kEnd;
+      return false;
+    }
+    if (++expansions_ > kMaxExpansions) {
+      Error(var.loc, "too many variable expansions");
+      toks_[pos_].kind = Tok::kEnd;
+      return false;
+    }
+    std::vector<Token> body = it->second;
+    if (!body.empty()) body.front().space_before = var.space_before;
+    toks_.erase(toks_.begin() + pos_);
+    toks_.insert(toks_.begin() + pos_, body.begin(), body.end());
+  }
+  return true;
+}
+
+const Token& Parser::Peek() {
+  ExpandVar();
+  if (failed_) return toks_.back();
+  return toks_[pos_];
+}
+
+// Look-ahead does not expand variables: a $var is just "not a keyword".
+const Token& Parser::PeekAt(size_t ahead) {
+  Peek();
+  return toks_[std::min(pos_ + ahead, toks_.size() - 1)];
+}
+
+Token Parser::Next() {
+  Token t = Peek();
+  if (!failed_ && pos_ + 1 < toks_.size()) ++pos_;
+  return t;
+}
+
+bool Parser::AtWord(std::string_view w) {
+  const Token& t = Peek();
+  return t.kind == Tok::kWord && t.text == w;
+}
+
+bool Parser::AtPunct(std::string_view p) {
+  const Token& t = Peek();
+  return t.kind == Tok::kPunct && t.text == p;
+}
+
+bool Parser::AcceptWord(std::string_view w) {
+  if (!AtWord(w)) return false;
+  Next();
+  return true;
+}
+
+bool Parser::AcceptPunct(std::string_view p) {
+  if (!AtPunct(p)) return false;
+  Next();
+  return true;
+}
+
+bool Parser::ExpectPunct(std::string_view p) {
+  if (AcceptPunct(p)) return true;
+  return ErrorUnexpected(absl::StrCat("'", std::string(p), "'"));
+}
+
+bool Parser::ExpectWord(std::string* out, std::string_view what) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected(what);
+  *out = Next().text;
+  return true;
+}
+
+// Names may be written bare or quoted.
+bool Parser::ExpectName(std::string* out, std::string_view what) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord && t.kind != Tok::kString) {
+    return ErrorUnexpected(what);
+  }
+  *out = Next().text;
+  return true;
+}
+
+bool Parser::AtStmtEnd() {
+  const Token& t = Peek();
+  return t.kind == Tok::kNewline || t.kind == Tok::kEnd ||
+         (t.kind == Tok::kPunct && (t.text == ";" || t.text == "}"));
+}
+
+void Parser::SkipNewlines() {
+  while (!failed_ && Peek().kind == Tok::kNewline) Next();
+}
+
+// Skips newlines and semicolons; false at end of input.
+bool Parser::SkipSeparators() {
+  while (!failed_) {
+    const Token& t = Peek();
+    if (t.kind == Tok::kNewline || (t.kind == Tok::kPunct && t.text == ";")) {
+      Next();
+      continue;
+    }
+    return t.kind != Tok::kEnd;
+  }
+  return false;
+}
+
+bool Parser::Error(ir::SourceLoc loc, std::string msg, std::string hint) {
+  if (!failed_) diags_.Error(loc, std::move(msg), std::move(hint));
+  failed_ = true;
+  return false;
+}
+
+bool Parser::ErrorUnexpected(std::string_view what) {
+  const Token& t = Peek();
+  std::string got;
+  switch (t.kind) {
+    case Tok::kNewline: got = "end of line"; break;
+    case Tok::kEnd: got = "end of input"; break;
+    case Tok::kString: got = absl::StrCat("\"", t.text, "\""); break;
+    default: got = absl::StrCat("'", t.text, "'"); break;
+  }
+  return Error(t.loc, absl::StrCat("expected ", std::string(what), ", got ", got));
+}
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+bool Parser::ParseFile(ir::Ruleset& rs) {
+  rs_ = &rs;
+  while (!failed_ && SkipSeparators()) {
+    if (!ParseTopLevel()) break;
+  }
+  if (!failed_ && depth_ == 0) CheckJumpTargets(rs);
+  return !failed_;
+}
+
+bool Parser::ParseRuleOnly(ir::Table& table, std::string_view chain_name) {
+  ir::Chain* chain = nullptr;
+  for (ir::Chain& c : table.chains) {
+    if (c.name == chain_name) chain = &c;
+  }
+  if (chain == nullptr) {
+    return Error(Peek().loc, absl::StrCat("no chain '", std::string(chain_name), "'"));
+  }
+  SkipNewlines();
+  // Work on a copy so that an error after the rule leaves `table` as it was.
+  ir::Table scratch = table;
+  ir::Chain& target = scratch.chains[chain - table.chains.data()];
+  if (!ParseRule(scratch, target, false)) return false;
+  SkipSeparators();
+  if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of rule");
+  if (failed_) return false;
+  table = std::move(scratch);
+  return true;
+}
+
+bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
+  ir::Set set;
+  set.name = std::string(name);
+  set.loc = Peek().loc;
+  SetType st;
+  // The conformance files write `type T [flags F]` on one line.
+  while (!failed_ && SkipSeparators()) {
+    if (AtWord("type") || AtWord("typeof")) {
+      if (!ParseSetTypeSpec(&st, set, false)) return false;
+    } else if (AcceptWord("flags")) {
+      std::string f;
+      do {
+        if (!ExpectWord(&f, "set flag")) return false;
+        if (f == "interval") set.flags |= ir::kSetInterval;
+        else if (f == "timeout") set.flags |= ir::kSetTimeout;
+        else if (f == "constant") set.flags |= ir::kSetConstant;
+        else if (f != "dynamic") return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported set flag '", f, "'"));
+      } while (AcceptPunct(","));
+    } else if (AcceptWord("timeout") || AcceptWord("size") || AcceptWord("gc-interval") ||
+               AcceptWord("policy")) {
+      std::string v;
+      if (!ExpectWord(&v, "value")) return false;
+    } else {
+      return ErrorUnexpected("set declaration");
+    }
+  }
+  if (failed_) return false;
+  if (st.fields.empty()) return Error(set.loc, "set has no type");
+  table.sets.push_back(std::move(set));
+  return true;
+}
+
+bool Parser::ParseElementsOnly(ir::Table& table, std::string_view name) {
+  ir::Set* set = nullptr;
+  for (ir::Set& s : table.sets) {
+    if (s.name == name) set = &s;
+  }
+  if (set == nullptr) {
+    return Error(Peek().loc, absl::StrCat("no set '", std::string(name), "'"));
+  }
+  // Reuse the block parser by pretending the elements were braced.
+  SkipNewlines();
+  ir::SourceLoc loc = Peek().loc;
+  Token open{Tok::kPunct, "{", loc, true};
+  toks_.insert(toks_.begin() + pos_, open);
+  Token close{Tok::kPunct, "}", toks_.back().loc, true};
+  toks_.insert(toks_.end() - 1, close);
+  if (!ParseElementBlock(table, *set)) return false;
+  SkipSeparators();
+  if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of elements");
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Ruleset grammar
+
+bool Parser::ParseTopLevel() {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected("a command");
+  std::string w = t.text;
+  ir::SourceLoc loc = t.loc;
+  if (w == "define" || w == "redefine") return ParseDefine();
+  if (w == "include") return ParseInclude();
+  if (w == "flush") {
+    Next();
+    if (AcceptWord("ruleset")) {
+      // Applies to the ruleset as far as this file is concerned.
+      rs_->tables.clear();
+      return true;
+    }
+    return Error(Peek().loc, "unsupported flush command (only 'flush ruleset')");
+  }
+  if (w == "table") {
+    Next();
+    ir::Family family = ir::Family::kIp;
+    if (!ParseFamily(&family)) return false;
+    std::string name;
+    if (!ExpectName(&name, "table name")) return false;
+    GetTable(family, name, loc);
+    size_t index = 0;
+    for (size_t i = 0; i < rs_->tables.size(); ++i) {
+      if (rs_->tables[i].family == family && rs_->tables[i].name == name) index = i;
+    }
+    if (!ExpectPunct("{")) return false;
+    return ParseTableBlock(index);
+  }
+  if (w == "add" || w == "create") {
+    Next();
+    return ParseCommand(false);
+  }
+  if (w == "insert") {
+    Next();
+    return ParseCommand(true);
+  }
+  static const std::vector<std::string_view> kCommands = {
+      "table", "add", "create", "insert", "flush", "define", "include",
+      "redefine"};
+  static const std::vector<std::string_view> kOther = {
+      "delete", "destroy", "list", "replace", "rename", "reset", "monitor",
+      "describe", "export", "import", "undefine", "get"};
+  for (std::string_view o : kOther) {
+    if (o == w) return Error(loc, absl::StrCat("unsupported command '", w, "'"));
+  }
+  return Error(loc, absl::StrCat("unknown command '", w, "'"),
+               ir::DidYouMean(w, kCommands));
+}
+
+bool Parser::ParseDefine() {
+  Next();  // define
+  std::string name;
+  if (Peek().kind != Tok::kWord) return ErrorUnexpected("variable name");
+  name = Next().text;
+  if (!ExpectPunct("=")) return false;
+  // The value runs to the end of the line, braces may span lines.
+  std::vector<Token> body;
+  int depth = 0;
+  while (!failed_) {
+    const Token& t = Peek();
+    if (t.kind == Tok::kEnd) break;
+    if (depth == 0 && (t.kind == Tok::kNewline ||
+                       (t.kind == Tok::kPunct && t.text == ";"))) {
+      break;
+    }
+    if (t.kind == Tok::kPunct && t.text == "{") ++depth;
+    if (t.kind == Tok::kPunct && t.text == "}") --depth;
+    if (depth < 0) break;
+    Token tok = Next();  // variables in the value expand now, as in nft
+    if (tok.kind != Tok::kNewline) body.push_back(std::move(tok));
+  }
+  if (failed_) return false;
+  if (body.empty()) return Error(Peek().loc, "empty definition");
+  defines_[name] = std::move(body);
+  return true;
+}
+
+bool Parser::ParseInclude() {
+  ir::SourceLoc loc = Next().loc;
+  if (Peek().kind != Tok::kString) return ErrorUnexpected("file name string");
+  std::string path = Next().text;
+  if (depth_ >= kMaxIncludeDepth) return Error(loc, "includes nested too deeply");
+  if (path.find_first_of("*?[") != std::string::npos) {
+    return Error(loc, "unsupported include with wildcards");
+  }
+  std::string full = path;
+  if (!path.empty() && path[0] != '/' && !base_dir_.empty()) {
+    full = absl::StrCat(base_dir_, "/", path);
+  }
+  std::ifstream in(full, std::ios::binary);
+  if (!in) return Error(loc, absl::StrCat("cannot open include file '", full, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  int file = diags_.AddFile(full, text);
+  if (static_cast<size_t>(file) >= rs_->files.size()) rs_->files.resize(file + 1);
+  rs_->files[file] = full;
+  Parser sub(diags_, file, text, base_dir_, depth_ + 1);
+  sub.defines_ = defines_;
+  sub.set_types_ = set_types_;
+  sub.anon_counter_ = anon_counter_;
+  if (sub.failed_ || !sub.ParseFile(*rs_)) {
+    failed_ = true;
+    return false;
+  }
+  anon_counter_ = sub.anon_counter_;
+  for (auto& [k, v] : sub.defines_) defines_[k] = v;  // includes may define
+  for (auto& [k, v] : sub.set_types_) set_types_[k] = v;
+  return true;
+}
+
+bool Parser::ParseFamily(ir::Family* family) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return true;
+  std::optional<ir::Family> f = FamilyFromName(t.text);
+  if (!f) return true;
+  // `table ip {` would be a table named ip: a family needs a name after it.
+  const Token& after = PeekAt(1);
+  if (after.kind != Tok::kWord && after.kind != Tok::kString) return true;
+  if (*f == ir::Family::kBridge || *f == ir::Family::kArp) {
+    return Error(t.loc, absl::StrCat("unsupported family '", t.text, "'"));
+  }
+  Next();
+  *family = *f;
+  return true;
+}
+
+ir::Table& Parser::GetTable(ir::Family family, const std::string& name,
+                            ir::SourceLoc loc) {
+  for (ir::Table& t : rs_->tables) {
+    if (t.family == family && t.name == name) return t;
+  }
+  ir::Table t;
+  t.family = family;
+  t.name = name;
+  t.loc = loc;
+  rs_->tables.push_back(std::move(t));
+  return rs_->tables.back();
+}
+
+bool Parser::ParseCommand(bool insert) {
+  const Token& t = Peek();
+  std::string what = t.kind == Tok::kWord ? t.text : "";
+  ir::SourceLoc loc = t.loc;
+  static const std::vector<std::string_view> kObjects = {
+      "table", "chain", "rule", "set", "map", "element"};
+  if (insert && what != "rule") {
+    return ErrorUnexpected("'rule' after 'insert'");
+  }
+  bool known = false;
+  for (std::string_view o : kObjects) known |= o == what;
+  if (!known) {
+    static const std::vector<std::string_view> kUnsupported = {
+        "flowtable", "counter", "quota", "ct", "limit", "secmark",
+        "synproxy"};
+    for (std::string_view o : kUnsupported) {
+      if (o == what) return Error(loc, absl::StrCat("unsupported object '", what, "'"));
+    }
+    return Error(loc, absl::StrCat("unknown object '", what, "'"),
+                 ir::DidYouMean(what, kObjects));
+  }
+  Next();
+  ir::Family family = ir::Family::kIp;
+  if (!ParseFamily(&family)) return false;
+  std::string table_name;
+  if (!ExpectName(&table_name, "table name")) return false;
+  if (what == "table") {
+    GetTable(family, table_name, loc);
+    if (AcceptPunct("{")) {
+      for (size_t i = 0; i < rs_->tables.size(); ++i) {
+        if (rs_->tables[i].family == family && rs_->tables[i].name == table_name) {
+          return ParseTableBlock(i);
+        }
+      }
+    }
+    return true;
+  }
+  size_t index = rs_->tables.size();
+  for (size_t i = 0; i < rs_->tables.size(); ++i) {
+    if (rs_->tables[i].family == family && rs_->tables[i].name == table_name) index = i;
+  }
+  if (index == rs_->tables.size()) {
+    return Error(toks_[pos_ - 1].loc,
+                 absl::StrCat("no table '", table_name, "' in family ",
+                              ir::FamilyName(family)));
+  }
+  std::string name;
+  ir::SourceLoc name_loc = Peek().loc;
+  if (!ExpectName(&name, what == "rule" ? "chain name" : "name")) return false;
+  ir::Table& table = rs_->tables[index];
+  if (what == "chain") {
+    return ParseChainBlock(index, name, name_loc);
+  }
+  if (what == "rule") {
+    ir::Chain* chain = nullptr;
+    for (ir::Chain& c : table.chains) {
+      if (c.name == name) chain = &c;
+    }
+    if (chain == nullptr) {
+      std::vector<std::string_view> names;
+      for (const ir::Chain& c : table.chains) names.push_back(c.name);
+      return Error(name_loc, absl::StrCat("no chain '", name, "' in table '", table.name, "'"),
+                   ir::DidYouMean(name, names));
+    }
+    if (AtWord("position") || AtWord("index") || AtWord("handle")) {
+      return Error(Peek().loc, "unsupported rule position");
+    }
+    return ParseRule(table, *chain, insert);
+  }
+  if (what == "set" || what == "map") {
+    if (!ExpectPunct("{")) return false;
+    return ParseSetBlock(table, name, what == "map", name_loc);
+  }
+  // element
+  ir::Set* set = nullptr;
+  for (ir::Set& s : table.sets) {
+    if (s.name == name) set = &s;
+  }
+  if (set == nullptr) return Error(name_loc, absl::StrCat("no set '", name, "'"));
+  return ParseElementBlock(table, *set);
+}
+
+bool Parser::ParseTableBlock(size_t table_index) {
+  while (!failed_) {
+    SkipSeparators();
+    if (AcceptPunct("}")) return true;
+    const Token& t = Peek();
+    if (t.kind != Tok::kWord) return ErrorUnexpected("'chain', 'set', 'map' or '}'");
+    std::string w = t.text;
+    ir::SourceLoc loc = t.loc;
+    if (w == "chain") {
+      Next();
+      std::string name;
+      ir::SourceLoc name_loc = Peek().loc;
+      if (!ExpectName(&name, "chain name")) return false;
+      if (!ParseChainBlock(table_index, name, name_loc)) return false;
+    } else if (w == "set" || w == "map") {
+      Next();
+      std::string name;
+      ir::SourceLoc name_loc = Peek().loc;
+      if (!ExpectName(&name, "set name")) return false;
+      if (!ExpectPunct("{")) return false;
+      if (!ParseSetBlock(rs_->tables[table_index], name, w == "map", name_loc)) return false;
+    } else if (w == "flags") {
+      Next();
+      std::string f;
+      if (!ExpectWord(&f, "table flag")) return false;
+      if (f != "dormant" && f != "owner" && f != "persist") {
+        return Error(loc, absl::StrCat("unknown table flag '", f, "'"));
+      }
+      if (f == "dormant") return Error(loc, "unsupported table flag 'dormant'");
+    } else if (w == "comment") {
+      Next();
+      if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+      Next();
+    } else {
+      static const std::vector<std::string_view> kKnown = {
+          "chain", "set", "map", "flags", "comment"};
+      static const std::vector<std::string_view> kUnsupported = {
+          "flowtable", "counter", "quota", "ct", "limit", "secmark",
+          "synproxy", "tunnel"};
+      for (std::string_view u : kUnsupported) {
+        if (u == w) return Error(loc, absl::StrCat("unsupported table object '", w, "'"));
+      }
+      return Error(loc, absl::StrCat("unknown table object '", w, "'"),
+                   ir::DidYouMean(w, kKnown));
+    }
+  }
+  return false;
+}
+
+bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
+                             ir::SourceLoc loc) {
+  ir::Table* table = &rs_->tables[table_index];
+  ir::Chain* chain = nullptr;
+  for (ir::Chain& c : table->chains) {
+    if (c.name == name) chain = &c;
+  }
+  if (chain == nullptr) {
+    ir::Chain c;
+    c.name = name;
+    c.loc = loc;
+    table->chains.push_back(std::move(c));
+    chain = &table->chains.back();
+  }
+  if (!AcceptPunct("{")) return true;  // `add chain T C` without a body
+  size_t chain_index = chain - table->chains.data();
+  while (!failed_) {
+    SkipSeparators();
+    if (AcceptPunct("}")) return true;
+    if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
+    table = &rs_->tables[table_index];
+    chain = &table->chains[chain_index];
+    if (AtWord("type") || AtWord("policy") || AtWord("comment") ||
+        AtWord("devices") || AtWord("device")) {
+      if (!ParseChainHeader(*chain, table->family)) return false;
+      continue;
+    }
+    if (!ParseRule(*table, *chain, false)) return false;
+  }
+  return false;
+}
+
+bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
+  Token t = Next();
+  if (t.text == "comment") {
+    if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+    Next();
+    return true;
+  }
+  if (t.text == "policy") {
+    std::string p;
+    if (!ExpectWord(&p, "policy")) return false;
+    if (!chain.base) return Error(t.loc, "policy on a regular chain");
+    if (p == "accept") chain.base->policy = ir::VerdictCode::kAccept;
+    else if (p == "drop") chain.base->policy = ir::VerdictCode::kDrop;
+    else return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown policy '", p, "'"),
+                      ir::DidYouMean(p, {"accept", "drop"}));
+    return true;
+  }
+  if (t.text == "devices" || t.text == "device") {
+    if (!chain.base) chain.base.emplace();
+    AcceptPunct("=");
+    std::string dev;
+    if (AcceptPunct("{")) {
+      SkipNewlines();
+      if (!ExpectName(&dev, "device name")) return false;
+      SkipNewlines();
+      if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
+      if (!ExpectPunct("}")) return false;
+    } else if (!ExpectName(&dev, "device name")) {
+      return false;
+    }
+    chain.base->device = dev;
+    return true;
+  }
+  // type T hook H [device D] priority P
+  ir::BaseChain base;
+  if (chain.base) base = *chain.base;
+  if (!ExpectWord(&base.type, "chain type")) return false;
+  if (base.type != "filter" && base.type != "nat" && base.type != "route") {
+    return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown chain type '", base.type, "'"),
+                 ir::DidYouMean(base.type, {"filter", "nat", "route"}));
+  }
+  if (base.type != "filter") {
+    return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported chain type '", base.type, "'"));
+  }
+  if (!AcceptWord("hook")) return ErrorUnexpected("'hook'");
+  std::string hook;
+  ir::SourceLoc hook_loc = Peek().loc;
+  if (!ExpectWord(&hook, "hook name")) return false;
+  std::optional<ir::Hook> h = ir::HookFromName(hook);
+  if (!h) {
+    return Error(hook_loc, absl::StrCat("unknown hook '", hook, "'"),
+                 ir::DidYouMean(hook, {"prerouting", "input", "forward", "output",
+                                       "postrouting", "ingress", "egress"}));
+  }
+  base.hook = *h;
+  if (AcceptWord("device")) {
+    if (!ExpectName(&base.device, "device name")) return false;
+  } else if (AtWord("devices")) {
+    ir::SourceLoc dloc = Next().loc;
+    AcceptPunct("=");
+    if (!ExpectPunct("{")) return false;
+    if (!ExpectName(&base.device, "device name")) return false;
+    if (!AtPunct("}")) return Error(dloc, "unsupported multi-device chain");
+    Next();
+  }
+  if (!AcceptWord("priority")) return ErrorUnexpected("'priority'");
+  if (!ParsePriority(&base.priority, family)) return false;
+  chain.base = base;
+  return true;
+}
+
+bool Parser::ParsePriority(int32_t* prio, ir::Family family) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected("priority");
+  std::string w = Next().text;
+  ir::SourceLoc loc = toks_[pos_ - 1].loc;
+  auto parse_signed = [](std::string_view s) -> std::optional<int64_t> {
+    bool neg = !s.empty() && s[0] == '-';
+    if (neg) s.remove_prefix(1);
+    std::optional<U128> n = ParseNumber(s);
+    if (!n || *n > 0x7fffffff) return std::nullopt;
+    return neg ? -static_cast<int64_t>(*n) : static_cast<int64_t>(*n);
+  };
+  int64_t value = 0;
+  if (auto n = parse_signed(w)) {
+    value = *n;
+  } else {
+    // `filter`, `filter-10` (one word), `filter + 10`, `filter - 10`.
+    std::string base = w;
+    std::optional<int64_t> delta;
+    size_t dash = w.find('-');
+    if (dash != std::string::npos && dash > 0) {
+      base = w.substr(0, dash);
+      delta = parse_signed(w.substr(dash));
+      if (!delta) return Error(loc, absl::StrCat("bad priority '", w, "'"));
+    }
+    std::optional<int32_t> named = NamedPriority(base);
+    if (!named) {
+      return Error(loc, absl::StrCat("unknown priority '", w, "'"),
+                   ir::DidYouMean(base, {"raw", "mangle", "dstnat", "filter",
+                                         "security", "srcnat"}));
+    }
+    value = *named + delta.value_or(0);
+    if (AtPunct("+") || AtWord("-")) {
+      bool minus = Next().text == "-";
+      std::string n;
+      if (!ExpectWord(&n, "number")) return false;
+      std::optional<int64_t> d = parse_signed(n);
+      if (!d) return Error(toks_[pos_ - 1].loc, "expected a number");
+      value += minus ? -*d : *d;
+    }
+  }
+  *prio = static_cast<int32_t>(value);
+  return true;
+}
+
+bool Parser::SkipBlock() {
+  int depth = 1;
+  while (!failed_ && depth > 0) {
+    Token t = Next();
+    if (t.kind == Tok::kEnd) return ErrorUnexpected("'}'");
+    if (t.kind == Tok::kPunct && t.text == "{") ++depth;
+    if (t.kind == Tok::kPunct && t.text == "}") --depth;
+  }
+  return !failed_;
+}
+
+bool Parser::CheckJumpTargets(const ir::Ruleset& rs) {
+  for (const ir::Table& t : rs.tables) {
+    for (const ir::Chain& c : t.chains) {
+      for (const ir::Rule& r : c.rules) {
+        for (const ir::Node& n : r.exprs) {
+          const auto* imm = std::get_if<ir::Immediate>(&n.expr);
+          if (imm == nullptr || imm->dreg != ir::kVerdictReg) continue;
+          const ir::Verdict& v = imm->verdict;
+          if ((v.code == ir::VerdictCode::kJump || v.code == ir::VerdictCode::kGoto) &&
+              t.FindChain(v.chain) == nullptr) {
+            return Error(n.loc, absl::StrCat("jump to unknown chain '", v.chain, "'"));
+          }
+        }
+      }
+    }
+    for (const ir::Set& s : t.sets) {
+      for (const ir::SetElement& e : s.elements) {
+        if (e.verdict && (e.verdict->code == ir::VerdictCode::kJump ||
+                          e.verdict->code == ir::VerdictCode::kGoto) &&
+            t.FindChain(e.verdict->chain) == nullptr) {
+          return Error(e.loc, absl::StrCat("jump to unknown chain '", e.verdict->chain, "'"));
+        }
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace rulejit::frontends::nft

@@ -1,0 +1,1627 @@
+// The nft rule grammar and its lowering to IR.
+//
+// Each match `LHS [op] RHS` lowers the way nft's netlink_linearize does:
+//
+//   deps      meta nfproto / meta protocol / meta l4proto / meta iiftype
+//             compares that nft adds implicitly, once per rule
+//   load      payload / meta / ct load => reg 1 (concatenations: next words)
+//   mask      bitwise & for bit fields, user `& mask`, prefixes
+//   compare   cmp, range, or lookup in an (anonymous) set
+//
+// Host-order values (meta/ct) are byte-swapped with `byteorder` before
+// ordered compares and ranges, because the kernel compares with memcmp.
+#include "frontends/nft/parser.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace rulejit::frontends::nft {
+namespace {
+
+enum class RelOp { kImplicit, kEq, kNeq, kLt, kGt, kLte, kGte, kNot };
+
+U128 BitsMask(uint32_t bits) {
+  return bits >= 128 ? ~static_cast<U128>(0)
+                     : ((static_cast<U128>(1) << bits) - 1);
+}
+
+ir::CmpOp ToCmp(RelOp op) {
+  switch (op) {
+    case RelOp::kNeq: return ir::CmpOp::kNeq;
+    case RelOp::kLt: return ir::CmpOp::kLt;
+    case RelOp::kGt: return ir::CmpOp::kGt;
+    case RelOp::kLte: return ir::CmpOp::kLte;
+    case RelOp::kGte: return ir::CmpOp::kGte;
+    case RelOp::kImplicit:
+    case RelOp::kEq:
+    case RelOp::kNot:
+      return ir::CmpOp::kEq;
+  }
+  return ir::CmpOp::kEq;
+}
+
+bool IsOrdering(RelOp op) {
+  return op == RelOp::kLt || op == RelOp::kGt || op == RelOp::kLte ||
+         op == RelOp::kGte;
+}
+
+uint32_t Pad4(uint32_t n) { return (n + 3) / 4 * 4; }
+
+const std::vector<std::string_view>& StatementWords() {
+  static const std::vector<std::string_view> kWords = {
+      "accept", "drop", "continue", "return", "jump", "goto", "counter",
+      "log", "limit", "reject", "notrack", "meta", "ct", "ip", "ip6", "tcp",
+      "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
+      "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
+      "iif", "oif", "comment"};
+  return kWords;
+}
+
+bool IsUnsupportedStatement(std::string_view w) {
+  static constexpr std::string_view kWords[] = {
+      "snat", "dnat", "masquerade", "redirect", "queue", "dup", "fwd",
+      "quota", "tproxy", "synproxy", "flow", "meter", "add", "update",
+      "delete", "numgen", "jhash", "symhash", "fib", "rt", "osf", "socket",
+      "exthdr", "hbh", "frag", "dst", "mh", "srh", "rt0", "rt2", "rt4",
+      "arp", "gre", "gretap", "geneve", "vxlan", "ipsec", "tunnel", "last",
+      "xt", "set", "map", "vmap", "inner", "cgroupv2", "mpath", "time", "osf",
+      "secmark", "objref", "ipip", "ip6ip", "reset", "dscp", "ecn"};
+  for (std::string_view k : kWords) {
+    if (k == w) return true;
+  }
+  return false;
+}
+
+// Splits `word` at `sep` positions until both sides parse (`echo-request`
+// contains a '-' and is not a range).
+template <typename Fn>
+bool SplitAt(std::string_view word, char sep, Fn&& try_parts) {
+  for (size_t i = 1; i + 1 < word.size(); ++i) {
+    if (word[i] != sep) continue;
+    if (try_parts(word.substr(0, i), word.substr(i + 1))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Rules and statements
+
+bool Parser::ParseRule(ir::Table& table, ir::Chain& chain, bool insert) {
+  table_ = &table;
+  ctx_ = ProtoCtx{};
+  pending_sets_.clear();
+  ir::Rule rule;
+  rule.loc = Peek().loc;
+  while (!failed_ && !AtStmtEnd()) {
+    if (AcceptWord("comment")) {
+      if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+      rule.comment = Next().text;
+      continue;
+    }
+    if (!ParseStatement(rule)) return false;
+  }
+  if (failed_) return false;
+  if (rule.exprs.empty()) return ErrorUnexpected("a statement");
+  MergePayloadCompares(rule);
+  for (ir::Set& s : pending_sets_) table.sets.push_back(std::move(s));
+  pending_sets_.clear();
+  if (insert) {
+    chain.rules.insert(chain.rules.begin(), std::move(rule));
+  } else {
+    chain.rules.push_back(std::move(rule));
+  }
+  return true;
+}
+
+// nft merges equality matches on adjacent payload bytes into one load:
+//   [ load 2b @ th + 0 ] [ cmp eq 0x0004 ] [ load 2b @ th + 2 ] [ cmp eq 0x1600 ]
+//   → [ load 4b @ th + 0 ] [ cmp eq 0x16000004 ]
+void Parser::MergePayloadCompares(ir::Rule& rule) {
+  auto& x = rule.exprs;
+  for (size_t i = 0; i + 3 < x.size();) {
+    auto* p1 = std::get_if<ir::PayloadLoad>(&x[i].expr);
+    auto* c1 = std::get_if<ir::Cmp>(&x[i + 1].expr);
+    auto* p2 = std::get_if<ir::PayloadLoad>(&x[i + 2].expr);
+    auto* c2 = std::get_if<ir::Cmp>(&x[i + 3].expr);
+    // nft merges while the result fits one 32-bit register, or when the
+    // first load does not end on a register boundary (ether saddr + type).
+    bool ok = p1 && c1 && p2 && c2 && p1->dreg == 1 && p2->dreg == 1 &&
+              (p1->len + p2->len <= 4 || p1->len % 4 != 0) &&
+              c1->sreg == 1 && c2->sreg == 1 && c1->op == ir::CmpOp::kEq &&
+              c2->op == ir::CmpOp::kEq && p1->base == p2->base &&
+              p2->offset == p1->offset + p1->len && c1->data.size() == p1->len &&
+              c2->data.size() == p2->len && p1->len + p2->len <= 16;
+    if (!ok) {
+      ++i;
+      continue;
+    }
+    p1->len += p2->len;
+    c1->data.insert(c1->data.end(), c2->data.begin(), c2->data.end());
+    x.erase(x.begin() + i + 2, x.begin() + i + 4);
+  }
+}
+
+bool Parser::ParseStatement(ir::Rule& rule) {
+  const Token& t = Peek();
+  ir::SourceLoc loc = t.loc;
+  if (t.kind == Tok::kSetRef) return ParseMatch(rule);
+  if (t.kind != Tok::kWord) return ErrorUnexpected("a statement");
+  std::string w = t.text;
+  if (w == "accept" || w == "drop" || w == "continue" || w == "return" ||
+      w == "jump" || w == "goto") {
+    ir::Immediate imm;
+    if (!ParseVerdict(&imm.verdict)) return false;
+    Emit(rule, imm, loc);
+    return true;
+  }
+  if (w == "counter") return ParseCounter(rule);
+  if (w == "log") return ParseLog(rule);
+  if (w == "limit") return ParseLimit(rule);
+  if (w == "reject") return ParseReject(rule);
+  if (w == "notrack") {
+    Next();
+    Emit(rule, ir::Notrack{}, loc);
+    return true;
+  }
+  bool qualified = w == "meta" || w == "ct";
+  if (qualified || IsUnqualifiedMeta(w)) {
+    size_t key_at = qualified ? 1 : 0;
+    const Token& after = PeekAt(key_at + 1);
+    if (after.kind == Tok::kWord && after.text == "set") {
+      Field target;
+      if (!ParseField(&target)) return false;
+      if (target.kind == Field::Kind::kCt && target.ct == ir::CtKey::kHelper) {
+        // `ct helper set NAME` references a ct helper object (objref).
+        return Error(target.loc, "unsupported ct helper object reference");
+      }
+      Next();  // set
+      return ParseSetStmt(rule, target, target.kind == Field::Kind::kCt);
+    }
+    return ParseMatch(rule);
+  }
+  if (IsPayloadProto(w)) return ParseMatch(rule);
+  if (IsUnsupportedStatement(w)) {
+    return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"));
+  }
+  return Error(loc, absl::StrCat("unknown statement '", w, "'"),
+               ir::DidYouMean(w, StatementWords()));
+}
+
+bool Parser::ParseVerdict(ir::Verdict* v) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected("verdict");
+  std::string w = Next().text;
+  if (w == "accept") v->code = ir::VerdictCode::kAccept;
+  else if (w == "drop") v->code = ir::VerdictCode::kDrop;
+  else if (w == "continue") v->code = ir::VerdictCode::kContinue;
+  else if (w == "return") v->code = ir::VerdictCode::kReturn;
+  else if (w == "jump" || w == "goto") {
+    v->code = w == "jump" ? ir::VerdictCode::kJump : ir::VerdictCode::kGoto;
+    if (AtPunct("{")) return Error(Peek().loc, "unsupported anonymous chain binding");
+    if (!ExpectName(&v->chain, "chain name")) return false;
+  } else {
+    return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown verdict '", w, "'"),
+                 ir::DidYouMean(w, {"accept", "drop", "continue", "return", "jump", "goto"}));
+  }
+  return true;
+}
+
+bool Parser::ParseCounter(ir::Rule& rule) {
+  ir::SourceLoc loc = Next().loc;
+  ir::Counter c;
+  if (AtWord("name")) return Error(Peek().loc, "unsupported named counter");
+  // `packets N bytes M`, in either order.
+  for (int i = 0; i < 2 && (AtWord("packets") || AtWord("bytes")); ++i) {
+    bool packets = Next().text == "packets";
+    std::string n;
+    if (!ExpectWord(&n, "count")) return false;
+    auto v = ParseNumber(n);
+    if (!v || *v > UINT64_MAX) return Error(toks_[pos_ - 1].loc, "bad counter value");
+    (packets ? c.packets : c.bytes) = static_cast<uint64_t>(*v);
+  }
+  Emit(rule, c, loc);
+  return true;
+}
+
+bool Parser::ParseLog(ir::Rule& rule) {
+  ir::SourceLoc loc = Next().loc;
+  ir::Log log;
+  static const std::vector<std::string_view> kLevels = {
+      "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+      "audit"};
+  bool audit = false, other = false;
+  while (!failed_) {
+    if (AcceptWord("prefix")) {
+      const Token& p = Peek();
+      if (p.kind != Tok::kString && p.kind != Tok::kWord) return ErrorUnexpected("log prefix");
+      log.prefix = Next().text;
+      other = true;
+    } else if (AcceptWord("level")) {
+      std::string l;
+      ir::SourceLoc lloc = Peek().loc;
+      if (!ExpectWord(&l, "log level")) return false;
+      auto it = std::find(kLevels.begin(), kLevels.end(), l);
+      if (it == kLevels.end()) {
+        return Error(lloc, absl::StrCat("unknown log level '", l, "'"), ir::DidYouMean(l, kLevels));
+      }
+      uint32_t level = static_cast<uint32_t>(it - kLevels.begin());
+      audit = level == 8;
+      log.level = level;
+    } else if (AcceptWord("group")) {
+      std::string g;
+      if (!ExpectWord(&g, "log group")) return false;
+      auto v = ParseNumber(g);
+      if (!v || *v > 65535) return Error(toks_[pos_ - 1].loc, "bad log group");
+      log.group = static_cast<uint32_t>(*v);
+      other = true;
+    } else if (AtWord("snaplen") || AtWord("queue-threshold")) {
+      return Error(Peek().loc, absl::StrCat("unsupported log option '", Peek().text, "'"));
+    } else if (AcceptWord("flags")) {
+      std::string f;
+      if (!ExpectWord(&f, "log flags")) return false;
+      other = true;
+      if (f == "all") {
+        log.flags |= 0x2f;
+      } else if (f == "tcp") {
+        std::string what;
+        do {
+          if (!ExpectWord(&what, "tcp log flag")) return false;
+          if (what == "sequence") log.flags |= 0x1;
+          else if (what == "options") log.flags |= 0x2;
+          else return Error(toks_[pos_ - 1].loc, "unknown tcp log flag");
+        } while (AcceptPunct(","));
+      } else if (f == "ip") {
+        if (!AcceptWord("options")) return ErrorUnexpected("'options'");
+        log.flags |= 0x4;
+      } else if (f == "skuid") {
+        log.flags |= 0x8;
+      } else if (f == "ether") {
+        log.flags |= 0x20;
+      } else {
+        return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown log flag '", f, "'"),
+                     ir::DidYouMean(f, {"all", "tcp", "ip", "skuid", "ether"}));
+      }
+    } else {
+      break;
+    }
+  }
+  if (failed_) return false;
+  if (audit && other) return Error(loc, "log level audit takes no other options");
+  if (log.group && log.flags != 0) return Error(loc, "log group does not take flags");
+  if (log.group && log.level) return Error(loc, "log group does not take a level");
+  Emit(rule, log, loc);
+  return true;
+}
+
+bool Parser::ParseLimit(ir::Rule& rule) {
+  ir::SourceLoc loc = Next().loc;
+  if (!AcceptWord("rate")) {
+    if (AtWord("name")) return Error(Peek().loc, "unsupported named limit");
+    return ErrorUnexpected("'rate'");
+  }
+  ir::Limit lim;
+  if (AcceptWord("over")) lim.over = true;
+  else AcceptWord("until");
+  // RATE[/UNIT] or RATE BYTEUNIT/UNIT, with optional spaces around '/'.
+  auto parse_rate = [&](uint64_t* rate, uint64_t* unit, bool* bytes,
+                        bool need_time) -> bool {
+    std::string w;
+    if (!ExpectWord(&w, "rate")) return false;
+    ir::SourceLoc wloc = toks_[pos_ - 1].loc;
+    std::vector<std::string> parts = absl::StrSplit(w, '/');
+    std::optional<U128> n = ParseNumber(parts[0]);
+    if (!n || *n > UINT32_MAX * static_cast<U128>(1024)) return Error(wloc, "bad rate");
+    uint64_t mult = 1;
+    std::string byte_unit;
+    std::string time_unit = parts.size() > 1 ? parts[1] : "";
+    if (parts.size() == 1) {
+      if (Peek().kind == Tok::kWord &&
+          (Peek().text.rfind("bytes", 0) == 0 || Peek().text.rfind("kbytes", 0) == 0 ||
+           Peek().text.rfind("mbytes", 0) == 0)) {
+        std::vector<std::string> bp = absl::StrSplit(Next().text, '/');
+        byte_unit = bp[0];
+        if (bp.size() > 1) time_unit = bp[1];
+      }
+      if (time_unit.empty() && AtWord("/")) {
+        Next();
+        if (!ExpectWord(&time_unit, "time unit")) return false;
+      }
+    }
+    if (!byte_unit.empty()) {
+      *bytes = true;
+      if (byte_unit == "bytes") mult = 1;
+      else if (byte_unit == "kbytes") mult = 1024;
+      else if (byte_unit == "mbytes") mult = 1024 * 1024;
+      else return Error(wloc, absl::StrCat("unknown unit '", byte_unit, "'"));
+    }
+    *rate = static_cast<uint64_t>(*n) * mult;
+    if (time_unit.empty()) {
+      if (need_time) return Error(wloc, "rate needs a time unit");
+      *unit = 1;
+      return true;
+    }
+    static const std::pair<std::string_view, uint64_t> kUnits[] = {
+        {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400},
+        {"week", 604800}};
+    for (const auto& [name, secs] : kUnits) {
+      if (name == time_unit) {
+        *unit = secs;
+        return true;
+      }
+    }
+    return Error(wloc, absl::StrCat("unknown time unit '", time_unit, "'"),
+                 ir::DidYouMean(time_unit, {"second", "minute", "hour", "day", "week"}));
+  };
+  if (!parse_rate(&lim.rate, &lim.unit_seconds, &lim.bytes, true)) return false;
+  lim.burst = lim.bytes ? 0 : 5;
+  if (AcceptWord("burst")) {
+    std::string b;
+    if (!ExpectWord(&b, "burst")) return false;
+    auto n = ParseNumber(b);
+    if (!n || *n > UINT32_MAX) return Error(toks_[pos_ - 1].loc, "bad burst");
+    uint64_t mult = 1;
+    bool byte_burst = false;
+    if (AcceptWord("packets")) {
+      if (lim.bytes) return Error(toks_[pos_ - 1].loc, "burst in packets for a byte rate");
+    } else if (AcceptWord("bytes")) {
+      mult = 1;
+      byte_burst = true;
+    } else if (AcceptWord("kbytes")) {
+      mult = 1024;
+      byte_burst = true;
+    } else if (AcceptWord("mbytes")) {
+      mult = 1024 * 1024;
+      byte_burst = true;
+    }
+    if (byte_burst && !lim.bytes) {
+      return Error(toks_[pos_ - 1].loc, "burst in bytes for a packet rate");
+    }
+    if (*n * mult > UINT32_MAX) return Error(toks_[pos_ - 1].loc, "burst too large");
+    lim.burst = static_cast<uint32_t>(*n * mult);
+  }
+  Emit(rule, lim, loc);
+  return true;
+}
+
+bool Parser::ParseReject(ir::Rule& rule) {
+  ir::SourceLoc loc = Next().loc;
+  ir::Family fam = table_->family;
+  ir::Reject rej;
+  if (fam == ir::Family::kIp) rej = {0, 3};
+  else if (fam == ir::Family::kIp6) rej = {0, 4};
+  else rej = {2, 1};
+  if (AcceptWord("with")) {
+    std::string kind;
+    ir::SourceLoc kloc = Peek().loc;
+    if (!ExpectWord(&kind, "reject type")) return false;
+    if (kind == "tcp") {
+      if (!AcceptWord("reset")) return ErrorUnexpected("'reset'");
+      Field dep;
+      dep.dep = Dep::kL4;
+      dep.l4proto = 6;
+      dep.loc = loc;
+      // nft puts a statement's dependency at the front of the rule.
+      ir::Rule front;
+      if (!EmitDeps(front, dep)) return false;
+      rule.exprs.insert(rule.exprs.begin(), front.exprs.begin(), front.exprs.end());
+      rej = {1, 0};
+    } else if (kind == "icmp" || kind == "icmpv6" || kind == "icmpx") {
+      AcceptWord("type");
+      DType t = kind == "icmp" ? DType::kIcmpCode
+                : kind == "icmpv6" ? DType::kIcmpv6Code : DType::kIcmpxCode;
+      std::string code;
+      ir::SourceLoc cloc = Peek().loc;
+      if (!ExpectWord(&code, "reject code")) return false;
+      std::optional<Value> v = ParseValue(t, code, 8);
+      if (!v) {
+        return Error(cloc, absl::StrCat("unknown ", kind, " code '", code, "'"),
+                     ir::DidYouMean(code, SymbolNames(t)));
+      }
+      if (kind == "icmpx") {
+        rej = {2, static_cast<uint32_t>(v->num)};
+      } else {
+        int net = kind == "icmp" ? 4 : 6;
+        if ((fam == ir::Family::kIp && net == 6) || (fam == ir::Family::kIp6 && net == 4)) {
+          return Error(kloc, absl::StrCat("reject with ", kind, " in a ",
+                                          ir::FamilyName(fam), " table"));
+        }
+        ir::Rule front;
+        if (!EmitNetDep(front, net, loc)) return false;
+        rule.exprs.insert(rule.exprs.begin(), front.exprs.begin(), front.exprs.end());
+        rej = {0, static_cast<uint32_t>(v->num)};
+      }
+    } else {
+      return Error(kloc, absl::StrCat("unknown reject type '", kind, "'"),
+                   ir::DidYouMean(kind, {"tcp", "icmp", "icmpv6", "icmpx"}));
+    }
+  } else if (fam == ir::Family::kInet || fam == ir::Family::kNetdev) {
+    // Plain reject after an explicit network protocol match picks its ICMP.
+    if (ctx_.net == 4) rej = {0, 3};
+    if (ctx_.net == 6) rej = {0, 4};
+  }
+  Emit(rule, rej, loc);
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+bool Parser::ParseField(Field* field) {
+  const Token& t = Peek();
+  ir::SourceLoc loc = t.loc;
+  if (t.kind == Tok::kSetRef) return ParseRawPayload(field);
+  if (t.kind != Tok::kWord) return ErrorUnexpected("an expression");
+  std::string w = Next().text;
+  if (IsPayloadProto(w)) {
+    const Token& f = Peek();
+    if (f.kind != Tok::kWord) return ErrorUnexpected(absl::StrCat(w, " header field"));
+    std::string name = f.text;
+    std::optional<Field> fd = LookupPayloadField(w, name);
+    if (!fd) {
+      static constexpr std::string_view kExt[] = {
+          "option", "hbh", "rt", "frag", "dst", "mh", "srh", "sackperm", "chunk",
+          "taddr", "daddr", "saddr",
+          "exthdr", "timestamp", "mss", "window", "sack", "sack0", "maxseg"};
+      for (std::string_view e : kExt) {
+        if (e == name) return Error(f.loc, absl::StrCat("unsupported expression '", w, " ", name, "'"));
+      }
+      return Error(f.loc, absl::StrCat("unknown ", w, " field '", name, "'"),
+                   ir::DidYouMean(name, PayloadFieldNames(w)));
+    }
+    Next();
+    *field = *fd;
+  } else if (w == "meta" || IsUnqualifiedMeta(w)) {
+    std::string key = w;
+    ir::SourceLoc kloc = loc;
+    if (w == "meta") {
+      kloc = Peek().loc;
+      if (!ExpectWord(&key, "meta key")) return false;
+    }
+    std::optional<Field> fd = LookupMetaField(key);
+    if (fd && (key == "ibrname" || key == "obrname" || key == "ibrpvid" ||
+               key == "ibrvproto" || key == "broute") &&
+        table_->family != ir::Family::kBridge) {
+      return Error(kloc, absl::StrCat("meta ", key, " is only valid in bridge tables"));
+    }
+    if (!fd) {
+      // time and hour depend on the host's time zone at load time.
+      if (key == "time" || key == "hour" || key == "ipsec" || key == "secpath") {
+        return Error(kloc, absl::StrCat("unsupported meta key '", key, "'"));
+      }
+      return Error(kloc, absl::StrCat("unknown meta key '", key, "'"),
+                   ir::DidYouMean(key, MetaKeyNames()));
+    }
+    *field = *fd;
+  } else if (w == "ct") {
+    ir::CtDir dir = ir::CtDir::kNone;
+    if (AcceptWord("original")) dir = ir::CtDir::kOriginal;
+    else if (AcceptWord("reply")) dir = ir::CtDir::kReply;
+    std::string key;
+    ir::SourceLoc kloc = Peek().loc;
+    if (!ExpectWord(&key, "ct key")) return false;
+    static constexpr std::string_view kNoDir[] = {
+        "state", "direction", "status", "mark", "secmark", "expiration",
+        "event", "id", "label"};
+    for (std::string_view k : kNoDir) {
+      if (dir != ir::CtDir::kNone && k == key) {
+        return Error(kloc, absl::StrCat("ct ", key, " takes no direction"));
+      }
+    }
+    int net = 0;
+    bool plain = key == "saddr" || key == "daddr";
+    if ((key == "ip" || key == "ip6" || plain) && dir == ir::CtDir::kNone) {
+      return Error(kloc, absl::StrCat("ct ", key, " needs a direction (original or reply)"));
+    }
+    if (key == "ip" || key == "ip6") {
+      net = key == "ip" ? 4 : 6;
+      if (ctx_.net != 0 && ctx_.net != net) {
+        return Error(kloc, "conflicting network protocols in one rule");
+      }
+      if (!AtWord("saddr") && !AtWord("daddr")) return ErrorUnexpected("'saddr' or 'daddr'");
+      key = Next().text;
+    } else if (plain) {
+      net = table_->family == ir::Family::kIp    ? 4
+            : table_->family == ir::Family::kIp6 ? 6
+                                                 : ctx_.net;
+      if (net == 0) {
+        return Error(kloc, absl::StrCat("ct ", key, " needs a protocol context "
+                                        "(use 'ct original ip ", key, "')"));
+      }
+    }
+    std::optional<Field> fd = LookupCtField(key, dir, net);
+    if (fd) fd->ct_plain_addr = plain;
+    if (!fd) {
+      static constexpr std::string_view kUnsup[] = {
+          "label", "count", "helper", "timeout", "expectation", "l3proto"};
+      for (std::string_view u : kUnsup) {
+        if (u == key) return Error(kloc, absl::StrCat("unsupported ct key '", key, "'"));
+      }
+      return Error(kloc, absl::StrCat("unknown ct key '", key, "'"),
+                   ir::DidYouMean(key, CtKeyNames()));
+    }
+    *field = *fd;
+  } else if (IsUnsupportedStatement(w)) {
+    return Error(loc, absl::StrCat("unsupported expression '", w, "'"));
+  } else {
+    std::vector<std::string_view> c = PayloadProtoNames();
+    c.push_back("meta");
+    c.push_back("ct");
+    return Error(loc, absl::StrCat("unknown expression '", w, "'"), ir::DidYouMean(w, c));
+  }
+  field->loc = loc;
+  return true;
+}
+
+bool Parser::ParseRawPayload(Field* field) {
+  Token t = Next();
+  Field f;
+  f.kind = Field::Kind::kPayload;
+  f.type = DType::kInteger;
+  f.loc = t.loc;
+  if (t.text == "ll") f.base = ir::PayloadBase::kLink;
+  else if (t.text == "nh") f.base = ir::PayloadBase::kNetwork;
+  else if (t.text == "th") f.base = ir::PayloadBase::kTransport;
+  else if (t.text == "ih") f.base = ir::PayloadBase::kInner;
+  else return Error(t.loc, absl::StrCat("unknown payload base '@", t.text, "'"),
+                    ir::DidYouMean(t.text, {"ll", "nh", "th", "ih"}));
+  uint32_t nums[2];
+  for (uint32_t& n : nums) {
+    if (!ExpectPunct(",")) return false;
+    std::string w;
+    if (!ExpectWord(&w, "number")) return false;
+    auto v = ParseNumber(w);
+    if (!v || *v > 0xffffff) return Error(toks_[pos_ - 1].loc, "bad raw payload offset/length");
+    n = static_cast<uint32_t>(*v);
+  }
+  f.off_bits = nums[0];
+  f.len_bits = nums[1];
+  if (f.len_bits == 0 || f.LoadLen() > 16) {
+    return Error(t.loc, "unsupported raw payload length");
+  }
+  if (t.text == "th") f.dep = Dep::kNone;
+  *field = f;
+  return true;
+}
+
+bool Parser::ParseLhs(Lhs* lhs) {
+  lhs->loc = Peek().loc;
+  Field f;
+  if (!ParseField(&f)) return false;
+  lhs->fields.push_back(f);
+  while (AtWord(".")) {
+    Next();
+    if (!ParseField(&f)) return false;
+    lhs->fields.push_back(f);
+  }
+  if (lhs->fields.size() > 1 || AtWord("map")) {
+    for (const Field& x : lhs->fields) {
+      // Without `ip`/`ip6` the address size is only known from the family,
+      // which nft refuses inside concatenations and map keys.
+      if (x.ct_plain_addr) {
+        return Error(x.loc, "ct saddr/daddr of unknown size in a concatenation or map "
+                            "(use 'ct original ip saddr')");
+      }
+    }
+  }
+  while (!failed_) {
+    const Token& t = Peek();
+    std::string op = t.text;
+    bool is_and = (t.kind == Tok::kPunct && op == "&") || (t.kind == Tok::kWord && op == "and");
+    bool is_or = (t.kind == Tok::kPunct && op == "|") || (t.kind == Tok::kWord && op == "or");
+    bool is_xor = (t.kind == Tok::kPunct && op == "^") || (t.kind == Tok::kWord && op == "xor");
+    bool is_shift = (t.kind == Tok::kPunct && (op == "<<" || op == ">>")) ||
+                    (t.kind == Tok::kWord && (op == "lshift" || op == "rshift"));
+    if (is_shift) return Error(t.loc, "unsupported shift in a match");
+    if (!is_and && !is_or && !is_xor) break;
+    if (lhs->fields.size() != 1) return Error(t.loc, "unsupported binary operation on a concatenation");
+    Next();
+    U128 v = 0;
+    if (!ParseBinopOperand(lhs->fields[0], &v)) return false;
+    lhs->has_binop = true;
+    if (is_and) {
+      lhs->and_mask &= v;
+      lhs->xor_val &= v;
+    } else if (is_or) {
+      lhs->and_mask &= ~v;
+      lhs->xor_val |= v;
+    } else {
+      lhs->xor_val ^= v;
+    }
+  }
+  return !failed_;
+}
+
+bool Parser::ParseBinopOperand(const Field& f, U128* out) {
+  if (AcceptPunct("(")) {
+    if (!ParseConstExpr(f, out)) return false;
+    return ExpectPunct(")");
+  }
+  Item item;
+  if (!ParseItem(f, &item)) return false;
+  if (item.kind != Item::Kind::kValue || item.lo.is_str) {
+    return Error(item.loc, "expected a constant");
+  }
+  *out = item.lo.num;
+  return true;
+}
+
+// value ( '|' value )*  (flag combinations such as `syn | ack`)
+bool Parser::ParseConstExpr(const Field& f, U128* out) {
+  *out = 0;
+  do {
+    U128 v = 0;
+    if (!ParseBinopOperand(f, &v)) return false;
+    *out |= v;
+  } while (AcceptPunct("|"));
+  return true;
+}
+
+bool Parser::ParseItem(const Field& f, Item* item) {
+  const Token& t = Peek();
+  item->loc = t.loc;
+  if (t.kind == Tok::kPunct && t.text == "(") {
+    Next();
+    U128 v = 0;
+    if (!ParseConstExpr(f, &v)) return false;
+    if (!ExpectPunct(")")) return false;
+    item->kind = Item::Kind::kValue;
+    item->lo.num = v;
+    return true;
+  }
+  if (t.kind == Tok::kString) {
+    if (f.type != DType::kString) {
+      // Quoted symbols ("ssh") are fine for non-string types too.
+      std::optional<Value> v = ParseValue(f.type, t.text, f.len_bits);
+      if (!v) return Error(t.loc, absl::StrCat("invalid value \"", t.text, "\""));
+      Next();
+      item->lo = *v;
+      return true;
+    }
+    if (t.text.size() > 15 && t.text.find('*') == std::string::npos) {
+      return Error(t.loc, "interface name too long");
+    }
+    if (t.text.empty()) return Error(t.loc, "empty string");
+    item->lo.is_str = true;
+    item->lo.str = Next().text;
+    return true;
+  }
+  if (t.kind != Tok::kWord) return ErrorUnexpected("a value");
+  std::string w = t.text;
+  if (f.type == DType::kString) {
+    item->lo.is_str = true;
+    item->lo.str = Next().text;
+    return true;
+  }
+  uint32_t bits = f.len_bits;
+  if (std::optional<Value> v = ParseValue(f.type, w, bits)) {
+    if (f.type == DType::kDay && v->num > 6) {
+      return Error(item->loc, "day must be 0..6 (Sunday..Saturday)");
+    }
+    Next();
+    item->lo = *v;
+    // `syn | ack`: flag values combine into one constant.
+    while (AtPunct("|")) {
+      Next();
+      U128 more = 0;
+      if (!ParseBinopOperand(f, &more)) return false;
+      item->lo.num |= more;
+    }
+    return true;
+  }
+  if (IsPayloadProto(w) || w == "meta" || w == "ct" || IsUnqualifiedMeta(w) ||
+      IsUnsupportedStatement(w) || w == "osf") {
+    return Error(item->loc, "unsupported non-constant operand");
+  }
+  if (w == "*") return Error(item->loc, "unsupported catch-all element '*'");
+  // lo-hi
+  Value lo;
+  U128 hi = 0;
+  if (SplitAt(w, '-', [&](std::string_view a, std::string_view b) {
+        auto va = ParseValue(f.type, a, bits);
+        auto vb = ParseValue(f.type, b, bits);
+        if (!va || !vb) return false;
+        lo = *va;
+        hi = vb->num;
+        return true;
+      })) {
+    Next();
+    if (hi < lo.num) return Error(item->loc, "range end is below its start");
+    item->kind = Item::Kind::kRange;
+    item->lo = lo;
+    item->hi = hi;
+    return true;
+  }
+  // value/len
+  size_t slash = w.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    auto va = ParseValue(f.type, w.substr(0, slash), bits);
+    auto plen = ParseNumber(w.substr(slash + 1));
+    if (va && plen) {
+      if (*plen > bits) return Error(item->loc, "prefix length too large");
+      Next();
+      item->kind = Item::Kind::kPrefix;
+      item->lo = *va;
+      item->prefix = static_cast<uint32_t>(*plen);
+      return true;
+    }
+  }
+  std::vector<std::string_view> names = SymbolNames(f.type);
+  if (ParseNumber(w)) {
+    return Error(item->loc, absl::StrCat("value '", w, "' exceeds the ", bits, "-bit field"));
+  }
+  return Error(item->loc, absl::StrCat("invalid value '", w, "'"),
+               names.empty() ? "" : ir::DidYouMean(w, names));
+}
+
+bool Parser::ParseConcatItem(const std::vector<Field>& fields,
+                             std::vector<Item>* items) {
+  items->clear();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) {
+      if (!AtWord(".")) return ErrorUnexpected("'.' in a concatenation");
+      Next();
+    }
+    Item it;
+    if (!ParseItem(fields[i], &it)) return false;
+    items->push_back(it);
+  }
+  return true;
+}
+
+// The lexer keeps `25:accept` (and `::1:accept`) as one word; in a map
+// element split it at the last ':' unless the whole word is a key value.
+void Parser::SplitMapWord(const SetType& st) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord || st.fields.empty()) return;
+  size_t colon = t.text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || t.text.size() == 1) return;
+  std::string left_text = t.text.substr(0, colon);
+  std::string right_text = t.text.substr(colon + 1);
+  bool alpha = !right_text.empty() && std::isalpha(static_cast<unsigned char>(right_text[0]));
+  if (st.verdict_map && !alpha && !right_text.empty()) return;
+  const Field& last = st.fields.back();
+  if (st.fields.size() == 1 && ParseValue(last.type, t.text, last.len_bits)) return;
+  if (st.fields.size() == 1 && !alpha && t.text.find('/') != std::string::npos) return;
+  Token left = t, sep = t, right = t;
+  left.text = left_text;
+  sep.kind = Tok::kPunct;
+  sep.text = ":";
+  sep.loc.col += colon;
+  right.text = right_text;
+  right.loc.col += colon + 1;
+  right.space_before = false;
+  std::vector<Token> repl = {left, sep};
+  if (!right.text.empty()) repl.push_back(right);
+  toks_.erase(toks_.begin() + pos_);
+  toks_.insert(toks_.begin() + pos_, repl.begin(), repl.end());
+}
+
+bool Parser::ParseMapValue(const SetType& st, Element* e) {
+  if (st.verdict_map) {
+    ir::Verdict v;
+    if (!ParseVerdict(&v)) return false;
+    e->verdict = v;
+    return true;
+  }
+  Item it;
+  if (!ParseItem(st.data, &it)) return false;
+  if (it.kind != Item::Kind::kValue) return Error(it.loc, "unsupported range as map data");
+  e->data = it.lo;
+  return true;
+}
+
+// `{ a, b-c, d/24, e . f, k : v }` with newlines allowed; nested sets and
+// $variables that hold sets are flattened.
+bool Parser::ParseSetElements(const SetType& st, std::vector<Element>* elems) {
+  if (!ExpectPunct("{")) return false;
+  while (!failed_) {
+    SkipNewlines();
+    if (AcceptPunct("}")) return true;
+    if (AtPunct("{")) {
+      if (!ParseSetElements(st, elems)) return false;
+    } else {
+      Element e;
+      e.loc = Peek().loc;
+      if (st.is_map) SplitMapWord(st);
+      if (AtWord("*")) {
+        Next();  // catch-all: an element with an empty key
+      } else if (!ParseConcatItem(st.fields, &e.key)) {
+        return false;
+      }
+      // Element options nft prints back: ignore what does not match.
+      if (AtWord("limit") || AtWord("quota") || AtWord("ct") || AtWord("last")) {
+        return Error(Peek().loc, absl::StrCat("unsupported element statement '", Peek().text, "'"));
+      }
+      while (AtWord("timeout") || AtWord("expires") || AtWord("comment") ||
+             AtWord("counter")) {
+        std::string opt = Next().text;
+        if (opt == "counter") {
+          if (AcceptWord("packets")) {
+            Next();
+            if (!AcceptWord("bytes")) return ErrorUnexpected("'bytes'");
+            Next();
+          }
+          continue;
+        }
+        Next();
+      }
+      if (st.is_map) {
+        if (!AcceptPunct(":")) {
+          // The lexer keeps `22:accept` as one word; handled in ParseItem
+          // only for non-colon types, so accept a stand-alone ':' word.
+          if (!AtWord(":")) return ErrorUnexpected("':' and a map value");
+          Next();
+        }
+        if (!ParseMapValue(st, &e)) return false;
+      }
+      elems->push_back(std::move(e));
+    }
+    SkipNewlines();
+    if (AcceptPunct(",")) continue;
+    SkipNewlines();
+    if (AcceptPunct("}")) return true;
+    return ErrorUnexpected("',' or '}'");
+  }
+  return false;
+}
+
+bool Parser::ParseMatch(ir::Rule& rule) {
+  Lhs lhs;
+  if (!ParseLhs(&lhs)) return false;
+  const Token& opt = Peek();
+  RelOp op = RelOp::kImplicit;
+  static const std::pair<std::string_view, RelOp> kOps[] = {
+      {"==", RelOp::kEq}, {"!=", RelOp::kNeq}, {"<", RelOp::kLt},
+      {">", RelOp::kGt},  {"<=", RelOp::kLte}, {">=", RelOp::kGte},
+      {"!", RelOp::kNot}};
+  static const std::pair<std::string_view, RelOp> kWordOps[] = {
+      {"eq", RelOp::kEq}, {"ne", RelOp::kNeq}, {"lt", RelOp::kLt},
+      {"gt", RelOp::kGt}, {"le", RelOp::kLte}, {"ge", RelOp::kGte}};
+  ir::SourceLoc op_loc = opt.loc;
+  if (opt.kind == Tok::kPunct) {
+    for (const auto& [s, o] : kOps) {
+      if (s == opt.text) {
+        op = o;
+        Next();
+        break;
+      }
+    }
+  } else if (opt.kind == Tok::kWord) {
+    for (const auto& [s, o] : kWordOps) {
+      if (s == opt.text) {
+        op = o;
+        Next();
+        break;
+      }
+    }
+  }
+  if (AtStmtEnd()) return ErrorUnexpected("a value to match");
+  if (AtWord("set")) return Error(Peek().loc, "unsupported statement: setting a header field");
+  const std::vector<Field>& fields = lhs.fields;
+  bool concat = fields.size() > 1;
+  const Field& f0 = fields[0];
+  SetType st;
+  st.fields = fields;
+
+  // vmap { k : verdict } / vmap @name
+  if (AcceptWord("vmap")) {
+    if (op != RelOp::kImplicit) return Error(op_loc, "unexpected operator before vmap");
+    st.is_map = true;
+    st.verdict_map = true;
+    std::string set_name;
+    ir::SourceLoc sloc = Peek().loc;
+    if (Peek().kind == Tok::kSetRef) {
+      set_name = Next().text;
+      const ir::Set* s = table_->FindSet(set_name);
+      if (s == nullptr || !s->verdict_map) {
+        return Error(sloc, absl::StrCat("no verdict map '", set_name, "'"));
+      }
+    } else {
+      std::vector<Element> elems;
+      if (!ParseSetElements(st, &elems)) return false;
+      if (!AddAnonSet(rule, st, elems, sloc, &set_name)) return false;
+    }
+    const ir::Set* vs = table_->FindSet(set_name);
+    for (const ir::Set& x : pending_sets_) {
+      if (x.name == set_name) vs = &x;
+    }
+    if (!EmitKeyLoads(rule, fields, vs != nullptr && vs->interval())) return false;
+    ir::Lookup lk;
+    lk.sreg = 1;
+    lk.set = set_name;
+    lk.dreg = ir::kVerdictReg;
+    Emit(rule, lk, lhs.loc);
+    return true;
+  }
+  if (AtWord("map")) return Error(Peek().loc, "unsupported map expression in a match");
+
+  // Collect the right-hand side.
+  std::vector<Element> elems;
+  std::string named_set;
+  bool is_set = false;
+  ir::SourceLoc rhs_loc = Peek().loc;
+  std::optional<U128> flag_mask;  // `a / b`
+  if (Peek().kind == Tok::kSetRef) {
+    named_set = Next().text;
+    const ir::Set* s = table_->FindSet(named_set);
+    if (s == nullptr) {
+      std::vector<std::string_view> names;
+      for (const ir::Set& x : table_->sets) {
+        if (!x.anonymous()) names.push_back(x.name);
+      }
+      return Error(rhs_loc, absl::StrCat("no set '", named_set, "' in table '", table_->name, "'"),
+                   ir::DidYouMean(named_set, names));
+    }
+    uint32_t key_len = 0;
+    for (const Field& f : fields) key_len += concat ? Pad4(f.LoadLen()) : f.LoadLen();
+    if (s->key_len != key_len) {
+      return Error(rhs_loc, absl::StrCat("set '", named_set, "' has a ", s->key_len,
+                                         "-byte key, the expression is ", key_len, " bytes"));
+    }
+    is_set = true;
+  } else if (AtPunct("{")) {
+    if (!ParseSetElements(st, &elems)) return false;
+    if (elems.empty()) return Error(rhs_loc, "empty set");
+    is_set = !(elems.size() == 1 && !concat && !elems[0].key.empty());
+  } else {
+    do {
+      Element e;
+      e.loc = Peek().loc;
+      SkipNewlines();
+      if (!ParseConcatItem(fields, &e.key)) return false;
+      elems.push_back(std::move(e));
+    } while (AcceptPunct(","));
+    if (AtWord("/") && IsBitmask(f0.type) && !concat) {
+      Next();
+      U128 m = 0;
+      do {
+        U128 v = 0;
+        if (!ParseBinopOperand(f0, &v)) return false;
+        m |= v;
+      } while (AcceptPunct(","));
+      flag_mask = m;
+    }
+    if (elems.size() > 1) {
+      if (IsBitmask(f0.type) && !concat) {
+        // `syn,ack` on a flag type is one value: any of the flags.
+        Element merged = elems[0];
+        for (const Element& e : elems) {
+          if (e.key[0].kind != Item::Kind::kValue) return Error(e.loc, "unexpected range in a flag list");
+          merged.key[0].lo.num |= e.key[0].lo.num;
+        }
+        elems = {merged};
+      } else {
+        is_set = true;
+      }
+    }
+  }
+
+  if (is_set && op != RelOp::kImplicit && op != RelOp::kEq && op != RelOp::kNeq) {
+    return Error(op_loc, "unsupported operator with a set");
+  }
+  if (op == RelOp::kNot && !IsBitmask(f0.type)) {
+    return Error(op_loc, "'!' needs a flag type (use '!=')");
+  }
+  if (lhs.has_binop && op == RelOp::kNot) return Error(op_loc, "'!' after a binary operation");
+
+  // `x ^ c == v` → `x == v ^ c`: nft moves a pure xor to the constant.
+  if (lhs.has_binop && !concat && !is_set && lhs.xor_val != 0 &&
+      (lhs.and_mask & BitsMask(f0.len_bits)) == BitsMask(f0.len_bits) &&
+      elems[0].key[0].kind == Item::Kind::kValue && !elems[0].key[0].lo.is_str &&
+      (op == RelOp::kImplicit || op == RelOp::kEq || op == RelOp::kNeq)) {
+    elems[0].key[0].lo.num ^= lhs.xor_val & BitsMask(f0.len_bits);
+    lhs.has_binop = false;
+  }
+
+  // `meta protocol ip` / `meta nfproto ipv4` in a table of that family is
+  // always true: nft drops it.
+  if (!concat && !is_set && !lhs.has_binop && f0.kind == Field::Kind::kMeta &&
+      (f0.meta == ir::MetaKey::kProtocol || f0.meta == ir::MetaKey::kNfProto) &&
+      (op == RelOp::kImplicit || op == RelOp::kEq) &&
+      elems[0].key[0].kind == Item::Kind::kValue &&
+      (table_->family == ir::Family::kIp || table_->family == ir::Family::kIp6)) {
+    bool v4 = table_->family == ir::Family::kIp;
+    U128 own = f0.meta == ir::MetaKey::kProtocol ? (v4 ? 0x0800 : 0x86dd) : (v4 ? 2 : 10);
+    if (elems[0].key[0].lo.num == own) {
+      ctx_.net = v4 ? 4 : 6;
+      return true;
+    }
+  }
+
+  // Dependencies, then loads into consecutive registers.
+  for (const Field& f : fields) {
+    if (!EmitDeps(rule, f)) return false;
+  }
+  bool set_interval = false;
+  if (is_set) {
+    if (!named_set.empty()) {
+      const ir::Set* s = table_->FindSet(named_set);
+      set_interval = s != nullptr && s->interval();
+    } else {
+      for (const Element& e : elems) {
+        for (const Item& it : e.key) set_interval |= it.kind != Item::Kind::kValue;
+      }
+    }
+  }
+
+  // Byte-aligned prefix on a byte-aligned field: nft loads only the prefix
+  // bytes: `ip saddr 192.168.2.0/24` → load 3b, cmp eq.
+  if (!is_set && !concat && !lhs.has_binop && elems[0].key[0].kind == Item::Kind::kPrefix &&
+      !f0.NeedsMask() && !f0.host_order && elems[0].key[0].prefix % 8 == 0 &&
+      elems[0].key[0].prefix > 0 && f0.kind == Field::Kind::kPayload &&
+      (op == RelOp::kImplicit || op == RelOp::kEq || op == RelOp::kNeq)) {
+    const Item& it = elems[0].key[0];
+    uint32_t n = it.prefix / 8;
+    EmitLoad(rule, f0, 1, n);
+    ir::Bytes full = Encode(f0, it.lo, f0.LoadLen());
+    ir::Cmp c;
+    c.op = op == RelOp::kNeq ? ir::CmpOp::kNeq : ir::CmpOp::kEq;
+    c.sreg = 1;
+    c.data.assign(full.begin(), full.begin() + n);
+    Emit(rule, c, it.loc);
+    return true;
+  }
+
+  // The same for ct addresses: full load, compare the prefix bytes only.
+  if (!is_set && !concat && !lhs.has_binop && elems[0].key[0].kind == Item::Kind::kPrefix &&
+      !f0.host_order && elems[0].key[0].prefix % 8 == 0 && elems[0].key[0].prefix > 0 &&
+      f0.kind == Field::Kind::kCt &&
+      (op == RelOp::kImplicit || op == RelOp::kEq || op == RelOp::kNeq)) {
+    const Item& it = elems[0].key[0];
+    EmitLoad(rule, f0, 1, f0.LoadLen());
+    ir::Bytes full = Encode(f0, it.lo, f0.LoadLen());
+    ir::Cmp c;
+    c.op = op == RelOp::kNeq ? ir::CmpOp::kNeq : ir::CmpOp::kEq;
+    c.sreg = 1;
+    c.data.assign(full.begin(), full.begin() + it.prefix / 8);
+    Emit(rule, c, it.loc);
+    return true;
+  }
+
+  int word = 0;
+  for (const Field& f : fields) {
+    ir::Reg reg = ir::RegForWord(word);
+    EmitLoad(rule, f, reg, f.LoadLen());
+    // Field mask, user mask, prefix mask: one bitwise, as nft merges them.
+    U128 mask = BitsMask(f.len_bits);
+    U128 xr = 0;
+    bool need = f.NeedsMask();
+    if (!concat && lhs.has_binop) {
+      mask &= lhs.and_mask;
+      xr = lhs.xor_val & BitsMask(f.len_bits);
+      need = true;
+    }
+    if (!concat && !is_set && elems[0].key[0].kind == Item::Kind::kPrefix) {
+      uint32_t p = elems[0].key[0].prefix;
+      mask &= BitsMask(f.len_bits) & ~BitsMask(f.len_bits - p);
+      need = true;
+    }
+    if (!concat && !is_set && flag_mask) {
+      mask &= *flag_mask;
+      need = true;
+    }
+    bool implicit_flags = !concat && !is_set && IsBitmask(f.type) && !flag_mask &&
+                          !lhs.has_binop && (op == RelOp::kImplicit || op == RelOp::kNot) &&
+                          elems[0].key[0].kind == Item::Kind::kValue;
+    if (implicit_flags) {
+      mask &= elems[0].key[0].lo.num;
+      need = true;
+    }
+    if (need) {
+      ir::Bitwise b;
+      b.sreg = b.dreg = reg;
+      b.len = f.LoadLen();
+      b.mask = EncodeNum(f, mask, f.LoadLen());
+      b.xor_ = EncodeNum(f, xr, f.LoadLen());
+      Emit(rule, b, f.loc);
+    }
+    if (concat && set_interval && f.host_order && f.LoadLen() > 1) {
+      ir::Byteorder bo;
+      bo.op = ir::ByteorderOp::kHton;
+      bo.sreg = bo.dreg = reg;
+      bo.len = bo.size = f.LoadLen();
+      Emit(rule, bo, f.loc);
+    }
+    if (implicit_flags) {
+      ir::Cmp c;
+      c.op = op == RelOp::kNot ? ir::CmpOp::kEq : ir::CmpOp::kNeq;
+      c.sreg = reg;
+      c.data = ir::Bytes(f.LoadLen(), 0);
+      Emit(rule, c, rhs_loc);
+      return true;
+    }
+    word += Pad4(f.LoadLen()) / 4;
+  }
+
+  if (is_set) {
+    if (named_set.empty() && !AddAnonSet(rule, st, elems, rhs_loc, &named_set)) return false;
+    const ir::Set* s = nullptr;
+    for (const ir::Set& x : pending_sets_) {
+      if (x.name == named_set) s = &x;
+    }
+    if (s == nullptr) s = table_->FindSet(named_set);
+    if (!concat && f0.host_order && f0.LoadLen() > 1 && s != nullptr && s->interval()) {
+      ir::Byteorder bo;
+      bo.op = ir::ByteorderOp::kHton;
+      bo.len = bo.size = f0.LoadLen();
+      Emit(rule, bo, rhs_loc);
+    }
+    ir::Lookup lk;
+    lk.sreg = 1;
+    lk.set = named_set;
+    lk.invert = op == RelOp::kNeq;
+    Emit(rule, lk, rhs_loc);
+    return true;
+  }
+
+  // A single value, range or prefix (possibly a concatenation of values).
+  const Element& e = elems[0];
+  if (concat) {
+    ir::Cmp c;
+    c.op = ToCmp(op);
+    c.sreg = 1;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (e.key[i].kind != Item::Kind::kValue) {
+        return Error(e.key[i].loc, "unsupported range in a concatenation outside a set");
+      }
+      ir::Bytes b = Encode(fields[i], e.key[i].lo, fields[i].LoadLen());
+      b.resize(Pad4(fields[i].LoadLen()), 0);
+      c.data.insert(c.data.end(), b.begin(), b.end());
+    }
+    c.data.resize(c.data.size() - (Pad4(fields.back().LoadLen()) - fields.back().LoadLen()));
+    Emit(rule, c, e.loc);
+    return true;
+  }
+  const Item& it = e.key[0];
+  uint32_t len = f0.LoadLen();
+  bool swap = f0.host_order && len > 1 && (IsOrdering(op) || it.kind == Item::Kind::kRange);
+  if (swap) {
+    ir::Byteorder bo;
+    bo.op = ir::ByteorderOp::kHton;
+    bo.len = bo.size = len;
+    Emit(rule, bo, it.loc);
+  }
+  auto enc = [&](U128 v) {
+    if (swap) return EncodeNumber(v, len, false);
+    return EncodeNum(f0, v, len);
+  };
+  if (it.kind == Item::Kind::kRange) {
+    if (op != RelOp::kImplicit && op != RelOp::kEq && op != RelOp::kNeq) {
+      return Error(op_loc, "unsupported operator with a range");
+    }
+    ir::Range r;
+    r.negate = op == RelOp::kNeq;
+    r.sreg = 1;
+    r.from = enc(it.lo.num);
+    r.to = enc(it.hi);
+    Emit(rule, r, it.loc);
+    return true;
+  }
+  ir::Cmp c;
+  c.op = ToCmp(op);
+  c.sreg = 1;
+  if (it.lo.is_str) {
+    std::string s = it.lo.str;
+    bool wildcard = !s.empty() && s.back() == '*' && (s.size() < 2 || s[s.size() - 2] != '\\');
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '*') continue;
+      out.push_back(s[i]);
+    }
+    if (wildcard) out.pop_back();
+    if (out.size() > len) return Error(it.loc, "string too long");
+    c.data.assign(out.begin(), out.end());
+    if (!wildcard) c.data.resize(len, 0);
+    if (c.data.empty()) {
+      // `"*"` matches every name: nft emits nothing to compare.
+      return true;
+    }
+  } else if (it.kind == Item::Kind::kPrefix) {
+    U128 m = BitsMask(f0.len_bits) & ~BitsMask(f0.len_bits - it.prefix);
+    c.data = EncodeNum(f0, it.lo.num & m, len);
+  } else {
+    U128 v = it.lo.num;
+    if (lhs.has_binop) v &= BitsMask(f0.len_bits);
+    c.data = enc(v);
+  }
+  Emit(rule, c, it.loc);
+  if (op == RelOp::kImplicit || op == RelOp::kEq) NoteContext(f0, it);
+  return true;
+}
+
+// Dependencies and loads of a set/map key into consecutive registers, with
+// bit-field masks, and host-order fields byte-swapped for interval sets.
+bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
+                          bool interval) {
+  for (const Field& f : fields) {
+    if (!EmitDeps(rule, f)) return false;
+  }
+  int word = 0;
+  for (const Field& f : fields) {
+    ir::Reg reg = ir::RegForWord(word);
+    EmitLoad(rule, f, reg, f.LoadLen());
+    if (f.NeedsMask()) {
+      ir::Bitwise b;
+      b.sreg = b.dreg = reg;
+      b.len = f.LoadLen();
+      b.mask = EncodeNum(f, BitsMask(f.len_bits), f.LoadLen());
+      b.xor_ = ir::Bytes(f.LoadLen(), 0);
+      Emit(rule, b, f.loc);
+    }
+    if (interval && f.host_order && f.LoadLen() > 1) {
+      ir::Byteorder bo;
+      bo.op = ir::ByteorderOp::kHton;
+      bo.sreg = bo.dreg = reg;
+      bo.len = bo.size = f.LoadLen();
+      Emit(rule, bo, f.loc);
+    }
+    word += Pad4(f.LoadLen()) / 4;
+  }
+  return true;
+}
+
+// `meta mark set KEY map { k : v, ... }` / `map @name`
+bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target) {
+  ir::SourceLoc loc = Next().loc;  // map
+  if (src.has_binop) return Error(loc, "unsupported binary operation before map");
+  SetType st;
+  st.fields = src.fields;
+  st.is_map = true;
+  st.data = target;
+  std::string name;
+  if (Peek().kind == Tok::kSetRef) {
+    name = Next().text;
+    const ir::Set* s = table_->FindSet(name);
+    if (s == nullptr || !(s->flags & ir::kSetMap) || s->verdict_map) {
+      return Error(toks_[pos_ - 1].loc, absl::StrCat("no map '", name, "'"));
+    }
+  } else {
+    std::vector<Element> elems;
+    if (!ParseSetElements(st, &elems)) return false;
+    if (elems.empty()) return Error(loc, "empty map");
+    if (!AddAnonSet(rule, st, elems, loc, &name)) return false;
+  }
+  const ir::Set* s = table_->FindSet(name);
+  for (const ir::Set& x : pending_sets_) {
+    if (x.name == name) s = &x;
+  }
+  if (!EmitKeyLoads(rule, src.fields, s != nullptr && s->interval())) return false;
+  ir::Lookup lk;
+  lk.sreg = 1;
+  lk.set = name;
+  lk.dreg = 1;
+  Emit(rule, lk, loc);
+  return true;
+}
+
+bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
+  ir::SourceLoc loc = Peek().loc;
+  uint32_t len = target.LoadLen();
+  const Token& t = Peek();
+  bool source_field =
+      t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" ||
+                               t.text == "ct" || IsUnqualifiedMeta(t.text));
+  if (source_field) {
+    Lhs src;
+    if (!ParseLhs(&src)) return false;
+    if (AtWord("map")) {
+      if (!ParseMapStmtSource(rule, src, target)) return false;
+      return EmitSetTarget(rule, target, is_ct);
+    }
+    if (src.fields.size() != 1) return Error(loc, "unsupported concatenation as a value");
+    const Field& f = src.fields[0];
+    if (f.kind == Field::Kind::kPayload && f.LoadLen() == 1 && len > 1) {
+      return EmitNarrowSource(rule, src, len) && EmitSetTarget(rule, target, is_ct);
+    }
+    if (f.LoadLen() != len || f.NeedsMask()) {
+      return Error(loc, "unsupported value expression of a different size");
+    }
+    if (AtWord("map")) return Error(Peek().loc, "unsupported map expression");
+    if (!EmitDeps(rule, f)) return false;
+    EmitLoad(rule, f, 1, len);
+    if (src.has_binop) {
+      ir::Bitwise b;
+      b.len = len;
+      b.mask = EncodeNum(f, src.and_mask & BitsMask(f.len_bits), len);
+      b.xor_ = EncodeNum(f, src.xor_val & BitsMask(f.len_bits), len);
+      Emit(rule, b, loc);
+    }
+  } else {
+    // A constant, possibly folded: `0x11 xor 0x1331`, `0x12 or 0x11`.
+    U128 v = 0;
+    Item first;
+    if (!ParseItem(target, &first)) return false;
+    if (first.kind != Item::Kind::kValue) return Error(first.loc, "expected a value");
+    v = first.lo.num;
+    while (IsBitmask(target.type) && AcceptPunct(",")) {
+      Item more;
+      if (!ParseItem(target, &more)) return false;
+      if (more.kind != Item::Kind::kValue) return Error(more.loc, "expected a value");
+      v |= more.lo.num;
+    }
+    while (!failed_) {
+      const Token& o = Peek();
+      std::string s = o.text;
+      char kind = 0;
+      if (s == "and" || (o.kind == Tok::kPunct && s == "&")) kind = '&';
+      else if (s == "or" || (o.kind == Tok::kPunct && s == "|")) kind = '|';
+      else if (s == "xor" || (o.kind == Tok::kPunct && s == "^")) kind = '^';
+      if (kind == 0) break;
+      Next();
+      U128 w = 0;
+      if (!ParseBinopOperand(target, &w)) return false;
+      v = kind == '&' ? (v & w) : kind == '|' ? (v | w) : (v ^ w);
+    }
+    if (failed_) return false;
+    ir::Immediate imm;
+    imm.dreg = 1;
+    imm.data = first.lo.is_str ? Encode(target, first.lo, len) : EncodeNum(target, v, len);
+    Emit(rule, imm, loc);
+  }
+  return EmitSetTarget(rule, target, is_ct);
+}
+
+// A one-byte header field as the value of a wider key (`meta mark set ip
+// dscp | 4`): load, isolate and shift the bits down, then apply the binop
+// on the register as a host-order word (one byte reads the same either way).
+bool Parser::EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len) {
+  const Field& f = src.fields[0];
+  if (!EmitDeps(rule, f)) return false;
+  EmitLoad(rule, f, 1, 1);
+  if (f.NeedsMask()) {
+    ir::Bitwise b;
+    b.len = 1;
+    b.mask = EncodeNum(f, BitsMask(f.len_bits), 1);
+    b.xor_ = ir::Bytes(1, 0);
+    Emit(rule, b, f.loc);
+  }
+  if (f.Shift() > 0) {
+    ir::Bitwise b;
+    b.op = ir::BitwiseOp::kRshift;
+    b.len = len;
+    b.shift = f.Shift();
+    Emit(rule, b, f.loc);
+  }
+  if (src.has_binop) {
+    U128 all = BitsMask(len * 8);
+    ir::Bitwise b;
+    b.len = len;
+    b.mask = EncodeNumber(src.and_mask & all, len, true);
+    b.xor_ = EncodeNumber(src.xor_val & all, len, true);
+    Emit(rule, b, src.loc);
+  }
+  return true;
+}
+
+bool Parser::EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct) {
+  if (is_ct) {
+    ir::CtSet s;
+    s.key = target.ct;
+    s.sreg = 1;
+    Emit(rule, s, target.loc);
+  } else {
+    ir::MetaSet s;
+    s.key = target.meta;
+    s.sreg = 1;
+    Emit(rule, s, target.loc);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Lowering helpers
+
+void Parser::Emit(ir::Rule& rule, ir::Expr e, ir::SourceLoc loc) {
+  rule.exprs.push_back(ir::Node{std::move(e), loc});
+}
+
+void Parser::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
+  switch (f.kind) {
+    case Field::Kind::kPayload: {
+      ir::PayloadLoad p;
+      p.base = f.base;
+      p.offset = f.LoadOffset();
+      p.len = len;
+      p.dreg = reg;
+      Emit(rule, p, f.loc);
+      return;
+    }
+    case Field::Kind::kMeta:
+      Emit(rule, ir::MetaLoad{f.meta, reg}, f.loc);
+      return;
+    case Field::Kind::kCt:
+      Emit(rule, ir::CtLoad{f.ct, reg, f.dir}, f.loc);
+      return;
+  }
+}
+
+ir::Bytes Parser::EncodeNum(const Field& f, U128 v, uint32_t len) {
+  if (f.host_order) return EncodeNumber(v, len, true);
+  return EncodeNumber(v << f.Shift(), len, false);
+}
+
+ir::Bytes Parser::Encode(const Field& f, const Value& v, uint32_t len) {
+  if (v.is_str) {
+    ir::Bytes b(len, 0);
+    for (size_t i = 0; i < v.str.size() && i < len; ++i) b[i] = static_cast<uint8_t>(v.str[i]);
+    return b;
+  }
+  return EncodeNum(f, v.num, len);
+}
+
+bool Parser::EmitNetDep(ir::Rule& rule, int net, ir::SourceLoc loc) {
+  ir::Family fam = table_->family;
+  if (ctx_.net == net) return true;
+  if (ctx_.net != 0) return Error(loc, "conflicting network protocols in one rule");
+  if (fam == ir::Family::kIp || fam == ir::Family::kIp6) {
+    int own = fam == ir::Family::kIp ? 4 : 6;
+    if (own != net) {
+      return Error(loc, absl::StrCat("IPv", net, " expression in an ", ir::FamilyName(fam),
+                                     " table"));
+    }
+    ctx_.net = net;
+    return true;
+  }
+  if (ctx_.link && fam != ir::Family::kIp && fam != ir::Family::kIp6) {
+    // With an Ethernet header established nft tests its ether type.
+    Emit(rule, ir::PayloadLoad{ir::PayloadBase::kLink, 12, 2, 1}, loc);
+    ir::Cmp c;
+    c.sreg = 1;
+    c.data = net == 4 ? ir::Bytes{0x08, 0x00} : ir::Bytes{0x86, 0xdd};
+    Emit(rule, c, loc);
+  } else if (fam == ir::Family::kInet) {
+    Emit(rule, ir::MetaLoad{ir::MetaKey::kNfProto, 1}, loc);
+    ir::Cmp c;
+    c.sreg = 1;
+    c.data = {static_cast<uint8_t>(net == 4 ? 2 : 10)};
+    Emit(rule, c, loc);
+  } else {
+    Emit(rule, ir::MetaLoad{ir::MetaKey::kProtocol, 1}, loc);
+    ir::Cmp c;
+    c.sreg = 1;
+    c.data = net == 4 ? ir::Bytes{0x08, 0x00} : ir::Bytes{0x86, 0xdd};
+    Emit(rule, c, loc);
+  }
+  ctx_.net = net;
+  return true;
+}
+
+bool Parser::EmitDeps(ir::Rule& rule, const Field& f) {
+  if (!EmitL3L4Deps(rule, f)) return false;
+  if (!f.icmp_types.empty() && ctx_.icmp_type_value >= 0 &&
+      std::find(f.icmp_types.begin(), f.icmp_types.end(), ctx_.icmp_type_value) ==
+          f.icmp_types.end()) {
+    return Error(f.loc, "field does not exist in the ICMP type matched before");
+  }
+  if (f.icmp_types.empty() || ctx_.icmp_type) return true;
+  // icmp id → [ load type ] [ lookup {echo-request, echo-reply} ]
+  ctx_.icmp_type = true;
+  Emit(rule, ir::PayloadLoad{ir::PayloadBase::kTransport, 0, 1, 1}, f.loc);
+  if (f.icmp_types.size() == 1) {
+    ir::Cmp c;
+    c.sreg = 1;
+    c.data = {f.icmp_types[0]};
+    Emit(rule, c, f.loc);
+    return true;
+  }
+  ir::Set set;
+  set.name = FreshAnonName("__set");
+  set.flags = ir::kSetAnonymous | ir::kSetConstant;
+  set.key_len = 1;
+  set.loc = f.loc;
+  for (uint8_t t : f.icmp_types) {
+    ir::SetElement e;
+    e.key = {t};
+    e.loc = f.loc;
+    set.elements.push_back(e);
+  }
+  ir::Lookup lk;
+  lk.sreg = 1;
+  lk.set = set.name;
+  pending_sets_.push_back(std::move(set));
+  Emit(rule, lk, f.loc);
+  return true;
+}
+
+bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
+  ir::Family fam = table_->family;
+  switch (f.dep) {
+    case Dep::kNone:
+      return true;
+    case Dep::kIpv4:
+      return EmitNetDep(rule, 4, f.loc);
+    case Dep::kIpv6:
+      return EmitNetDep(rule, 6, f.loc);
+    case Dep::kL4Ipv4:
+    case Dep::kL4Ipv6: {
+      int net = f.dep == Dep::kL4Ipv4 ? 4 : 6;
+      // ip and ip6 tables accept either ICMP flavour on the l4proto alone.
+      if (fam != ir::Family::kIp && fam != ir::Family::kIp6 &&
+          !EmitNetDep(rule, net, f.loc)) {
+        return false;
+      }
+      if (fam == ir::Family::kNetdev || fam == ir::Family::kBridge) {
+        // Without an L3 hook context nft tests the IP header's own field.
+        if (ctx_.l4 == f.l4proto) return true;
+        if (ctx_.l4 >= 0) return Error(f.loc, "conflicting transport protocols in one rule");
+        Emit(rule, ir::PayloadLoad{ir::PayloadBase::kNetwork, net == 4 ? 9u : 6u, 1, 1}, f.loc);
+        ir::Cmp c;
+        c.sreg = 1;
+        c.data = {f.l4proto};
+        Emit(rule, c, f.loc);
+        ctx_.l4 = f.l4proto;
+        return true;
+      }
+      [[fallthrough]];
+    }
+    case Dep::kL4: {
+      if (ctx_.l4 == f.l4proto) return true;
+      if (ctx_.l4 >= 0) return Error(f.loc, "conflicting transport protocols in one rule");
+      Emit(rule, ir::MetaLoad{ir::MetaKey::kL4Proto, 1}, f.loc);
+      ir::Cmp c;
+      c.sreg = 1;
+      c.data = {f.l4proto};
+      Emit(rule, c, f.loc);
+      ctx_.l4 = f.l4proto;
+      return true;
+    }
+    case Dep::kLink:
+    case Dep::kVlan:
+      if (!ctx_.link && fam != ir::Family::kBridge) {
+        Emit(rule, ir::MetaLoad{ir::MetaKey::kIifType, 1}, f.loc);
+        ir::Cmp c;
+        c.sreg = 1;
+        c.data = {0x01, 0x00};
+        Emit(rule, c, f.loc);
+      }
+      ctx_.link = true;
+      if (f.dep == Dep::kVlan && !ctx_.vlan && ctx_.ethertype >= 0) {
+        return Error(f.loc, "vlan header after a non-vlan ether type match");
+      }
+      if (f.dep == Dep::kVlan && !ctx_.vlan) {
+        Emit(rule, ir::PayloadLoad{ir::PayloadBase::kLink, 12, 2, 1}, f.loc);
+        ir::Cmp c;
+        c.sreg = 1;
+        c.data = {0x81, 0x00};
+        Emit(rule, c, f.loc);
+        ctx_.vlan = true;
+      }
+      return true;
+  }
+  return true;
+}
+
+void Parser::NoteContext(const Field& f, const Item& item) {
+  if (item.kind != Item::Kind::kValue || item.lo.is_str) return;
+  if (f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
+      f.off_bits == 0 && (f.type == DType::kIcmpType || f.type == DType::kIcmpv6Type)) {
+    ctx_.icmp_type = true;
+    ctx_.icmp_type_value = static_cast<int>(item.lo.num);
+  }
+  U128 v = item.lo.num;
+  bool l4 = (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kL4Proto) ||
+            (f.kind == Field::Kind::kPayload && f.type == DType::kInetProto &&
+             f.base == ir::PayloadBase::kNetwork);
+  if (l4) ctx_.l4 = static_cast<int>(v);
+  if (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kNfProto) {
+    ctx_.net = v == 2 ? 4 : v == 10 ? 6 : ctx_.net;
+  }
+  bool ethertype = f.type == DType::kEtherType &&
+                   (f.kind == Field::Kind::kMeta || f.base == ir::PayloadBase::kLink);
+  if (ethertype) {
+    if (v == 0x0800) ctx_.net = 4;
+    if (v == 0x86dd) ctx_.net = 6;
+    if (v == 0x8100 && f.kind == Field::Kind::kPayload) ctx_.vlan = true;
+    if (f.kind == Field::Kind::kPayload && f.off_bits == 96) ctx_.ethertype = static_cast<int>(v);
+  }
+  if (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kIifType && v == 1) {
+    ctx_.link = true;
+  }
+}
+
+}  // namespace rulejit::frontends::nft

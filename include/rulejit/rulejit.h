@@ -1,0 +1,138 @@
+// rulejit: compile a firewall ruleset once, classify frames fast.
+//
+//   #include "rulejit/rulejit.h"
+//
+//   ir::Diagnostics diags;
+//   int file = diags.AddFile("rules.ipt", text);
+//   auto ruleset = rulejit::frontends::ParseIptablesSave(text, file, diags);
+//   if (!ruleset.ok()) { std::cerr << diags.Format(); return 1; }
+//   auto program = rulejit::Program::Compile(*std::move(ruleset), {});
+//   if (!program.ok()) { ... }
+//
+//   rulejit::PacketMeta meta;                 // interfaces, marks, ct state
+//   rulejit::Result r = (*program)->Classify(rulejit::Hook::kInput,
+//                                            frame, frame_len, meta);
+//   if (r.verdict == rulejit::Verdict::kDrop) ...
+//
+// A Program is immutable and may be shared by any number of threads. The
+// classify calls allocate nothing, take no lock and return plain codes;
+// per-thread mutable state (counters, limit buckets) lives in a RunState the
+// caller owns, one per thread.
+#ifndef RULEJIT_RULEJIT_H_
+#define RULEJIT_RULEJIT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/passes/passes.h"
+#include "ir/expr_eval.h"
+#include "ir/interp.h"
+#include "ir/ir.h"
+#include "ir/packet.h"
+
+namespace rulejit {
+
+using Hook = ir::Hook;
+using PacketMeta = ir::PacketMeta;
+using PacketView = ir::PacketView;
+
+enum class Verdict : uint8_t { kAccept, kDrop };
+
+enum class Backend : uint8_t {
+  kAuto,    // the best available tier (today: jit)
+  kInterp,  // the reference interpreter
+  kJit,     // asmjit native code
+};
+const char* BackendName(Backend backend);
+// "interp", "jit", "auto"; nullopt for anything else.
+std::optional<Backend> BackendFromName(std::string_view name);
+
+struct CompileOptions {
+  Backend backend = Backend::kAuto;
+  bool keep_assembly = false;  // record the listing for `--emit asm`
+  // Optimizer passes for the compiled tiers (the interpreter always runs the
+  // ruleset as written: it is the reference).
+  passes::PassOptions passes;
+};
+
+// Which rule decided, for --explain and counters: `rule == -1` is the
+// policy of (table, chain); table == -1 means no base chain saw the packet
+// (the kernel's default: accept).
+using RuleRef = ir::RuleRef;
+
+struct Result {
+  Verdict verdict = Verdict::kAccept;
+  RuleRef decided_by;
+  bool rejected = false;
+  uint32_t mark = 0;     // meta mark after evaluation
+  uint32_t ct_mark = 0;  // ct mark after evaluation
+};
+
+// Per-thread mutable state: counters per rule and limit token buckets.
+class RunState {
+ public:
+  RunState() = default;
+  // packets/bytes counted by rule `ref`'s counter expression.
+  ir::Counter CounterOf(const RuleRef& ref) const;
+  void set_now_ns(uint64_t now_ns) { now_ns_ = now_ns; }
+
+ private:
+  friend class Program;
+  std::vector<ir::Counter> counters_;       // jit: by global rule id
+  std::vector<ir::LimitBucket> buckets_;    // jit: by limit expression
+  ir::InterpState interp_;                  // interp tier
+  std::vector<uint32_t> chain_base_;        // layout copies for CounterOf
+  std::vector<uint32_t> rule_base_;
+  bool jit_ = false;
+  uint64_t now_ns_ = 0;
+};
+
+class Program {
+ public:
+  ~Program();
+
+  // Verifies and compiles `ruleset`. Errors (verification, code generation)
+  // come back as a Status; nothing is half-built.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<const Program>> Compile(
+      ir::Ruleset ruleset, const CompileOptions& options);
+
+  // Classifies one parsed packet at `hook`.
+  Result Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
+             RunState* state = nullptr) const;
+  // Parses an Ethernet frame (or, at output hooks, strips nothing: the
+  // link header is hidden as the kernel has none there) and classifies it.
+  Result Classify(Hook hook, const uint8_t* frame, uint32_t len,
+                  const PacketMeta& meta, RunState* state = nullptr) const;
+  // Burst form: classifies n frames sharing `meta`, writing n results.
+  void ClassifyBurst(Hook hook, const uint8_t* const* frames,
+                     const uint32_t* lens, uint32_t n, const PacketMeta& meta,
+                     Result* results, RunState* state = nullptr) const;
+
+  Backend backend() const { return backend_; }
+  // The ruleset the backend runs (after the passes, for compiled tiers).
+  const ir::Ruleset& ruleset() const { return *ruleset_; }
+  const std::string& assembly() const;  // empty unless keep_assembly
+  size_t code_size() const;
+
+ private:
+  struct Jit;
+  Program() = default;
+  Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
+                   RunState* state) const;
+  Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
+                RunState* state) const;
+  void PrepareState(RunState* state) const;
+
+  std::unique_ptr<ir::Ruleset> ruleset_;
+  std::unique_ptr<ir::Interpreter> interp_;
+  std::unique_ptr<Jit> jit_;
+  std::vector<std::vector<RuleRef>> hook_chains_;  // per Hook, in order
+  Backend backend_ = Backend::kInterp;
+};
+
+}  // namespace rulejit
+
+#endif  // RULEJIT_RULEJIT_H_

@@ -1,0 +1,411 @@
+// Kernel semantics of the shared expressions (see expr_eval.h). Where the
+// kernel's behaviour is not the intuitive one it is marked KERNEL.
+#include "ir/expr_eval.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rulejit::ir {
+namespace {
+
+constexpr uint8_t kCtDirReplyBit = 1;
+
+uint32_t LoadWord(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+void StoreWord(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
+// nft_reg_store8 / nft_reg_store16: the value in the low bytes, word zeroed.
+void Store8(uint8_t* p, uint8_t v) {
+  StoreWord(p, 0);
+  p[0] = v;
+}
+void Store16(uint8_t* p, uint16_t v) {
+  StoreWord(p, 0);
+  std::memcpy(p, &v, 2);
+}
+
+// Interface name into a 16-byte register area (KERNEL: "" without device).
+void StoreIfName(uint8_t* dst, const char (&name)[16], bool present) {
+  std::memset(dst, 0, 16);
+  if (present) std::memcpy(dst, name, 16);
+}
+
+// KERNEL (nft_bitwise_eval_lshift/rshift): words in host order, carry from
+// word to word, computed in place (so shifting a register onto itself reads
+// words already written, like the kernel).
+void ShiftWords(uint32_t* dst, const uint32_t* src, int words, uint32_t shift,
+                bool left) {
+  uint32_t carry = 0;
+  if (left) {
+    for (int i = words; i > 0; i--) {
+      dst[i - 1] = (src[i - 1] << shift) | carry;
+      carry = shift == 0 ? 0 : src[i - 1] >> (32 - shift);
+    }
+  } else {
+    for (int i = 0; i < words; i++) {
+      dst[i] = carry | (src[i] >> shift);
+      carry = shift == 0 ? 0 : src[i] << (32 - shift);
+    }
+  }
+}
+
+uint16_t Swap16(uint16_t v) { return static_cast<uint16_t>((v >> 8) | (v << 8)); }
+
+// Does `key` fall in [lo, hi] (memcmp order) over `len` bytes at `off`?
+bool InRange(const uint8_t* key, const Bytes& lo, const Bytes& hi,
+             uint32_t off, uint32_t len) {
+  if (lo.size() < off + len || hi.size() < off + len) return false;
+  return std::memcmp(key + off, lo.data() + off, len) >= 0 &&
+         std::memcmp(key + off, hi.data() + off, len) <= 0;
+}
+
+std::string KeyString(const Bytes& bytes, uint32_t len) {
+  std::string key(bytes.begin(), bytes.end());
+  key.resize(len, '\0');
+  return key;
+}
+
+}  // namespace
+
+uint32_t SkbLen(const PacketView& pkt) {
+  uint32_t base = pkt.network_off == kAbsent ? 0 : pkt.network_off;
+  return base <= pkt.len ? pkt.len - base : 0;
+}
+
+void StoreBytes(uint8_t* dst, const uint8_t* src, uint32_t len) {
+  if (len % 4 != 0) std::memset(dst + (len / 4) * 4, 0, 4);
+  std::memcpy(dst, src, len);
+}
+
+uint32_t HeaderOffset(const PacketView& pkt, PayloadBase base) {
+  switch (base) {
+    case PayloadBase::kLink: return pkt.link_off;
+    case PayloadBase::kNetwork: return pkt.network_off;
+    case PayloadBase::kTransport: return pkt.fragoff != 0 ? kAbsent : pkt.transport_off;
+    case PayloadBase::kInner: return pkt.fragoff != 0 ? kAbsent : pkt.inner_off;
+  }
+  return kAbsent;
+}
+
+bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt) {
+  const uint32_t base = HeaderOffset(pkt, e.load.base);
+  const uint64_t end = static_cast<uint64_t>(base) + e.load.offset + e.load.len;
+  if (base == kAbsent || end > pkt.len || pkt.data == nullptr || e.load.len > kRegBytes) {
+    return false;
+  }
+  uint8_t value[kRegBytes] = {};
+  std::memcpy(value, pkt.data + base + e.load.offset, e.load.len);
+  for (size_t i = 0; i < e.mask.size(); ++i) value[i] &= e.mask[i];
+  int d = std::memcmp(value, e.data.data(), std::min<size_t>(e.data.size(), kRegBytes));
+  switch (e.op) {
+    case CmpOp::kEq: return d == 0;
+    case CmpOp::kNeq: return d != 0;
+    case CmpOp::kLt: return d < 0;
+    case CmpOp::kLte: return d <= 0;
+    case CmpOp::kGt: return d > 0;
+    case CmpOp::kGte: return d >= 0;
+  }
+  return false;
+}
+
+uint8_t* RegBytes(uint8_t* regs, Reg reg, uint32_t len) {
+  int word = RegWord(reg);
+  if (word < 0 || word * 4 + static_cast<uint64_t>(len) > kRegBytes) {
+    return nullptr;
+  }
+  return regs + word * 4;
+}
+
+// nft_meta_get_eval
+bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
+                  const PacketMeta& m, const MutableMeta& mut, uint8_t* regs) {
+  uint8_t* dst = RegBytes(regs, e.dreg, MetaKeyLen(e.key));
+  if (dst == nullptr) return false;
+  switch (e.key) {
+    case MetaKey::kLen: StoreWord(dst, SkbLen(pkt)); return true;
+    case MetaKey::kProtocol: {
+      // skb->protocol is big-endian: the register holds network order.
+      uint8_t be[2] = {static_cast<uint8_t>(pkt.protocol >> 8),
+                       static_cast<uint8_t>(pkt.protocol)};
+      uint16_t raw;
+      std::memcpy(&raw, be, 2);
+      Store16(dst, raw);
+      return true;
+    }
+    case MetaKey::kNfProto:
+      Store8(dst, family == Family::kNetdev ? kNfProtoNetdev : pkt.nfproto);
+      return true;
+    case MetaKey::kL4Proto:
+      if (!pkt.l4proto_valid) return false;
+      Store8(dst, pkt.l4proto);
+      return true;
+    case MetaKey::kPriority: StoreWord(dst, mut.priority); return true;
+    case MetaKey::kMark: StoreWord(dst, mut.mark); return true;
+    // KERNEL: no device loads ifindex 0 and name "", only the types fail.
+    case MetaKey::kIif: StoreWord(dst, m.has_iif ? m.iif : 0); return true;
+    case MetaKey::kOif: StoreWord(dst, m.has_oif ? m.oif : 0); return true;
+    case MetaKey::kIifName: StoreIfName(dst, m.iifname, m.has_iif); return true;
+    case MetaKey::kOifName: StoreIfName(dst, m.oifname, m.has_oif); return true;
+    case MetaKey::kIifType:
+      if (!m.has_iif) return false;
+      Store16(dst, m.iiftype);
+      return true;
+    case MetaKey::kOifType:
+      if (!m.has_oif) return false;
+      Store16(dst, m.oiftype);
+      return true;
+    case MetaKey::kPktType: Store8(dst, m.pkttype); return true;
+    default:
+      // Sockets, routing, time, cgroups, cpu, bridge ports: not modelled.
+      return false;
+  }
+}
+
+void EvalMetaSet(const MetaSet& e, const uint8_t* regs, MutableMeta& mut) {
+  const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, 4);
+  if (src == nullptr) return;
+  switch (e.key) {
+    case MetaKey::kMark: mut.mark = LoadWord(src); break;
+    case MetaKey::kPriority: mut.priority = LoadWord(src); break;
+    default: break;  // pkttype, nftrace, secmark: no effect on the verdict
+  }
+}
+
+// nft_ct_get_eval
+bool EvalCtLoad(const CtLoad& e, const PacketMeta& m, const MutableMeta& mut,
+                uint8_t* regs) {
+  uint8_t* dst = RegBytes(regs, e.dreg, 4);
+  if (dst == nullptr) return false;
+  if (e.key == CtKey::kState) {
+    // Always loads: without an entry the packet is invalid or untracked.
+    uint32_t state = m.ct_valid ? m.ct_state
+                     : m.ct_state == kCtStateUntracked ? kCtStateUntracked
+                                                       : kCtStateInvalid;
+    StoreWord(dst, state);
+    return true;
+  }
+  if (!m.ct_valid) return false;
+  switch (e.key) {
+    case CtKey::kDirection: Store8(dst, m.ct_dir & kCtDirReplyBit); return true;
+    case CtKey::kStatus: StoreWord(dst, m.ct_status); return true;
+    case CtKey::kMark: StoreWord(dst, mut.ct_mark); return true;
+    default: return false;  // not modelled
+  }
+}
+
+void EvalCtSet(const CtSet& e, const PacketMeta& meta, const uint8_t* regs,
+               MutableMeta& mut) {
+  const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, 4);
+  if (src == nullptr || !meta.ct_valid) return;  // no entry: no effect
+  if (e.key == CtKey::kMark) mut.ct_mark = LoadWord(src);
+}
+
+bool EvalBitwise(const Bitwise& e, uint8_t* regs) {
+  uint32_t words = (e.len + 3) / 4;
+  uint8_t* src = RegBytes(regs, e.sreg, words * 4);
+  uint8_t* dst = RegBytes(regs, e.dreg, words * 4);
+  if (src == nullptr || dst == nullptr || e.shift >= 32) return false;
+  if (e.op == BitwiseOp::kMaskXor) {
+    // Mask and xor are zero past len (kzalloc'ed nft_data in the kernel).
+    for (uint32_t i = 0; i < words * 4; i++) {
+      uint8_t mask = i < e.mask.size() ? e.mask[i] : 0;
+      uint8_t x = i < e.xor_.size() ? e.xor_[i] : 0;
+      dst[i] = (src[i] & mask) ^ x;
+    }
+    return true;
+  }
+  // Shift on a word view of the whole file so that overlapping source and
+  // destination behave as in the kernel.
+  uint32_t file[kRegWords];
+  std::memcpy(file, regs, sizeof(file));
+  ShiftWords(file + RegWord(e.dreg), file + RegWord(e.sreg),
+             static_cast<int>(words), e.shift, e.op == BitwiseOp::kLshift);
+  std::memcpy(regs, file, sizeof(file));
+  return true;
+}
+
+// nft_byteorder_eval; ntoh and hton are the same swap on a little-endian
+// host.
+bool EvalByteorder(const Byteorder& e, uint8_t* regs) {
+  uint32_t span = e.size == 2 ? (e.len / 2) * 4 : e.len;  // see KERNEL below
+  uint8_t* src = RegBytes(regs, e.sreg, span);
+  uint8_t* dst = RegBytes(regs, e.dreg, span);
+  if (src == nullptr || dst == nullptr) return false;
+  switch (e.size) {
+    case 8:
+      for (uint32_t i = 0; i < e.len / 8; i++) {
+        uint64_t v;
+        std::memcpy(&v, src + i * 8, 8);
+        v = __builtin_bswap64(v);
+        std::memcpy(dst + i * 8, &v, 8);
+      }
+      return true;
+    case 4:
+      for (uint32_t i = 0; i < e.len / 4; i++) {
+        StoreWord(dst + i * 4, __builtin_bswap32(LoadWord(src + i * 4)));
+      }
+      return true;
+    case 2:
+      // KERNEL: the 16-bit elements are indexed through a union of u32 and
+      // u16, so element i is the first half of 32-bit word i.
+      for (uint32_t i = 0; i < e.len / 2; i++) {
+        uint16_t v;
+        std::memcpy(&v, src + i * 4, 2);
+        v = Swap16(v);
+        std::memcpy(dst + i * 4, &v, 2);
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+// nft_cmp_eval: memcmp order.
+bool EvalCmp(const Cmp& e, const uint8_t* regs) {
+  const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, e.data.size());
+  if (src == nullptr) return false;
+  int d = std::memcmp(src, e.data.data(), e.data.size());
+  switch (e.op) {
+    case CmpOp::kEq: return d == 0;
+    case CmpOp::kNeq: return d != 0;
+    case CmpOp::kLt: return d < 0;
+    case CmpOp::kLte: return d <= 0;
+    case CmpOp::kGt: return d > 0;
+    case CmpOp::kGte: return d >= 0;
+  }
+  return false;
+}
+
+// nft_range_eval
+bool EvalRange(const Range& e, const uint8_t* regs) {
+  size_t len = std::min(e.from.size(), e.to.size());
+  const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, len);
+  if (src == nullptr) return false;
+  bool inside = std::memcmp(src, e.from.data(), len) >= 0 &&
+                std::memcmp(src, e.to.data(), len) <= 0;
+  return inside != e.negate;
+}
+
+// KERNEL nft_limit: a token bucket counted in nanoseconds. Packets cost
+// unit/rate each, the bucket holds `burst` (default 5) packets; bytes cost
+// unit*len/rate, the bucket holds unit*(rate+burst)/rate. A bucket starts
+// full.
+bool WithinLimit(const Limit& e, uint32_t skb_len, uint64_t now_ns,
+                 LimitBucket& bucket) {
+  if (e.rate == 0) return false;
+  using u128 = unsigned __int128;  // nsecs * bytes can pass 2^64
+  const uint64_t nsecs = e.unit_seconds * 1000000000ull;
+  uint64_t burst = e.burst;
+  if (!e.bytes && burst == 0) burst = 5;  // NFT_LIMIT_PKT_BURST_DEFAULT
+  // Integer divisions as in the kernel; doubles hold the results exactly
+  // up to 2^53 ns (104 days).
+  const double tokens_max = static_cast<double>(
+      e.bytes ? u128(nsecs) * (e.rate + burst) / e.rate
+              : u128(nsecs / e.rate) * burst);
+  const double cost = static_cast<double>(
+      e.bytes ? u128(nsecs) * skb_len / e.rate : u128(nsecs / e.rate));
+  if (!bucket.initialized) bucket = {true, tokens_max, now_ns};
+  double elapsed = now_ns > bucket.last_ns ? double(now_ns - bucket.last_ns) : 0.0;
+  double tokens = std::min(bucket.tokens + elapsed, tokens_max);
+  bucket.last_ns = now_ns;
+  if (tokens - cost >= 0) {
+    bucket.tokens = tokens - cost;
+    return true;
+  }
+  bucket.tokens = tokens;
+  return false;
+}
+
+SetIndex::SetIndex(const Set& set) : set_(set) {
+  if (!set.interval()) {
+    kind_ = Kind::kExact;
+    for (size_t i = 0; i < set.elements.size(); ++i) {
+      if (set.elements[i].key.size() < set.key_len) continue;  // never matches
+      exact_.emplace(KeyString(set.elements[i].key, set.key_len), static_cast<int>(i));
+    }
+    return;
+  }
+  if (set.field_lens.size() > 1) {
+    kind_ = Kind::kFieldwise;
+    return;
+  }
+  for (size_t i = 0; i < set.elements.size(); ++i) {
+    const SetElement& e = set.elements[i];
+    const Bytes& hi = e.key_end ? *e.key_end : e.key;
+    if (e.key.size() < set.key_len || hi.size() < set.key_len) continue;
+    intervals_.push_back({KeyString(e.key, set.key_len), KeyString(hi, set.key_len),
+                          static_cast<int>(i)});
+  }
+  std::stable_sort(intervals_.begin(), intervals_.end(),
+                   [](const Interval& a, const Interval& b) { return a.from < b.from; });
+  kind_ = Kind::kSorted;
+  for (size_t i = 1; i < intervals_.size(); ++i) {
+    if (intervals_[i].from <= intervals_[i - 1].to) kind_ = Kind::kScan;
+  }
+  if (kind_ == Kind::kScan) {  // in element order, so the first element wins
+    std::sort(intervals_.begin(), intervals_.end(),
+              [](const Interval& a, const Interval& b) { return a.element < b.element; });
+  }
+}
+
+// Intervals of concatenations match field by field over each field's real
+// length (pipapo ignores the padding).
+bool SetIndex::FieldwiseMatch(const SetElement& el, const uint8_t* key) const {
+  const Bytes& hi = el.key_end ? *el.key_end : el.key;
+  uint32_t off = 0;
+  for (uint32_t field_len : set_.field_lens) {
+    if (!InRange(key, el.key, hi, off, field_len)) return false;
+    off += (field_len + 3) / 4 * 4;
+  }
+  return true;
+}
+
+int SetIndex::Find(const uint8_t* key) const {
+  std::string_view k(reinterpret_cast<const char*>(key), set_.key_len);
+  switch (kind_) {
+    case Kind::kExact: {
+      auto it = exact_.find(std::string(k));
+      return it == exact_.end() ? -1 : it->second;
+    }
+    case Kind::kFieldwise:
+      for (size_t i = 0; i < set_.elements.size(); ++i) {
+        if (FieldwiseMatch(set_.elements[i], key)) return static_cast<int>(i);
+      }
+      return -1;
+    case Kind::kScan:
+      for (const Interval& iv : intervals_) {
+        if (iv.from <= k && k <= iv.to) return iv.element;
+      }
+      return -1;
+    case Kind::kSorted: {
+      // Last interval whose start is <= key.
+      auto it = std::upper_bound(
+          intervals_.begin(), intervals_.end(), k,
+          [](std::string_view v, const Interval& iv) { return v < iv.from; });
+      if (it == intervals_.begin()) return -1;
+      --it;
+      return k <= it->to ? it->element : -1;
+    }
+  }
+  return -1;
+}
+
+bool EvalLookup(const Lookup& e, const Set& set, const SetIndex& index,
+                uint8_t* regs, int* element) {
+  const uint8_t* key = RegBytes(regs, e.sreg, set.key_len);
+  *element = -1;
+  if (key == nullptr) return false;
+  int found = index.Find(key);
+  if ((found >= 0) == e.invert) return false;
+  *element = found;
+  if (found < 0 || !e.dreg || *e.dreg == kVerdictReg) return true;
+  const SetElement& el = set.elements[found];
+  uint8_t* dst = RegBytes(regs, *e.dreg, (set.data_len + 3) / 4 * 4);
+  if (dst == nullptr || el.data.size() < set.data_len) return false;
+  StoreBytes(dst, el.data.data(), set.data_len);
+  return true;
+}
+
+}  // namespace rulejit::ir

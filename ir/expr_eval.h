@@ -1,0 +1,105 @@
+// Kernel semantics of the expressions that every tier shares out of line:
+// meta and ct loads, byte order, shifts, ordered compares, ranges, limits
+// and set lookups. The reference interpreter and the JIT helpers both call
+// these, so the meaning of each is written down exactly once.
+//
+// Registers are the VM's 64-byte register file; `word` arguments are 32-bit
+// word indexes (ir::RegWord). A `false` return is NFT_BREAK (no match).
+#ifndef RULEJIT_IR_EXPR_EVAL_H_
+#define RULEJIT_IR_EXPR_EVAL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "ir/ir.h"
+#include "ir/packet.h"
+
+namespace rulejit::ir {
+
+// NFPROTO_NETDEV: what meta nfproto reports in netdev-family chains.
+inline constexpr uint8_t kNfProtoNetdev = 5;
+
+// Per-packet values that statements can change while the ruleset runs.
+struct MutableMeta {
+  uint32_t mark = 0;
+  uint32_t priority = 0;
+  uint32_t ct_mark = 0;
+};
+
+// skb->len as the kernel sees it at the hook: from the network header on.
+uint32_t SkbLen(const PacketView& pkt);
+
+// nft_data_copy / payload load: zero the last word the value touches, then
+// copy (the kernel's `dest[len / 4] = 0` when len % 4 != 0).
+void StoreBytes(uint8_t* dst, const uint8_t* src, uint32_t len);
+
+// The register bytes of `reg` when `len` bytes fit in the file, else null.
+uint8_t* RegBytes(uint8_t* regs, Reg reg, uint32_t len);
+
+// Offset of a payload base in the packet, or kAbsent (transport and inner
+// headers of non-first fragments are absent, as in the kernel).
+uint32_t HeaderOffset(const PacketView& pkt, PayloadBase base);
+
+// A fused load/mask/compare straight from the packet (no register written).
+bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt);
+
+// Register-file operations; each takes the whole 64-byte file and returns
+// false on NFT_BREAK (including registers out of range in unverified IR).
+bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
+                  const PacketMeta& meta, const MutableMeta& mut,
+                  uint8_t* regs);
+bool EvalCtLoad(const CtLoad& e, const PacketMeta& meta,
+                const MutableMeta& mut, uint8_t* regs);
+// meta set / ct set: keys without a model have no effect.
+void EvalMetaSet(const MetaSet& e, const uint8_t* regs, MutableMeta& mut);
+void EvalCtSet(const CtSet& e, const PacketMeta& meta, const uint8_t* regs,
+               MutableMeta& mut);
+bool EvalBitwise(const Bitwise& e, uint8_t* regs);
+bool EvalByteorder(const Byteorder& e, uint8_t* regs);
+bool EvalCmp(const Cmp& e, const uint8_t* regs);
+bool EvalRange(const Range& e, const uint8_t* regs);
+
+// Token bucket of one limit expression, as nft_limit keeps it (in ns).
+struct LimitBucket {
+  bool initialized = false;
+  double tokens = 0;
+  uint64_t last_ns = 0;
+};
+// True when the packet is within the limit (the caller applies `over`).
+bool WithinLimit(const Limit& e, uint32_t skb_len, uint64_t now_ns,
+                 LimitBucket& bucket);
+
+// A set built for lookups: a hash of exact keys (hash sets), intervals
+// sorted by start for a binary search (rbtree sets: nf_tables intervals
+// never overlap; if they do, every interval is scanned in order), or, for
+// intervals over concatenations, a scan matching field by field over each
+// field's real length as the kernel's pipapo sets do.
+class SetIndex {
+ public:
+  explicit SetIndex(const Set& set);
+  // Index into set.elements of the element holding `key` (key_len bytes),
+  // or -1.
+  int Find(const uint8_t* key) const;
+
+ private:
+  struct Interval { std::string from, to; int element; };
+  enum class Kind { kExact, kSorted, kScan, kFieldwise };
+  bool FieldwiseMatch(const SetElement& el, const uint8_t* key) const;
+
+  const Set& set_;
+  Kind kind_;
+  absl::flat_hash_map<std::string, int> exact_;
+  std::vector<Interval> intervals_;
+};
+
+// lookup: the element the key finds (or -1) through `index`; applies
+// inversion; copies map data into dreg. `element` receives the element for
+// verdict maps. False on NFT_BREAK.
+bool EvalLookup(const Lookup& e, const Set& set, const SetIndex& index,
+                uint8_t* regs, int* element);
+
+}  // namespace rulejit::ir
+
+#endif  // RULEJIT_IR_EXPR_EVAL_H_

@@ -1,0 +1,59 @@
+// Base-chain order and visibility at a hook (see hook_order.h).
+#include "ir/hook_order.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rulejit::ir {
+
+std::vector<RuleRef> BaseChainsAt(const Ruleset& ruleset, Hook hook) {
+  std::vector<RuleRef> out;
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
+    const auto& chains = ruleset.tables[t].chains;
+    for (size_t c = 0; c < chains.size(); ++c) {
+      if (chains[c].base && chains[c].base->hook == hook) {
+        out.push_back({static_cast<int>(t), static_cast<int>(c), -1});
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const RuleRef& a, const RuleRef& b) {
+    return ruleset.tables[a.table].chains[a.chain].base->priority <
+           ruleset.tables[b.table].chains[b.chain].base->priority;
+  });
+  return out;
+}
+
+namespace {
+
+bool DeviceMatches(const std::string& device, const char name[16]) {
+  return device.size() < 16 && strncmp(device.c_str(), name, 16) == 0;
+}
+
+}  // namespace
+
+bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
+                     const PacketView& pkt, const PacketMeta& meta) {
+  const bool device_hook = hook == Hook::kIngress || hook == Hook::kEgress;
+  if (device_hook) {
+    if (table.family != Family::kNetdev && table.family != Family::kInet) {
+      return false;
+    }
+    const bool on_device =
+        hook == Hook::kIngress ? meta.has_iif && DeviceMatches(chain.base->device, meta.iifname)
+                               : meta.has_oif && DeviceMatches(chain.base->device, meta.oifname);
+    if (!on_device) return false;
+    if (table.family == Family::kNetdev) return true;
+  }
+  switch (table.family) {
+    case Family::kIp: return pkt.nfproto == kNfProtoIpv4;
+    case Family::kIp6: return pkt.nfproto == kNfProtoIpv6;
+    case Family::kInet:
+      return pkt.nfproto == kNfProtoIpv4 || pkt.nfproto == kNfProtoIpv6;
+    case Family::kNetdev: return false;  // netdev chains only at device hooks
+    case Family::kBridge:
+    case Family::kArp: return false;
+  }
+  return false;
+}
+
+}  // namespace rulejit::ir

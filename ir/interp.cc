@@ -1,0 +1,321 @@
+// The reference interpreter: nft_do_chain and the expression evaluators of
+// the kernel's nf_tables core, written for clarity rather than speed.
+//
+//   Run(hook)
+//     └─ for each base chain of the hook (families that see the packet,
+//        priority order, ties: table then chain order)
+//          RunBaseChain ── rule by rule ── EvalRule ── expr by expr
+//             accept → next base chain      drop/reject → final
+//             jump   → push (chain, rule+1) goto → replace chain
+//             return / end of chain → pop, or the base chain's policy
+//
+// Registers are one 64-byte array (16 words); the verdict register is kept
+// beside it. As in the kernel since CVE-2022-1016, registers start zeroed for
+// each base chain and keep their values from rule to rule.
+//
+// The register-file semantics of each expression (loads zero the last word
+// they touch, meta without a device, byteorder and shift quirks, the limit
+// token bucket, set lookups) live in ir/expr_eval.h, shared with the
+// compiled tiers, each kernel quirk marked KERNEL there; base-chain order
+// and visibility live in ir/hook_order.h.
+//
+// Not modelled (the rule does not match, like a kernel NFT_BREAK): meta keys
+// other than len, protocol, nfproto, l4proto, iif, oif, iifname, oifname,
+// iiftype, oiftype, mark, priority, pkttype; ct keys other than state,
+// direction, status, mark; set catch-all elements.
+#include "ir/interp.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+#include "ir/hook_order.h"
+
+namespace rulejit::ir {
+namespace {
+
+constexpr int kJumpStackSize = 16;       // NFT_JUMP_STACK_SIZE
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+// The VM's register file plus the verdict register.
+struct Regs {
+  alignas(8) uint8_t data[kRegBytes];
+  VerdictCode code = VerdictCode::kContinue;
+  const std::string* chain = nullptr;  // jump/goto target
+
+  void SetVerdict(const Verdict& v) {
+    code = v.code;
+    chain = &v.chain;
+  }
+  void BreakUnless(bool ok) {
+    if (!ok) code = VerdictCode::kBreak;
+  }
+};
+
+// Per-packet evaluation context.
+struct Ctx {
+  const Interpreter& interp;
+  const PacketView& pkt;
+  const PacketMeta& meta;
+  InterpState* state;
+  MutableMeta mut;
+  Family family = Family::kIp;  // of the table being run
+  bool rejected = false;
+  // Position of the expression being evaluated (counters, limit buckets).
+  int table = 0, chain = 0, rule = 0, expr = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Expressions. Each sets regs.code to kBreak when the rule does not match, or
+// to a verdict. The register-file semantics live in ir/expr_eval.h, shared
+// with the compiled tiers; what is here is what touches the interpreter's
+// own state.
+
+void EvalPayload(const PayloadLoad& e, Regs& regs, Ctx& ctx) {
+  const PacketView& pkt = ctx.pkt;
+  const uint32_t base = HeaderOffset(pkt, e.base);
+  uint8_t* dst = RegBytes(regs.data, e.dreg, e.len);
+  uint64_t end = static_cast<uint64_t>(base) + e.offset + e.len;
+  if (base == kAbsent || dst == nullptr || end > pkt.len || pkt.data == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  StoreBytes(dst, pkt.data + base + e.offset, e.len);
+}
+
+void EvalLookupExpr(const Lookup& e, Regs& regs, Ctx& ctx) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  const Set* set = table.FindSet(e.set);
+  if (set == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  const SetIndex& index =
+      ctx.interp.set_index(ctx.table, static_cast<int>(set - table.sets.data()));
+  int element;
+  if (!EvalLookup(e, *set, index, regs.data, &element)) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  if (element >= 0 && e.dreg && *e.dreg == kVerdictReg &&
+      set->elements[element].verdict) {
+    regs.SetVerdict(*set->elements[element].verdict);
+  }
+}
+
+void EvalImmediate(const Immediate& e, Regs& regs, Ctx&) {
+  if (e.dreg == kVerdictReg) {
+    regs.SetVerdict(e.verdict);
+    return;
+  }
+  uint8_t* dst = RegBytes(regs.data, e.dreg, (e.data.size() + 3) / 4 * 4);
+  if (dst == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  StoreBytes(dst, e.data.data(), e.data.size());
+}
+
+// Grows v so that v[i] exists (only the first time a counter runs).
+template <class T>
+T& Slot(std::vector<T>& v, size_t i) {
+  if (v.size() <= i) v.resize(i + 1);
+  return v[i];
+}
+
+void EvalCounter(const Counter&, Regs&, Ctx& ctx) {
+  if (ctx.state == nullptr) return;
+  auto& tables = ctx.state->counters;
+  Counter& c = Slot(Slot(Slot(tables, ctx.table), ctx.chain), ctx.rule);
+  c.packets += 1;
+  c.bytes += SkbLen(ctx.pkt);
+}
+
+uint64_t BucketKey(const Ctx& ctx) {
+  return (static_cast<uint64_t>(ctx.table & 0xffff) << 48) |
+         (static_cast<uint64_t>(ctx.chain & 0xffff) << 32) |
+         (static_cast<uint64_t>(ctx.rule & 0xfffff) << 12) |
+         static_cast<uint64_t>(ctx.expr & 0xfff);
+}
+
+LimitBucket& BucketOf(Ctx& ctx) {
+  InterpState& s = *ctx.state;
+  const uint64_t key = BucketKey(ctx);
+  for (auto& b : s.buckets) {
+    if (b.key == key) return b.bucket;
+  }
+  s.buckets.push_back({key, {}});
+  return s.buckets.back().bucket;
+}
+
+void EvalLimit(const Limit& e, Regs& regs, Ctx& ctx) {
+  // Without state every packet is within the limit.
+  bool within = ctx.state == nullptr ||
+                WithinLimit(e, SkbLen(ctx.pkt), ctx.state->now_ns, BucketOf(ctx));
+  if (within == e.over) regs.code = VerdictCode::kBreak;
+}
+
+void EvalReject(const Reject&, Regs& regs, Ctx& ctx) {
+  ctx.rejected = true;
+  regs.code = VerdictCode::kDrop;
+}
+
+void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
+  std::visit(
+      Overloaded{
+          [&](const PayloadLoad& e) { EvalPayload(e, regs, ctx); },
+          [&](const MetaLoad& e) {
+            regs.BreakUnless(EvalMetaLoad(e, ctx.family, ctx.pkt, ctx.meta,
+                                          ctx.mut, regs.data));
+          },
+          [&](const MetaSet& e) { EvalMetaSet(e, regs.data, ctx.mut); },
+          [&](const CtLoad& e) {
+            regs.BreakUnless(EvalCtLoad(e, ctx.meta, ctx.mut, regs.data));
+          },
+          [&](const CtSet& e) { EvalCtSet(e, ctx.meta, regs.data, ctx.mut); },
+          [&](const Bitwise& e) { regs.BreakUnless(EvalBitwise(e, regs.data)); },
+          [&](const Byteorder& e) { regs.BreakUnless(EvalByteorder(e, regs.data)); },
+          [&](const Cmp& e) { regs.BreakUnless(EvalCmp(e, regs.data)); },
+          [&](const Range& e) { regs.BreakUnless(EvalRange(e, regs.data)); },
+          [&](const Lookup& e) { EvalLookupExpr(e, regs, ctx); },
+          [&](const Immediate& e) { EvalImmediate(e, regs, ctx); },
+          [&](const Counter& e) { EvalCounter(e, regs, ctx); },
+          [&](const Limit& e) { EvalLimit(e, regs, ctx); },
+          [&](const Log&) {},
+          [&](const Reject& e) { EvalReject(e, regs, ctx); },
+          [&](const Notrack&) {},
+          [&](const FusedCmp& e) { regs.BreakUnless(EvalFusedCmp(e, ctx.pkt)); },
+      },
+      expr);
+}
+
+// Runs one rule; returns its verdict (kContinue/kBreak: go on).
+VerdictCode EvalRule(const Rule& rule, Regs& regs, Ctx& ctx) {
+  regs.code = VerdictCode::kContinue;
+  ctx.expr = 0;
+  for (const Node& node : rule.exprs) {
+    EvalExpr(node.expr, regs, ctx);
+    if (regs.code != VerdictCode::kContinue) break;
+    ctx.expr++;
+  }
+  return regs.code;
+}
+
+// ---------------------------------------------------------------------------
+// Control flow
+
+struct ChainResult {
+  VerdictCode verdict;  // kAccept or kDrop
+  RuleRef decided_by;
+};
+
+int ChainIndex(const Table& table, const std::string* name) {
+  const Chain* c = name ? table.FindChain(*name) : nullptr;
+  return c ? static_cast<int>(c - table.chains.data()) : -1;
+}
+
+// nft_do_chain for one base chain.
+ChainResult RunBaseChain(int table_idx, int base_idx, Ctx& ctx) {
+  const Table& table = ctx.interp.ruleset().tables[table_idx];
+  struct Frame { int chain; size_t rule; };
+  Frame stack[kJumpStackSize];
+  int depth = 0;
+  Regs regs;
+  std::memset(regs.data, 0, sizeof(regs.data));
+  int chain = base_idx;
+  size_t rule = 0;
+  ctx.table = table_idx;
+  ctx.family = table.family;
+  while (true) {
+    const Chain& ch = table.chains[chain];
+    VerdictCode verdict = VerdictCode::kContinue;
+    for (; rule < ch.rules.size(); ++rule) {
+      ctx.chain = chain;
+      ctx.rule = static_cast<int>(rule);
+      verdict = EvalRule(ch.rules[rule], regs, ctx);
+      if (verdict != VerdictCode::kContinue && verdict != VerdictCode::kBreak) {
+        break;
+      }
+      verdict = VerdictCode::kContinue;
+    }
+    RuleRef here{table_idx, chain, static_cast<int>(rule)};
+    switch (verdict) {
+      case VerdictCode::kAccept:
+      case VerdictCode::kDrop:
+        return {verdict, here};
+      case VerdictCode::kJump: {
+        int target = ChainIndex(table, regs.chain);
+        if (target < 0) break;  // unverified ruleset: treat as no match
+        if (depth >= kJumpStackSize) return {VerdictCode::kDrop, here};
+        stack[depth++] = {chain, rule + 1};
+        chain = target;
+        rule = 0;
+        continue;
+      }
+      case VerdictCode::kGoto: {
+        int target = ChainIndex(table, regs.chain);
+        if (target < 0) break;
+        chain = target;
+        rule = 0;
+        continue;
+      }
+      case VerdictCode::kContinue:
+      case VerdictCode::kReturn:
+      case VerdictCode::kBreak:
+        break;
+    }
+    if (verdict == VerdictCode::kJump || verdict == VerdictCode::kGoto) {
+      ++rule;  // unknown target: go on with the next rule
+      continue;
+    }
+    if (depth > 0) {
+      --depth;
+      chain = stack[depth].chain;
+      rule = stack[depth].rule;
+      continue;
+    }
+    const BaseChain& base = *table.chains[base_idx].base;
+    return {base.policy == VerdictCode::kDrop ? VerdictCode::kDrop
+                                              : VerdictCode::kAccept,
+            RuleRef{table_idx, base_idx, -1}};
+  }
+}
+
+}  // namespace
+
+Interpreter::Interpreter(const Ruleset& ruleset) : ruleset_(ruleset) {
+  for (const Table& table : ruleset.tables) {
+    std::vector<SetIndex>& indexes = set_index_.emplace_back();
+    indexes.reserve(table.sets.size());
+    for (const Set& set : table.sets) indexes.emplace_back(set);
+  }
+  for (int h = 0; h <= static_cast<int>(Hook::kEgress); ++h) {
+    hook_chains_.push_back(BaseChainsAt(ruleset, static_cast<Hook>(h)));
+  }
+}
+
+EvalResult Interpreter::Run(Hook hook, const PacketView& pkt,
+                            const PacketMeta& meta, InterpState* state) const {
+  Ctx ctx{*this, pkt, meta, state, {meta.mark, meta.priority, meta.ct_mark}};
+  EvalResult result;  // no base chain: the kernel accepts
+  for (const RuleRef& b : hook_chains_[static_cast<int>(hook)]) {
+    const Table& table = ruleset_.tables[b.table];
+    if (!ChainSeesPacket(table, table.chains[b.chain], hook, pkt, meta)) continue;
+    ChainResult r = RunBaseChain(b.table, b.chain, ctx);
+    result.verdict = r.verdict;
+    result.decided_by = r.decided_by;
+    if (r.verdict == VerdictCode::kDrop) break;  // drop is final
+  }
+  result.rejected = ctx.rejected && result.verdict == VerdictCode::kDrop;
+  result.mark = ctx.mut.mark;
+  result.ct_mark = ctx.mut.ct_mark;
+  return result;
+}
+
+}  // namespace rulejit::ir

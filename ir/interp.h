@@ -1,0 +1,77 @@
+// The reference interpreter: the executable definition of what a ruleset
+// means. Every other tier must agree with it packet for packet.
+//
+//   ir::Interpreter interp(ruleset);          // ruleset must have verified
+//   ir::EvalResult r = interp.Run(ir::Hook::kForward, view, meta);
+//   if (r.verdict == ir::VerdictCode::kDrop) ...
+//
+// Kernel semantics: all base chains of the hook (over every table whose
+// family sees the packet) run in priority order (ties: table order, then
+// chain order); accept ends one base chain and evaluation goes on with the
+// next; drop (and reject) is final; jump/goto/return and policies as in
+// nf_tables. A load outside the packet or from an absent header ends the
+// rule without a match.
+#ifndef RULEJIT_IR_INTERP_H_
+#define RULEJIT_IR_INTERP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/expr_eval.h"
+#include "ir/ir.h"
+#include "ir/packet.h"
+
+namespace rulejit::ir {
+
+// Which rule decided. `rule == -1` means the chain's policy decided (or the
+// packet fell through every base chain: kernel default accept, chain = -1).
+struct RuleRef {
+  int table = -1;
+  int chain = -1;
+  int rule = -1;
+};
+
+struct EvalResult {
+  VerdictCode verdict = VerdictCode::kAccept;  // kAccept or kDrop
+  RuleRef decided_by;
+  bool rejected = false;  // a reject statement decided (verdict is kDrop)
+  uint32_t mark = 0;      // meta mark after evaluation (meta mark set)
+  uint32_t ct_mark = 0;
+};
+
+// Mutable state the interpreter keeps across packets (limit buckets,
+// counters). One per thread; Run is const on the Interpreter.
+struct InterpState {
+  // counters[table][chain][rule]: packets and bytes of rules whose counter
+  // expression ran.
+  std::vector<std::vector<std::vector<Counter>>> counters;
+  // Token buckets of limit expressions, keyed by (table, chain, rule, expr).
+  struct Bucket { uint64_t key; LimitBucket bucket; };
+  std::vector<Bucket> buckets;
+  uint64_t now_ns = 0;  // clock the limit expressions see (caller sets it)
+};
+
+class Interpreter {
+ public:
+  // `ruleset` must outlive the interpreter and stay unchanged.
+  explicit Interpreter(const Ruleset& ruleset);
+
+  EvalResult Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
+                 InterpState* state = nullptr) const;
+
+  const Ruleset& ruleset() const { return ruleset_; }
+  // The lookup index of set `set` of table `table`.
+  const SetIndex& set_index(int table, int set) const {
+    return set_index_[table][set];
+  }
+
+ private:
+  const Ruleset& ruleset_;
+  std::vector<std::vector<SetIndex>> set_index_;   // [table][set]
+  std::vector<std::vector<RuleRef>> hook_chains_;  // [hook]: base chains in order
+};
+
+}  // namespace rulejit::ir
+
+#endif  // RULEJIT_IR_INTERP_H_

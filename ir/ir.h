@@ -1,0 +1,367 @@
+// The rulejit IR: the nf_tables VM vocabulary.
+//
+// Glossary
+//   ruleset   all tables loaded together (what `nft list ruleset` shows).
+//   table     a namespace of chains and sets, bound to one family.
+//   chain     an ordered list of rules; a base chain is attached to a hook
+//             with a priority and a policy, a regular chain is only reached
+//             by jump/goto.
+//   rule      a sequence of expressions run left to right; an expression
+//             that does not match ends the rule (NFT_BREAK) and evaluation
+//             goes on with the next rule.
+//   register  the VM's scratch space: 16 words of 32 bits. Expressions name
+//             registers the way the kernel does (see `Reg`): 1..4 are the
+//             128-bit registers, 8..23 the 32-bit ones, 0 the verdict.
+//   data      bytes as they sit in registers: payload bytes keep network
+//             order, meta/ct values are host order (little-endian) as in
+//             the kernel.
+//   verdict   what a rule or chain decides: accept, drop, continue, return,
+//             jump, goto.
+//
+// Every node carries the SourceLoc of the text it came from, so analyses and
+// backends can point back at `FILE:LINE:COL`.
+#ifndef RULEJIT_IR_IR_H_
+#define RULEJIT_IR_IR_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+
+namespace rulejit::ir {
+
+// Where a node came from. `file` indexes Ruleset::files; -1 when synthetic.
+struct SourceLoc {
+  int file = -1;
+  uint32_t line = 0;  // 1-based; 0 when unknown
+  uint32_t col = 0;   // 1-based; 0 when unknown
+};
+
+// ---------------------------------------------------------------------------
+// Registers and data
+
+// Register numbers exactly as netlink carries them (and `nft --debug=netlink`
+// prints them): 0 = verdict, 1..4 = 128-bit registers, 8..23 = 32-bit
+// registers 0..15. Register 1 overlaps 32-bit registers 8..11, and so on.
+using Reg = uint8_t;
+inline constexpr Reg kVerdictReg = 0;
+inline constexpr int kRegWords = 16;  // 16 x 32-bit data words
+inline constexpr int kRegBytes = kRegWords * 4;
+
+// Word index (0..15) of a data register's first 32-bit word, -1 if invalid.
+constexpr int RegWord(Reg r) {
+  if (r >= 1 && r <= 4) return (r - 1) * 4;
+  if (r >= 8 && r <= 23) return r - 8;
+  return -1;
+}
+// The register number nft prints for a data word: 128-bit name when aligned.
+constexpr Reg RegForWord(int word) {
+  return word % 4 == 0 ? static_cast<Reg>(word / 4 + 1)
+                       : static_cast<Reg>(word + 8);
+}
+
+// Raw bytes as they sit in registers (at most 64: the whole register file).
+using Bytes = absl::InlinedVector<uint8_t, 16>;
+
+// ---------------------------------------------------------------------------
+// Verdicts
+
+enum class VerdictCode : uint8_t {
+  kContinue,  // NFT_CONTINUE: go on with the next expression/rule
+  kBreak,     // NFT_BREAK: this rule does not match (internal)
+  kAccept,
+  kDrop,
+  kReturn,
+  kJump,
+  kGoto,
+};
+
+struct Verdict {
+  VerdictCode code = VerdictCode::kContinue;
+  std::string chain;  // target for jump/goto
+};
+
+// ---------------------------------------------------------------------------
+// Expressions (one struct per nf_tables expression type)
+
+enum class PayloadBase : uint8_t { kLink, kNetwork, kTransport, kInner };
+
+// [ payload load LENb @ BASE header + OFF => reg R ]
+struct PayloadLoad {
+  PayloadBase base = PayloadBase::kNetwork;
+  uint32_t offset = 0;  // bytes from the start of the header
+  uint32_t len = 0;     // bytes, 1..64
+  Reg dreg = 1;
+};
+
+// Meta keys with the names libnftnl prints.
+enum class MetaKey : uint8_t {
+  kLen, kProtocol, kPriority, kMark, kIif, kOif, kIifName, kOifName,
+  kIifType, kOifType, kSkUid, kSkGid, kNfTrace, kRtClassId, kSecMark,
+  kNfProto, kL4Proto, kBriIifName, kBriOifName, kPktType, kCpu, kIifGroup,
+  kOifGroup, kCgroup, kPRandom, kSecPath, kIifKind, kOifKind,
+  kBriIifPvid, kBriIifVproto, kTimeNs, kTimeDay, kTimeHour, kSdif, kSdifName,
+  kBriBroute,
+};
+const char* MetaKeyName(MetaKey key);
+std::optional<MetaKey> MetaKeyFromName(std::string_view name);
+// Size in bytes of the value a meta load writes (e.g. iifname 16, mark 4).
+uint32_t MetaKeyLen(MetaKey key);
+
+// [ meta load KEY => reg R ]
+struct MetaLoad {
+  MetaKey key = MetaKey::kMark;
+  Reg dreg = 1;
+};
+// [ meta set KEY with reg R ]
+struct MetaSet {
+  MetaKey key = MetaKey::kMark;
+  Reg sreg = 1;
+};
+
+// Conntrack keys with the names libnftnl prints.
+enum class CtKey : uint8_t {
+  kState, kDirection, kStatus, kMark, kSecMark, kExpiration, kHelper,
+  kL3Protocol, kSrc, kDst, kProtocol, kProtoSrc, kProtoDst, kLabels,
+  kPkts, kBytes, kAvgPkt, kZone, kEventMask, kSrcIp, kDstIp, kSrcIp6,
+  kDstIp6, kId,
+};
+const char* CtKeyName(CtKey key);
+std::optional<CtKey> CtKeyFromName(std::string_view name);
+uint32_t CtKeyLen(CtKey key);
+
+enum class CtDir : uint8_t { kNone, kOriginal, kReply };
+
+// Conntrack state bits as the kernel exposes them to `ct state`.
+inline constexpr uint32_t kCtStateInvalid = 1u << 0;
+inline constexpr uint32_t kCtStateEstablished = 1u << 1;
+inline constexpr uint32_t kCtStateRelated = 1u << 2;
+inline constexpr uint32_t kCtStateNew = 1u << 3;
+inline constexpr uint32_t kCtStateUntracked = 1u << 6;
+
+// [ ct load KEY => reg R (, dir original|reply) ]
+struct CtLoad {
+  CtKey key = CtKey::kState;
+  Reg dreg = 1;
+  CtDir dir = CtDir::kNone;
+};
+// [ ct set KEY with reg R (, dir original|reply) ]
+struct CtSet {
+  CtKey key = CtKey::kMark;
+  Reg sreg = 1;
+  CtDir dir = CtDir::kNone;  // e.g. `ct original zone set 1`
+};
+
+enum class BitwiseOp : uint8_t { kMaskXor, kLshift, kRshift };
+
+// [ bitwise reg D = ( reg S & MASK ) ^ XOR ]  (len bytes)
+// [ bitwise reg D = ( reg S << N ) ] / ( reg S >> N )
+// Shifts work on host-order 32-bit words, as in the kernel.
+struct Bitwise {
+  BitwiseOp op = BitwiseOp::kMaskXor;
+  Reg sreg = 1;
+  Reg dreg = 1;
+  uint32_t len = 4;
+  Bytes mask;      // kMaskXor: len bytes
+  Bytes xor_;      // kMaskXor: len bytes
+  uint32_t shift = 0;  // kLshift / kRshift
+};
+
+enum class ByteorderOp : uint8_t { kNtoh, kHton };
+
+// [ byteorder reg D = hton(reg S, SIZE, LEN) ]
+struct Byteorder {
+  ByteorderOp op = ByteorderOp::kNtoh;
+  Reg sreg = 1;
+  Reg dreg = 1;
+  uint32_t len = 4;   // total bytes
+  uint32_t size = 4;  // element size: 2, 4 or 8
+};
+
+enum class CmpOp : uint8_t { kEq, kNeq, kLt, kLte, kGt, kGte };
+
+// [ cmp OP reg R DATA ]  compares data.size() bytes; ordering compares are
+// big-endian (memcmp) as in the kernel.
+struct Cmp {
+  CmpOp op = CmpOp::kEq;
+  Reg sreg = 1;
+  Bytes data;
+};
+
+// [ range eq|neq reg R FROM TO ]  memcmp order, inclusive.
+struct Range {
+  bool negate = false;  // range neq
+  Reg sreg = 1;
+  Bytes from;
+  Bytes to;
+};
+
+// [ lookup reg R set NAME (dreg D) (0x1) ]
+struct Lookup {
+  Reg sreg = 1;
+  std::string set;               // name in the rule's table
+  std::optional<Reg> dreg;       // maps: where the value goes (0 = verdict)
+  bool invert = false;           // `!=` lookups (NFT_LOOKUP_F_INV)
+};
+
+// [ immediate reg R DATA ] or [ immediate reg 0 VERDICT ]
+struct Immediate {
+  Reg dreg = kVerdictReg;
+  Bytes data;        // when dreg != 0
+  Verdict verdict;   // when dreg == 0
+};
+
+// [ counter pkts P bytes B ]  The initial values come from the ruleset;
+// running counts live outside the IR (per-rule slots).
+struct Counter {
+  uint64_t packets = 0;
+  uint64_t bytes = 0;
+};
+
+// [ limit rate R/UNIT burst B type packets|bytes flags F ]
+// flags & 1 = `over` (matches when the rate is exceeded).
+struct Limit {
+  uint64_t rate = 0;
+  uint64_t unit_seconds = 1;  // 1 second, 60 minute, 3600 hour, ...
+  uint32_t burst = 0;
+  bool bytes = false;
+  bool over = false;
+};
+
+// [ log (prefix P) (level L) ... ]  Recorded, no effect on the verdict.
+struct Log {
+  std::optional<std::string> prefix;
+  std::optional<uint32_t> level;
+  std::optional<uint32_t> group;
+  uint32_t flags = 0;       // NF_LOG_* bits: tcpseq 1, tcpopt 2, ipopt 4, uid 8, macdecode 0x20
+  uint32_t snaplen = 0;     // nflog group only
+  uint32_t qthreshold = 0;  // nflog group only
+};
+
+// [ reject type T code C ]  Ends evaluation as drop (the kernel sends the
+// ICMP/TCP reset and drops the packet).
+struct Reject {
+  uint32_t type = 0;  // 0 icmp unreach, 1 tcp rst, 2 icmpx unreach
+  uint32_t code = 0;
+};
+
+// [ notrack ]
+struct Notrack {};
+
+// Not an nf_tables expression: what compiler/passes/fold_masked_compare
+// makes of `payload load` + optional `bitwise & MASK ^ 0` + `cmp` when no
+// later expression of the rule reads the register. It writes no register.
+//   [ fused payload 4b @ network header + 12 & 0x0000c0ff neq 0x0000000a ]
+// Meaning: the load's bytes (zero-padded to whole words as a load leaves
+// them), ANDed word by word with `mask` when present, compared over
+// data.size() bytes in memcmp order.
+struct FusedCmp {
+  PayloadLoad load;
+  Bytes mask;  // empty, or (load.len + 3) / 4 * 4 bytes
+  CmpOp op = CmpOp::kEq;
+  Bytes data;  // at most (load.len + 3) / 4 * 4 bytes
+};
+
+using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
+                          Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
+                          Counter, Limit, Log, Reject, Notrack, FusedCmp>;
+
+// An expression with the location it came from.
+struct Node {
+  Expr expr;
+  SourceLoc loc;
+};
+
+// ---------------------------------------------------------------------------
+// Sets and maps
+
+// Set flags, numerically as NFT_SET_* (printed in hex by the payload form).
+inline constexpr uint32_t kSetAnonymous = 0x1;
+inline constexpr uint32_t kSetConstant = 0x2;
+inline constexpr uint32_t kSetInterval = 0x4;
+inline constexpr uint32_t kSetMap = 0x8;
+inline constexpr uint32_t kSetTimeout = 0x10;
+inline constexpr uint32_t kSetConcat = 0x80;
+
+struct SetElement {
+  Bytes key;                     // key_len bytes
+  std::optional<Bytes> key_end;  // interval end (inclusive) when set
+  Bytes data;                    // maps with data values
+  std::optional<Verdict> verdict;  // verdict maps
+  SourceLoc loc;
+};
+
+struct Set {
+  std::string name;     // anonymous sets: "__set<N>" / "__map<N>"
+  uint32_t flags = 0;   // kSet* bits
+  uint32_t key_len = 0;   // bytes, padded per concatenated field to 4
+  uint32_t data_len = 0;  // bytes of map values (0 for plain sets)
+  bool verdict_map = false;
+  // Byte lengths of the concatenated fields (each padded to 4 in the key).
+  std::vector<uint32_t> field_lens;
+  std::vector<SetElement> elements;
+  SourceLoc loc;
+  bool anonymous() const { return flags & kSetAnonymous; }
+  bool interval() const { return flags & kSetInterval; }
+};
+
+// ---------------------------------------------------------------------------
+// Tables, chains, rules
+
+enum class Family : uint8_t { kIp, kIp6, kInet, kNetdev, kBridge, kArp };
+const char* FamilyName(Family family);
+
+enum class Hook : uint8_t {
+  kPrerouting, kInput, kForward, kOutput, kPostrouting, kIngress, kEgress,
+};
+const char* HookName(Hook hook);
+std::optional<Hook> HookFromName(std::string_view name);
+
+struct Rule {
+  std::vector<Node> exprs;
+  SourceLoc loc;
+  uint64_t handle = 0;   // unique within the ruleset, from 1; 0 = unassigned
+  std::string comment;
+};
+
+struct BaseChain {
+  std::string type = "filter";
+  Hook hook = Hook::kInput;
+  int32_t priority = 0;
+  std::string device;  // netdev chains
+  VerdictCode policy = VerdictCode::kAccept;  // accept or drop
+};
+
+struct Chain {
+  std::string name;
+  std::optional<BaseChain> base;
+  std::vector<Rule> rules;
+  SourceLoc loc;
+};
+
+struct Table {
+  Family family = Family::kIp;
+  std::string name;
+  std::vector<Chain> chains;
+  std::vector<Set> sets;
+  SourceLoc loc;
+
+  const Chain* FindChain(std::string_view chain_name) const;
+  const Set* FindSet(std::string_view set_name) const;
+};
+
+struct Ruleset {
+  std::vector<Table> tables;
+  std::vector<std::string> files;  // SourceLoc::file indexes this
+
+  // "FILE:LINE" for a location, or "" when synthetic.
+  std::string Where(const SourceLoc& loc) const;
+};
+
+}  // namespace rulejit::ir
+
+#endif  // RULEJIT_IR_IR_H_

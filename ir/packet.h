@@ -1,0 +1,72 @@
+// The narrow view of a packet that the interpreter (and every backend) reads.
+//
+// runtime/packet_parse.h fills it from a raw frame; ir/ knows nothing about
+// frames beyond this struct. Offsets are from `data`; a header that is absent
+// has offset kAbsent and any load from it is "no match" (NFT_BREAK), as in
+// the kernel. A load is allowed only when [off, off+len) lies within `len`.
+#ifndef RULEJIT_IR_PACKET_H_
+#define RULEJIT_IR_PACKET_H_
+
+#include <cstdint>
+
+namespace rulejit::ir {
+
+inline constexpr uint32_t kAbsent = 0xffffffffu;
+
+// NFPROTO_* values as meta nfproto reports them.
+inline constexpr uint8_t kNfProtoIpv4 = 2;
+inline constexpr uint8_t kNfProtoIpv6 = 10;
+
+// PACKET_* values for meta pkttype.
+inline constexpr uint8_t kPktHost = 0;
+inline constexpr uint8_t kPktBroadcast = 1;
+inline constexpr uint8_t kPktMulticast = 2;
+inline constexpr uint8_t kPktOtherHost = 3;
+
+struct PacketView {
+  const uint8_t* data = nullptr;  // the frame (starts at the link header if any)
+  uint32_t len = 0;               // bytes readable from data
+
+  uint32_t link_off = kAbsent;       // Ethernet header (absent at output hooks)
+  uint32_t network_off = kAbsent;    // IPv4/IPv6 header
+  uint32_t transport_off = kAbsent;  // L4 header; absent for non-first fragments
+  uint32_t inner_off = kAbsent;      // L4 payload (after the L4 header)
+
+  uint16_t protocol = 0;   // ethertype of the network header, host order
+  uint8_t nfproto = 0;     // kNfProtoIpv4 / kNfProtoIpv6 / 0
+  uint8_t l4proto = 0;     // IPPROTO_* of the transport header
+  bool l4proto_valid = false;  // meta l4proto is defined (IPv4 always, IPv6 after walk)
+  uint16_t fragoff = 0;    // fragment offset in 8-byte units (0 = first)
+  bool is_fragment = false;
+};
+
+// Everything about a packet that is not in its bytes: interfaces, marks,
+// conntrack. Filled by the caller (eval command, runtime, tests).
+struct PacketMeta {
+  char iifname[16] = {};  // NUL-padded, as the kernel's IFNAMSIZ buffers
+  char oifname[16] = {};
+  uint32_t iif = 0;        // ifindex, 0 = none
+  uint32_t oif = 0;
+  uint16_t iiftype = 1;    // ARPHRD_ETHER
+  uint16_t oiftype = 1;
+  uint32_t mark = 0;
+  uint32_t priority = 0;
+  uint8_t pkttype = kPktHost;
+  // Whether the hook has an input/output device. Without one, as in the
+  // kernel, meta iif/oif load 0, iifname/oifname load "", and only
+  // iiftype/oiftype fail to match.
+  bool has_iif = false;
+  bool has_oif = false;
+
+  // Conntrack (see runtime/conntrack.h). ct_state = 0 means untracked-unknown:
+  // ct loads then fail as in the kernel for packets without a conntrack entry.
+  uint32_t ct_state = 0;   // one of kCtState* bits
+  uint32_t ct_status = 0;
+  uint32_t ct_mark = 0;
+  uint8_t ct_dir = 0;      // 0 original, 1 reply
+  bool ct_valid = false;   // a conntrack entry exists
+};
+
+}  // namespace rulejit::ir
+
+#endif  // RULEJIT_IR_PACKET_H_

@@ -1,0 +1,454 @@
+// The IR text printer: `nft --debug=netlink` lines, byte for byte.
+//
+// Each expression prints as libnftnl does: "[ NAME " + body + "]", where
+// every piece of the body ends with one space (so `[ log ]` and
+// `[ notrack ]` fall out naturally). One small function per expression kind,
+// dispatched by std::visit. Data is the register bytes read as little-endian
+// u32 words ("0x%08x "), a trailing partial word zero-padded.
+//
+// PrintRuleset's form (netlink debug output has no chain headers, so these
+// comment lines are rulejit's own):
+//
+//   # table ip filter
+//   <named set blocks, as PrintSet>
+//   # chain input type filter hook input priority 0 policy accept
+//   <anonymous set blocks of the next rule, as PrintSet>
+//   ip filter input
+//     [ ... ]
+//   <blank line after each rule block>
+//   # chain helper                      (a regular chain)
+#include "ir/printer.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace rulejit::ir {
+namespace {
+
+// Little-endian u32 word `index` of `bytes`, zero-padded past the end.
+uint32_t WordAt(const Bytes& bytes, size_t index) {
+  uint32_t word = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    size_t at = index * 4 + i;
+    if (at < bytes.size()) word |= static_cast<uint32_t>(bytes[at]) << (8 * i);
+  }
+  return word;
+}
+
+size_t WordCount(size_t len) { return (len + 3) / 4; }
+
+// "0x%08x " per word: the data_reg form used inside expressions.
+std::string DataPieces(const Bytes& bytes) {
+  std::string out;
+  for (size_t i = 0; i < WordCount(bytes.size()); ++i) {
+    absl::StrAppendFormat(&out, "0x%08x ", WordAt(bytes, i));
+  }
+  return out;
+}
+
+// "%08x " per word: the form set elements use (no 0x).
+std::string ElementWords(const Bytes& bytes) {
+  std::string out;
+  for (size_t i = 0; i < WordCount(bytes.size()); ++i) {
+    absl::StrAppendFormat(&out, "%08x ", WordAt(bytes, i));
+  }
+  return out;
+}
+
+const char* BaseName(PayloadBase base) {
+  switch (base) {
+    case PayloadBase::kLink: return "link";
+    case PayloadBase::kNetwork: return "network";
+    case PayloadBase::kTransport: return "transport";
+    case PayloadBase::kInner: return "inner";
+  }
+  return "?";
+}
+
+const char* DirName(CtDir dir) {
+  switch (dir) {
+    case CtDir::kNone: return "";
+    case CtDir::kOriginal: return "original";
+    case CtDir::kReply: return "reply";
+  }
+  return "?";
+}
+
+const char* CmpName(CmpOp op) {
+  switch (op) {
+    case CmpOp::kEq: return "eq";
+    case CmpOp::kNeq: return "neq";
+    case CmpOp::kLt: return "lt";
+    case CmpOp::kLte: return "lte";
+    case CmpOp::kGt: return "gt";
+    case CmpOp::kGte: return "gte";
+  }
+  return "?";
+}
+
+// "accept " / "jump -> CHAIN " as libnftnl prints a verdict.
+std::string VerdictPieces(const Verdict& v) {
+  switch (v.code) {
+    case VerdictCode::kContinue: return "continue ";
+    case VerdictCode::kBreak: return "break ";
+    case VerdictCode::kAccept: return "accept ";
+    case VerdictCode::kDrop: return "drop ";
+    case VerdictCode::kReturn: return "return ";
+    case VerdictCode::kJump: return absl::StrCat("jump -> ", v.chain, " ");
+    case VerdictCode::kGoto: return absl::StrCat("goto -> ", v.chain, " ");
+  }
+  return "? ";
+}
+
+// Anonymous sets are numbered per batch by the kernel, so netlink debug
+// output shows the template name: "__set12" prints as "__set%d".
+std::string SetDisplayName(std::string_view name) {
+  for (std::string_view prefix : {"__set", "__map"}) {
+    if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
+      continue;
+    std::string_view rest = name.substr(prefix.size());
+    if (std::all_of(rest.begin(), rest.end(), absl::ascii_isdigit)) {
+      return std::string(prefix) + "%d";
+    }
+  }
+  return std::string(name);
+}
+
+const char* LimitUnitName(uint64_t seconds) {
+  switch (seconds) {
+    case 1: return "second";
+    case 60: return "minute";
+    case 3600: return "hour";
+    case 86400: return "day";
+    case 604800: return "week";
+    default: return nullptr;
+  }
+}
+
+// Key names, guarded: the printer may see IR no verifier has checked.
+const char* MetaName(MetaKey key) {
+  return key <= MetaKey::kBriBroute ? MetaKeyName(key) : "unknown";
+}
+const char* CtName(CtKey key) {
+  return key <= CtKey::kId ? CtKeyName(key) : "unknown";
+}
+
+// --- one body generator per expression kind --------------------------------
+
+std::string Body(const PayloadLoad& e) {
+  return absl::StrFormat("load %ub @ %s header + %u => reg %u ", e.len,
+                         BaseName(e.base), e.offset, e.dreg);
+}
+
+std::string Body(const MetaLoad& e) {
+  return absl::StrFormat("load %s => reg %u ", MetaName(e.key), e.dreg);
+}
+
+std::string Body(const MetaSet& e) {
+  return absl::StrFormat("set %s with reg %u ", MetaName(e.key), e.sreg);
+}
+
+std::string Body(const CtLoad& e) {
+  std::string out =
+      absl::StrFormat("load %s => reg %u ", CtName(e.key), e.dreg);
+  if (e.dir != CtDir::kNone) absl::StrAppend(&out, ", dir ", DirName(e.dir), " ");
+  return out;
+}
+
+std::string Body(const CtSet& e) {
+  std::string out =
+      absl::StrFormat("set %s with reg %u ", CtName(e.key), e.sreg);
+  if (e.dir != CtDir::kNone) absl::StrAppend(&out, ", dir ", DirName(e.dir), " ");
+  return out;
+}
+
+std::string Body(const Bitwise& e) {
+  std::string head = absl::StrFormat("reg %u = ( reg %u ", e.dreg, e.sreg);
+  switch (e.op) {
+    case BitwiseOp::kMaskXor:
+      return absl::StrCat(head, "& ", DataPieces(e.mask), ") ^ ",
+                          DataPieces(e.xor_));
+    case BitwiseOp::kLshift:
+    case BitwiseOp::kRshift: {
+      // The shift amount is a 4-byte host-order datum in netlink.
+      Bytes amount = {static_cast<uint8_t>(e.shift),
+                      static_cast<uint8_t>(e.shift >> 8),
+                      static_cast<uint8_t>(e.shift >> 16),
+                      static_cast<uint8_t>(e.shift >> 24)};
+      return absl::StrCat(head, e.op == BitwiseOp::kLshift ? "<< " : ">> ",
+                          DataPieces(amount), ") ");
+    }
+  }
+  return head;
+}
+
+std::string Body(const Byteorder& e) {
+  return absl::StrFormat("reg %u = %s(reg %u, %u, %u) ", e.dreg,
+                         e.op == ByteorderOp::kHton ? "hton" : "ntoh", e.sreg,
+                         e.size, e.len);
+}
+
+std::string Body(const Cmp& e) {
+  return absl::StrFormat("%s reg %u %s", CmpName(e.op), e.sreg,
+                         DataPieces(e.data));
+}
+
+std::string Body(const Range& e) {
+  return absl::StrFormat("%s reg %u %s%s", e.negate ? "neq" : "eq", e.sreg,
+                         DataPieces(e.from), DataPieces(e.to));
+}
+
+std::string Body(const Lookup& e) {
+  std::string out =
+      absl::StrFormat("reg %u set %s ", e.sreg, SetDisplayName(e.set));
+  if (e.dreg) absl::StrAppendFormat(&out, "dreg %u ", *e.dreg);
+  if (e.invert) absl::StrAppend(&out, "0x1 ");
+  return out;
+}
+
+std::string Body(const Immediate& e) {
+  std::string out = absl::StrFormat("reg %u ", e.dreg);
+  if (e.dreg == kVerdictReg) return absl::StrCat(out, VerdictPieces(e.verdict));
+  return absl::StrCat(out, DataPieces(e.data));
+}
+
+std::string Body(const Counter& e) {
+  return absl::StrFormat("pkts %u bytes %u ", e.packets, e.bytes);
+}
+
+std::string Body(const Limit& e) {
+  const char* unit = LimitUnitName(e.unit_seconds);
+  // nft only emits the five named units; any other period prints as its
+  // number of seconds so the line still reads back.
+  std::string unit_text = unit ? unit : absl::StrCat(e.unit_seconds);
+  return absl::StrFormat("rate %u/%s burst %u type %s flags 0x%x ", e.rate,
+                         unit_text, e.burst, e.bytes ? "bytes" : "packets",
+                         e.over ? 1u : 0u);
+}
+
+// NF_LOG_* flag bits in the order libnftnl prints their names.
+constexpr std::pair<uint32_t, const char*> kLogFlagNames[] = {
+    {0x01, "tcpseq"}, {0x02, "tcpopt"}, {0x04, "ipopt"},
+    {0x08, "uid"},    {0x20, "macdecode"},
+};
+
+std::string Body(const Log& e) {
+  std::string out;
+  if (e.prefix) absl::StrAppend(&out, "prefix ", *e.prefix, " ");
+  // An nflog group replaces level and flags in the printed form.
+  if (e.group) {
+    absl::StrAppendFormat(&out, "group %u snaplen %u qthreshold %u ", *e.group,
+                          e.snaplen, e.qthreshold);
+    return out;
+  }
+  if (e.level) absl::StrAppendFormat(&out, "level %u ", *e.level);
+  for (const auto& [bit, name] : kLogFlagNames) {
+    if (e.flags & bit) absl::StrAppend(&out, name, " ");
+  }
+  return out;
+}
+
+std::string Body(const Reject& e) {
+  return absl::StrFormat("type %u code %u ", e.type, e.code);
+}
+
+std::string Body(const Notrack&) { return ""; }
+
+std::string Body(const FusedCmp& e) {
+  std::string out = absl::StrFormat("payload %ub @ %s header + %u ", e.load.len,
+                                    BaseName(e.load.base), e.load.offset);
+  if (!e.mask.empty()) absl::StrAppend(&out, "& ", DataPieces(e.mask));
+  absl::StrAppend(&out, CmpName(e.op), " ", DataPieces(e.data));
+  return out;
+}
+
+// The libnftnl expression name.
+struct NameOf {
+  const char* operator()(const PayloadLoad&) const { return "payload"; }
+  const char* operator()(const MetaLoad&) const { return "meta"; }
+  const char* operator()(const MetaSet&) const { return "meta"; }
+  const char* operator()(const CtLoad&) const { return "ct"; }
+  const char* operator()(const CtSet&) const { return "ct"; }
+  const char* operator()(const Bitwise&) const { return "bitwise"; }
+  const char* operator()(const Byteorder&) const { return "byteorder"; }
+  const char* operator()(const Cmp&) const { return "cmp"; }
+  const char* operator()(const Range&) const { return "range"; }
+  const char* operator()(const Lookup&) const { return "lookup"; }
+  const char* operator()(const Immediate&) const { return "immediate"; }
+  const char* operator()(const Counter&) const { return "counter"; }
+  const char* operator()(const Limit&) const { return "limit"; }
+  const char* operator()(const Log&) const { return "log"; }
+  const char* operator()(const Reject&) const { return "reject"; }
+  const char* operator()(const Notrack&) const { return "notrack"; }
+  const char* operator()(const FusedCmp&) const { return "fused"; }
+};
+
+// --- sets -------------------------------------------------------------------
+
+// One element as the kernel holds it (intervals of plain interval sets are
+// split into a start element and an end marker with flag 1).
+struct KernelElement {
+  Bytes key;
+  std::optional<Bytes> key_end;
+  std::string value;  // printed data/verdict pieces, "" for plain sets
+  uint32_t flags = 0;
+};
+
+constexpr uint32_t kElemIntervalEnd = 0x1;
+constexpr uint32_t kElemCatchall = 0x2;
+
+std::string ElementValue(const SetElement& e) {
+  if (e.verdict) return VerdictPieces(*e.verdict);
+  return ElementWords(e.data);
+}
+
+// `bytes` + 1 as a big-endian number; false on overflow (all 0xff).
+bool IncrementBigEndian(Bytes& bytes) {
+  for (size_t i = bytes.size(); i-- > 0;) {
+    if (++bytes[i] != 0) return true;
+  }
+  return false;
+}
+
+// Plain (non-concatenated) interval sets: sorted start elements, with an
+// end marker at end+1 wherever the next interval does not start right there,
+// and a leading marker at 0 when the first interval starts above 0.
+std::vector<KernelElement> SplitIntervals(const Set& set) {
+  std::vector<const SetElement*> sorted;
+  for (const SetElement& e : set.elements) {
+    if (!e.key.empty()) sorted.push_back(&e);
+  }
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const SetElement* a, const SetElement* b) {
+                     return std::lexicographical_compare(
+                         a->key.begin(), a->key.end(), b->key.begin(),
+                         b->key.end());
+                   });
+  std::vector<KernelElement> out;
+  std::optional<Bytes> gap_start;  // where the previous interval's end marker goes
+  if (!sorted.empty()) {
+    Bytes zero(sorted.front()->key.size(), 0);
+    if (sorted.front()->key != zero) gap_start = zero;
+  }
+  for (const SetElement* e : sorted) {
+    if (gap_start && *gap_start != e->key) {
+      out.push_back({*gap_start, std::nullopt, "", kElemIntervalEnd});
+    }
+    out.push_back({e->key, std::nullopt, ElementValue(*e), 0});
+    Bytes next = e->key_end.value_or(e->key);
+    gap_start.reset();
+    if (IncrementBigEndian(next)) gap_start = next;
+  }
+  if (gap_start) out.push_back({*gap_start, std::nullopt, "", kElemIntervalEnd});
+  // Catch-all elements (empty key) go last.
+  for (const SetElement& e : set.elements) {
+    if (e.key.empty()) out.push_back({{}, std::nullopt, ElementValue(e), kElemCatchall});
+  }
+  return out;
+}
+
+std::vector<KernelElement> KernelElements(const Set& set) {
+  bool concat = set.flags & kSetConcat;
+  if (set.interval() && !concat) return SplitIntervals(set);
+  std::vector<KernelElement> out;
+  for (const SetElement& e : set.elements) {
+    out.push_back({e.key, e.key_end, ElementValue(e),
+                   e.key.empty() ? kElemCatchall : 0u});
+  }
+  return out;
+}
+
+std::string PrintElement(const KernelElement& e) {
+  std::string out = absl::StrCat("\telement ", ElementWords(e.key));
+  if (e.key_end) absl::StrAppend(&out, " - ", ElementWords(*e.key_end));
+  absl::StrAppend(&out, " : ", e.value, e.flags, " [end]");
+  return out;
+}
+
+std::string ChainHeader(const Chain& chain) {
+  std::string out = absl::StrCat("# chain ", chain.name);
+  if (!chain.base) return out + "\n";
+  const BaseChain& b = *chain.base;
+  absl::StrAppend(&out, " type ", b.type, " hook ", HookName(b.hook),
+                  " priority ", b.priority);
+  if (!b.device.empty()) absl::StrAppend(&out, " device ", b.device);
+  absl::StrAppend(&out, " policy ",
+                  b.policy == VerdictCode::kDrop ? "drop" : "accept", "\n");
+  return out;
+}
+
+}  // namespace
+
+std::string PrintData(const Bytes& bytes) {
+  std::string out = DataPieces(bytes);
+  if (!out.empty()) out.pop_back();  // no trailing space
+  return out;
+}
+
+std::string PrintExpr(const Expr& expr) {
+  const char* name = std::visit(NameOf{}, expr);
+  std::string body = std::visit([](const auto& e) { return Body(e); }, expr);
+  return absl::StrCat("[ ", name, " ", body, "]");
+}
+
+std::string PrintRule(const Table& table, const Chain& chain, const Rule& rule) {
+  std::string out = absl::StrCat(FamilyName(table.family), " ", table.name,
+                                 " ", chain.name, "\n");
+  for (const Node& node : rule.exprs) {
+    absl::StrAppend(&out, "  ", PrintExpr(node.expr), "\n");
+  }
+  return out;
+}
+
+// Header "NAME TABLE FLAGS [size N]" (size for interval sets and maps, N =
+// the number of kernel elements), then "NAME TABLE 0" and one line of
+// tab-separated elements, as in the payload files.
+std::string PrintSet(const Table& table, const Set& set) {
+  std::vector<KernelElement> elements = KernelElements(set);
+  std::string name = SetDisplayName(set.name);
+  std::string out = absl::StrFormat("%s %s %x", name, table.name, set.flags);
+  if (set.flags & (kSetInterval | kSetMap)) {
+    absl::StrAppend(&out, " size ", elements.size());
+  }
+  absl::StrAppend(&out, "\n", name, " ", table.name, " 0\n");
+  if (elements.empty()) return out;
+  for (const KernelElement& e : elements) absl::StrAppend(&out, PrintElement(e));
+  return out + "\n";
+}
+
+std::string PrintRuleset(const Ruleset& ruleset) {
+  std::string out;
+  for (const Table& table : ruleset.tables) {
+    absl::StrAppend(&out, "# table ", FamilyName(table.family), " ",
+                    table.name, "\n");
+    for (const Set& set : table.sets) {
+      if (!set.anonymous()) absl::StrAppend(&out, PrintSet(table, set), "\n");
+    }
+    // Anonymous sets are printed once, before the first rule that uses them.
+    std::vector<std::string_view> printed;
+    for (const Chain& chain : table.chains) {
+      absl::StrAppend(&out, ChainHeader(chain));
+      for (const Rule& rule : chain.rules) {
+        for (const Node& node : rule.exprs) {
+          const auto* lookup = std::get_if<Lookup>(&node.expr);
+          if (lookup == nullptr) continue;
+          const Set* set = table.FindSet(lookup->set);
+          if (set == nullptr || !set->anonymous()) continue;
+          if (std::find(printed.begin(), printed.end(), set->name) !=
+              printed.end())
+            continue;
+          printed.push_back(set->name);
+          absl::StrAppend(&out, PrintSet(table, *set));
+        }
+        absl::StrAppend(&out, PrintRule(table, chain, rule), "\n");
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace rulejit::ir

@@ -1,0 +1,755 @@
+// The IR reader: `[ ... ]` lines back into expressions (see ir/reader.h).
+//
+// A Cursor walks one line, consuming the printer's literal spelling piece by
+// piece; the first mismatch records its column and message and turns every
+// later call into a no-op, so each per-kind parser reads straight through
+// like the printf it inverts. Numbers must be canonical (no leading zeros,
+// lowercase hex) because anything else would not print back identically.
+#include "ir/reader.h"
+
+#include <array>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "ir/diag.h"
+
+namespace rulejit::ir {
+namespace {
+
+// Abseil here is built with its own string_view; Abseil string functions
+// take that type, so std::string_view arguments go through this.
+absl::string_view Sv(std::string_view s) { return {s.data(), s.size()}; }
+
+class Cursor {
+ public:
+  Cursor(std::string_view text, size_t column_base)
+      : text_(text), base_(column_base) {}
+
+  bool failed() const { return error_.has_value(); }
+  size_t error_column() const { return error_col_; }
+  const std::string& error() const { return *error_; }
+  bool AtEnd() const { return pos_ >= text_.size(); }
+  std::string_view Rest() const { return text_.substr(pos_); }
+  size_t Column() const { return base_ + pos_ + 1; }
+  void Skip(size_t n) { pos_ = std::min(text_.size(), pos_ + n); }
+
+  // Records the first error only, at the current column.
+  void Fail(std::string message) {
+    if (failed()) return;
+    error_ = std::move(message);
+    error_col_ = Column();
+  }
+
+  // What comes next, for messages: the next token or "end of line".
+  std::string Found() const {
+    if (AtEnd()) return "end of line";
+    std::string_view rest = Rest();
+    return absl::StrCat("'", Sv(rest.substr(0, rest.find(' '))), "'");
+  }
+
+  bool Peek(std::string_view lit) const {
+    return !failed() && Rest().substr(0, lit.size()) == lit;
+  }
+
+  bool TryLiteral(std::string_view lit) {
+    if (!Peek(lit)) return false;
+    pos_ += lit.size();
+    return true;
+  }
+
+  void Literal(std::string_view lit) {
+    if (failed() || TryLiteral(lit)) return;
+    Fail(absl::StrCat("expected '", Sv(lit), "', found ", Found()));
+  }
+
+  // Characters up to the next space (or end); must be non-empty.
+  std::string_view Token(std::string_view what) {
+    if (failed()) return {};
+    std::string_view rest = Rest();
+    size_t n = std::min(rest.find(' '), rest.size());
+    if (n == 0) {
+      Fail(absl::StrCat("expected ", Sv(what), ", found ", Found()));
+      return {};
+    }
+    pos_ += n;
+    return rest.substr(0, n);
+  }
+
+  // A canonical decimal number <= max.
+  uint64_t Number(std::string_view what,
+                  uint64_t max = std::numeric_limits<uint32_t>::max()) {
+    if (failed()) return 0;
+    std::string_view rest = Rest();
+    size_t n = 0;
+    while (n < rest.size() && absl::ascii_isdigit(rest[n])) ++n;
+    if (n == 0 || (n > 1 && rest[0] == '0')) {
+      Fail(absl::StrCat("expected ", Sv(what), " (a decimal number), found ",
+                        Found()));
+      return 0;
+    }
+    uint64_t value = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t digit = rest[i] - '0';
+      if (value > (max - digit) / 10) {
+        Fail(absl::StrCat(Sv(what), " is out of range (at most ", max, ")"));
+        return 0;
+      }
+      value = value * 10 + digit;
+    }
+    pos_ += n;
+    return value;
+  }
+
+  Reg Register() { return static_cast<Reg>(Number("a register number", 255)); }
+
+  // "0x%08x" (lowercase) as 4 little-endian bytes appended to `out`.
+  void DataWord(Bytes& out) {
+    if (failed()) return;
+    std::string_view rest = Rest();
+    bool ok = rest.size() >= 10 && rest.substr(0, 2) == "0x" &&
+              (rest.size() == 10 || rest[10] == ' ');
+    uint32_t word = 0;
+    for (size_t i = 2; ok && i < 10; ++i) {
+      char ch = rest[i];
+      int digit = absl::ascii_isdigit(ch)             ? ch - '0'
+                  : (ch >= 'a' && ch <= 'f')          ? ch - 'a' + 10
+                                                      : -1;
+      ok = digit >= 0;
+      word = (word << 4) | static_cast<uint32_t>(digit < 0 ? 0 : digit);
+    }
+    if (!ok) {
+      Fail(absl::StrCat("expected a data word 0x%08x, found ", Found()));
+      return;
+    }
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(word >> (8 * i)));
+    pos_ += 10;
+  }
+
+  // One or more "0x%08x " pieces (each followed by a space, as printed).
+  Bytes DataPieces() {
+    Bytes out;
+    do {
+      DataWord(out);
+      Literal(" ");
+    } while (!failed() && Peek("0x"));
+    return out;
+  }
+
+ private:
+  std::string_view text_;
+  size_t base_;  // columns of leading whitespace trimmed off
+  size_t pos_ = 0;
+  std::optional<std::string> error_;
+  size_t error_col_ = 0;
+};
+
+// "unknown meta key 'x'" plus a did-you-mean over the known names.
+template <typename Key>
+void FailUnknownKey(Cursor& c, std::string_view kind,
+                    std::string_view name, Key last,
+                    const char* (*name_of)(Key)) {
+  std::vector<std::string_view> names;
+  for (int i = 0; i <= static_cast<int>(last); ++i) {
+    names.push_back(name_of(static_cast<Key>(i)));
+  }
+  std::string hint = DidYouMean(name, names);
+  c.Fail(absl::StrCat("unknown ", Sv(kind), " key '", Sv(name), "'",
+                      hint.empty() ? "" : absl::StrCat(" (did you mean '", hint, "'?)")));
+}
+
+// Parses KEY with `from_name`; on failure reports at the key's column.
+template <typename Key>
+Key ParseKey(Cursor& c, std::string_view kind, Key last,
+             std::optional<Key> (*from_name)(std::string_view),
+             const char* (*name_of)(Key)) {
+  Cursor probe = c;  // to report at the key's start
+  std::string_view name = c.Token(absl::StrCat("a ", Sv(kind), " key"));
+  if (c.failed()) return Key{};
+  std::optional<Key> key = from_name(name);
+  if (!key) {
+    FailUnknownKey(probe, kind, name, last, name_of);
+    c = probe;
+    return Key{};
+  }
+  return *key;
+}
+
+CtDir ParseDirSuffix(Cursor& c) {
+  if (!c.TryLiteral(", dir ")) return CtDir::kNone;
+  CtDir dir = CtDir::kNone;
+  if (c.TryLiteral("original")) {
+    dir = CtDir::kOriginal;
+  } else if (c.TryLiteral("reply")) {
+    dir = CtDir::kReply;
+  } else {
+    c.Fail(absl::StrCat("expected 'original' or 'reply', found ", c.Found()));
+  }
+  c.Literal(" ");
+  return dir;
+}
+
+// --- one parser per expression kind (inverse of the printer's Body) --------
+
+Expr ParsePayload(Cursor& c) {
+  if (!c.Peek("load ")) {
+    c.Fail(absl::StrCat("unsupported payload operation ", c.Found(),
+                        " (the IR has 'load' only)"));
+    return PayloadLoad{};
+  }
+  PayloadLoad e;
+  c.Literal("load ");
+  e.len = c.Number("the load length");
+  c.Literal("b @ ");
+  if (c.TryLiteral("link")) {
+    e.base = PayloadBase::kLink;
+  } else if (c.TryLiteral("network")) {
+    e.base = PayloadBase::kNetwork;
+  } else if (c.TryLiteral("transport")) {
+    e.base = PayloadBase::kTransport;
+  } else if (c.TryLiteral("inner")) {
+    e.base = PayloadBase::kInner;
+  } else {
+    c.Fail(absl::StrCat("expected a payload base (link, network, transport, "
+                        "inner), found ", c.Found()));
+  }
+  c.Literal(" header + ");
+  e.offset = c.Number("the header offset");
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseMeta(Cursor& c) {
+  bool load = c.TryLiteral("load ");
+  if (!load && !c.TryLiteral("set ")) {
+    c.Fail(absl::StrCat("expected 'load' or 'set', found ", c.Found()));
+    return MetaLoad{};
+  }
+  MetaKey key = ParseKey<MetaKey>(c, "meta", MetaKey::kBriBroute,
+                                  &MetaKeyFromName, &MetaKeyName);
+  if (load) {
+    c.Literal(" => reg ");
+    MetaLoad e{key, c.Register()};
+    c.Literal(" ");
+    return e;
+  }
+  c.Literal(" with reg ");
+  MetaSet e{key, c.Register()};
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseCt(Cursor& c) {
+  bool load = c.TryLiteral("load ");
+  if (!load && !c.TryLiteral("set ")) {
+    c.Fail(absl::StrCat("expected 'load' or 'set', found ", c.Found()));
+    return CtLoad{};
+  }
+  CtKey key = ParseKey<CtKey>(c, "ct", CtKey::kId, &CtKeyFromName, &CtKeyName);
+  if (load) {
+    CtLoad e;
+    e.key = key;
+    c.Literal(" => reg ");
+    e.dreg = c.Register();
+    c.Literal(" ");
+    e.dir = ParseDirSuffix(c);
+    return e;
+  }
+  CtSet e;
+  e.key = key;
+  c.Literal(" with reg ");
+  e.sreg = c.Register();
+  c.Literal(" ");
+  e.dir = ParseDirSuffix(c);
+  return e;
+}
+
+Expr ParseBitwise(Cursor& c) {
+  Bitwise e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" = ( reg ");
+  e.sreg = c.Register();
+  c.Literal(" ");
+  bool lshift = c.TryLiteral("<< ");
+  if (lshift || c.TryLiteral(">> ")) {
+    e.op = lshift ? BitwiseOp::kLshift : BitwiseOp::kRshift;
+    Bytes amount = c.DataPieces();
+    if (!c.failed() && amount.size() != 4) {
+      c.Fail("a shift amount is one data word");
+    }
+    if (amount.size() == 4) {
+      e.shift = amount[0] | amount[1] << 8 | amount[2] << 16 |
+                static_cast<uint32_t>(amount[3]) << 24;
+    }
+    c.Literal(") ");
+    return e;
+  }
+  if (!c.TryLiteral("& ")) {
+    c.Fail(absl::StrCat("bitwise operation ", c.Found(),
+                        " is not in the IR (it has '& mask ^ xor', '<<', '>>')"));
+    return e;
+  }
+  if (c.Peek("reg ")) {
+    c.Fail("bitwise with a register operand is not in the IR");
+    return e;
+  }
+  e.op = BitwiseOp::kMaskXor;
+  e.mask = c.DataPieces();
+  c.Literal(") ^ ");
+  size_t xor_col = c.Column();
+  e.xor_ = c.DataPieces();
+  if (!c.failed() && e.xor_.size() != e.mask.size()) {
+    c.Fail(absl::StrCat("xor has ", e.xor_.size() / 4, " words but mask has ",
+                        e.mask.size() / 4, " (column ", xor_col, ")"));
+  }
+  e.len = static_cast<uint32_t>(e.mask.size());
+  return e;
+}
+
+Expr ParseByteorder(Cursor& c) {
+  Byteorder e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" = ");
+  if (c.TryLiteral("hton")) {
+    e.op = ByteorderOp::kHton;
+  } else if (c.TryLiteral("ntoh")) {
+    e.op = ByteorderOp::kNtoh;
+  } else {
+    c.Fail(absl::StrCat("expected 'hton' or 'ntoh', found ", c.Found()));
+  }
+  c.Literal("(reg ");
+  e.sreg = c.Register();
+  c.Literal(", ");
+  e.size = c.Number("the element size");
+  c.Literal(", ");
+  e.len = c.Number("the length");
+  c.Literal(") ");
+  return e;
+}
+
+std::optional<CmpOp> CmpOpFromName(std::string_view name) {
+  static constexpr std::pair<std::string_view, CmpOp> kOps[] = {
+      {"eq", CmpOp::kEq}, {"neq", CmpOp::kNeq}, {"lt", CmpOp::kLt},
+      {"lte", CmpOp::kLte}, {"gt", CmpOp::kGt}, {"gte", CmpOp::kGte}};
+  for (const auto& [n, op] : kOps) {
+    if (n == name) return op;
+  }
+  return std::nullopt;
+}
+
+Expr ParseCmp(Cursor& c) {
+  Cmp e;
+  Cursor at_op = c;
+  std::optional<CmpOp> op = CmpOpFromName(c.Token("a compare operator"));
+  if (!op && !c.failed()) {
+    at_op.Fail(absl::StrCat("unknown compare operator ", at_op.Found(),
+                            " (eq, neq, lt, lte, gt, gte)"));
+    c = at_op;
+    return e;
+  }
+  e.op = op.value_or(CmpOp::kEq);
+  c.Literal(" reg ");
+  e.sreg = c.Register();
+  c.Literal(" ");
+  e.data = c.DataPieces();
+  return e;
+}
+
+Expr ParseRange(Cursor& c) {
+  Range e;
+  if (c.TryLiteral("neq ")) {
+    e.negate = true;
+  } else if (!c.TryLiteral("eq ")) {
+    c.Fail(absl::StrCat("expected 'eq' or 'neq', found ", c.Found()));
+    return e;
+  }
+  c.Literal("reg ");
+  e.sreg = c.Register();
+  c.Literal(" ");
+  Bytes both = c.DataPieces();
+  if (!c.failed() && both.size() % 8 != 0) {
+    c.Fail("a range needs the same number of words for FROM and TO");
+  }
+  size_t half = both.size() / 2;
+  e.from.assign(both.begin(), both.begin() + half);
+  e.to.assign(both.begin() + half, both.end());
+  return e;
+}
+
+Expr ParseLookup(Cursor& c) {
+  Lookup e;
+  c.Literal("reg ");
+  e.sreg = c.Register();
+  c.Literal(" set ");
+  e.set = std::string(c.Token("a set name"));
+  c.Literal(" ");
+  if (c.TryLiteral("dreg ")) {
+    e.dreg = c.Register();
+    c.Literal(" ");
+  }
+  if (c.TryLiteral("0x1 ")) e.invert = true;
+  return e;
+}
+
+Expr ParseImmediate(Cursor& c) {
+  Immediate e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  if (e.dreg != kVerdictReg) {
+    e.data = c.DataPieces();
+    return e;
+  }
+  static constexpr std::pair<std::string_view, VerdictCode> kSimple[] = {
+      {"accept ", VerdictCode::kAccept}, {"drop ", VerdictCode::kDrop},
+      {"continue ", VerdictCode::kContinue}, {"return ", VerdictCode::kReturn},
+      {"break ", VerdictCode::kBreak}};
+  for (const auto& [text, code] : kSimple) {
+    if (c.TryLiteral(text)) {
+      e.verdict.code = code;
+      return e;
+    }
+  }
+  if (c.TryLiteral("jump -> ")) {
+    e.verdict.code = VerdictCode::kJump;
+  } else if (c.TryLiteral("goto -> ")) {
+    e.verdict.code = VerdictCode::kGoto;
+  } else {
+    c.Fail(absl::StrCat("expected a verdict (accept, drop, continue, return, "
+                        "jump -> CHAIN, goto -> CHAIN), found ", c.Found()));
+    return e;
+  }
+  e.verdict.chain = std::string(c.Token("a chain name"));
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseCounter(Cursor& c) {
+  Counter e;
+  c.Literal("pkts ");
+  e.packets = c.Number("the packet count", std::numeric_limits<uint64_t>::max());
+  c.Literal(" bytes ");
+  e.bytes = c.Number("the byte count", std::numeric_limits<uint64_t>::max());
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseLimit(Cursor& c) {
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400},
+      {"week", 604800}};
+  Limit e;
+  c.Literal("rate ");
+  e.rate = c.Number("the rate", std::numeric_limits<uint64_t>::max());
+  c.Literal("/");
+  bool named = false;
+  for (const auto& [name, seconds] : kUnits) {
+    if (c.TryLiteral(name)) {
+      e.unit_seconds = seconds;
+      named = true;
+      break;
+    }
+  }
+  if (!named) {
+    // The printer's fallback for other periods: seconds as a number.
+    e.unit_seconds = c.Number("the rate unit", std::numeric_limits<uint64_t>::max());
+    for (const auto& [name, seconds] : kUnits) {
+      if (e.unit_seconds == seconds) c.Fail(absl::StrCat("write '", Sv(name), "'"));
+    }
+    if (!c.failed() && e.unit_seconds == 0) c.Fail("the rate unit must be positive");
+  }
+  c.Literal(" burst ");
+  e.burst = c.Number("the burst");
+  c.Literal(" type ");
+  if (c.TryLiteral("bytes")) {
+    e.bytes = true;
+  } else if (!c.TryLiteral("packets")) {
+    c.Fail(absl::StrCat("expected 'packets' or 'bytes', found ", c.Found()));
+  }
+  c.Literal(" flags ");
+  if (c.TryLiteral("0x1")) {
+    e.over = true;
+  } else if (!c.TryLiteral("0x0")) {
+    c.Fail(absl::StrCat("expected limit flags 0x0 or 0x1 (over), found ",
+                        c.Found()));
+  }
+  c.Literal(" ");
+  return e;
+}
+
+constexpr std::pair<std::string_view, uint32_t> kLogFlags[] = {
+    {"tcpseq", 0x01}, {"tcpopt", 0x02}, {"ipopt", 0x04},
+    {"uid", 0x08},    {"macdecode", 0x20}};
+
+// What may follow a log prefix: "group G snaplen S qthreshold Q " or
+// "(level L )(FLAG )*" with flags in the printer's order. Fills `e`.
+bool ParseLogTail(std::string_view text, Log& e) {
+  Cursor c(text, 0);
+  if (c.TryLiteral("group ")) {
+    e.group = c.Number("the group");
+    c.Literal(" snaplen ");
+    e.snaplen = c.Number("the snaplen");
+    c.Literal(" qthreshold ");
+    e.qthreshold = c.Number("the qthreshold");
+    c.Literal(" ");
+    return !c.failed() && c.AtEnd();
+  }
+  if (c.TryLiteral("level ")) {
+    e.level = c.Number("the level");
+    c.Literal(" ");
+  }
+  for (const auto& [name, bit] : kLogFlags) {
+    if (c.Peek(absl::StrCat(Sv(name), " "))) {
+      c.Literal(name);
+      c.Literal(" ");
+      e.flags |= bit;
+    }
+  }
+  return !c.failed() && c.AtEnd();
+}
+
+// The log body is free text when it has a prefix (which may hold spaces), so
+// it is parsed from the line as a whole: the prefix is the shortest text
+// after "prefix " that leaves a valid tail. Consumes up to the final "]".
+Expr ParseLog(Cursor& c) {
+  std::string_view rest = c.Rest();
+  if (rest.empty() || rest.back() != ']') {
+    c.Skip(rest.size());
+    c.Fail("expected ']' at the end of the line");
+    return Log{};
+  }
+  std::string_view body = rest.substr(0, rest.size() - 1);
+  Log e;
+  constexpr std::string_view kPrefix = "prefix ";
+  if (body.substr(0, kPrefix.size()) == kPrefix) {
+    for (size_t p = kPrefix.size() + 1; p <= body.size(); ++p) {
+      Log candidate;
+      if (body[p - 1] != ' ' || !ParseLogTail(body.substr(p), candidate)) continue;
+      candidate.prefix =
+          std::string(body.substr(kPrefix.size(), p - 1 - kPrefix.size()));
+      c.Skip(body.size());
+      return candidate;
+    }
+    c.Fail("log prefix is not followed by a valid log tail");
+    return e;
+  }
+  if (!ParseLogTail(body, e)) {
+    c.Fail(absl::StrCat("expected log options (prefix, group, level, flags), "
+                        "found ", c.Found()));
+    return e;
+  }
+  c.Skip(body.size());
+  return e;
+}
+
+Expr ParseReject(Cursor& c) {
+  Reject e;
+  c.Literal("type ");
+  e.type = c.Number("the reject type");
+  c.Literal(" code ");
+  e.code = c.Number("the reject code");
+  c.Literal(" ");
+  return e;
+}
+
+using BodyParser = Expr (*)(Cursor&);
+
+BodyParser ParserFor(std::string_view name) {
+  static constexpr std::pair<std::string_view, BodyParser> kParsers[] = {
+      {"payload", &ParsePayload},     {"meta", &ParseMeta},
+      {"ct", &ParseCt},               {"bitwise", &ParseBitwise},
+      {"byteorder", &ParseByteorder}, {"cmp", &ParseCmp},
+      {"range", &ParseRange},         {"lookup", &ParseLookup},
+      {"immediate", &ParseImmediate}, {"counter", &ParseCounter},
+      {"limit", &ParseLimit},         {"log", &ParseLog},
+      {"reject", &ParseReject},
+      {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
+  };
+  for (const auto& [n, parser] : kParsers) {
+    if (n == name) return parser;
+  }
+  return nullptr;
+}
+
+struct LineResult {
+  std::optional<Expr> expr;
+  size_t column = 0;  // of the error, or of '[' on success
+  std::string error;
+};
+
+LineResult ParseLine(std::string_view line) {
+  size_t lead = 0;
+  while (lead < line.size() && absl::ascii_isspace(line[lead])) ++lead;
+  std::string_view text = line.substr(lead);
+  while (!text.empty() && absl::ascii_isspace(text.back())) text.remove_suffix(1);
+  Cursor c(text, lead);
+  c.Literal("[ ");
+  Cursor at_name = c;
+  std::string_view name = c.Token("an expression name");
+  c.Literal(" ");
+  Expr expr;
+  if (!c.failed()) {
+    BodyParser parser = ParserFor(name);
+    if (parser == nullptr) {
+      at_name.Fail(absl::StrCat("expression '", Sv(name), "' is not in the IR"));
+      c = at_name;
+    } else {
+      expr = parser(c);
+    }
+  }
+  c.Literal("]");
+  if (!c.failed() && !c.AtEnd()) c.Fail("unexpected text after ']'");
+  if (c.failed()) return {std::nullopt, c.error_column(), c.error()};
+  return {std::move(expr), lead + 1, ""};
+}
+
+// --- rule blocks -------------------------------------------------------------
+
+std::optional<Family> FamilyFromName(std::string_view name) {
+  for (Family f : {Family::kIp, Family::kIp6, Family::kInet, Family::kNetdev,
+                   Family::kBridge, Family::kArp}) {
+    if (name == FamilyName(f)) return f;
+  }
+  return std::nullopt;
+}
+
+size_t Words(size_t bytes) { return (bytes + 3) / 4; }
+
+// Tracks, per 32-bit register word, the byte length of the value a rule last
+// wrote starting there, to trim word-padded compare data to that length.
+class ValueLengths {
+ public:
+  void Write(Reg reg, size_t len) {
+    int w = RegWord(reg);
+    if (w < 0) return;
+    for (size_t i = 0; i < std::max<size_t>(Words(len), 1); ++i) {
+      if (w + i < len_.size()) len_[w + i] = 0;
+    }
+    len_[w] = len;
+  }
+  size_t At(Reg reg) const {
+    int w = RegWord(reg);
+    return w < 0 ? 0 : len_[w];
+  }
+
+ private:
+  std::array<size_t, kRegWords> len_{};
+};
+
+// Shrinks `data` to `len` bytes when that only drops zero padding.
+void TrimPadding(Bytes& data, size_t len) {
+  if (len == 0 || len >= data.size() || Words(len) != Words(data.size())) return;
+  for (size_t i = len; i < data.size(); ++i) {
+    if (data[i] != 0) return;
+  }
+  data.resize(len);
+}
+
+void RefineLengths(Expr& expr, ValueLengths& lengths) {
+  if (auto* e = std::get_if<PayloadLoad>(&expr)) {
+    lengths.Write(e->dreg, e->len);
+  } else if (auto* e = std::get_if<MetaLoad>(&expr)) {
+    lengths.Write(e->dreg, MetaKeyLen(e->key));
+  } else if (auto* e = std::get_if<CtLoad>(&expr)) {
+    lengths.Write(e->dreg, CtKeyLen(e->key));
+  } else if (auto* e = std::get_if<Bitwise>(&expr)) {
+    size_t len = lengths.At(e->sreg);
+    if (e->op == BitwiseOp::kMaskXor) {
+      Bytes mask = e->mask, xor_ = e->xor_;
+      TrimPadding(mask, len);
+      TrimPadding(xor_, len);
+      if (mask.size() == xor_.size()) {
+        e->mask = mask;
+        e->xor_ = xor_;
+        e->len = static_cast<uint32_t>(mask.size());
+      }
+    } else if (len > 0 && len <= 4) {
+      e->len = static_cast<uint32_t>(len);
+    }
+    lengths.Write(e->dreg, e->len);
+  } else if (auto* e = std::get_if<Byteorder>(&expr)) {
+    lengths.Write(e->dreg, e->len);
+  } else if (auto* e = std::get_if<Cmp>(&expr)) {
+    TrimPadding(e->data, lengths.At(e->sreg));
+  } else if (auto* e = std::get_if<Range>(&expr)) {
+    Bytes from = e->from, to = e->to;
+    TrimPadding(from, lengths.At(e->sreg));
+    TrimPadding(to, lengths.At(e->sreg));
+    if (from.size() == to.size()) {
+      e->from = from;
+      e->to = to;
+    }
+  } else if (auto* e = std::get_if<Immediate>(&expr)) {
+    if (e->dreg != kVerdictReg) lengths.Write(e->dreg, e->data.size());
+  } else if (auto* e = std::get_if<Lookup>(&expr)) {
+    if (e->dreg && *e->dreg != kVerdictReg) lengths.Write(*e->dreg, 0);
+  }
+}
+
+absl::Status BlockError(uint32_t line, size_t col, std::string_view message) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(line, ":", col, ": error: ", Sv(message)));
+}
+
+}  // namespace
+
+absl::StatusOr<Expr> ParseExprLine(std::string_view line) {
+  LineResult r = ParseLine(line);
+  if (!r.expr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("column ", r.column, ": ", r.error));
+  }
+  return std::move(*r.expr);
+}
+
+absl::StatusOr<RuleBlock> ParseRuleBlock(std::string_view text, int file,
+                                         uint32_t first_line) {
+  RuleBlock block;
+  bool have_header = false;
+  ValueLengths lengths;
+  uint32_t line_no = first_line;
+  for (absl::string_view line_view : absl::StrSplit(Sv(text), '\n')) {
+    std::string_view line(line_view.data(), line_view.size());
+    uint32_t this_line = line_no++;
+    absl::string_view trimmed = absl::StripAsciiWhitespace(Sv(line));
+    if (trimmed.empty() || trimmed.front() == '#') continue;
+    if (!have_header) {
+      std::vector<absl::string_view> words =
+          absl::StrSplit(trimmed, ' ', absl::SkipEmpty());
+      if (words.size() != 3) {
+        return BlockError(this_line, 1,
+                          "expected a rule header 'FAMILY TABLE CHAIN'");
+      }
+      std::optional<Family> family =
+          FamilyFromName(std::string_view(words[0].data(), words[0].size()));
+      if (!family) {
+        return BlockError(this_line, 1 + (words[0].data() - line.data()),
+                          absl::StrCat("unknown family '", words[0], "'"));
+      }
+      block.family = *family;
+      block.table = std::string(words[1]);
+      block.chain = std::string(words[2]);
+      block.rule.loc = {file, this_line, 1};
+      have_header = true;
+      continue;
+    }
+    LineResult r = ParseLine(line);
+    if (!r.expr) return BlockError(this_line, r.column, r.error);
+    RefineLengths(*r.expr, lengths);
+    block.rule.exprs.push_back(
+        {std::move(*r.expr), {file, this_line, static_cast<uint32_t>(r.column)}});
+  }
+  if (!have_header) {
+    return BlockError(first_line, 1, "empty rule block (no 'FAMILY TABLE CHAIN')");
+  }
+  return block;
+}
+
+}  // namespace rulejit::ir

@@ -1,0 +1,44 @@
+// Register reads per expression kind (see reg_use.h).
+#include "ir/reg_use.h"
+
+#include <variant>
+
+namespace rulejit::ir {
+
+uint32_t WordMask(Reg reg, uint32_t len) {
+  int first = RegWord(reg);
+  if (first < 0 || len == 0) return 0;
+  uint32_t words = (len + 3) / 4;
+  uint32_t mask = 0;
+  for (uint32_t w = first; w < first + words && w < kRegWords; ++w) mask |= 1u << w;
+  return mask;
+}
+
+namespace {
+
+struct Reads {
+  const Table& table;
+  uint32_t operator()(const MetaSet& e) const { return WordMask(e.sreg, MetaKeyLen(e.key)); }
+  uint32_t operator()(const CtSet& e) const { return WordMask(e.sreg, CtKeyLen(e.key)); }
+  uint32_t operator()(const Bitwise& e) const { return WordMask(e.sreg, e.len); }
+  uint32_t operator()(const Byteorder& e) const {
+    // Size-2 elements step over whole words (see ir/expr_eval.cc).
+    return WordMask(e.sreg, e.size == 2 ? e.len / 2 * 4 : e.len);
+  }
+  uint32_t operator()(const Cmp& e) const { return WordMask(e.sreg, e.data.size()); }
+  uint32_t operator()(const Range& e) const { return WordMask(e.sreg, e.from.size()); }
+  uint32_t operator()(const Lookup& e) const {
+    const Set* set = table.FindSet(e.set);
+    return set ? WordMask(e.sreg, set->key_len) : 0;
+  }
+  template <typename T>
+  uint32_t operator()(const T&) const { return 0; }  // loads, statements
+};
+
+}  // namespace
+
+uint32_t WordsRead(const Expr& expr, const Table& table) {
+  return std::visit(Reads{table}, expr);
+}
+
+}  // namespace rulejit::ir

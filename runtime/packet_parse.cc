@@ -1,0 +1,187 @@
+// Frame parsing: raw bytes -> ir::PacketView, the way the kernel fills
+// nft_pktinfo (nft_set_pktinfo_ipv4 / nft_set_pktinfo_ipv6).
+//
+//   Ethernet ─ 802.1Q/802.1ad tags* ─ IPv4 ─────────────────┐
+//                                   └ IPv6 ─ ext headers* ──┴─ L4 header ─ inner
+//
+// Kernel facts this follows:
+// - IPv4: the transport header exists only for the first fragment
+//   (fragoff == 0); meta l4proto is always valid.
+// - IPv6 (ipv6_find_hdr with IP6_FH_F_AUTH, as nf_tables calls it): walk
+//   hop-by-hop (0), routing (43), destination options (60) and fragment (44)
+//   headers; stop at AH (51), so AH is the "transport" header as nft's `ah`
+//   matches expect, and at no-next-header (59) or any other protocol. A
+//   non-first fragment reports the protocol after the fragment header with
+//   no transport header; a non-first fragment followed by another extension
+//   header, or a truncated extension header, leaves l4proto undefined.
+// - The IP layer trims the frame to the IP total/payload length before the
+//   hooks, so Ethernet padding is not part of the packet.
+// Inner (L4 payload) offsets are computed for TCP (data offset), UDP and
+// UDP-Lite (8), ICMP/ICMPv6 (8) and SCTP (12). The kernel's @ih base only
+// knows TCP and UDP (and GRE); callers comparing against it should keep to
+// those.
+// Not modelled: VLAN tag offload (skb->protocol stays the inner ethertype
+// here), IPv4 option validation, GRE.
+#include "runtime/packet_parse.h"
+
+namespace rulejit::runtime {
+namespace {
+
+constexpr uint16_t kEthIpv4 = 0x0800;
+constexpr uint16_t kEthIpv6 = 0x86dd;
+constexpr uint16_t kEthVlan = 0x8100;
+constexpr uint16_t kEthQinQ = 0x88a8;
+constexpr uint32_t kEthHeaderLen = 14;
+constexpr uint32_t kVlanTagLen = 4;
+
+constexpr uint8_t kProtoIcmp = 1;
+constexpr uint8_t kProtoTcp = 6;
+constexpr uint8_t kProtoUdp = 17;
+constexpr uint8_t kProtoHopOpts = 0;
+constexpr uint8_t kProtoRouting = 43;
+constexpr uint8_t kProtoFragment = 44;
+constexpr uint8_t kProtoAh = 51;
+constexpr uint8_t kProtoIcmpv6 = 58;
+constexpr uint8_t kProtoNone = 59;
+constexpr uint8_t kProtoDstOpts = 60;
+constexpr uint8_t kProtoSctp = 132;
+constexpr uint8_t kProtoUdpLite = 136;
+
+// Bytes [off, off+n) are inside the view.
+bool Has(const ir::PacketView& v, uint64_t off, uint64_t n) {
+  return off + n <= v.len;
+}
+uint16_t Read16(const ir::PacketView& v, uint32_t off) {
+  return static_cast<uint16_t>(v.data[off] << 8 | v.data[off + 1]);
+}
+
+// Length of the L4 header at `off`, or 0 when unknown or malformed.
+uint32_t L4HeaderLen(const ir::PacketView& v, uint32_t off) {
+  switch (v.l4proto) {
+    case kProtoTcp: {
+      if (!Has(v, off, 13)) return 0;
+      uint32_t doff = v.data[off + 12] >> 4;
+      return doff >= 5 ? doff * 4 : 0;
+    }
+    case kProtoUdp:
+    case kProtoUdpLite:
+    case kProtoIcmp:
+    case kProtoIcmpv6:
+      return 8;
+    case kProtoSctp:
+      return 12;
+    default:
+      return 0;
+  }
+}
+
+void SetTransport(ir::PacketView& v, uint64_t off) {
+  if (!Has(v, off, 0)) return;
+  v.transport_off = static_cast<uint32_t>(off);
+  uint32_t hlen = L4HeaderLen(v, v.transport_off);
+  if (hlen != 0 && Has(v, off, hlen)) {
+    v.inner_off = static_cast<uint32_t>(off + hlen);
+  }
+}
+
+// Drops bytes past the end of the IP packet (link padding).
+void TrimTo(ir::PacketView& v, uint64_t end) {
+  if (end < v.len) v.len = static_cast<uint32_t>(end);
+}
+
+void ParseIpv4(ir::PacketView& v, uint32_t off) {
+  if (!Has(v, off, 20)) return;
+  uint8_t version = v.data[off] >> 4;
+  uint32_t hlen = (v.data[off] & 0x0f) * 4u;
+  uint32_t total = Read16(v, off + 2);
+  if (version != 4 || hlen < 20 || !Has(v, off, hlen) || total < hlen) return;
+  TrimTo(v, static_cast<uint64_t>(off) + total);
+  v.nfproto = ir::kNfProtoIpv4;
+  v.l4proto = v.data[off + 9];
+  v.l4proto_valid = true;
+  uint16_t frag = Read16(v, off + 6);
+  v.fragoff = frag & 0x1fff;
+  v.is_fragment = (frag & 0x2000) != 0 || v.fragoff != 0;
+  if (v.fragoff == 0) SetTransport(v, static_cast<uint64_t>(off) + hlen);
+}
+
+// ipv6_ext_hdr(): the headers ipv6_find_hdr walks (or stops at, for AH and
+// no-next-header).
+bool IsIpv6ExtHeader(uint8_t nh) {
+  return nh == kProtoHopOpts || nh == kProtoRouting || nh == kProtoFragment ||
+         nh == kProtoAh || nh == kProtoNone || nh == kProtoDstOpts;
+}
+
+void ParseIpv6(ir::PacketView& v, uint32_t off) {
+  if (!Has(v, off, 40) || (v.data[off] >> 4) != 6) return;
+  uint32_t payload = Read16(v, off + 4);
+  if (payload != 0) TrimTo(v, static_cast<uint64_t>(off) + 40 + payload);
+  v.nfproto = ir::kNfProtoIpv6;
+  uint8_t nh = v.data[off + 6];
+  uint64_t pos = static_cast<uint64_t>(off) + 40;
+  // Each step advances at least 8 bytes and reads only checked bytes.
+  while (IsIpv6ExtHeader(nh) && nh != kProtoAh && nh != kProtoNone) {
+    if (!Has(v, pos, 2)) return;  // -EBADMSG: l4proto undefined
+    uint8_t next = v.data[pos];
+    if (nh == kProtoFragment) {
+      if (!Has(v, pos, 4)) return;
+      v.is_fragment = true;
+      uint16_t offset_bytes = Read16(v, static_cast<uint32_t>(pos) + 2) & ~7u;
+      if (offset_bytes != 0) {
+        // Non-first fragment: protocol known, no transport header.
+        if (IsIpv6ExtHeader(next) && next != kProtoNone) return;  // -ENOENT
+        v.fragoff = offset_bytes >> 3;
+        v.l4proto = next;
+        v.l4proto_valid = true;
+        return;
+      }
+      pos += 8;
+    } else {
+      pos += (static_cast<uint64_t>(v.data[pos + 1]) + 1) * 8;
+    }
+    nh = next;
+  }
+  v.l4proto = nh;
+  v.l4proto_valid = true;
+  SetTransport(v, pos);
+}
+
+void ParseNetwork(ir::PacketView& v, uint32_t off) {
+  v.network_off = off;
+  if (v.protocol == kEthIpv4) ParseIpv4(v, off);
+  if (v.protocol == kEthIpv6) ParseIpv6(v, off);
+}
+
+}  // namespace
+
+ir::PacketView ParseEthernet(const uint8_t* data, uint32_t len) {
+  ir::PacketView v;
+  v.data = data;
+  v.len = data == nullptr ? 0 : len;
+  if (!Has(v, 0, kEthHeaderLen)) return v;
+  v.link_off = 0;
+  uint16_t ethertype = Read16(v, 12);
+  uint32_t pos = kEthHeaderLen;
+  while (ethertype == kEthVlan || ethertype == kEthQinQ) {
+    if (!Has(v, pos, kVlanTagLen)) return v;
+    ethertype = Read16(v, pos + 2);
+    pos += kVlanTagLen;
+  }
+  v.protocol = ethertype;
+  ParseNetwork(v, pos);
+  return v;
+}
+
+ir::PacketView ParseIp(const uint8_t* data, uint32_t len) {
+  ir::PacketView v;
+  v.data = data;
+  v.len = data == nullptr ? 0 : len;
+  if (!Has(v, 0, 1)) return v;
+  uint8_t version = data[0] >> 4;
+  if (version != 4 && version != 6) return v;
+  v.protocol = version == 4 ? kEthIpv4 : kEthIpv6;
+  ParseNetwork(v, 0);
+  return v;
+}
+
+}  // namespace rulejit::runtime

@@ -1,0 +1,27 @@
+// Frame parsing: raw bytes -> ir::PacketView.
+//
+// Ethernet II with any number of 802.1Q / 802.1ad tags (the network header
+// starts after the last tag), IPv4 (IHL; fragments: the transport header is
+// set only for the first fragment, as the kernel does), IPv6 with the
+// extension-header walk (hop-by-hop, routing, fragment, destination options,
+// AH) to the transport header, TCP/UDP/UDPLITE/ICMP/ICMPv6/SCTP. Truncated or
+// malformed headers leave the later offsets kAbsent; parsing never reads past
+// `len`.
+#ifndef RULEJIT_RUNTIME_PACKET_PARSE_H_
+#define RULEJIT_RUNTIME_PACKET_PARSE_H_
+
+#include <cstdint>
+
+#include "ir/packet.h"
+
+namespace rulejit::runtime {
+
+// Parses an Ethernet frame.
+ir::PacketView ParseEthernet(const uint8_t* data, uint32_t len);
+// Parses a frame that starts at the IP header (no link header), e.g. the
+// output hook or a raw-IP pcap.
+ir::PacketView ParseIp(const uint8_t* data, uint32_t len);
+
+}  // namespace rulejit::runtime
+
+#endif  // RULEJIT_RUNTIME_PACKET_PARSE_H_

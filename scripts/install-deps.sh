@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package rulejit needs to build, test and benchmark.
+# Safe to run again; needs root (or sudo).
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build pkg-config git \
+  clang-19 llvm-19-dev libzstd-dev \
+  libasmjit-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  libxdp-dev libbpf-dev libpcap-dev \
+  nftables iptables iproute2 tcpdump \
+  >/dev/null

@@ -1,0 +1,708 @@
+// The kernel oracle: namespaces, veths, ruleset loading, AF_PACKET injection
+// and capture. See kernel_oracle.h for the topology and the frame contract.
+//
+// One run (RunOnce):
+//   fresh namespaces src/fw/dst ─▶ sysctls, veths, addresses, static
+//   neighbours, default routes ─▶ load the ruleset with the real tool ─▶
+//   for each frame: send on src0, pause, drain dst0 ─▶ settle ─▶ which
+//   indexes arrived ─▶ namespaces deleted (RAII, also on every error path).
+// KernelVerdicts = optional control run with an accept-all ruleset (must
+// deliver every frame) + the real run.
+#include "tests/kernel/kernel_oracle.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+
+namespace rulejit::testing {
+namespace {
+
+using Frame = std::vector<uint8_t>;
+using Mac = std::array<uint8_t, 6>;
+
+// Fixed MACs: each veth pair is its own isolated link, so they need not be
+// unique across runs.
+constexpr Mac kSrcMac = {0x02, 0x52, 0x4a, 0x00, 0x00, 0x01};
+constexpr Mac kFwInMac = {0x02, 0x52, 0x4a, 0x00, 0x00, 0x02};
+constexpr Mac kFwOutMac = {0x02, 0x52, 0x4a, 0x00, 0x00, 0x03};
+constexpr Mac kDstMac = {0x02, 0x52, 0x4a, 0x00, 0x00, 0x04};
+constexpr char kSrcIf[] = "src0";
+constexpr char kDstIf[] = "dst0";
+constexpr char kNextHop4[] = "198.18.0.6";
+constexpr char kNextHop6[] = "2001:2:0:2::2";
+constexpr size_t kEthLen = 14;
+constexpr size_t kMaxFrame = 1514;
+
+std::string MacText(const Mac& mac) {
+  char buf[18];
+  snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1],
+           mac[2], mac[3], mac[4], mac[5]);
+  return buf;
+}
+
+uint16_t Load16(const Frame& f, size_t off) {
+  return static_cast<uint16_t>(f[off] << 8 | f[off + 1]);
+}
+
+void Store16(Frame& f, size_t off, uint16_t v) {
+  f[off] = static_cast<uint8_t>(v >> 8);
+  f[off + 1] = static_cast<uint8_t>(v);
+}
+
+// ---------------------------------------------------------------- commands
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr interleaved
+};
+
+// Runs argv (PATH lookup) with `input` on stdin; never throws, never uses a
+// shell. The result carries the exit code; only a failure to run is an error.
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                         const std::string& input = "") {
+  int in_fd = memfd_create("rjk-stdin", 0);
+  if (in_fd < 0) return absl::ErrnoToStatus(errno, "memfd_create");
+  if (write(in_fd, input.data(), input.size()) !=
+          static_cast<ssize_t>(input.size()) ||
+      lseek(in_fd, 0, SEEK_SET) != 0) {
+    close(in_fd);
+    return absl::ErrnoToStatus(errno, "writing command input");
+  }
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) {
+    close(in_fd);
+    return absl::ErrnoToStatus(errno, "pipe");
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_fd, 0);
+    dup2(out[1], 1);
+    dup2(out[1], 2);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(in_fd);
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return absl::ErrnoToStatus(errno, "fork");
+  }
+  CommandResult result;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(out[0], buf, sizeof buf);
+    if (n > 0) {
+      result.output.append(buf, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  close(out[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return result;
+}
+
+std::string CommandText(const std::vector<std::string>& argv) {
+  return absl::StrJoin(argv, " ");
+}
+
+// Runs a command that must succeed; the error quotes its output.
+absl::Status MustRun(const std::vector<std::string>& argv,
+                     const std::string& input = "") {
+  absl::StatusOr<CommandResult> r = RunCommand(argv, input);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) {
+    return absl::InternalError(absl::StrCat("`", CommandText(argv),
+                                            "` exited ", r->exit_code, ": ",
+                                            r->output));
+  }
+  return absl::OkStatus();
+}
+
+bool ToolRuns(const std::vector<std::string>& argv) {
+  absl::StatusOr<CommandResult> r = RunCommand(argv);
+  return r.ok() && r->exit_code == 0;
+}
+
+// ---------------------------------------------------------------- frames
+
+// Where the harness's 4-byte index goes in a frame, and the 16-bit
+// ones'-complement checksum that covers it (if any).
+struct TagPlace {
+  size_t l3_end = 0;   // end of the IP packet (from its length field)
+  size_t payload = 0;  // offset of the index
+  std::optional<size_t> checksum;
+  bool udp_style = false;  // a computed 0 is sent as 0xffff
+};
+
+// Length of the L4 header before the payload; 0 for unknown protocols.
+struct L4Header {
+  size_t len = 0;
+  std::optional<size_t> checksum_at;  // offset inside the header
+  bool udp_style = false;
+};
+
+absl::StatusOr<L4Header> L4HeaderOf(const Frame& f, size_t l4, size_t end,
+                                    uint8_t proto, bool v6) {
+  auto need = [&](size_t n) -> absl::Status {
+    if (l4 + n > end) return absl::InvalidArgumentError("truncated L4 header");
+    return absl::OkStatus();
+  };
+  switch (proto) {
+    case 6: {  // TCP
+      if (absl::Status s = need(20); !s.ok()) return s;
+      size_t doff = static_cast<size_t>(f[l4 + 12] >> 4) * 4;
+      if (doff < 20) return absl::InvalidArgumentError("TCP data offset < 5");
+      return L4Header{doff, 16, false};
+    }
+    case 17:    // UDP
+    case 136:   // UDPLite
+      if (absl::Status s = need(8); !s.ok()) return s;
+      if (!v6 && proto == 17 && Load16(f, l4 + 6) == 0) return L4Header{8, {}, false};
+      return L4Header{8, 6, true};
+    case 1:   // ICMP
+    case 58:  // ICMPv6
+      if (absl::Status s = need(8); !s.ok()) return s;
+      return L4Header{8, 2, false};
+    case 132:  // SCTP: CRC32c, not updated (see header)
+      return L4Header{12, {}, false};
+    default:
+      return L4Header{0, {}, false};
+  }
+}
+
+// IPv6 extension headers the kernel walks before the transport header.
+bool IsIpv6ExtHeader(uint8_t next) {
+  return next == 0 || next == 43 || next == 44 || next == 60 || next == 51;
+}
+
+absl::StatusOr<TagPlace> FindTagPlace(const Frame& f) {
+  if (f.size() < kEthLen + 20) return absl::InvalidArgumentError("frame too short");
+  if (f.size() > kMaxFrame) return absl::InvalidArgumentError("frame above 1514 bytes");
+  const uint16_t ethertype = Load16(f, 12);
+  const size_t l3 = kEthLen;
+  size_t l4 = 0, end = 0;
+  uint8_t proto = 0;
+  bool has_l4_header = true;
+  bool v6 = false;
+  if (ethertype == 0x0800) {
+    if ((f[l3] >> 4) != 4) return absl::InvalidArgumentError("IP version is not 4");
+    const size_t ihl = static_cast<size_t>(f[l3] & 0x0f) * 4;
+    end = l3 + Load16(f, l3 + 2);
+    if (ihl < 20 || end > f.size() || end < l3 + ihl) {
+      return absl::InvalidArgumentError("bad IPv4 header/total length");
+    }
+    proto = f[l3 + 9];
+    l4 = l3 + ihl;
+    has_l4_header = (Load16(f, l3 + 6) & 0x1fff) == 0;
+  } else if (ethertype == 0x86dd) {
+    v6 = true;
+    if (f.size() < l3 + 40 || (f[l3] >> 4) != 6) {
+      return absl::InvalidArgumentError("bad IPv6 header");
+    }
+    end = l3 + 40 + Load16(f, l3 + 4);
+    if (end > f.size()) return absl::InvalidArgumentError("IPv6 payload length past the frame");
+    proto = f[l3 + 6];
+    l4 = l3 + 40;
+    while (IsIpv6ExtHeader(proto)) {
+      if (l4 + 8 > end) return absl::InvalidArgumentError("truncated IPv6 extension header");
+      size_t len = proto == 44 ? 8
+                   : proto == 51 ? (static_cast<size_t>(f[l4 + 1]) + 2) * 4
+                                 : (static_cast<size_t>(f[l4 + 1]) + 1) * 8;
+      if (proto == 44 && (Load16(f, l4 + 2) >> 3) != 0) has_l4_header = false;
+      proto = f[l4];
+      l4 += len;
+      if (!has_l4_header) break;
+    }
+  } else {
+    return absl::InvalidArgumentError("not an IPv4/IPv6 Ethernet II frame");
+  }
+  TagPlace place;
+  place.l3_end = end;
+  place.payload = l4;
+  if (has_l4_header) {
+    absl::StatusOr<L4Header> h = L4HeaderOf(f, l4, end, proto, v6);
+    if (!h.ok()) return h.status();
+    place.payload = l4 + h->len;
+    if (h->checksum_at) place.checksum = l4 + *h->checksum_at;
+    place.udp_style = h->udp_style;
+  }
+  if (place.payload + 4 > end) {
+    return absl::InvalidArgumentError("no 4 payload bytes for the index");
+  }
+  return place;
+}
+
+// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') for each changed 16-bit word.
+// Valid because the payload starts at an even offset from the L4 header.
+void UpdateChecksum(Frame& f, const TagPlace& place, const Frame& before) {
+  if (!place.checksum) return;
+  uint32_t sum = static_cast<uint16_t>(~Load16(f, *place.checksum));
+  for (size_t i = 0; i < 4; i += 2) {
+    sum += static_cast<uint16_t>(~Load16(before, place.payload + i));
+    sum += Load16(f, place.payload + i);
+  }
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  uint16_t result = static_cast<uint16_t>(~sum);
+  if (result == 0 && place.udp_style) result = 0xffff;
+  Store16(f, *place.checksum, result);
+}
+
+absl::StatusOr<Frame> PrepareFrame(const Frame& frame, uint32_t index) {
+  absl::StatusOr<TagPlace> place = FindTagPlace(frame);
+  if (!place.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("frame ", index, ": ", place.status().message()));
+  }
+  Frame out = frame;
+  std::copy(kFwInMac.begin(), kFwInMac.end(), out.begin());
+  std::copy(kSrcMac.begin(), kSrcMac.end(), out.begin() + 6);
+  Store16(out, place->payload, static_cast<uint16_t>(index >> 16));
+  Store16(out, place->payload + 2, static_cast<uint16_t>(index));
+  UpdateChecksum(out, *place, frame);
+  return out;
+}
+
+// Identifies a frame seen on dst0: its index, if it is one of ours exactly
+// (same IP packet but for TTL/hop limit and the IPv4 header checksum).
+std::optional<uint32_t> IdentifyArrival(const Frame& rx,
+                                        const std::vector<Frame>& sent) {
+  absl::StatusOr<TagPlace> place = FindTagPlace(rx);
+  if (!place.ok()) return std::nullopt;
+  const uint32_t index = static_cast<uint32_t>(Load16(rx, place->payload)) << 16 |
+                         Load16(rx, place->payload + 2);
+  if (index >= sent.size()) return std::nullopt;
+  const Frame& tx = sent[index];
+  if (Load16(rx, 12) != Load16(tx, 12) || rx.size() < place->l3_end ||
+      tx.size() < place->l3_end) {
+    return std::nullopt;
+  }
+  const bool v4 = Load16(tx, 12) == 0x0800;
+  for (size_t i = kEthLen; i < place->l3_end; ++i) {
+    const size_t rel = i - kEthLen;
+    const bool mutable_byte = v4 ? (rel == 8 || rel == 10 || rel == 11) : rel == 7;
+    if (!mutable_byte && rx[i] != tx[i]) return std::nullopt;
+  }
+  return index;
+}
+
+// ---------------------------------------------------------------- namespaces
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  void Reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  int fd_;
+};
+
+// Moves the calling thread into a named network namespace until destroyed.
+class NetnsEntry {
+ public:
+  static absl::StatusOr<NetnsEntry> Enter(const std::string& name) {
+    Fd home(open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
+    if (!home.valid()) return absl::ErrnoToStatus(errno, "open own netns");
+    Fd target(open(absl::StrCat("/var/run/netns/", name).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!target.valid()) return absl::ErrnoToStatus(errno, absl::StrCat("open netns ", name));
+    if (setns(target.get(), CLONE_NEWNET) != 0) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("setns ", name));
+    }
+    return NetnsEntry(std::move(home));
+  }
+  NetnsEntry(NetnsEntry&&) = default;
+  ~NetnsEntry() {
+    if (home_.valid()) setns(home_.get(), CLONE_NEWNET);
+  }
+
+ private:
+  explicit NetnsEntry(Fd home) : home_(std::move(home)) {}
+  Fd home_;
+};
+
+// Writes /proc/sys/<key> inside namespace `ns` (net sysctls are per netns).
+absl::Status SetSysctls(const std::string& ns,
+                        const std::vector<std::pair<std::string, std::string>>& kv) {
+  absl::StatusOr<NetnsEntry> in = NetnsEntry::Enter(ns);
+  if (!in.ok()) return in.status();
+  for (const auto& [key, value] : kv) {
+    std::string path = absl::StrCat("/proc/sys/net/", key);
+    Fd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd.valid() ||
+        write(fd.get(), value.data(), value.size()) != static_cast<ssize_t>(value.size())) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("sysctl ", path, " in ", ns));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string RunId() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  // pid + monotonic ns: unique per process and per (sequential) run.
+  return absl::StrCat(kNetnsPrefix, getpid(), "-",
+                      static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec);
+}
+
+// The three namespaces of one run; deleting them removes the veths too.
+class TestNetwork {
+ public:
+  static absl::StatusOr<TestNetwork> Create() {
+    TestNetwork net(RunId());
+    for (const std::string& ns : {net.src(), net.fw(), net.dst()}) {
+      if (absl::Status s = MustRun({"ip", "netns", "add", ns}); !s.ok()) return s;
+      net.created_.push_back(ns);
+    }
+    if (absl::Status s = net.Configure(); !s.ok()) return s;
+    return net;
+  }
+  TestNetwork(TestNetwork&& o) noexcept
+      : id_(std::move(o.id_)), created_(std::exchange(o.created_, {})) {}
+  TestNetwork& operator=(TestNetwork&&) = delete;
+  ~TestNetwork() {
+    for (const std::string& ns : created_) {
+      (void)RunCommand({"ip", "netns", "del", ns});
+    }
+  }
+
+  std::string src() const { return id_ + "-src"; }
+  std::string fw() const { return id_ + "-fw"; }
+  std::string dst() const { return id_ + "-dst"; }
+
+ private:
+  explicit TestNetwork(std::string id) : id_(std::move(id)) {}
+
+  absl::Status Configure() const {
+    // Defaults first, so the interfaces created below inherit them.
+    std::vector<std::pair<std::string, std::string>> fw_sysctls = {
+        {"ipv4/conf/all/rp_filter", "0"},     {"ipv4/conf/default/rp_filter", "0"},
+        {"ipv6/conf/all/accept_dad", "0"},    {"ipv6/conf/default/accept_dad", "0"},
+        {"ipv6/conf/default/accept_ra", "0"}, {"ipv6/conf/default/router_solicitations", "0"},
+    };
+    // src and dst only move raw frames: no IPv6 stack there, no chatter.
+    std::vector<std::pair<std::string, std::string>> edge_sysctls = {
+        {"ipv6/conf/default/disable_ipv6", "1"}, {"ipv6/conf/all/disable_ipv6", "1"}};
+    if (absl::Status s = SetSysctls(fw(), fw_sysctls); !s.ok()) return s;
+    if (absl::Status s = SetSysctls(src(), edge_sysctls); !s.ok()) return s;
+    if (absl::Status s = SetSysctls(dst(), edge_sysctls); !s.ok()) return s;
+
+    // One `ip -n NS -batch -` per namespace: fewer processes, faster runs.
+    const std::string src_batch = absl::StrCat(
+        "link add name ", kSrcIf, " address ", MacText(kSrcMac), " type veth peer name ",
+        kFwInputIf, " address ", MacText(kFwInMac), " netns ", fw(), "\n",
+        "link set ", kSrcIf, " up\n");
+    const std::string fw_batch = absl::StrCat(
+        "link add name ", kFwOutputIf, " address ", MacText(kFwOutMac),
+        " type veth peer name ", kDstIf, " address ", MacText(kDstMac), " netns ", dst(), "\n",
+        "link set lo up\n",
+        "link set ", kFwInputIf, " up\n",
+        "link set ", kFwOutputIf, " up\n",
+        "addr add 198.18.0.1/30 dev ", kFwInputIf, "\n",
+        "addr add 198.18.0.5/30 dev ", kFwOutputIf, "\n",
+        "addr add 2001:2:0:1::1/64 dev ", kFwInputIf, " nodad\n",
+        "addr add 2001:2:0:2::1/64 dev ", kFwOutputIf, " nodad\n",
+        "neigh replace ", kNextHop4, " lladdr ", MacText(kDstMac), " dev ", kFwOutputIf,
+        " nud permanent\n",
+        "neigh replace ", kNextHop6, " lladdr ", MacText(kDstMac), " dev ", kFwOutputIf,
+        " nud permanent\n",
+        "route add 0.0.0.0/0 via ", kNextHop4, " dev ", kFwOutputIf, "\n",
+        "route add ::/0 via ", kNextHop6, " dev ", kFwOutputIf, "\n");
+    const std::string dst_batch = absl::StrCat("link set ", kDstIf, " up\n");
+    for (const auto& [ns, batch] : {std::pair{src(), src_batch}, std::pair{fw(), fw_batch},
+                                    std::pair{dst(), dst_batch}}) {
+      if (absl::Status s = MustRun({"ip", "-n", ns, "-batch", "-"}, batch); !s.ok()) return s;
+    }
+    // Forwarding last: setting it resets per-interface settings in IPv6.
+    return SetSysctls(fw(), {{"ipv4/ip_forward", "1"},
+                             {"ipv4/conf/all/rp_filter", "0"},
+                             {"ipv4/conf/fwin/rp_filter", "0"},
+                             {"ipv4/conf/fwout/rp_filter", "0"},
+                             {"ipv6/conf/all/forwarding", "1"}});
+  }
+
+  std::string id_;
+  std::vector<std::string> created_;
+};
+
+// ---------------------------------------------------------------- rulesets
+
+std::string ControlRuleset(const OracleRuleset& rs) {
+  switch (rs.syntax) {
+    case OracleSyntax::kIptablesSave:
+    case OracleSyntax::kIp6tablesSave:
+      return "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+             ":OUTPUT ACCEPT [0:0]\nCOMMIT\n";
+    case OracleSyntax::kNft:
+      if (rs.hook == OracleHook::kNetdevIngress) {
+        return "table netdev rjk_control {\n  chain ingress {\n"
+               "    type filter hook ingress device \"fwin\" priority 0; policy accept;\n"
+               "  }\n}\n";
+      }
+      return "table inet rjk_control {\n  chain forward {\n"
+             "    type filter hook forward priority 0; policy accept;\n  }\n}\n";
+  }
+  return "";
+}
+
+std::vector<std::string> LoaderCommand(OracleSyntax syntax, const std::string& fw) {
+  switch (syntax) {
+    case OracleSyntax::kIptablesSave:
+      return {"ip", "netns", "exec", fw, "iptables-legacy-restore", "-w", "10"};
+    case OracleSyntax::kIp6tablesSave:
+      return {"ip", "netns", "exec", fw, "ip6tables-legacy-restore", "-w", "10"};
+    case OracleSyntax::kNft:
+      return {"ip", "netns", "exec", fw, "nft", "-f", "/dev/stdin"};
+  }
+  return {};
+}
+
+absl::Status LoadRuleset(OracleSyntax syntax, const std::string& text,
+                         const std::string& fw) {
+  absl::Status s = MustRun(LoaderCommand(syntax, fw), text);
+  if (!s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the kernel tool rejected the ruleset: ", s.message()));
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- packets
+
+absl::StatusOr<Fd> PacketSocket(const std::string& ns, const char* ifname,
+                                uint16_t protocol, int* ifindex) {
+  absl::StatusOr<NetnsEntry> in = NetnsEntry::Enter(ns);
+  if (!in.ok()) return in.status();
+  Fd fd(socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(protocol)));
+  if (!fd.valid()) return absl::ErrnoToStatus(errno, "AF_PACKET socket");
+  *ifindex = static_cast<int>(if_nametoindex(ifname));
+  if (*ifindex == 0) return absl::ErrnoToStatus(errno, absl::StrCat("if_nametoindex ", ifname));
+  sockaddr_ll addr{};
+  addr.sll_family = AF_PACKET;
+  addr.sll_protocol = htons(protocol);
+  addr.sll_ifindex = *ifindex;
+  if (bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("bind AF_PACKET to ", ifname));
+  }
+  return fd;
+}
+
+// Reads every frame queued on `rx` (waiting up to timeout_ms for the first),
+// marking our arrivals. Returns how many frames of ours arrived.
+size_t Drain(const Fd& rx, int timeout_ms, const std::vector<Frame>& sent,
+             std::vector<bool>& arrived) {
+  size_t count = 0;
+  Frame buf(65536);
+  pollfd pfd{rx.get(), POLLIN, 0};
+  while (poll(&pfd, 1, timeout_ms) > 0) {
+    timeout_ms = 0;
+    sockaddr_ll from{};
+    socklen_t from_len = sizeof from;
+    ssize_t n = recvfrom(rx.get(), buf.data(), buf.size(), MSG_DONTWAIT,
+                         reinterpret_cast<sockaddr*>(&from), &from_len);
+    if (n <= 0) break;
+    if (from.sll_pkttype == PACKET_OUTGOING) continue;
+    Frame frame(buf.begin(), buf.begin() + n);
+    if (std::optional<uint32_t> index = IdentifyArrival(frame, sent)) {
+      if (!arrived[*index]) ++count;
+      arrived[*index] = true;
+    }
+  }
+  return count;
+}
+
+absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
+                                         const std::vector<Frame>& frames,
+                                         const OracleOptions& options) {
+  int rx_index = 0, tx_index = 0;
+  absl::StatusOr<Fd> rx = PacketSocket(net.dst(), kDstIf, ETH_P_ALL, &rx_index);
+  if (!rx.ok()) return rx.status();
+  int rcvbuf = 16 << 20;
+  setsockopt(rx->get(), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
+  // Protocol 0: a send-only socket (it receives nothing).
+  absl::StatusOr<Fd> tx = PacketSocket(net.src(), kSrcIf, 0, &tx_index);
+  if (!tx.ok()) return tx.status();
+
+  std::vector<bool> arrived(frames.size(), false);
+  Drain(*rx, 0, frames, arrived);  // anything before the first frame is noise
+  size_t total = 0;
+  for (const Frame& frame : frames) {
+    sockaddr_ll to{};
+    to.sll_family = AF_PACKET;
+    to.sll_ifindex = tx_index;
+    to.sll_halen = 6;
+    std::copy(kFwInMac.begin(), kFwInMac.end(), to.sll_addr);
+    if (sendto(tx->get(), frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to),
+               sizeof to) != static_cast<ssize_t>(frame.size())) {
+      return absl::ErrnoToStatus(errno, "sendto on src0");
+    }
+    usleep(static_cast<useconds_t>(options.pace_us));
+    total += Drain(*rx, 0, frames, arrived);
+  }
+  while (total < frames.size()) {
+    size_t got = Drain(*rx, options.settle_ms, frames, arrived);
+    if (got == 0) break;
+    total += got;
+  }
+  return arrived;
+}
+
+absl::StatusOr<std::vector<bool>> RunOnce(OracleSyntax syntax, const std::string& text,
+                                          const std::vector<Frame>& frames,
+                                          const OracleOptions& options) {
+  absl::StatusOr<TestNetwork> net = TestNetwork::Create();
+  if (!net.ok()) return net.status();
+  if (absl::Status s = LoadRuleset(syntax, text, net->fw()); !s.ok()) return s;
+  return Inject(*net, frames, options);
+}
+
+absl::Status CheckControl(const std::vector<bool>& arrived) {
+  std::vector<std::string> lost;
+  for (size_t i = 0; i < arrived.size(); ++i) {
+    if (!arrived[i]) lost.push_back(absl::StrCat(i));
+  }
+  if (lost.empty()) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(
+      "control run (accept-all) lost ", lost.size(), " of ", arrived.size(),
+      " frames; the kernel drops them before the filter hook (see the frame "
+      "contract in kernel_oracle.h): indexes ",
+      absl::StrJoin(lost, ",")));
+}
+
+}  // namespace
+
+absl::Status OracleAvailable(OracleSyntax syntax) {
+  if (geteuid() != 0) return absl::UnavailableError("not root");
+  if (!ToolRuns({"ip", "netns", "list"})) return absl::UnavailableError("`ip netns` missing");
+  switch (syntax) {
+    case OracleSyntax::kIptablesSave:
+      if (!ToolRuns({"iptables-legacy-restore", "--version"})) {
+        return absl::UnavailableError("iptables-legacy-restore missing");
+      }
+      break;
+    case OracleSyntax::kIp6tablesSave:
+      if (!ToolRuns({"ip6tables-legacy-restore", "--version"})) {
+        return absl::UnavailableError("ip6tables-legacy-restore missing");
+      }
+      break;
+    case OracleSyntax::kNft:
+      if (!ToolRuns({"nft", "--version"})) return absl::UnavailableError("nft missing");
+      break;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Frame>> PrepareOracleFrames(const std::vector<Frame>& frames) {
+  std::vector<Frame> out;
+  out.reserve(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    absl::StatusOr<Frame> f = PrepareFrame(frames[i], static_cast<uint32_t>(i));
+    if (!f.ok()) return f.status();
+    out.push_back(*std::move(f));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<bool>> KernelVerdicts(const OracleRuleset& ruleset,
+                                                 const std::vector<Frame>& frames,
+                                                 const OracleOptions& options) {
+  if (ruleset.hook == OracleHook::kNetdevIngress && ruleset.syntax != OracleSyntax::kNft) {
+    return absl::InvalidArgumentError("netdev ingress mode needs an nft ruleset");
+  }
+  absl::StatusOr<std::vector<Frame>> prepared = PrepareOracleFrames(frames);
+  if (!prepared.ok()) return prepared.status();
+  CleanupStaleOracleNamespaces();
+  if (options.control_run) {
+    absl::StatusOr<std::vector<bool>> control =
+        RunOnce(ruleset.syntax, ControlRuleset(ruleset), *prepared, options);
+    if (!control.ok()) return control.status();
+    if (absl::Status s = CheckControl(*control); !s.ok()) return s;
+  }
+  return RunOnce(ruleset.syntax, ruleset.text, *prepared, options);
+}
+
+namespace {
+
+// Namespaces named kNetnsPrefix<pid>-..., with their pid.
+std::vector<std::pair<std::string, pid_t>> OracleNamespaces() {
+  std::vector<std::pair<std::string, pid_t>> out;
+  DIR* dir = opendir("/var/run/netns");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    std::string name = e->d_name;
+    if (!absl::StartsWith(name, kNetnsPrefix)) continue;
+    std::string rest = name.substr(std::strlen(kNetnsPrefix));
+    int pid = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid)) continue;
+    out.emplace_back(name, pid);
+  }
+  closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+void CleanupStaleOracleNamespaces() {
+  for (const auto& [name, pid] : OracleNamespaces()) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+      (void)RunCommand({"ip", "netns", "del", name});
+    }
+  }
+}
+
+std::vector<std::string> OwnOracleNamespaces() {
+  std::vector<std::string> out;
+  for (const auto& [name, pid] : OracleNamespaces()) {
+    if (pid == getpid()) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace rulejit::testing

@@ -1,0 +1,1 @@
+// Keeps rulejit_testsupport non-empty before other support files exist.

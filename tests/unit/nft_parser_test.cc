@@ -1,0 +1,310 @@
+// Unit tests of the nft frontend: error locations, did-you-mean hints, and
+// small lowering cases written out beside their expected IR text.
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_split.h"
+#include "frontends/nft/nft.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/diag.h"
+#include "ir/printer.h"
+
+namespace rulejit {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  absl::StatusOr<ir::Ruleset> rs;
+  ir::Diagnostics diags;
+};
+
+// Parses `text` as file "t.nft"; the Diagnostics outlive the call.
+std::unique_ptr<Result> Parse(const std::string& text) {
+  auto r = std::make_unique<Result>();
+  int file = r->diags.AddFile("t.nft", text);
+  r->rs = frontends::ParseNft(text, file, r->diags);
+  return r;
+}
+
+// Expects one error at line:col whose message contains `msg`.
+void ExpectError(const std::string& text, uint32_t line, uint32_t col,
+                 const std::string& msg, const std::string& hint = "") {
+  auto r = Parse(text);
+  ASSERT_FALSE(r->rs.ok()) << text;
+  EXPECT_EQ(r->rs.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r->diags.has_errors());
+  const ir::Diagnostic& d = r->diags.all().front();
+  EXPECT_EQ(d.loc.line, line) << r->diags.Format();
+  EXPECT_EQ(d.loc.col, col) << r->diags.Format();
+  EXPECT_THAT(d.message, HasSubstr(msg)) << r->diags.Format();
+  if (!hint.empty()) {
+    EXPECT_THAT(d.hint, HasSubstr(hint)) << r->diags.Format();
+  }
+}
+
+// Compiles the rule in a one-chain table of `family` and returns the
+// printed block without its header line.
+std::string Lower(const std::string& family, const std::string& rule) {
+  std::string text = "table " + family + " t {\n chain c {\n  type filter hook " +
+                     (family == "netdev" ? "ingress device lo" : "input") +
+                     " priority 0;\n  " + rule + "\n }\n}\n";
+  auto r = Parse(text);
+  if (!r->rs.ok()) return "ERROR: " + r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  const ir::Chain& c = t.chains.at(0);
+  if (c.rules.size() != 1) return "ERROR: rule count";
+  std::string out = ir::PrintRule(t, c, c.rules[0]);
+  return out.substr(out.find('\n') + 1);
+}
+
+TEST(NftParserErrors, UnknownCommandHasHint) {
+  ExpectError("tabel ip filter {\n}\n", 1, 1, "unknown command 'tabel'", "table");
+}
+
+TEST(NftParserErrors, UnknownPayloadFieldHasHint) {
+  ExpectError("table ip t {\n chain c {\n  tcp dprot 22 accept\n }\n}\n", 3, 7,
+              "unknown tcp field 'dprot'", "dport");
+}
+
+TEST(NftParserErrors, UnknownStatementHasHint) {
+  ExpectError("table ip t {\n chain c {\n  ip saddr 1.2.3.4 acept\n }\n}\n", 3, 20,
+              "unknown statement 'acept'", "accept");
+}
+
+TEST(NftParserErrors, UnknownMetaKeyHasHint) {
+  ExpectError("table inet t {\n chain c {\n  meta iifnme \"eth0\"\n }\n}\n", 3, 8,
+              "unknown meta key 'iifnme'", "iifname");
+}
+
+TEST(NftParserErrors, UnknownHookHasHint) {
+  ExpectError("table ip t {\n chain c {\n  type filter hook inptu priority 0;\n }\n}\n",
+              3, 20, "unknown hook 'inptu'", "input");
+}
+
+TEST(NftParserErrors, ValueOutOfRange) {
+  ExpectError("table ip t {\n chain c {\n  ip protocol 256\n }\n}\n", 3, 15,
+              "exceeds the 8-bit field");
+}
+
+TEST(NftParserErrors, BadServiceNameHasHint) {
+  ExpectError("table ip t {\n chain c {\n  tcp dport shh\n }\n}\n", 3, 13,
+              "invalid value 'shh'", "ssh");
+}
+
+TEST(NftParserErrors, UnsupportedFamilyIsLocated) {
+  ExpectError("flush ruleset\ntable bridge b {\n}\n", 2, 7, "unsupported family 'bridge'");
+}
+
+TEST(NftParserErrors, UnsupportedStatementIsLocated) {
+  ExpectError("table ip t {\n chain c {\n  masquerade\n }\n}\n", 3, 3, "unsupported");
+}
+
+TEST(NftParserErrors, UndefinedVariableHasHint) {
+  ExpectError("define ports = { 22, 80 }\ntable ip t {\n chain c {\n  tcp dport $prots\n }\n}\n",
+              4, 13, "undefined variable '$prots'", "ports");
+}
+
+TEST(NftParserErrors, UnknownSetIsLocated) {
+  ExpectError("table ip t {\n chain c {\n  ip saddr @nope drop\n }\n}\n", 3, 12, "no set 'nope'");
+}
+
+TEST(NftParserErrors, JumpToUnknownChain) {
+  ExpectError("table ip t {\n chain c {\n  jump nowhere\n }\n}\n", 3, 3,
+              "unknown chain 'nowhere'");
+}
+
+TEST(NftParserErrors, ConflictingFamilies) {
+  ExpectError("table ip t {\n chain c {\n  ip6 saddr ::1\n }\n}\n", 3, 3, "IPv6 expression");
+}
+
+TEST(NftParserErrors, MissingBrace) {
+  auto r = Parse("table ip t {\n chain c {\n  accept\n");
+  ASSERT_FALSE(r->rs.ok());
+  EXPECT_EQ(r->diags.all().front().loc.line, 4u) << r->diags.Format();
+}
+
+TEST(NftParserErrors, FormatShowsCaret) {
+  auto r = Parse("table ip t {\n chain c {\n  tcp dprot 22\n }\n}\n");
+  ASSERT_FALSE(r->rs.ok());
+  std::string f = r->diags.Format();
+  EXPECT_THAT(f, HasSubstr("t.nft:3:7: error:"));
+  EXPECT_THAT(f, HasSubstr("  tcp dprot 22\n      ^"));
+}
+
+TEST(NftParserErrors, GarbageNeverCrashes) {
+  const char* inputs[] = {"", "{", "}", "table", "table ip", "table ip t {", "chain",
+                          "add rule ip t c", "define x =", "$x", "@nh,1", "\"",
+                          "table ip t { chain c { ip saddr { } } }",
+                          "table ip t { chain c { tcp dport 1-",
+                          "table ip t { chain c { @nh,0,999999999 1 } }",
+                          "table ip t { set s { type ipv4_addr; elements = { 1.2.3.4/99 } } }"};
+  for (const char* in : inputs) {
+    auto r = Parse(in);
+    if (!r->rs.ok()) {
+      EXPECT_TRUE(r->diags.has_errors()) << in;
+    }
+  }
+}
+
+TEST(NftParser, RulesetStructure) {
+  auto r = Parse(
+      "flush ruleset\n"
+      "define web = { 80, 443 }\n"
+      "table inet filter {\n"
+      "  set allowed { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.168.1.1 } }\n"
+      "  chain input {\n"
+      "    type filter hook input priority filter + 10; policy drop;\n"
+      "    ct state established,related accept\n"
+      "    tcp dport $web accept\n"
+      "    ip saddr @allowed jump allowed_in\n"
+      "  }\n"
+      "  chain allowed_in { counter accept }\n"
+      "}\n"
+      "add rule inet filter allowed_in drop\n"
+      "insert rule inet filter allowed_in log\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  ASSERT_EQ(r->rs->tables.size(), 1u);
+  const ir::Table& t = r->rs->tables[0];
+  EXPECT_EQ(t.family, ir::Family::kInet);
+  ASSERT_EQ(t.chains.size(), 2u);
+  ASSERT_TRUE(t.chains[0].base.has_value());
+  EXPECT_EQ(t.chains[0].base->priority, 10);
+  EXPECT_EQ(t.chains[0].base->policy, ir::VerdictCode::kDrop);
+  EXPECT_EQ(t.chains[0].rules.size(), 3u);
+  EXPECT_EQ(t.chains[0].rules[0].loc.line, 7u);
+  EXPECT_FALSE(t.chains[1].base.has_value());
+  ASSERT_EQ(t.chains[1].rules.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<ir::Log>(t.chains[1].rules[0].exprs[0].expr));
+  const ir::Set* s = t.FindSet("allowed");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->interval());
+  EXPECT_EQ(s->elements.size(), 2u);
+}
+
+TEST(NftParser, AddElementUsesDeclaredType) {
+  auto r = Parse("table ip t {\n set marks { type mark; }\n set ports { type inet_service; }\n}\n"
+                 "add element ip t marks { 0x10 }\n"
+                 "add element ip t ports { ssh }\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Set* marks = r->rs->tables[0].FindSet("marks");
+  ASSERT_NE(marks, nullptr);
+  ASSERT_EQ(marks->elements.size(), 1u);
+  // mark is host order: 0x10 sits in the first byte.
+  EXPECT_EQ(marks->elements[0].key, ir::Bytes({0x10, 0, 0, 0}));
+  const ir::Set* ports = r->rs->tables[0].FindSet("ports");
+  ASSERT_NE(ports, nullptr);
+  EXPECT_EQ(ports->elements.at(0).key, ir::Bytes({0, 22}));
+}
+
+TEST(NftParser, IncludeRelativeToBaseDir) {
+  std::string dir = ::testing::TempDir();
+  {
+    std::ofstream out(dir + "/nft_inc_test.nft");
+    out << "define port = 22\n";
+  }
+  ir::Diagnostics diags;
+  std::string text = "include \"nft_inc_test.nft\"\ntable ip t {\n chain c {\n  tcp dport $port\n }\n}\n";
+  int file = diags.AddFile("main.nft", text);
+  absl::StatusOr<ir::Ruleset> rs = frontends::ParseNft(text, file, diags, dir);
+  ASSERT_TRUE(rs.ok()) << diags.Format();
+  EXPECT_EQ(rs->tables.at(0).chains.at(0).rules.size(), 1u);
+  ir::Diagnostics diags2;
+  int f2 = diags2.AddFile("main.nft", "include \"missing.nft\"\n");
+  EXPECT_FALSE(frontends::ParseNft("include \"missing.nft\"\n", f2, diags2, dir).ok());
+  EXPECT_EQ(diags2.all().at(0).loc.line, 1u);
+}
+
+TEST(NftParser, RuleEntryPointAddsToTable) {
+  ir::Table t;
+  t.family = ir::Family::kIp;
+  t.name = "t";
+  ir::Chain c;
+  c.name = "in";
+  t.chains.push_back(c);
+  for (int i = 0; i < 2; ++i) {
+    ir::Diagnostics diags;
+    std::string rule = "tcp dport { 22, 23 } accept";
+    int f = diags.AddFile("<rule>", rule);
+    ASSERT_TRUE(frontends::ParseNftRule(t, "in", rule, f, diags).ok()) << diags.Format();
+  }
+  ASSERT_EQ(t.chains[0].rules.size(), 2u);
+  ASSERT_EQ(t.sets.size(), 2u);
+  EXPECT_NE(t.sets[0].name, t.sets[1].name);  // fresh anonymous names
+  ir::Diagnostics diags;
+  int f = diags.AddFile("<rule>", "tcp dport 99999");
+  EXPECT_FALSE(frontends::ParseNftRule(t, "in", "tcp dport 99999", f, diags).ok());
+  EXPECT_EQ(t.chains[0].rules.size(), 2u);  // nothing appended on error
+  ir::Diagnostics diags2;
+  int f2 = diags2.AddFile("<rule>", "tcp dport { 1, 2 } accept }");
+  EXPECT_FALSE(frontends::ParseNftRule(t, "in", "tcp dport { 1, 2 } accept }", f2, diags2).ok());
+  EXPECT_EQ(t.chains[0].rules.size(), 2u);
+  EXPECT_EQ(t.sets.size(), 2u);
+}
+
+TEST(NftParser, NamedPriorities) {
+  auto r = Parse("table ip t {\n chain a { type filter hook prerouting priority raw; }\n"
+                 " chain b { type filter hook input priority mangle - 5; }\n"
+                 " chain c { type filter hook input priority -150; }\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  EXPECT_EQ(r->rs->tables[0].chains[0].base->priority, -300);
+  EXPECT_EQ(r->rs->tables[0].chains[1].base->priority, -155);
+  EXPECT_EQ(r->rs->tables[0].chains[2].base->priority, -150);
+}
+
+TEST(NftLowering, InetSaddrPrefix) {
+  EXPECT_EQ(Lower("inet", "ip saddr 10.0.0.0/10 drop"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ payload load 4b @ network header + 12 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000c0ff ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x0000000a ]\n"
+            "  [ immediate reg 0 drop ]\n");
+}
+
+TEST(NftLowering, TcpDportInIpTable) {
+  EXPECT_EQ(Lower("ip", "tcp dport 22 counter accept"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00001600 ]\n"
+            "  [ counter pkts 0 bytes 0 ]\n"
+            "  [ immediate reg 0 accept ]\n");
+}
+
+TEST(NftLowering, IifnameWildcard) {
+  EXPECT_EQ(Lower("ip", "iifname \"eth*\""),
+            "  [ meta load iifname => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00687465 ]\n");
+}
+
+TEST(NftLowering, CtStateFlags) {
+  EXPECT_EQ(Lower("ip", "ct state established,related"),
+            "  [ ct load state => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x00000006 ) ^ 0x00000000 ]\n"
+            "  [ cmp neq reg 1 0x00000000 ]\n");
+}
+
+TEST(NftLowering, ConcatRegisters) {
+  std::string out = Lower("ip", "ip saddr . tcp dport { 10.0.0.1 . 22 }");
+  EXPECT_THAT(out, HasSubstr("[ payload load 4b @ network header + 12 => reg 1 ]"));
+  EXPECT_THAT(out, HasSubstr("[ payload load 2b @ transport header + 2 => reg 9 ]"));
+  EXPECT_THAT(out, HasSubstr("[ lookup reg 1 set __set%d ]"));
+}
+
+TEST(NftLowering, MetaMarkSet) {
+  EXPECT_EQ(Lower("ip", "meta mark set 0xffffffc8 xor 0x16"),
+            "  [ immediate reg 1 0xffffffde ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+}
+
+TEST(NftLowering, HostOrderRangeIsSwapped) {
+  EXPECT_EQ(Lower("ip", "meta length 33-45"),
+            "  [ meta load len => reg 1 ]\n"
+            "  [ byteorder reg 1 = hton(reg 1, 4, 4) ]\n"
+            "  [ range eq reg 1 0x21000000 0x2d000000 ]\n");
+}
+
+}  // namespace
+}  // namespace rulejit

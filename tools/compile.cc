@@ -1,0 +1,106 @@
+// `rulejit compile FILE [--emit ir|opt-ir|asm] [--backend B]
+//                       [--dump-after PASS] [--no-pass P1,P2] [--format F]`
+//
+// Shows a compilation stage:
+//   ir      the IR as the frontend lowered it (nft --debug=netlink form)
+//   opt-ir  the IR after the optimizer passes, as the compiled tier runs it
+//   asm     the x86-64 code of the jit tier
+// --dump-after PASS prints the IR before and after that pass (to stderr, so
+// the stage on stdout stays clean); --no-pass turns passes off.
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "ir/printer.h"
+#include "rulejit/rulejit.h"
+#include "tools/commands.h"
+
+namespace rulejit::tools {
+namespace {
+
+constexpr absl::string_view kName = "compile";
+
+struct CompileRequest {
+  std::string emit;
+  CompileOptions options;
+};
+
+absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) {
+  CompileRequest req;
+  req.emit = args.value_or("emit", "ir");
+  if (req.emit != "ir" && req.emit != "opt-ir" && req.emit != "asm") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --emit '", req.emit, "' (expected ir, opt-ir or asm)"));
+  }
+  std::string backend = args.value_or("backend", "auto");
+  std::optional<Backend> chosen = BackendFromName(backend);
+  if (!chosen) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --backend '", backend, "' (expected interp, jit or auto)"));
+  }
+  if (req.emit == "asm" && *chosen == Backend::kInterp) {
+    return absl::InvalidArgumentError("--emit asm needs a compiled backend (jit or auto)");
+  }
+  req.options.backend = *chosen;
+  req.options.keep_assembly = req.emit == "asm";
+  for (absl::string_view name : absl::StrSplit(args.value_or("no-pass", ""), ',',
+                                               absl::SkipEmpty())) {
+    if (!passes::IsPassName(std::string(name))) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
+    }
+    req.options.passes.disabled.emplace_back(name);
+  }
+  if (std::optional<std::string> pass = args.value("dump-after")) {
+    if (!passes::IsPassName(*pass)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown pass '", *pass, "'"));
+    }
+    req.options.passes.dump_after = *pass;
+    req.options.passes.dump = [&err, name = *pass](const std::string& before,
+                                                   const std::string& after) {
+      err << "=== before " << name << "\n" << before << "=== after " << name << "\n" << after;
+    };
+  }
+  return req;
+}
+
+int RunCompile(const Args& args, Streams io) {
+  absl::StatusOr<CompileRequest> req = ReadRequest(args, io.err);
+  if (!req.ok()) return UsageError(kName, req.status().message(), io.err);
+  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
+  std::optional<LoadedRuleset> loaded = LoadRuleset(args.positional(0), *format, io.err);
+  if (!loaded) return kExitInputError;
+  if (req->emit == "ir") {
+    io.out << ir::PrintRuleset(loaded->ruleset);
+    return kExitOk;
+  }
+  absl::StatusOr<std::unique_ptr<const Program>> program =
+      Program::Compile(std::move(loaded->ruleset), req->options);
+  if (!program.ok()) {
+    io.err << "rulejit compile: error: " << program.status().message() << "\n";
+    return kExitInputError;
+  }
+  io.out << (req->emit == "asm" ? (*program)->assembly()
+                                : ir::PrintRuleset((*program)->ruleset()));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command CompileCommand() {
+  return Command{
+      .name = kName,
+      .synopsis = "compile FILE [--emit ir|opt-ir|asm] [--backend interp|jit|auto] "
+                  "[--dump-after PASS] [--no-pass P1,P2] [--format F]",
+      .summary = "print a compilation stage: the IR, the optimized IR, or the machine code",
+      .spec = {.flags = {{"emit", true},
+                         {"backend", true},
+                         {"dump-after", true},
+                         {"no-pass", true},
+                         {"format", true}},
+               .positionals = {"FILE"}},
+      .run = RunCompile,
+  };
+}
+
+}  // namespace rulejit::tools

@@ -1,0 +1,50 @@
+// Loading a ruleset file for the `rulejit` subcommands.
+//
+// Reads FILE, picks the frontend from the content (or from --format), parses
+// and verifies. Every problem is printed to the error stream as a located
+// diagnostic (`FILE:LINE:COL: error: ...` with the source line and a caret);
+// on any error nothing is returned, so no command ever runs half a ruleset.
+//
+// Content detection looks at the first line that is neither blank nor a
+// `#` comment:
+//   `*filter` `*raw` ... `:CHAIN` `-A` `-N` `-P` `-I`   -> iptables-save
+//   `table` `flush` `define` `add` `include` ...          -> nft
+//   `@a.b.c.d/n ...`                                      -> ClassBench
+#ifndef RULEJIT_TOOLS_LOAD_H_
+#define RULEJIT_TOOLS_LOAD_H_
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "ir/ir.h"
+
+namespace rulejit::tools {
+
+enum class InputFormat { kIptables, kNft, kClassbench };
+
+const char* FormatName(InputFormat format);
+// "iptables" | "nft" | "classbench"; nullopt for anything else.
+std::optional<InputFormat> FormatFromName(absl::string_view name);
+// The format the text looks like, or nullopt when it looks like none.
+std::optional<InputFormat> DetectFormat(absl::string_view text);
+
+struct LoadedRuleset {
+  InputFormat format = InputFormat::kIptables;
+  ir::Ruleset ruleset;  // verified; `files` names the loaded file
+};
+
+// Reads, parses and verifies `path`. Prints diagnostics (errors and
+// warnings) to `err`; returns nullopt if there was any error.
+std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
+                                         std::optional<InputFormat> forced,
+                                         std::ostream& err);
+
+// The whole content of a file, or nullopt (with `error` set) if unreadable.
+std::optional<std::string> ReadFile(const std::string& path,
+                                    std::string& error);
+
+}  // namespace rulejit::tools
+
+#endif  // RULEJIT_TOOLS_LOAD_H_
