@@ -3,7 +3,11 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include <deque>
+
 #include "compiler/backend/asmjit/asmjit_backend.h"
+#include "compiler/classify/classifier.h"
+#include "compiler/classify/segments.h"
 #include "ir/diag.h"
 #include "ir/hook_order.h"
 #include "ir/verifier.h"
@@ -31,8 +35,36 @@ std::optional<Backend> BackendFromName(std::string_view name) {
 struct Program::Jit {
   explicit Jit(const ir::Ruleset& ruleset) : layout(ruleset) {}
   backend::Layout layout;
+  std::deque<classify::Classifier> classifiers;
+  backend::ClassifyPlan plan;
   std::unique_ptr<backend::JitModule> module;
 };
+
+namespace {
+
+// Decision structures for the long liftable runs of every chain.
+absl::Status PlanClassifiers(const ir::Ruleset& rs, const CompileOptions& options,
+                             std::deque<classify::Classifier>& classifiers,
+                             backend::ClassifyPlan& plan) {
+  for (const ir::Table& table : rs.tables) {
+    for (const ir::Chain& chain : table.chains) {
+      std::vector<backend::ClassifiedRun>& runs = plan.emplace_back();
+      if (!options.classify) continue;
+      for (const classify::Segment& seg : classify::SplitChain(chain)) {
+        if (!seg.liftable || seg.end - seg.begin < options.classify_min_rules) continue;
+        absl::StatusOr<classify::Classifier> c =
+            classify::Classifier::Build(chain, seg.begin, seg.end);
+        if (!c.ok()) return c.status();
+        classifiers.push_back(*std::move(c));
+        runs.push_back({static_cast<uint32_t>(seg.begin), static_cast<uint32_t>(seg.end),
+                        &classifiers.back()});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 Program::~Program() = default;
 
@@ -56,8 +88,12 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
     return program;
   }
   program->jit_ = std::make_unique<Jit>(rs);
+  Jit& jit = *program->jit_;
+  if (absl::Status s = PlanClassifiers(rs, options, jit.classifiers, jit.plan); !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::unique_ptr<backend::JitModule>> module =
-      backend::CompileAsmjit(rs, program->jit_->layout, options.keep_assembly);
+      backend::CompileAsmjit(rs, jit.layout, jit.plan, options.keep_assembly);
   if (!module.ok()) return module.status();
   program->jit_->module = *std::move(module);
   program->backend_ = Backend::kJit;
@@ -71,6 +107,24 @@ const std::string& Program::assembly() const {
 
 size_t Program::code_size() const {
   return jit_ && jit_->module ? jit_->module->code_size() : 0;
+}
+
+size_t Program::classified_rules() const {
+  size_t rules = 0;
+  if (jit_) {
+    for (const auto& runs : jit_->plan) {
+      for (const backend::ClassifiedRun& run : runs) rules += run.end - run.begin;
+    }
+  }
+  return rules;
+}
+
+size_t Program::memory_bytes() const {
+  size_t bytes = code_size();
+  if (jit_) {
+    for (const classify::Classifier& c : jit_->classifiers) bytes += c.memory_bytes();
+  }
+  return bytes;
 }
 
 Result Program::Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,

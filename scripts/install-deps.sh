@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential cmake ninja-build pkg-config git \
+  build-essential cmake ninja-build pkg-config git ccache \
   clang-19 llvm-19-dev libzstd-dev \
   libasmjit-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libxdp-dev libbpf-dev libpcap-dev \

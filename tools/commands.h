@@ -40,6 +40,7 @@ struct Command {
 Command CheckCommand();
 Command CompileCommand();
 Command EvalCommand();
+Command BenchCommand();
 
 // Prints "rulejit NAME: error: MESSAGE" and returns kExitUsage.
 int UsageError(absl::string_view command, absl::string_view message,

@@ -19,7 +19,7 @@ namespace rulejit::tools {
 namespace {
 
 std::vector<Command> AllCommands() {
-  return {CheckCommand(), CompileCommand(), EvalCommand()};
+  return {CheckCommand(), CompileCommand(), EvalCommand(), BenchCommand()};
 }
 
 void PrintUsage(std::ostream& os) {

@@ -56,6 +56,13 @@ struct CompileOptions {
   // Optimizer passes for the compiled tiers (the interpreter always runs the
   // ruleset as written: it is the reference).
   passes::PassOptions passes;
+  // Large chains as a decision structure (compiler/classify) when that is
+  // measured to be faster; false keeps every chain linear.
+  bool classify = true;
+  // Shortest run of liftable rules worth a decision structure. Measured on
+  // ClassBench (bench/classify_bench): the linear jit costs ~0.5-1 ns a
+  // rule, a classifier lookup ~100-200 ns, so the break-even is ~150-300.
+  uint32_t classify_min_rules = 256;
 };
 
 // Which rule decided, for --explain and counters: `rule == -1` is the
@@ -116,6 +123,11 @@ class Program {
   const ir::Ruleset& ruleset() const { return *ruleset_; }
   const std::string& assembly() const;  // empty unless keep_assembly
   size_t code_size() const;
+  // Bytes of the built structures the hot path reads (machine code, and
+  // decision structures when present).
+  size_t memory_bytes() const;
+  // Rules answered by decision structures rather than linear code.
+  size_t classified_rules() const;
 
  private:
   struct Jit;

@@ -33,15 +33,21 @@ TEST(JitVsInterp, RandomRulesetsAndFrames) {
   constexpr int kRulesets = 300;
   constexpr int kFrames = 200;
   int compared = 0, drops = 0, by_rule = 0, rejects = 0, fused = 0;
+  size_t classified = 0;
   for (int seed = 1; seed <= kRulesets; ++seed) {
     std::mt19937 rng(seed);
     ir::Ruleset rs = testing::RandomIrRuleset(rng);
     auto interp = Program::Compile(rs, {Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << "seed " << seed << ": " << interp.status()
                              << "\n" << ir::PrintRuleset(rs);
-    auto jit = Program::Compile(rs, {Backend::kJit});
+    // Every liftable run, however short, through a decision structure, so
+    // the classifier path is compared too (odd seeds), or all linear.
+    CompileOptions jit_options{.backend = Backend::kJit};
+    jit_options.classify_min_rules = seed % 2 ? 1 : 1u << 30;
+    auto jit = Program::Compile(rs, jit_options);
     ASSERT_TRUE(jit.ok()) << "seed " << seed << ": " << jit.status();
     ASSERT_EQ((*jit)->backend(), Backend::kJit);
+    classified += (*jit)->classified_rules();
     for (const auto& table : (*jit)->ruleset().tables) {
       for (const auto& chain : table.chains) {
         for (const auto& rule : chain.rules) {
@@ -89,6 +95,8 @@ TEST(JitVsInterp, RandomRulesetsAndFrames) {
               "%d fused compares in the jit's ruleset\n",
               compared, drops, by_rule, rejects, fused);
   EXPECT_GT(fused, kRulesets);  // the fold pass ran on the compiled tier
+  std::printf("%zu rules answered by classifiers\n", classified);
+  EXPECT_GT(classified, static_cast<size_t>(kRulesets));
   EXPECT_GT(drops, compared / 10);
   EXPECT_LT(drops, compared * 9 / 10);
   EXPECT_GT(by_rule, compared / 5);

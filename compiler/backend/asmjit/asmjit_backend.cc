@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/classify/lift.h"
 
 namespace rulejit::backend {
 namespace {
@@ -118,9 +119,9 @@ JitModule::~JitModule() {
 // Emits the whole ruleset into one code buffer.
 class Emitter {
  public:
-  Emitter(const ir::Ruleset& ruleset, const Layout& layout, JitModule& module,
-          x86::Assembler& a)
-      : ruleset_(ruleset), layout_(layout), module_(module), a_(a) {}
+  Emitter(const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
+          JitModule& module, x86::Assembler& a)
+      : ruleset_(ruleset), layout_(layout), plan_(plan), module_(module), a_(a) {}
 
   void EmitAll() {
     bodies_.resize(layout_.chain_count);
@@ -174,15 +175,59 @@ class Emitter {
     a_.align(asmjit::AlignMode::kCode, 16);
     a_.bind(bodies_[chain_index()]);
     a_.sub(x86::rsp, 8);  // keeps helper calls 16-byte aligned
-    for (size_t r = 0; r < chain.rules.size(); ++r) {
+    const std::vector<ClassifiedRun>* runs =
+        chain_index() < plan_.size() ? &plan_[chain_index()] : nullptr;
+    size_t next_run = 0;
+    for (size_t r = 0; r < chain.rules.size();) {
+      if (runs && next_run < runs->size() && (*runs)[next_run].begin == r) {
+        EmitClassifiedRun(chain, (*runs)[next_run++]);
+        r = (*runs).at(next_run - 1).end;
+        continue;
+      }
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
       Label next = a_.newLabel();
       for (const ir::Node& node : chain.rules[r].exprs) {
         EmitExpr(node.expr, next);
       }
       a_.bind(next);
+      ++r;
     }
     EmitReturn(kJitContinue);
+  }
+
+  //   call JitClassify          ; eax = matching rule - begin, or -1
+  //   cmp eax, -1 ; je after
+  //   jmp [table + rax*8]       ; to that rule's action
+  // action_k: counter/log/verdict of rule begin+k   (each ends the chain)
+  // table: dq action_0, action_1, ...
+  // after:
+  void EmitClassifiedRun(const ir::Chain& chain, const ClassifiedRun& run) {
+    JitClassifyOp& op = module_.classify_ops_.emplace_back(JitClassifyOp{run.classifier, run.begin});
+    Label after = a_.newLabel(), table = a_.newLabel();
+    a_.mov(x86::rdi, x86::rbx);
+    a_.mov(x86::rsi, imm(reinterpret_cast<uint64_t>(&op)));
+    a_.mov(x86::rax, imm(reinterpret_cast<uint64_t>(&JitClassify)));
+    a_.call(x86::rax);
+    a_.cmp(x86::eax, imm(-1));
+    a_.je(after);
+    a_.lea(x86::rcx, x86::ptr(table));
+    a_.jmp(x86::qword_ptr(x86::rcx, x86::rax, 3));
+    std::vector<Label> actions;
+    for (uint32_t r = run.begin; r < run.end; ++r) {
+      actions.push_back(a_.newLabel());
+      a_.bind(actions.back());
+      rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
+      const ir::Rule& rule = chain.rules[r];
+      absl::StatusOr<classify::LiftedRule> lifted = classify::LiftRule(rule);
+      for (size_t e = lifted.ok() ? lifted->action_begin : rule.exprs.size(); e < rule.exprs.size(); ++e) {
+        EmitExpr(rule.exprs[e].expr, after);
+      }
+      a_.jmp(after);  // an action that does not end the chain (none lift today)
+    }
+    a_.align(asmjit::AlignMode::kData, 8);
+    a_.bind(table);
+    for (const Label& l : actions) a_.embedLabel(l);
+    a_.bind(after);
   }
 
   void EmitReturn(uint32_t code) {
@@ -592,6 +637,7 @@ class Emitter {
 
   const ir::Ruleset& ruleset_;
   const Layout& layout_;
+  const ClassifyPlan& plan_;
   JitModule& module_;
   x86::Assembler& a_;
   std::vector<Label> bodies_;
@@ -601,8 +647,14 @@ class Emitter {
   uint32_t rule_id_ = 0;
 };
 
+uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
+  int rule = op->classifier->FirstMatch(*ctx->view);
+  return rule < 0 ? 0xffffffffu : static_cast<uint32_t>(rule) - op->begin;
+}
+
 absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
-    const ir::Ruleset& ruleset, const Layout& layout, bool keep_assembly) {
+    const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
+    bool keep_assembly) {
   auto module = std::unique_ptr<JitModule>(new JitModule());
   module->impl_ = std::make_unique<JitModule::Impl>();
   module->bodies_.assign(layout.chain_count, nullptr);
@@ -616,7 +668,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
   if (keep_assembly) code.setLogger(&logger);
 
   x86::Assembler a(&code);
-  Emitter emitter(ruleset, layout, *module, a);
+  Emitter emitter(ruleset, layout, plan, *module, a);
   emitter.EmitAll();
   if (errors.first != asmjit::kErrorOk) {
     return absl::InternalError(absl::StrCat("asmjit: emit: ", errors.text));

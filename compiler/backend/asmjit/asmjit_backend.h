@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/backend/asmjit/jit_context.h"
+#include "compiler/classify/classifier.h"
 #include "compiler/backend/asmjit/jit_helpers.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
@@ -52,6 +53,24 @@ struct Layout {
 
 using ChainFn = uint32_t (*)(JitContext*);
 
+// Rules [begin, end) of a chain answered by a decision structure: the code
+// asks the classifier for the first matching rule, then jumps through a
+// table straight to that rule's action (counter, log, verdict).
+struct ClassifiedRun {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  const classify::Classifier* classifier = nullptr;
+};
+// Per global chain index, its classified runs in rule order.
+using ClassifyPlan = std::vector<std::vector<ClassifiedRun>>;
+
+// Operand of the classifier helper: rule index relative to `begin`, or -1.
+struct JitClassifyOp {
+  const classify::Classifier* classifier;
+  uint32_t begin;
+};
+uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op);
+
 // Compiled code plus everything it points at. Immutable once built.
 class JitModule {
  public:
@@ -64,7 +83,7 @@ class JitModule {
  private:
   friend class Emitter;
   friend absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
-      const ir::Ruleset&, const Layout&, bool);
+      const ir::Ruleset&, const Layout&, const ClassifyPlan&, bool);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::vector<ChainFn> entries_;  // trampolines of base chains, else null
@@ -72,14 +91,17 @@ class JitModule {
   std::deque<ir::SetIndex> set_indexes_;
   std::deque<JitLookupOp> lookups_;
   std::deque<JitLimitOp> limits_;
+  std::deque<JitClassifyOp> classify_ops_;
   std::string assembly_;
   uint32_t limit_count_ = 0;
   size_t code_size_ = 0;
 };
 
-// Compiles all chains. `keep_assembly` records the listing for --emit asm.
+// Compiles all chains; `plan` names the runs a classifier answers (empty:
+// all linear). `keep_assembly` records the listing for --emit asm.
 [[nodiscard]] absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
-    const ir::Ruleset& ruleset, const Layout& layout, bool keep_assembly);
+    const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
+    bool keep_assembly);
 
 }  // namespace rulejit::backend
 

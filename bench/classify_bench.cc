@@ -1,0 +1,181 @@
+// The classifier (compiler/classify) against the linear asmjit chain on the
+// ClassBench sets: lookup ns/packet over each set's trace (frames parsed in
+// both cases: Ethernet + IPv4 + 8 transport bytes; leaf sizes 4, 8, 16),
+// the burst lookup over
+// pre-extracted keys, and build time with the built structure's memory.
+//
+//   build-classify/bench/classify_bench --benchmark_filter=fw1_10K
+//
+// Each iteration classifies one trace packet (cycling through the trace);
+// a mismatch against the trace's expected rule aborts the benchmark.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/classify/classifier.h"
+#include "frontends/classbench/classbench.h"
+#include "rulejit/rulejit.h"
+#include "runtime/packet_parse.h"
+
+namespace rulejit {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<uint8_t> Frame(const frontends::TracePacket& t) {
+  std::vector<uint8_t> f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
+                            0x45, 0, 0, 28, 0, 0, 0, 0, 64, t.proto, 0, 0};
+  for (uint32_t v : {t.src, t.dst}) {
+    for (int s = 24; s >= 0; s -= 8) f.push_back(static_cast<uint8_t>(v >> s));
+  }
+  for (uint16_t v : {t.sport, t.dport}) {
+    f.push_back(static_cast<uint8_t>(v >> 8));
+    f.push_back(static_cast<uint8_t>(v));
+  }
+  f.insert(f.end(), 4, 0);
+  return f;
+}
+
+struct Set {
+  ir::Ruleset ruleset;
+  std::vector<frontends::TracePacket> trace;
+  std::vector<std::vector<uint8_t>> frames;
+};
+
+// Loads a set once per process (the benchmarks of one set share it).
+const Set& LoadSet(const std::string& name) {
+  static auto* cache = new std::map<std::string, std::unique_ptr<Set>>();
+  auto& slot = (*cache)[name];
+  if (slot) return *slot;
+  slot = std::make_unique<Set>();
+  const std::string dir = std::string(RULEJIT_SHARED_DIR) + "/classbench/";
+  ir::Diagnostics diags;
+  std::string rules = ReadFile(dir + name), trace = ReadFile(dir + name + "_trace");
+  int rf = diags.AddFile(name, rules), tf = diags.AddFile(name + "_trace", trace);
+  auto rs = frontends::ParseClassBench(rules, rf, diags);
+  auto tr = frontends::ParseClassBenchTrace(trace, tf, diags);
+  if (!rs.ok() || !tr.ok()) {
+    std::fprintf(stderr, "%s\n", diags.Format().c_str());
+    std::abort();
+  }
+  slot->ruleset = *std::move(rs);
+  slot->trace = *std::move(tr);
+  for (const auto& t : slot->trace) slot->frames.push_back(Frame(t));
+  return *slot;
+}
+
+const ir::Chain& ChainOf(const Set& s) { return s.ruleset.tables[0].chains[0]; }
+
+// Argument: the leaf size.
+void BM_ClassifierLookup(benchmark::State& state, std::string name) {
+  const Set& s = LoadSet(name);
+  classify::ClassifierOptions options;
+  options.leaf_size = static_cast<uint32_t>(state.range(0));
+  auto c = classify::Classifier::Build(ChainOf(s), 0, ChainOf(s).rules.size(), options);
+  if (!c.ok()) {
+    state.SkipWithError(std::string(c.status().message()).c_str());
+    return;
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& f = s.frames[i];
+    ir::PacketView v = runtime::ParseEthernet(f.data(), static_cast<uint32_t>(f.size()));
+    int rule = c->FirstMatch(v);
+    benchmark::DoNotOptimize(rule);
+    if (rule != static_cast<int>(s.trace[i].expected_rule) - 1) {
+      state.SkipWithError("mismatch against the trace");
+      return;
+    }
+    if (++i == s.frames.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["memory_bytes"] = static_cast<double>(c->memory_bytes());
+  state.counters["depth"] = static_cast<double>(c->stats().max_depth);
+}
+
+void BM_ClassifierBurst(benchmark::State& state, std::string name) {
+  const Set& s = LoadSet(name);
+  auto c = classify::Classifier::Build(ChainOf(s), 0, ChainOf(s).rules.size());
+  if (!c.ok()) {
+    state.SkipWithError(std::string(c.status().message()).c_str());
+    return;
+  }
+  std::vector<classify::Key> keys;
+  for (const auto& f : s.frames) {
+    keys.push_back(classify::ExtractKey(runtime::ParseEthernet(f.data(), f.size())));
+  }
+  constexpr uint32_t kBurst = 32;
+  std::vector<int> out(kBurst);
+  size_t i = 0;
+  for (auto _ : state) {
+    if (i + kBurst > keys.size()) i = 0;
+    c->FirstMatchBurst(keys.data() + i, kBurst, out.data());
+    benchmark::DoNotOptimize(out.data());
+    i += kBurst;
+  }
+  state.SetItemsProcessed(state.iterations() * kBurst);
+}
+
+void BM_JitLinear(benchmark::State& state, std::string name) {
+  const Set& s = LoadSet(name);
+  CompileOptions options;
+  options.backend = Backend::kJit;
+  auto program = Program::Compile(s.ruleset, options);
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return;
+  }
+  PacketMeta meta;
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto& f = s.frames[i];
+    Result r = (*program)->Classify(Hook::kForward, f.data(), static_cast<uint32_t>(f.size()), meta);
+    benchmark::DoNotOptimize(r);
+    if (r.decided_by.rule != static_cast<int>(s.trace[i].expected_rule) - 1) {
+      state.SkipWithError("mismatch against the trace");
+      return;
+    }
+    if (++i == s.frames.size()) i = 0;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void BM_ClassifierBuild(benchmark::State& state, std::string name) {
+  const Set& s = LoadSet(name);
+  size_t memory = 0;
+  for (auto _ : state) {
+    auto c = classify::Classifier::Build(ChainOf(s), 0, ChainOf(s).rules.size());
+    memory = c.ok() ? c->memory_bytes() : 0;
+    benchmark::DoNotOptimize(memory);
+  }
+  state.counters["memory_bytes"] = static_cast<double>(memory);
+}
+
+#define CLASSIFY_SET(set)                                                               \
+  BENCHMARK_CAPTURE(BM_ClassifierLookup, set, std::string(#set))->Arg(4)->Arg(8)->Arg(16); \
+  BENCHMARK_CAPTURE(BM_ClassifierBurst, set, std::string(#set));                       \
+  BENCHMARK_CAPTURE(BM_JitLinear, set, std::string(#set));                             \
+  BENCHMARK_CAPTURE(BM_ClassifierBuild, set, std::string(#set))                        \
+      ->Unit(benchmark::kMillisecond)                                                  \
+      ->Iterations(3);
+
+CLASSIFY_SET(acl1_1K)
+CLASSIFY_SET(fw1_1K)
+CLASSIFY_SET(ipc1_1K)
+CLASSIFY_SET(acl1_10K)
+CLASSIFY_SET(fw1_10K)
+CLASSIFY_SET(ipc1_10K)
+
+}  // namespace
+}  // namespace rulejit

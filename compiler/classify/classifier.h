@@ -1,0 +1,137 @@
+// The classifier: a decision structure over header space (box.h) whose
+// answer is the index of the first rule whose box holds the packet, exactly
+// as the linear chain's first matching rule.
+//
+//   auto c = classify::Classifier::Build(chain, seg.begin, seg.end);
+//   if (!c.ok()) ... (some rule in the range does not lift: lift.h)
+//   int rule = c->FirstMatch(packet_view);   // chain rule index, or -1
+//   c->memory_bytes();                       // size of the built tables
+//
+// Algorithm (HyperSplit-style binary splits, leaves of a few rules; build in
+// classifier_build.cc, lookup in classifier_run.cc, DPDK style):
+//
+//   build(region, rules in priority order):
+//     keep the rules whose box meets the region; cut the list after the
+//       first rule whose box covers the whole region (later ones can never
+//       be first there)
+//     if |rules| <= leaf_size or depth == max_depth: leaf(rules)
+//     for each dimension d, for each candidate threshold t (a clipped rule
+//       end hi, or a clipped rule start lo - 1, inside the region):
+//         L(t) = #rules with clipped lo <= t, R(t) = #rules with clipped hi > t
+//     pick (d, t) minimising max(L, R), then L + R
+//     node(d, t): left = build(region ∩ {x_d <= t}), right = build(region ∩ {x_d > t})
+//
+//   partition (before building): rules go to one of four groups by
+//     (source range small?, destination range small?); each group gets its
+//     own tree (CutSplit's idea: a wildcard address in one rule no longer
+//     gets copied under every cut of the other rules' addresses)
+//
+//   lookup(key):
+//     best = none
+//     for tree in trees, by their highest-priority rule:
+//       if tree's first rule is after best: stop
+//       n = tree.root; while n is inner: n = n.child + (key[n.dim] > n.threshold)
+//       for r in leaf(n) (priority order): if box[r] holds key: best = min(best, r); break
+//     return best == none ? -1 : rule[best]
+//
+// The built structure is immutable and made of flat arrays: 16-byte nodes
+// (the two children of a node are adjacent), leaf lists holding
+// copies of the leaves' boxes. It is safe to share between threads.
+#ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
+#define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/classify/box.h"
+#include "ir/ir.h"
+#include "ir/packet.h"
+
+namespace rulejit::classify {
+
+struct ClassifierOptions {
+  uint32_t leaf_size = 8;   // a node with at most this many rules is a leaf
+  uint32_t max_depth = 64;  // deeper nodes become leaves (correct, slower)
+  // Split the rules into up to four trees by whether their source and
+  // destination address ranges are small (at most 2^address_bits_small
+  // addresses), so that wildcard addresses are not copied into every
+  // address cut of specific rules.
+  bool partition = true;
+  uint32_t address_bits_small = 16;
+};
+
+// A rule for the classifier: its box and the index FirstMatch reports.
+struct RuleBox {
+  Box box;
+  int rule = 0;
+};
+
+class Classifier {
+ public:
+  struct Stats {
+    size_t rules = 0;         // non-empty boxes in the structure
+    size_t inner_nodes = 0;
+    size_t leaves = 0;
+    size_t leaf_entries = 0;  // sum of leaf list lengths
+    size_t max_depth = 0;
+    size_t max_leaf = 0;
+    size_t trees = 0;
+  };
+
+  // Lifts rules [begin, end) of `chain`; FirstMatch reports chain rule
+  // indexes. Fails when a rule in the range does not lift.
+  [[nodiscard]] static absl::StatusOr<Classifier> Build(const ir::Chain& chain, size_t begin,
+                                                        size_t end,
+                                                        const ClassifierOptions& options = {});
+  // From boxes in priority order (first = highest).
+  static Classifier FromBoxes(const std::vector<RuleBox>& rules,
+                              const ClassifierOptions& options = {});
+
+  // The first matching rule's index, or -1.
+  int FirstMatch(const ir::PacketView& pkt) const { return FirstMatch(ExtractKey(pkt)); }
+  int FirstMatch(const Key& key) const;
+  // Burst form: out[i] = FirstMatch(keys[i]); interleaves the tree walks of
+  // several packets to overlap their cache misses.
+  void FirstMatchBurst(const Key* keys, uint32_t n, int* out) const;
+
+  size_t memory_bytes() const;
+  const Stats& stats() const { return stats_; }
+
+ private:
+  friend class ClassifierBuilder;
+  static constexpr uint32_t kLeaf = 0xffffffffu;
+  // Inner: key[dim] <= threshold goes to child, else child + 1.
+  // Leaf (dim == kLeaf): entries [child, child + threshold) of leaf_boxes_.
+  struct Node {
+    uint64_t threshold;
+    uint32_t child;
+    uint32_t dim;
+  };
+  struct Tree {
+    uint32_t root;
+    uint32_t first_box;  // the tree's highest-priority box
+  };
+  static constexpr uint32_t kNone = 0xffffffffu;
+  // Index of the first box of the leaf holding the key, or kNone.
+  uint32_t ScanLeaf(const Node& leaf, const Key& key) const;
+  uint32_t Walk(uint32_t root, const Key& key) const;
+
+  std::vector<Tree> trees_;           // by first_box
+  std::vector<Node> nodes_;
+  // A leaf's boxes are copied next to each other so that a leaf scan reads
+  // consecutive memory (no indirection per rule).
+  struct LeafEntry {
+    Box box;
+    uint32_t index;  // into rule_ids_ (priority order)
+  };
+  std::vector<LeafEntry> leaf_boxes_;
+  std::vector<Box> boxes_;            // in priority order (build input)
+  std::vector<int32_t> rule_ids_;     // per box: the reported rule index
+  Stats stats_;
+};
+
+}  // namespace rulejit::classify
+
+#endif  // RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_

@@ -1,0 +1,179 @@
+// Classifier construction (see classifier.h for the algorithm). Build-time
+// only: allocation is fine here, the result is flat arrays.
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/classify/classifier.h"
+#include "compiler/classify/lift.h"
+
+namespace rulejit::classify {
+
+class ClassifierBuilder {
+ public:
+  ClassifierBuilder(Classifier& out, const ClassifierOptions& options)
+      : out_(out), options_(options) {}
+
+  void Run() {
+    for (std::vector<uint32_t>& group : Partition()) {
+      if (group.empty()) continue;
+      const uint32_t root = static_cast<uint32_t>(out_.nodes_.size());
+      out_.trees_.push_back(Classifier::Tree{root, group.front()});
+      out_.nodes_.resize(root + 1);
+      BuildNode(root, Box{}, std::move(group), 0);
+    }
+    std::sort(out_.trees_.begin(), out_.trees_.end(),
+              [](const Classifier::Tree& a, const Classifier::Tree& b) {
+                return a.first_box < b.first_box;
+              });
+    out_.stats_.rules = out_.boxes_.size();
+    out_.stats_.trees = out_.trees_.size();
+    out_.boxes_ = {};  // the leaves hold their own copies
+    out_.nodes_.shrink_to_fit();
+    out_.leaf_boxes_.shrink_to_fit();
+  }
+
+ private:
+  using Node = Classifier::Node;
+
+  // Box indexes per tree, each in priority order.
+  std::vector<std::vector<uint32_t>> Partition() const {
+    std::vector<std::vector<uint32_t>> groups(options_.partition ? 4 : 1);
+    const uint64_t small = uint64_t{1} << options_.address_bits_small;
+    for (uint32_t i = 0; i < out_.boxes_.size(); ++i) {
+      const Box& b = out_.boxes_[i];
+      size_t g = 0;
+      if (options_.partition) {
+        g = (b.hi[kSrcAddr] - b.lo[kSrcAddr] < small ? 1 : 0) +
+            (b.hi[kDstAddr] - b.lo[kDstAddr] < small ? 2 : 0);
+      }
+      groups[g].push_back(i);
+    }
+    return groups;
+  }
+
+  struct Split {
+    int dim = -1;
+    uint64_t threshold = 0;
+    size_t worst = 0, total = 0;  // max(L, R) and L + R
+  };
+
+  void BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules, uint32_t depth) {
+    out_.stats_.max_depth = std::max<size_t>(out_.stats_.max_depth, depth);
+    // Rules after one that covers the region are never first in it.
+    for (size_t i = 0; i < rules.size(); ++i) {
+      if (out_.boxes_[rules[i]].Covers(region)) {
+        rules.resize(i + 1);
+        break;
+      }
+    }
+    Split split;
+    if (rules.size() > options_.leaf_size && depth < options_.max_depth) {
+      split = BestSplit(region, rules);
+    }
+    if (split.dim < 0) {
+      MakeLeaf(index, rules);
+      return;
+    }
+    const int d = split.dim;
+    const uint64_t t = split.threshold;
+    std::vector<uint32_t> left, right;
+    for (uint32_t r : rules) {
+      if (out_.boxes_[r].lo[d] <= t) left.push_back(r);
+      if (out_.boxes_[r].hi[d] > t) right.push_back(r);
+    }
+    rules = {};
+    const uint32_t child = static_cast<uint32_t>(out_.nodes_.size());
+    out_.nodes_[index] = Node{t, child, static_cast<uint32_t>(d)};
+    out_.nodes_.resize(out_.nodes_.size() + 2);
+    ++out_.stats_.inner_nodes;
+    Box left_region = region, right_region = region;
+    left_region.hi[d] = t;
+    right_region.lo[d] = t + 1;
+    BuildNode(child, left_region, std::move(left), depth + 1);
+    BuildNode(child + 1, right_region, std::move(right), depth + 1);
+  }
+
+  void MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
+    out_.nodes_[index] = Node{rules.size(), static_cast<uint32_t>(out_.leaf_boxes_.size()),
+                              Classifier::kLeaf};
+    for (uint32_t r : rules) out_.leaf_boxes_.push_back({out_.boxes_[r], r});
+    ++out_.stats_.leaves;
+    out_.stats_.leaf_entries += rules.size();
+    out_.stats_.max_leaf = std::max(out_.stats_.max_leaf, rules.size());
+  }
+
+  // The threshold over all dimensions that best balances the two sides.
+  Split BestSplit(const Box& region, const std::vector<uint32_t>& rules) {
+    Split best;
+    const size_t n = rules.size();
+    for (int d = 0; d < kDims; ++d) {
+      if (region.lo[d] == region.hi[d]) continue;
+      lo_.clear();
+      hi_.clear();
+      candidates_.clear();
+      for (uint32_t r : rules) {
+        const Box& b = out_.boxes_[r];
+        const uint64_t clo = std::max(b.lo[d], region.lo[d]);
+        const uint64_t chi = std::min(b.hi[d], region.hi[d]);
+        lo_.push_back(clo);
+        hi_.push_back(chi);
+        if (chi < region.hi[d]) candidates_.push_back(chi);
+        if (clo > region.lo[d]) candidates_.push_back(clo - 1);
+      }
+      std::sort(lo_.begin(), lo_.end());
+      std::sort(hi_.begin(), hi_.end());
+      std::sort(candidates_.begin(), candidates_.end());
+      candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+      size_t li = 0, hi = 0;
+      for (uint64_t t : candidates_) {
+        while (li < n && lo_[li] <= t) ++li;
+        while (hi < n && hi_[hi] <= t) ++hi;
+        const size_t left = li, right = n - hi;
+        const size_t worst = std::max(left, right), total = left + right;
+        if (best.dim < 0 || worst < best.worst || (worst == best.worst && total < best.total)) {
+          best = Split{d, t, worst, total};
+        }
+      }
+    }
+    return best;
+  }
+
+  Classifier& out_;
+  const ClassifierOptions& options_;
+  std::vector<uint64_t> lo_, hi_, candidates_;  // scratch for BestSplit
+};
+
+Classifier Classifier::FromBoxes(const std::vector<RuleBox>& rules,
+                                 const ClassifierOptions& options) {
+  Classifier c;
+  for (const RuleBox& r : rules) {
+    if (r.box.Empty()) continue;  // never matches
+    c.boxes_.push_back(r.box);
+    c.rule_ids_.push_back(r.rule);
+  }
+  ClassifierBuilder(c, options).Run();
+  return c;
+}
+
+absl::StatusOr<Classifier> Classifier::Build(const ir::Chain& chain, size_t begin, size_t end,
+                                             const ClassifierOptions& options) {
+  if (begin > end || end > chain.rules.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rule range [", begin, ", ", end, ") outside the chain"));
+  }
+  std::vector<RuleBox> boxes;
+  boxes.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) {
+    absl::StatusOr<LiftedRule> lifted = LiftRule(chain.rules[i]);
+    if (!lifted.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rule ", i, " of chain ", chain.name, " does not lift: ",
+                       lifted.status().message()));
+    }
+    boxes.push_back(RuleBox{lifted->box, static_cast<int>(i)});
+  }
+  return FromBoxes(boxes, options);
+}
+
+}  // namespace rulejit::classify

@@ -1,0 +1,285 @@
+// Rule → box lifting (see lift.h).
+#include "compiler/classify/lift.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace rulejit::classify {
+namespace {
+
+// An inclusive interval of a field's values; lo > hi is empty.
+struct Interval {
+  uint64_t lo, hi;
+  bool empty() const { return lo > hi; }
+};
+
+// What the lifter knows a register holds: field `dim`, ANDed with `mask`
+// (a prefix mask over the field's bits), in `len` bytes at word `word`.
+struct Tracked {
+  int word;
+  uint32_t len;
+  int dim;
+  uint64_t mask;
+};
+
+uint32_t FieldLen(int dim) { return kDimBits[dim] / 8; }
+
+// The dimension a payload load reads, or -1.
+int PayloadDim(const ir::PayloadLoad& e) {
+  if (e.base == ir::PayloadBase::kNetwork && e.len == 4) {
+    if (e.offset == 12) return kSrcAddr;
+    if (e.offset == 16) return kDstAddr;
+  }
+  if (e.base == ir::PayloadBase::kTransport && e.len == 2) {
+    if (e.offset == 0) return kSrcPort;
+    if (e.offset == 2) return kDstPort;
+  }
+  return -1;
+}
+
+// Big-endian value of the first n bytes.
+uint64_t BigEndian(const uint8_t* p, size_t n) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// True when `mask` (over `dim`'s bits) is a run of ones from the top.
+bool IsPrefixMask(uint64_t mask, int dim) {
+  uint64_t inv = ~mask & FieldMax(dim);
+  return (inv & (inv + 1)) == 0;
+}
+
+// {x in [0, max] : (x & mask) OP v} for a prefix mask: an interval, because
+// x & mask is non-decreasing in x and its values are the block starts.
+Interval MaskedOrder(ir::CmpOp op, uint64_t v, uint64_t mask, int dim) {
+  const uint64_t max = FieldMax(dim);
+  const uint64_t inv = ~mask & max;
+  const Interval none{1, 0};
+  auto at_most = [&](uint64_t t) { return Interval{0, (t & mask) | inv}; };
+  auto at_least = [&](uint64_t t) -> Interval {
+    uint64_t start = (t & mask) == t ? t : (t & mask) + inv + 1;
+    return start > max ? none : Interval{start, max};
+  };
+  switch (op) {
+    case ir::CmpOp::kEq: return (v & inv) ? none : Interval{v, v | inv};
+    case ir::CmpOp::kLte: return at_most(v);
+    case ir::CmpOp::kLt: return v == 0 ? none : at_most(v - 1);
+    case ir::CmpOp::kGte: return at_least(v);
+    case ir::CmpOp::kGt: return v == max ? none : at_least(v + 1);
+    case ir::CmpOp::kNeq: break;  // handled by the caller as a complement
+  }
+  return none;
+}
+
+// The complement of `in` within [0, max] when it is one interval.
+std::optional<Interval> Complement(Interval in, int dim) {
+  const uint64_t max = FieldMax(dim);
+  if (in.empty()) return Interval{0, max};
+  if (in.lo == 0 && in.hi == max) return Interval{1, 0};
+  if (in.lo == 0) return Interval{in.hi + 1, max};
+  if (in.hi == max) return Interval{0, in.lo - 1};
+  return std::nullopt;
+}
+
+class Lifter {
+ public:
+  absl::StatusOr<LiftedRule> Run(const ir::Rule& rule) {
+    size_t i = 0;
+    for (; i < rule.exprs.size(); ++i) {
+      const ir::Expr& e = rule.exprs[i].expr;
+      if (!IsMatchExpr(e)) break;
+      if (absl::Status s = Match(e); !s.ok()) {
+        return absl::FailedPreconditionError(absl::StrCat("expression ", i + 1, ": ", s.message()));
+      }
+    }
+    LiftedRule out;
+    out.box = box_;
+    out.action_begin = i;
+    if (absl::Status s = CheckAction(rule, i); !s.ok()) return s;
+    return out;
+  }
+
+ private:
+  static bool IsMatchExpr(const ir::Expr& e) {
+    return std::holds_alternative<ir::PayloadLoad>(e) || std::holds_alternative<ir::MetaLoad>(e) ||
+           std::holds_alternative<ir::Bitwise>(e) || std::holds_alternative<ir::Cmp>(e) ||
+           std::holds_alternative<ir::Range>(e) || std::holds_alternative<ir::FusedCmp>(e);
+  }
+
+  absl::Status Match(const ir::Expr& e) {
+    if (auto* p = std::get_if<ir::PayloadLoad>(&e)) return Load(*p);
+    if (auto* m = std::get_if<ir::MetaLoad>(&e)) return Meta(*m);
+    if (auto* b = std::get_if<ir::Bitwise>(&e)) return Mask(*b);
+    if (auto* c = std::get_if<ir::Cmp>(&e)) return Compare(*c);
+    if (auto* r = std::get_if<ir::Range>(&e)) return RangeCmp(*r);
+    return Fused(std::get<ir::FusedCmp>(e));
+  }
+
+  absl::Status Load(const ir::PayloadLoad& e) {
+    int dim = PayloadDim(e);
+    if (dim < 0) return NotLiftable("payload load of a field the classifier does not model");
+    return Write(e.dreg, e.len, Tracked{0, e.len, dim, FieldMax(dim)});
+  }
+
+  absl::Status Meta(const ir::MetaLoad& e) {
+    if (e.key != ir::MetaKey::kL4Proto) {
+      return NotLiftable(absl::StrCat("meta ", ir::MetaKeyName(e.key), " is not modelled"));
+    }
+    return Write(e.dreg, ir::MetaKeyLen(e.key), Tracked{0, 1, kProto, FieldMax(kProto)});
+  }
+
+  absl::Status Mask(const ir::Bitwise& e) {
+    if (e.op != ir::BitwiseOp::kMaskXor) return NotLiftable("bitwise shift");
+    const Tracked* src = Read(e.sreg, e.len);
+    if (src == nullptr) return NotLiftable("bitwise on a register that holds no loaded field");
+    if (e.mask.size() < e.len) return NotLiftable("bitwise mask shorter than its length");
+    for (size_t i = 0; i < e.len && i < e.xor_.size(); ++i) {
+      if (e.xor_[i] != 0) return NotLiftable("bitwise with a non-zero xor");
+    }
+    uint64_t mask = BigEndian(e.mask.data(), e.len) & src->mask;
+    if (!IsPrefixMask(mask, src->dim)) return NotLiftable("bitwise mask is not a prefix");
+    Tracked t = *src;
+    t.mask = mask;
+    return Write(e.dreg, e.len, t);
+  }
+
+  absl::Status Compare(const ir::Cmp& e) {
+    const Tracked* src = Read(e.sreg, e.data.size());
+    if (src == nullptr) return NotLiftable("cmp on a register that holds no loaded field");
+    return Constrain(src->dim, src->mask, e.op, BigEndian(e.data.data(), e.data.size()));
+  }
+
+  absl::Status RangeCmp(const ir::Range& e) {
+    if (e.from.size() != e.to.size()) return NotLiftable("range bounds of different lengths");
+    const Tracked* src = Read(e.sreg, e.from.size());
+    if (src == nullptr) return NotLiftable("range on a register that holds no loaded field");
+    const int dim = src->dim;
+    Interval a = MaskedOrder(ir::CmpOp::kGte, BigEndian(e.from.data(), e.from.size()), src->mask, dim);
+    Interval b = MaskedOrder(ir::CmpOp::kLte, BigEndian(e.to.data(), e.to.size()), src->mask, dim);
+    Interval in{1, 0};
+    if (!a.empty() && !b.empty() && std::max(a.lo, b.lo) <= std::min(a.hi, b.hi)) {
+      in = Interval{std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
+    }
+    if (e.negate) {
+      std::optional<Interval> out = Complement(in, dim);
+      if (!out) return NotLiftable("range neq leaves two intervals");
+      in = *out;
+    }
+    Intersect(dim, in);
+    return absl::OkStatus();
+  }
+
+  absl::Status Fused(const ir::FusedCmp& e) {
+    int dim = PayloadDim(e.load);
+    if (dim < 0) return NotLiftable("fused compare on a field the classifier does not model");
+    const uint32_t len = FieldLen(dim);
+    if (e.data.size() != len) return NotLiftable("fused compare of a different length than its field");
+    uint64_t mask = FieldMax(dim);
+    if (!e.mask.empty()) {
+      if (e.mask.size() < len) return NotLiftable("fused mask shorter than its field");
+      mask = BigEndian(e.mask.data(), len);
+      if (!IsPrefixMask(mask, dim)) return NotLiftable("fused mask is not a prefix");
+    }
+    Require(dim);
+    return Constrain(dim, mask, e.op, BigEndian(e.data.data(), len));
+  }
+
+  // Narrows `dim` to {x : (x & mask) OP v}.
+  absl::Status Constrain(int dim, uint64_t mask, ir::CmpOp op, uint64_t v) {
+    Interval in;
+    if (op == ir::CmpOp::kNeq) {
+      std::optional<Interval> out = Complement(MaskedOrder(ir::CmpOp::kEq, v, mask, dim), dim);
+      if (!out) return NotLiftable("neq leaves two intervals");
+      in = *out;
+    } else {
+      in = MaskedOrder(op, v, mask, dim);
+    }
+    Intersect(dim, in);
+    return absl::OkStatus();
+  }
+
+  // A loaded field: packets without it never match.
+  void Require(int dim) { box_.hi[dim] = std::min(box_.hi[dim], FieldMax(dim)); }
+
+  void Intersect(int dim, Interval in) {
+    if (in.empty()) {
+      box_.lo[dim] = 1;  // an empty box: the rule never matches
+      box_.hi[dim] = 0;
+      return;
+    }
+    box_.lo[dim] = std::max(box_.lo[dim], in.lo);
+    box_.hi[dim] = std::min(box_.hi[dim], in.hi);
+  }
+
+  // Records that `reg` now holds `t` (len bytes), forgetting whatever the
+  // written words held. The load itself is a requirement on the packet.
+  absl::Status Write(ir::Reg reg, uint32_t len, Tracked t) {
+    const int word = ir::RegWord(reg);
+    const int words = static_cast<int>((len + 3) / 4);
+    if (word < 0 || word + words > ir::kRegWords || len == 0) {
+      return NotLiftable("register out of range");
+    }
+    std::erase_if(regs_, [&](const Tracked& r) {
+      int r_words = static_cast<int>((r.len + 3) / 4);
+      return r.word < word + words && word < r.word + r_words;
+    });
+    t.word = word;
+    t.len = len;
+    regs_.push_back(t);
+    Require(t.dim);
+    return absl::OkStatus();
+  }
+
+  // The field a read of `len` bytes from `reg` sees, when it is exactly a
+  // tracked field.
+  const Tracked* Read(ir::Reg reg, size_t len) const {
+    const int word = ir::RegWord(reg);
+    for (const Tracked& r : regs_) {
+      if (r.word == word && r.len == len && len == FieldLen(r.dim)) return &r;
+    }
+    return nullptr;
+  }
+
+  static absl::Status CheckAction(const ir::Rule& rule, size_t i) {
+    for (; i < rule.exprs.size(); ++i) {
+      const ir::Expr& e = rule.exprs[i].expr;
+      if (std::holds_alternative<ir::Counter>(e) || std::holds_alternative<ir::Log>(e)) continue;
+      const bool last = i + 1 == rule.exprs.size();
+      if (std::holds_alternative<ir::Reject>(e) && last) return absl::OkStatus();
+      if (auto* imm = std::get_if<ir::Immediate>(&e); imm && imm->dreg == ir::kVerdictReg && last) {
+        switch (imm->verdict.code) {
+          case ir::VerdictCode::kAccept:
+          case ir::VerdictCode::kDrop:
+          case ir::VerdictCode::kReturn:
+          case ir::VerdictCode::kGoto:
+            return absl::OkStatus();
+          default:
+            return NotLiftable("the verdict does not end the chain walk (jump/continue)");
+        }
+      }
+      return NotLiftable(absl::StrCat("expression ", i + 1,
+                                      " is neither a match, a counter/log nor a final verdict"));
+    }
+    return NotLiftable("the rule has no verdict (evaluation goes on with the next rule)");
+  }
+
+  static absl::Status NotLiftable(std::string_view why) {
+    return absl::FailedPreconditionError(std::string(why));
+  }
+
+  Box box_;
+  std::vector<Tracked> regs_;
+};
+
+}  // namespace
+
+absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule) { return Lifter().Run(rule); }
+
+}  // namespace rulejit::classify

@@ -1,0 +1,46 @@
+// Lifting a rule into a box of header space (compiler/classify/box.h).
+//
+//   auto lifted = classify::LiftRule(rule);
+//   if (lifted.ok()) { lifted->box ... rule.exprs[lifted->action_begin...] }
+//   else             { lifted.status().message(): why it stays linear }
+//
+// A rule lifts when it is a match part followed by an action part:
+//   match   a conjunction of, in any order and on any registers,
+//             payload load  4b @ network + 12 | + 16, 2b @ transport + 0 | + 2
+//             meta load l4proto
+//             bitwise reg = (reg & PREFIX_MASK) ^ 0   on a loaded field
+//             cmp eq|neq|lt|lte|gt|gte, range eq|neq   on a (masked) field
+//             fused payload ... (compiler/passes' FusedCmp) of the same forms
+//   action  counter / log statements, then one terminal verdict:
+//             accept, drop, return, goto, or reject.
+// Every comparison becomes an interval of the field (a prefix mask keeps the
+// masked value monotone in the field, so `(x & m) OP v` is an interval); a
+// neq whose complement is two intervals does not lift. Each field loaded
+// excludes "absent" from its dimension, so the box matches exactly the
+// packets the rule's match part matches. An unsatisfiable rule lifts to an
+// empty box. Anything else (other loads or keys, lookups, byteorder, reads
+// of registers the rule did not load, non-prefix masks, jump/continue, a
+// statement inside the match part) does not lift: the status says why.
+#ifndef RULEJIT_COMPILER_CLASSIFY_LIFT_H_
+#define RULEJIT_COMPILER_CLASSIFY_LIFT_H_
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "compiler/classify/box.h"
+#include "ir/ir.h"
+
+namespace rulejit::classify {
+
+struct LiftedRule {
+  Box box;                  // empty when the rule can never match
+  size_t action_begin = 0;  // index of the first expression of the action part
+};
+
+// The rule's box, or a FailedPrecondition status naming the expression that
+// does not lift.
+[[nodiscard]] absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule);
+
+}  // namespace rulejit::classify
+
+#endif  // RULEJIT_COMPILER_CLASSIFY_LIFT_H_

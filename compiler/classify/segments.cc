@@ -1,0 +1,18 @@
+// Chain → runs of liftable / non-liftable rules (see segments.h).
+#include "compiler/classify/segments.h"
+
+#include "compiler/classify/lift.h"
+
+namespace rulejit::classify {
+
+std::vector<Segment> SplitChain(const ir::Chain& chain) {
+  std::vector<Segment> out;
+  for (size_t i = 0; i < chain.rules.size(); ++i) {
+    const bool liftable = LiftRule(chain.rules[i]).ok();
+    if (out.empty() || out.back().liftable != liftable) out.push_back({i, i, liftable});
+    out.back().end = i + 1;
+  }
+  return out;
+}
+
+}  // namespace rulejit::classify

@@ -1,0 +1,49 @@
+// Seeded IPv4 packets for a generated ruleset (ruleset_gen.h): most are aimed
+// at one rule (they satisfy all its matches, then often have one field moved
+// to a boundary: a prefix's first/last address or one outside it, a port
+// range's ends ±1, a length bound ±1, a tcp flag flipped, another icmp type or
+// protocol), the rest are random (a few of them IPv4 fragments: non-first
+// ones carry no L4 header, so port/flag/icmp matches never match them). An aimed packet is redrawn a few times
+// until a rough model of the ruleset says it gets past the earlier rules to
+// its target (the model only steers; the kernel is the oracle). All are of the kinds the kernel forwards
+// (see kernel_oracle.h): unicast addresses outside the harness's 198.18.0.0/24
+// and the martian ranges, TTL 64, at most 1500 bytes of IP, at least 4 payload
+// bytes (the harness writes the frame index there).
+//
+//   std::mt19937 rng(seed);
+//   std::vector<FrameSpec> specs = GeneratePackets(ruleset, rng, {.count = 200});
+//   std::vector<std::vector<uint8_t>> frames = BuildFrames(specs);
+#ifndef RULEJIT_TESTS_KERNEL_PACKET_GEN_H_
+#define RULEJIT_TESTS_KERNEL_PACKET_GEN_H_
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/kernel/ruleset_gen.h"
+#include "tests/support/frames.h"
+
+namespace rulejit::testing {
+
+struct PacketGenOptions {
+  int count = 200;
+  double aimed = 0.85;  // share of packets aimed at a rule
+  bool fragments = true;  // a few random packets are IPv4 fragments
+};
+
+std::vector<FrameSpec> GeneratePackets(const GenRuleset& rs, std::mt19937& rng,
+                                       const PacketGenOptions& options = {});
+
+std::vector<std::vector<uint8_t>> BuildFrames(const std::vector<FrameSpec>& specs);
+
+// True for addresses (host order) the harness's fw forwards: not in 0/8,
+// 127/8, 224/4 (multicast and class E), 198.18.0.0/24, nor 255.255.255.255.
+bool ForwardableIpv4(uint32_t addr);
+
+// One line for messages: "tcp 10.0.0.1:1234 > 10.0.0.2:80 flags 0x02 len 64".
+std::string DescribePacket(const FrameSpec& spec);
+
+}  // namespace rulejit::testing
+
+#endif  // RULEJIT_TESTS_KERNEL_PACKET_GEN_H_

@@ -1,0 +1,435 @@
+// Random FORWARD rulesets (see ruleset_gen.h): values come from small pools
+// (a few unicast ranges, low and high ports, common icmp types) so that the
+// packet generator can aim at rule boundaries, and the two renderers spell
+// each abstract match the way iptables-save and nft print it.
+#include "tests/kernel/ruleset_gen.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace rulejit::testing {
+namespace {
+
+// ---------------------------------------------------------------- drawing
+
+int Uniform(std::mt19937& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+bool Chance(std::mt19937& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+
+template <typename T>
+const T& Pick(std::mt19937& rng, const std::vector<T>& pool) {
+  return pool[static_cast<size_t>(Uniform(rng, 0, static_cast<int>(pool.size()) - 1))];
+}
+
+uint32_t Mask(int prefix) { return prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix); }
+
+// Ordinary unicast ranges; with prefixes of 8 or more, their edges ±1 stay
+// out of the martian ranges (0/8, 127/8, 224/4) too.
+GenAddrMatch RandomAddr(std::mt19937& rng) {
+  static const std::vector<uint32_t> kBases = {
+      0x0a000000,  // 10.0.0.0
+      0xac100000,  // 172.16.0.0
+      0xc0a80000,  // 192.168.0.0
+      0xc0000200,  // 192.0.2.0
+      0xc6336400,  // 198.51.100.0
+      0xcb007100,  // 203.0.113.0
+  };
+  static const std::vector<int> kPrefixes = {8, 12, 16, 20, 24, 25, 28, 30, 31, 32};
+  GenAddrMatch m;
+  m.prefix = Pick(rng, kPrefixes);
+  // Random host bits below the base's own /16 keep the prefixes varied.
+  uint32_t addr = Pick(rng, kBases) | static_cast<uint32_t>(Uniform(rng, 0, 0xffff));
+  m.network = addr & Mask(m.prefix);
+  m.negate = Chance(rng, 0.15);
+  return m;
+}
+
+uint16_t RandomPort(std::mt19937& rng) {
+  switch (Uniform(rng, 0, 5)) {
+    case 0: return static_cast<uint16_t>(Uniform(rng, 0, 2));
+    case 1: return static_cast<uint16_t>(Uniform(rng, 65533, 65535));
+    case 2:
+    case 3: return static_cast<uint16_t>(Uniform(rng, 1, 1024));
+    default: return static_cast<uint16_t>(Uniform(rng, 1025, 65535));
+  }
+}
+
+GenPortRange RandomRange(std::mt19937& rng) {
+  uint16_t lo = RandomPort(rng);
+  if (Chance(rng, 0.5)) return {lo, lo};
+  int span = Chance(rng, 0.7) ? Uniform(rng, 1, 100) : Uniform(rng, 1, 30000);
+  return {lo, static_cast<uint16_t>(std::min(65535, lo + span))};
+}
+
+// A multiport list: sorted, disjoint and non-adjacent (nft rejects
+// overlapping intervals in a set), at most 15 ports counting a range as 2.
+std::vector<GenPortRange> RandomPortSet(std::mt19937& rng) {
+  std::set<int> points;
+  int wanted = Uniform(rng, 1, 8);
+  while (static_cast<int>(points.size()) < wanted) points.insert(RandomPort(rng));
+  std::vector<GenPortRange> out;
+  int budget = 15;
+  for (int p : points) {
+    if (!out.empty() && p <= out.back().hi + 1) continue;
+    bool range = budget >= 2 && Chance(rng, 0.35);
+    int hi = range ? std::min(65535, p + Uniform(rng, 1, 40)) : p;
+    out.push_back({static_cast<uint16_t>(p), static_cast<uint16_t>(hi)});
+    budget -= range ? 2 : 1;
+    if (budget <= 0) break;
+  }
+  // Ranges may have grown into the next point: merge, keeping a gap.
+  std::vector<GenPortRange> merged;
+  for (const GenPortRange& r : out) {
+    if (!merged.empty() && r.lo <= merged.back().hi + 1) {
+      merged.back().hi = std::max(merged.back().hi, r.hi);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+GenPortMatch RandomPortMatch(std::mt19937& rng, bool destination) {
+  GenPortMatch m;
+  m.destination = destination;
+  m.negate = Chance(rng, 0.25);
+  m.multiport = Chance(rng, 0.35);
+  if (m.multiport) {
+    m.ranges = RandomPortSet(rng);
+  } else {
+    m.ranges = {RandomRange(rng)};
+  }
+  return m;
+}
+
+GenIfaceMatch RandomIface(std::mt19937& rng, bool input) {
+  static const std::vector<std::string> kOthers = {"eth9", "veth0", "fwin0", "fwou", "lo"};
+  GenIfaceMatch m;
+  std::string name = Chance(rng, 0.6) ? (input ? "fwin" : "fwout")
+                     : Chance(rng, 0.3) ? (input ? "fwout" : "fwin")
+                                        : Pick(rng, kOthers);
+  if (Chance(rng, 0.4)) {
+    m.wildcard = true;
+    name = name.substr(0, static_cast<size_t>(Uniform(rng, 1, static_cast<int>(name.size()))));
+  }
+  m.name = name;
+  m.negate = Chance(rng, 0.3);
+  return m;
+}
+
+GenTcpFlagsMatch RandomTcpFlags(std::mt19937& rng) {
+  GenTcpFlagsMatch m;
+  m.negate = Chance(rng, 0.25);
+  if (Chance(rng, 0.3)) {
+    m.syn_shorthand = true;
+    m.mask = 0x17;  // FIN SYN RST ACK
+    m.compare = 0x02;
+    return m;
+  }
+  while (m.mask == 0) m.mask = static_cast<uint8_t>(Uniform(rng, 0, 0x3f));
+  m.compare = static_cast<uint8_t>(Uniform(rng, 0, 0x3f) & m.mask);
+  return m;
+}
+
+GenIcmpMatch RandomIcmp(std::mt19937& rng) {
+  static const std::vector<int> kTypes = {0, 3, 5, 8, 11, 12, 13, 14};
+  GenIcmpMatch m;
+  // 255 would mean "any" to iptables.
+  m.type = static_cast<uint8_t>(Chance(rng, 0.8) ? Pick(rng, kTypes) : Uniform(rng, 0, 254));
+  m.negate = Chance(rng, 0.25);
+  if (!m.negate && Chance(rng, 0.3)) m.code = static_cast<uint8_t>(Uniform(rng, 0, 3));
+  return m;
+}
+
+GenLengthMatch RandomLength(std::mt19937& rng) {
+  GenLengthMatch m;
+  m.lo = static_cast<uint16_t>(Chance(rng, 0.8) ? Uniform(rng, 28, 120) : Uniform(rng, 28, 1500));
+  m.hi = Chance(rng, 0.3) ? m.lo
+                          : static_cast<uint16_t>(std::min(1500, m.lo + Uniform(rng, 1, 200)));
+  m.negate = Chance(rng, 0.25);
+  return m;
+}
+
+// nft 1.0.6 merges `tcp dport != 22 tcp sport != 80` into one 4-byte
+// `cmp neq` of both ports, i.e. "not both equal" instead of "neither equal"
+// (a userspace bug: `nft --debug=netlink` shows it). The kernel then runs the
+// merged form, so such a rule cannot have the same meaning in both
+// renderings: widen one of the two single ports into a range.
+void AvoidNftPortMerge(std::vector<GenPortMatch>& ports) {
+  if (ports.size() != 2) return;
+  for (const GenPortMatch& m : ports) {
+    if (m.multiport || !m.negate || m.ranges[0].lo != m.ranges[0].hi) return;
+  }
+  GenPortRange& r = ports[1].ranges[0];
+  if (r.hi < 65535) ++r.hi; else --r.lo;
+}
+
+void AddL4Matches(std::mt19937& rng, GenRule& r) {
+  if (*r.proto == GenProto::kIcmp) {
+    if (Chance(rng, 0.7)) r.icmp = RandomIcmp(rng);
+    return;
+  }
+  if (Chance(rng, 0.45)) r.ports.push_back(RandomPortMatch(rng, true));
+  if (Chance(rng, 0.25)) r.ports.push_back(RandomPortMatch(rng, false));
+  AvoidNftPortMerge(r.ports);
+  if (*r.proto == GenProto::kTcp && Chance(rng, 0.3)) r.tcp_flags = RandomTcpFlags(rng);
+}
+
+void AddVerdict(std::mt19937& rng, GenRule& r, int chain, int chain_count) {
+  const bool can_jump = chain + 1 < chain_count;
+  int roll = Uniform(rng, 0, 99);
+  if (roll < 35) {
+    r.verdict = GenVerdict::kAccept;
+  } else if (roll < 65) {
+    r.verdict = GenVerdict::kDrop;
+  } else if (roll < 73) {
+    r.verdict = GenVerdict::kReturn;
+  } else if (roll < 80) {
+    r.verdict = GenVerdict::kNone;
+  } else if (can_jump) {
+    r.verdict = roll < 92 ? GenVerdict::kJump : GenVerdict::kGoto;
+    r.target = Uniform(rng, chain + 1, chain_count - 1);
+  } else {
+    r.verdict = Chance(rng, 0.5) ? GenVerdict::kAccept : GenVerdict::kDrop;
+  }
+}
+
+GenRule RandomRule(std::mt19937& rng, int chain, int chain_count) {
+  GenRule r;
+  if (Chance(rng, 0.4)) r.src = RandomAddr(rng);
+  if (Chance(rng, 0.3)) r.dst = RandomAddr(rng);
+  if (Chance(rng, 0.75)) {
+    r.proto = static_cast<GenProto>(Uniform(rng, 0, 2));
+    AddL4Matches(rng, r);
+    const bool has_l4 = !r.ports.empty() || r.tcp_flags || r.icmp;
+    r.proto_negate = !has_l4 && Chance(rng, 0.3);
+  }
+  if (Chance(rng, 0.15)) r.iif = RandomIface(rng, true);
+  if (Chance(rng, 0.15)) r.oif = RandomIface(rng, false);
+  if (Chance(rng, 0.15)) r.length = RandomLength(rng);
+  // A rule without matches shadows the rest of its chain: keep them rare.
+  const bool bare = !r.src && !r.dst && !r.proto && !r.iif && !r.oif && !r.length;
+  if (bare && Chance(rng, 0.7)) r.src = RandomAddr(rng);
+  AddVerdict(rng, r, chain, chain_count);
+  return r;
+}
+
+// ---------------------------------------------------------------- iptables
+
+const char* ProtoName(GenProto p) {
+  switch (p) {
+    case GenProto::kTcp: return "tcp";
+    case GenProto::kUdp: return "udp";
+    case GenProto::kIcmp: return "icmp";
+  }
+  return "?";
+}
+
+std::string Prefix(const GenAddrMatch& m) {
+  return m.prefix == 32 ? Ipv4Text(m.network) : absl::StrCat(Ipv4Text(m.network), "/", m.prefix);
+}
+
+std::string RangeText(const GenPortRange& r, const char* sep) {
+  return r.lo == r.hi ? absl::StrCat(r.lo) : absl::StrCat(r.lo, sep, r.hi);
+}
+
+std::string FlagNames(uint8_t bits, const char* sep, bool upper) {
+  static const char* kLower[] = {"fin", "syn", "rst", "psh", "ack", "urg"};
+  static const char* kUpper[] = {"FIN", "SYN", "RST", "PSH", "ACK", "URG"};
+  std::vector<std::string> names;
+  for (int i = 0; i < 6; ++i) {
+    if (bits & (1 << i)) names.push_back(upper ? kUpper[i] : kLower[i]);
+  }
+  return absl::StrJoin(names, sep);
+}
+
+const char* Bang(bool negate) { return negate ? "! " : ""; }
+
+std::string IptablesPorts(const GenRule& r) {
+  std::string out;
+  std::string plain;  // matches of the protocol's own module (-m tcp/-m udp)
+  for (const GenPortMatch& m : r.ports) {
+    if (m.multiport) {
+      std::vector<std::string> items;
+      for (const GenPortRange& pr : m.ranges) items.push_back(RangeText(pr, ":"));
+      absl::StrAppend(&out, " -m multiport ", Bang(m.negate),
+                      m.destination ? "--dports " : "--sports ", absl::StrJoin(items, ","));
+    } else {
+      absl::StrAppend(&plain, " ", Bang(m.negate), m.destination ? "--dport " : "--sport ",
+                      RangeText(m.ranges[0], ":"));
+    }
+  }
+  if (r.tcp_flags) {
+    const GenTcpFlagsMatch& f = *r.tcp_flags;
+    if (f.syn_shorthand) {
+      absl::StrAppend(&plain, " ", Bang(f.negate), "--syn");
+    } else {
+      std::string compare = f.compare == 0 ? "NONE" : FlagNames(f.compare, ",", true);
+      absl::StrAppend(&plain, " ", Bang(f.negate), "--tcp-flags ",
+                      FlagNames(f.mask, ",", true), " ", compare);
+    }
+  }
+  if (!plain.empty()) return absl::StrCat(" -m ", ProtoName(*r.proto), plain, out);
+  return out;
+}
+
+std::string IptablesIface(const char* flag, const GenIfaceMatch& m) {
+  return absl::StrCat(" ", Bang(m.negate), flag, " ", m.name, m.wildcard ? "+" : "");
+}
+
+std::string IptablesRule(const GenRuleset& rs, const GenChain& chain, const GenRule& r) {
+  std::string line = absl::StrCat("-A ", chain.name);
+  if (r.src) absl::StrAppend(&line, " ", Bang(r.src->negate), "-s ", Prefix(*r.src));
+  if (r.dst) absl::StrAppend(&line, " ", Bang(r.dst->negate), "-d ", Prefix(*r.dst));
+  if (r.iif) absl::StrAppend(&line, IptablesIface("-i", *r.iif));
+  if (r.oif) absl::StrAppend(&line, IptablesIface("-o", *r.oif));
+  if (r.proto) absl::StrAppend(&line, " ", Bang(r.proto_negate), "-p ", ProtoName(*r.proto));
+  if (r.proto) absl::StrAppend(&line, IptablesPorts(r));
+  if (r.icmp) {
+    absl::StrAppend(&line, " -m icmp ", Bang(r.icmp->negate), "--icmp-type ", r.icmp->type);
+    if (r.icmp->code) absl::StrAppend(&line, "/", *r.icmp->code);
+  }
+  if (r.length) {
+    absl::StrAppend(&line, " -m length ", Bang(r.length->negate), "--length ", r.length->lo);
+    if (r.length->hi != r.length->lo) absl::StrAppend(&line, ":", r.length->hi);
+  }
+  switch (r.verdict) {
+    case GenVerdict::kAccept: absl::StrAppend(&line, " -j ACCEPT"); break;
+    case GenVerdict::kDrop: absl::StrAppend(&line, " -j DROP"); break;
+    case GenVerdict::kReturn: absl::StrAppend(&line, " -j RETURN"); break;
+    case GenVerdict::kJump:
+      absl::StrAppend(&line, " -j ", rs.chains[static_cast<size_t>(r.target)].name);
+      break;
+    case GenVerdict::kGoto:
+      absl::StrAppend(&line, " -g ", rs.chains[static_cast<size_t>(r.target)].name);
+      break;
+    case GenVerdict::kNone: break;
+  }
+  return line;
+}
+
+// ---------------------------------------------------------------- nft
+
+const char* Ne(bool negate) { return negate ? "!= " : ""; }
+
+std::string NftPorts(const GenRule& r) {
+  std::string out;
+  for (const GenPortMatch& m : r.ports) {
+    absl::StrAppend(&out, " ", ProtoName(*r.proto), m.destination ? " dport " : " sport ",
+                    Ne(m.negate));
+    if (m.multiport) {
+      std::vector<std::string> items;
+      for (const GenPortRange& pr : m.ranges) items.push_back(RangeText(pr, "-"));
+      absl::StrAppend(&out, "{ ", absl::StrJoin(items, ", "), " }");
+    } else {
+      absl::StrAppend(&out, RangeText(m.ranges[0], "-"));
+    }
+  }
+  if (r.tcp_flags) {
+    const GenTcpFlagsMatch& f = *r.tcp_flags;
+    std::string compare = f.compare == 0 ? "0" : absl::StrCat("(", FlagNames(f.compare, " | ", false), ")");
+    absl::StrAppend(&out, " tcp flags & (", FlagNames(f.mask, " | ", false), ") ",
+                    f.negate ? "!= " : "== ", compare);
+  }
+  return out;
+}
+
+std::string NftIface(const char* key, const GenIfaceMatch& m) {
+  return absl::StrCat(" ", key, " ", Ne(m.negate), "\"", m.name, m.wildcard ? "*" : "", "\"");
+}
+
+std::string NftRule(const GenRuleset& rs, const GenRule& r) {
+  std::string line;
+  if (r.src) absl::StrAppend(&line, " ip saddr ", Ne(r.src->negate), Prefix(*r.src));
+  if (r.dst) absl::StrAppend(&line, " ip daddr ", Ne(r.dst->negate), Prefix(*r.dst));
+  if (r.iif) absl::StrAppend(&line, NftIface("iifname", *r.iif));
+  if (r.oif) absl::StrAppend(&line, NftIface("oifname", *r.oif));
+  if (r.proto) {
+    const bool has_l4 = !r.ports.empty() || r.tcp_flags || r.icmp;
+    if (!has_l4) absl::StrAppend(&line, " ip protocol ", Ne(r.proto_negate), ProtoName(*r.proto));
+    absl::StrAppend(&line, NftPorts(r));
+  }
+  if (r.icmp) {
+    absl::StrAppend(&line, " icmp type ", Ne(r.icmp->negate), r.icmp->type);
+    if (r.icmp->code) absl::StrAppend(&line, " icmp code ", *r.icmp->code);
+  }
+  if (r.length) {
+    absl::StrAppend(&line, " meta length ", Ne(r.length->negate), r.length->lo);
+    if (r.length->hi != r.length->lo) absl::StrAppend(&line, "-", r.length->hi);
+  }
+  switch (r.verdict) {
+    case GenVerdict::kAccept: absl::StrAppend(&line, " accept"); break;
+    case GenVerdict::kDrop: absl::StrAppend(&line, " drop"); break;
+    case GenVerdict::kReturn: absl::StrAppend(&line, " return"); break;
+    case GenVerdict::kJump:
+      absl::StrAppend(&line, " jump ", rs.chains[static_cast<size_t>(r.target)].name);
+      break;
+    case GenVerdict::kGoto:
+      absl::StrAppend(&line, " goto ", rs.chains[static_cast<size_t>(r.target)].name);
+      break;
+    case GenVerdict::kNone: absl::StrAppend(&line, " counter"); break;
+  }
+  return absl::StrCat("    ", line.substr(1), "\n");
+}
+
+}  // namespace
+
+std::string Ipv4Text(uint32_t addr) {
+  return absl::StrCat(addr >> 24, ".", (addr >> 16) & 0xff, ".", (addr >> 8) & 0xff, ".",
+                      addr & 0xff);
+}
+
+GenRuleset GenerateRuleset(std::mt19937& rng, const RulesetGenOptions& options) {
+  GenRuleset rs;
+  rs.policy_accept = Chance(rng, 0.5);
+  const int chain_count = 1 + Uniform(rng, 0, options.max_user_chains);
+  for (int c = 0; c < chain_count; ++c) {
+    rs.chains.push_back({c == 0 ? "FORWARD" : absl::StrCat("user", c), {}});
+  }
+  for (int c = 0; c < chain_count; ++c) {
+    const int max_rules = c == 0 ? options.max_forward_rules : options.max_user_rules;
+    const int count = Uniform(rng, c == 0 ? 1 : 0, max_rules);
+    for (int i = 0; i < count; ++i) {
+      rs.chains[static_cast<size_t>(c)].rules.push_back(RandomRule(rng, c, chain_count));
+    }
+  }
+  return rs;
+}
+
+std::string RenderIptablesSave(const GenRuleset& rs) {
+  std::string out = absl::StrCat("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ",
+                                 rs.policy_accept ? "ACCEPT" : "DROP",
+                                 " [0:0]\n:OUTPUT ACCEPT [0:0]\n");
+  for (size_t c = 1; c < rs.chains.size(); ++c) {
+    absl::StrAppend(&out, ":", rs.chains[c].name, " - [0:0]\n");
+  }
+  for (const GenChain& chain : rs.chains) {
+    for (const GenRule& r : chain.rules) absl::StrAppend(&out, IptablesRule(rs, chain, r), "\n");
+  }
+  absl::StrAppend(&out, "COMMIT\n");
+  return out;
+}
+
+std::string RenderNft(const GenRuleset& rs) {
+  std::string out = "table ip filter {\n";
+  // Jump targets first (highest index first), so every chain a rule names is
+  // already declared.
+  for (size_t c = rs.chains.size(); c-- > 0;) {
+    const GenChain& chain = rs.chains[c];
+    absl::StrAppend(&out, "  chain ", c == 0 ? "forward" : chain.name, " {\n");
+    if (c == 0) {
+      absl::StrAppend(&out, "    type filter hook forward priority 0; policy ",
+                      rs.policy_accept ? "accept" : "drop", ";\n");
+    }
+    for (const GenRule& r : chain.rules) absl::StrAppend(&out, NftRule(rs, r));
+    absl::StrAppend(&out, "  }\n");
+  }
+  absl::StrAppend(&out, "}\n");
+  return out;
+}
+
+}  // namespace rulejit::testing
