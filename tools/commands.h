@@ -40,6 +40,8 @@ struct Command {
 Command CheckCommand();
 Command CompileCommand();
 Command EvalCommand();
+Command DiffCommand();
+Command RunCommand();
 Command BenchCommand();
 
 // Prints "rulejit NAME: error: MESSAGE" and returns kExitUsage.

@@ -19,7 +19,9 @@ namespace rulejit::tools {
 namespace {
 
 std::vector<Command> AllCommands() {
-  return {CheckCommand(), CompileCommand(), EvalCommand(), BenchCommand()};
+  return {CheckCommand(), CompileCommand(), EvalCommand(), DiffCommand(),
+          BenchCommand(),
+          RunCommand()};
 }
 
 void PrintUsage(std::ostream& os) {

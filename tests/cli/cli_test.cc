@@ -675,9 +675,6 @@ TEST_F(CliTest, EvalNftRuleset) {
                        ":4\n");
 }
 
-}  // namespace
-}  // namespace rulejit::testing
-
 // ---------------------------------------------------------------------------
 // bench
 
@@ -709,3 +706,6 @@ TEST_F(CliTest, BenchCountsMismatches) {
   EXPECT_THAT(r.out, HasSubstr("\"mismatches\":1}"));
   EXPECT_EQ(Run({"bench", rules}).exit_code, 2);  // --trace is required
 }
+
+}  // namespace
+}  // namespace rulejit::testing

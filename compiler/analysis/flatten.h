@@ -1,0 +1,50 @@
+// Flattening one hook of a ruleset into an ordered decision list: the
+// header space cut into cubes, each with the final verdict and the rule
+// that decided it, exactly as the reference interpreter would.
+//
+//   Flattened f = FlattenHook(ruleset, ir::Hook::kInput, space);
+//   if (!f.inexact.empty()) ...   // rules reached that can't be lifted
+//   for (const Decision& d : f.decisions) ...  // disjoint, cover the space
+//
+// Semantics (ir/interp.h): base chains of tables that see IPv4 (ip, inet)
+// in priority order; accept goes on with the next base chain, drop (and
+// reject) is final; jump pushes (at most 16 deep, then drop), goto
+// replaces, return and the end of a chain pop, the base chain's policy
+// decides what falls off its end; no base chain: accept. Rules that can't
+// be lifted are reported when some packet reaches them; they are then
+// treated as never matching, so the decisions are only meaningful when
+// `inexact` is empty.
+#ifndef RULEJIT_COMPILER_ANALYSIS_FLATTEN_H_
+#define RULEJIT_COMPILER_ANALYSIS_FLATTEN_H_
+
+#include <string>
+#include <vector>
+
+#include "compiler/analysis/header_space.h"
+#include "ir/interp.h"
+#include "ir/ir.h"
+
+namespace rulejit::analysis {
+
+struct Decision {
+  Cube cube;
+  ir::VerdictCode verdict = ir::VerdictCode::kAccept;  // accept or drop
+  ir::RuleRef rule;  // as ir::EvalResult::decided_by
+};
+
+struct InexactRule {
+  ir::RuleRef rule;  // rule == -1: the chain itself (e.g. a netdev hook)
+  std::string reason;
+};
+
+struct Flattened {
+  std::vector<Decision> decisions;
+  std::vector<InexactRule> inexact;
+};
+
+Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
+                      const Space& space);
+
+}  // namespace rulejit::analysis
+
+#endif  // RULEJIT_COMPILER_ANALYSIS_FLATTEN_H_

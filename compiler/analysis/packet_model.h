@@ -1,0 +1,47 @@
+// The concrete packet of a header-space point: what the lifter probes rule
+// expressions with, and what `diff` hands out as a witness.
+//
+//   ModelPacket pkt = BuildModelPacket(point, space, ir::Hook::kInput);
+//   ir::PacketView view = pkt.View();      // points into pkt.frame
+//   program->Run(hook, view, pkt.meta);
+//
+// Layout: Ethernet II (hidden at output/postrouting, as the kernel has no
+// link header there), IPv4 header of 20 bytes (protocol, addresses from the
+// point), then a 20-byte transport region: ports at 0..3, TCP data offset at
+// 12, the tcp flags dimension at byte 13, whatever the protocol.
+#ifndef RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
+#define RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/analysis/header_space.h"
+#include "ir/ir.h"
+#include "ir/packet.h"
+
+namespace rulejit::analysis {
+
+inline constexpr uint32_t kModelLinkLen = 14;
+inline constexpr uint32_t kModelIpLen = 20;
+inline constexpr uint32_t kModelL4Len = 20;
+
+struct ModelPacket {
+  std::vector<uint8_t> frame;  // Ethernet + IPv4 + transport region
+  bool link_visible = true;    // false at output/postrouting
+  uint8_t proto = 0;
+  ir::PacketMeta meta;
+
+  // A view into `frame` (valid while this object lives and is not moved).
+  ir::PacketView View() const;
+};
+
+ModelPacket BuildModelPacket(const Point& point, const Space& space,
+                             ir::Hook hook);
+
+// Whether the hook has an input / output device (as `rulejit eval` models).
+bool HookHasInputDevice(ir::Hook hook);
+bool HookHasOutputDevice(ir::Hook hook);
+
+}  // namespace rulejit::analysis
+
+#endif  // RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
