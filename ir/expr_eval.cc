@@ -67,6 +67,19 @@ std::string KeyString(const Bytes& bytes, uint32_t len) {
   return key;
 }
 
+// Whether a memcmp result `d` satisfies `op`.
+bool CmpHolds(CmpOp op, int d) {
+  switch (op) {
+    case CmpOp::kEq: return d == 0;
+    case CmpOp::kNeq: return d != 0;
+    case CmpOp::kLt: return d < 0;
+    case CmpOp::kLte: return d <= 0;
+    case CmpOp::kGt: return d > 0;
+    case CmpOp::kGte: return d >= 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 uint32_t SkbLen(const PacketView& pkt) {
@@ -99,15 +112,7 @@ bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt) {
   std::memcpy(value, pkt.data + base + e.load.offset, e.load.len);
   for (size_t i = 0; i < e.mask.size(); ++i) value[i] &= e.mask[i];
   int d = std::memcmp(value, e.data.data(), std::min<size_t>(e.data.size(), kRegBytes));
-  switch (e.op) {
-    case CmpOp::kEq: return d == 0;
-    case CmpOp::kNeq: return d != 0;
-    case CmpOp::kLt: return d < 0;
-    case CmpOp::kLte: return d <= 0;
-    case CmpOp::kGt: return d > 0;
-    case CmpOp::kGte: return d >= 0;
-  }
-  return false;
+  return CmpHolds(e.op, d);
 }
 
 uint8_t* RegBytes(uint8_t* regs, Reg reg, uint32_t len) {
@@ -267,15 +272,7 @@ bool EvalCmp(const Cmp& e, const uint8_t* regs) {
   const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, e.data.size());
   if (src == nullptr) return false;
   int d = std::memcmp(src, e.data.data(), e.data.size());
-  switch (e.op) {
-    case CmpOp::kEq: return d == 0;
-    case CmpOp::kNeq: return d != 0;
-    case CmpOp::kLt: return d < 0;
-    case CmpOp::kLte: return d <= 0;
-    case CmpOp::kGt: return d > 0;
-    case CmpOp::kGte: return d >= 0;
-  }
-  return false;
+  return CmpHolds(e.op, d);
 }
 
 // nft_range_eval

@@ -56,4 +56,14 @@ bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
   return false;
 }
 
+bool HookHasInputDevice(Hook hook) {
+  return hook == Hook::kPrerouting || hook == Hook::kInput ||
+         hook == Hook::kForward || hook == Hook::kIngress;
+}
+
+bool HookHasOutputDevice(Hook hook) {
+  return hook == Hook::kForward || hook == Hook::kOutput ||
+         hook == Hook::kPostrouting || hook == Hook::kEgress;
+}
+
 }  // namespace rulejit::ir

@@ -155,13 +155,11 @@ int RunBench(const Args& args, Streams io) {
   CompileOptions options{.backend = *backend};
   options.classify = !args.has("no-classify");
   const auto build_start = std::chrono::steady_clock::now();
-  auto program = Program::Compile(std::move(loaded->ruleset), options);
+  std::unique_ptr<const Program> program =
+      CompileOrReport(kName, std::move(loaded->ruleset), options, io.err);
   const double build_ms = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - build_start).count();
-  if (!program.ok()) {
-    io.err << "rulejit bench: error: " << program.status().message() << "\n";
-    return kExitInputError;
-  }
+  if (!program) return kExitInputError;
 
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;
@@ -170,18 +168,18 @@ int RunBench(const Args& args, Streams io) {
     RunState state;
     for (size_t i = 0; i < trace->frames.size(); ++i) {
       const auto& f = trace->frames[i];
-      Result r = (*program)->Classify(*hook, f.data(), f.size(), meta, &state);
-      mismatches += DecidingLine(**program, r.decided_by) != trace->expected[i];
+      Result r = program->Classify(*hook, f.data(), f.size(), meta, &state);
+      mismatches += DecidingLine(*program, r.decided_by) != trace->expected[i];
     }
   }
-  Measurement m = Measure(**program, *hook, *trace, meta);
+  Measurement m = Measure(*program, *hook, *trace, meta);
   const double ns = m.seconds * 1e9 / m.packets;
   const double mpps = m.packets / m.seconds / 1e6;
-  const size_t memory = (*program)->memory_bytes();
+  const size_t memory = program->memory_bytes();
   io.out << absl::StrFormat(
       "backend %s: %u packets in %.3f s: %.3f Mpps, %.1f ns/packet; build %.2f ms; "
       "memory %u bytes; mismatches %u%s\n",
-      BackendName((*program)->backend()), m.packets, m.seconds, mpps, ns, build_ms, memory,
+      BackendName(program->backend()), m.packets, m.seconds, mpps, ns, build_ms, memory,
       mismatches, trace->expected.empty() ? " (trace has no expected rules)" : "");
   if (args.has("json")) {
     io.out << absl::StrFormat(

@@ -74,14 +74,10 @@ int RunCompile(const Args& args, Streams io) {
     io.out << ir::PrintRuleset(loaded->ruleset);
     return kExitOk;
   }
-  absl::StatusOr<std::unique_ptr<const Program>> program =
-      Program::Compile(std::move(loaded->ruleset), req->options);
-  if (!program.ok()) {
-    io.err << "rulejit compile: error: " << program.status().message() << "\n";
-    return kExitInputError;
-  }
-  io.out << (req->emit == "asm" ? (*program)->assembly()
-                                : ir::PrintRuleset((*program)->ruleset()));
+  std::unique_ptr<const Program> program =
+      CompileOrReport(kName, std::move(loaded->ruleset), req->options, io.err);
+  if (!program) return kExitInputError;
+  io.out << (req->emit == "asm" ? program->assembly() : ir::PrintRuleset(program->ruleset()));
   return kExitOk;
 }
 

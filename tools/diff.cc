@@ -24,6 +24,7 @@
 #include "compiler/analysis/diff.h"
 #include "compiler/analysis/packet_model.h"
 #include "tools/commands.h"
+#include "tools/json.h"
 
 namespace rulejit::tools {
 namespace {
@@ -49,20 +50,6 @@ std::string RuleName(const ir::Ruleset& rs, const ir::RuleRef& ref) {
   if (ref.rule < 0) return absl::StrCat(chain.name, " policy");
   std::string where = rs.Where(chain.rules[ref.rule].loc);
   return where.empty() ? absl::StrCat(chain.name, "#", ref.rule + 1) : where;
-}
-
-std::string JsonString(absl::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      absl::StrAppend(&out, "\\", std::string(1, c));
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 absl::StatusOr<analysis::SpaceOptions> ReadOptions(const Args& args) {

@@ -21,7 +21,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ir/hook_order.h"
 #include "rulejit/rulejit.h"
+#include "tools/json.h"
 #include "runtime/conntrack.h"
 #include "tools/commands.h"
 #include "tools/pcap_source.h"
@@ -42,16 +44,6 @@ struct EvalOptions {
   bool explain = false;
   bool json = false;
 };
-
-bool HookHasInputDevice(ir::Hook hook) {
-  return hook == ir::Hook::kPrerouting || hook == ir::Hook::kInput ||
-         hook == ir::Hook::kForward || hook == ir::Hook::kIngress;
-}
-
-bool HookHasOutputDevice(ir::Hook hook) {
-  return hook == ir::Hook::kForward || hook == ir::Hook::kOutput ||
-         hook == ir::Hook::kPostrouting || hook == ir::Hook::kEgress;
-}
 
 // Packets leave the stack at these hooks before any link header is built.
 bool HookSeesNoLinkHeader(ir::Hook hook) {
@@ -100,12 +92,12 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   options.explain = args.has("explain");
   options.json = args.has("json");
   if (absl::Status s = CheckInterfaceName("iif", options.iif,
-                                          HookHasInputDevice(*hook), *hook);
+                                          ir::HookHasInputDevice(*hook), *hook);
       !s.ok()) {
     return s;
   }
   if (absl::Status s = CheckInterfaceName("oif", options.oif,
-                                          HookHasOutputDevice(*hook), *hook);
+                                          ir::HookHasOutputDevice(*hook), *hook);
       !s.ok()) {
     return s;
   }
@@ -115,8 +107,8 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
 // The metadata every frame shares: devices as the hook has them.
 ir::PacketMeta DeviceMeta(const EvalOptions& options) {
   ir::PacketMeta meta;
-  meta.has_iif = HookHasInputDevice(options.hook);
-  meta.has_oif = HookHasOutputDevice(options.hook);
+  meta.has_iif = ir::HookHasInputDevice(options.hook);
+  meta.has_oif = ir::HookHasOutputDevice(options.hook);
   if (!options.iif.empty()) {
     std::memcpy(meta.iifname, options.iif.data(), options.iif.size());
     meta.iif = kIifIndex;
@@ -141,21 +133,6 @@ std::string DecidingRule(const ir::Ruleset& ruleset, const ir::RuleRef& ref) {
   std::string where = ruleset.Where(rule.loc);
   // Synthetic rules have no location; name them by chain and position.
   return where.empty() ? absl::StrCat(chain.name, "#", ref.rule + 1) : where;
-}
-
-// A JSON string literal (quotes, backslashes and control bytes escaped).
-std::string JsonString(absl::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      absl::StrAppend(&out, "\\", std::string(1, c));
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppend(&out, absl::StrFormat("\\u%04x", c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string ResultLine(const EvalOptions& options, const ir::Ruleset& ruleset,
@@ -217,14 +194,11 @@ int RunEval(const Args& args, Streams io) {
                       io.err);
   }
 
-  absl::StatusOr<std::unique_ptr<const Program>> program =
-      Program::Compile(std::move(loaded->ruleset), {.backend = options->backend});
-  if (!program.ok()) {
-    io.err << "rulejit eval: error: " << program.status().message() << "\n";
-    return kExitInputError;
-  }
+  std::unique_ptr<const Program> program = CompileOrReport(
+      kName, std::move(loaded->ruleset), {.backend = options->backend}, io.err);
+  if (!program) return kExitInputError;
   EvalRun run{.options = *options,
-              .program = **program,
+              .program = *program,
               .state = {},
               .conntrack = {},
               .device_meta = DeviceMeta(*options)};

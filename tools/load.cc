@@ -175,4 +175,15 @@ std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
   return LoadedRuleset{*format, *std::move(ruleset)};
 }
 
+std::unique_ptr<const Program> CompileOrReport(absl::string_view command,
+                                               ir::Ruleset ruleset,
+                                               const CompileOptions& options,
+                                               std::ostream& err) {
+  absl::StatusOr<std::unique_ptr<const Program>> program =
+      Program::Compile(std::move(ruleset), options);
+  if (program.ok()) return *std::move(program);
+  err << "rulejit " << command << ": error: " << program.status().message() << "\n";
+  return nullptr;
+}
+
 }  // namespace rulejit::tools

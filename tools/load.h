@@ -13,12 +13,14 @@
 #ifndef RULEJIT_TOOLS_LOAD_H_
 #define RULEJIT_TOOLS_LOAD_H_
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 
 #include "absl/strings/string_view.h"
 #include "ir/ir.h"
+#include "rulejit/rulejit.h"
 
 namespace rulejit::tools {
 
@@ -40,6 +42,13 @@ struct LoadedRuleset {
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
                                          std::optional<InputFormat> forced,
                                          std::ostream& err);
+
+// Compiles a loaded ruleset; on failure prints "rulejit COMMAND: error: ..."
+// to `err` and returns null (the caller exits with kExitInputError).
+std::unique_ptr<const Program> CompileOrReport(absl::string_view command,
+                                               ir::Ruleset ruleset,
+                                               const CompileOptions& options,
+                                               std::ostream& err);
 
 // The whole content of a file, or nullopt (with `error` set) if unreadable.
 std::optional<std::string> ReadFile(const std::string& path,

@@ -190,14 +190,9 @@ int RunRun(const Args& args, Streams io) {
   std::optional<LoadedRuleset> loaded =
       LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
-  CompileOptions compile;
-  compile.backend = options->backend;
-  absl::StatusOr<std::unique_ptr<const Program>> program =
-      Program::Compile(std::move(loaded->ruleset), compile);
-  if (!program.ok()) {
-    io.err << "rulejit run: error: " << program.status().message() << "\n";
-    return kExitInputError;
-  }
+  std::unique_ptr<const Program> program = CompileOrReport(
+      kName, std::move(loaded->ruleset), {.backend = options->backend}, io.err);
+  if (!program) return kExitInputError;
 
   // Block the stop signals before any thread exists, so all inherit the mask
   // and the main thread alone takes them with sigtimedwait.
@@ -209,13 +204,13 @@ int RunRun(const Args& args, Streams io) {
 
   runtime::QuietXdpLibraries();
   absl::StatusOr<std::unique_ptr<runtime::Engine>> engine =
-      runtime::Engine::Open(**program, options->engine);
+      runtime::Engine::Open(*program, options->engine);
   if (!engine.ok()) return OpenErrorExit(engine.status(), io.err);
   const runtime::XskPort& in = (*engine)->port(runtime::Engine::kIn);
   const runtime::XskPort& out = (*engine)->port(runtime::Engine::kOut);
   io.out << "ready in=" << in.name() << "/" << runtime::XdpModeName(in.mode())
          << " out=" << out.name() << "/" << runtime::XdpModeName(out.mode())
-         << " backend=" << BackendName((*program)->backend())
+         << " backend=" << BackendName(program->backend())
          << " hook=" << ir::HookName(options->engine.hook) << "\n"
          << std::flush;
 
@@ -224,7 +219,7 @@ int RunRun(const Args& args, Streams io) {
   WaitForStop(*options, **engine, signals, io);
   stop.store(true);
   worker.join();
-  io.out << FinalLines(**engine) << CounterLines(**program, **engine)
+  io.out << FinalLines(**engine) << CounterLines(*program, **engine)
          << std::flush;
   return kExitOk;
 }

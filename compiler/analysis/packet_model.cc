@@ -27,16 +27,6 @@ void CopyName(char (&dst)[16], const std::string& name) {
 
 }  // namespace
 
-bool HookHasInputDevice(ir::Hook hook) {
-  return hook == ir::Hook::kPrerouting || hook == ir::Hook::kInput ||
-         hook == ir::Hook::kForward || hook == ir::Hook::kIngress;
-}
-
-bool HookHasOutputDevice(ir::Hook hook) {
-  return hook == ir::Hook::kForward || hook == ir::Hook::kOutput ||
-         hook == ir::Hook::kPostrouting || hook == ir::Hook::kEgress;
-}
-
 ir::PacketView ModelPacket::View() const {
   ir::PacketView v;
   v.data = frame.data();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/analysis/header_space.h"
+#include "ir/hook_order.h"
 #include "ir/ir.h"
 #include "ir/packet.h"
 
@@ -38,9 +39,9 @@ struct ModelPacket {
 ModelPacket BuildModelPacket(const Point& point, const Space& space,
                              ir::Hook hook);
 
-// Whether the hook has an input / output device (as `rulejit eval` models).
-bool HookHasInputDevice(ir::Hook hook);
-bool HookHasOutputDevice(ir::Hook hook);
+// Whether the hook has an input / output device: ir/hook_order.h.
+using ir::HookHasInputDevice;
+using ir::HookHasOutputDevice;
 
 }  // namespace rulejit::analysis
 
