@@ -1,5 +1,6 @@
 // Program: the compiled, immutable form of a ruleset and its classify calls.
 // The driver reads as the pipeline: verify → passes → backend.
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -65,6 +66,16 @@ absl::Status PlanClassifiers(const ir::Ruleset& rs, const CompileOptions& option
 }
 
 }  // namespace
+
+absl::StatusOr<ir::Ruleset> ParseRuleset(std::string_view text,
+                                         const std::string& name,
+                                         std::optional<InputFormat> format) {
+  ir::Diagnostics diags;
+  std::optional<ir::Ruleset> ruleset =
+      frontends::ParseRuleset(text, name, format, diags);
+  if (!ruleset) return absl::InvalidArgumentError(diags.Format());
+  return *std::move(ruleset);
+}
 
 Program::~Program() = default;
 
@@ -149,7 +160,7 @@ Result Program::RunInterp(Hook hook, const PacketView& pkt,
 // Runs the base chains of the hook in order: accept goes on to the next
 // chain, drop is final (nf_hook_slow).
 Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
-                       RunState* state) const {
+                       RunState* state, int pre_rule) const {
   backend::JitContext ctx;
   ctx.data = pkt.data;
   ctx.len = pkt.len;
@@ -167,6 +178,8 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   ctx.counters = state ? state->counters_.data() : nullptr;
   ctx.buckets = state ? state->buckets_.data() : nullptr;
   ctx.now_ns = state ? state->now_ns_ : 0;
+  ctx.pre_classifier = pre_rule == -2 ? nullptr : &jit_->classifiers.front();
+  ctx.pre_rule = pre_rule;
 
   Result result;
   const backend::Layout& layout = jit_->layout;
@@ -189,22 +202,54 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   return result;
 }
 
-Result Program::Classify(Hook hook, const uint8_t* frame, uint32_t len,
-                         const PacketMeta& meta, RunState* state) const {
+namespace {
+
+// The frame as the hook sees it: locally generated packets have no link
+// header at output/postrouting.
+PacketView ParseAtHook(Hook hook, const uint8_t* frame, uint32_t len) {
   PacketView pkt = runtime::ParseEthernet(frame, len);
-  // Locally generated packets have no link header at output/postrouting.
   if (hook == Hook::kOutput || hook == Hook::kPostrouting) {
     pkt.link_off = ir::kAbsent;
   }
-  return Run(hook, pkt, meta, state);
+  return pkt;
 }
 
+}  // namespace
+
+Result Program::Classify(Hook hook, const uint8_t* frame, uint32_t len,
+                         const PacketMeta& meta, RunState* state) const {
+  return Run(hook, ParseAtHook(hook, frame, len), meta, state);
+}
+
+// With a decision structure, the burst first asks it for every packet at
+// once (FirstMatchBurst interleaves the tree walks, overlapping their
+// cache misses), then runs the chains, which take the answer from there.
 void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
                             const uint32_t* lens, uint32_t n,
                             const PacketMeta& meta, Result* results,
                             RunState* state) const {
-  for (uint32_t i = 0; i < n; ++i) {
-    results[i] = Classify(hook, frames[i], lens[i], meta, state);
+  if (backend_ != Backend::kJit || jit_->classifiers.empty()) {
+    for (uint32_t i = 0; i < n; ++i) {
+      results[i] = Classify(hook, frames[i], lens[i], meta, state);
+    }
+    return;
+  }
+  if (state) PrepareState(state);
+  constexpr uint32_t kChunk = 32;
+  PacketView pkts[kChunk];
+  classify::Key keys[kChunk];
+  int answers[kChunk];
+  const classify::Classifier& first = jit_->classifiers.front();
+  for (uint32_t done = 0; done < n; done += kChunk) {
+    const uint32_t count = std::min(kChunk, n - done);
+    for (uint32_t i = 0; i < count; ++i) {
+      pkts[i] = ParseAtHook(hook, frames[done + i], lens[done + i]);
+      keys[i] = classify::ExtractKey(pkts[i]);
+    }
+    first.FirstMatchBurst(keys, count, answers);
+    for (uint32_t i = 0; i < count; ++i) {
+      results[done + i] = RunJit(hook, pkts[i], meta, state, answers[i]);
+    }
   }
 }
 

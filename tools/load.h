@@ -1,15 +1,10 @@
 // Loading a ruleset file for the `rulejit` subcommands.
 //
 // Reads FILE, picks the frontend from the content (or from --format), parses
-// and verifies. Every problem is printed to the error stream as a located
-// diagnostic (`FILE:LINE:COL: error: ...` with the source line and a caret);
-// on any error nothing is returned, so no command ever runs half a ruleset.
-//
-// Content detection looks at the first line that is neither blank nor a
-// `#` comment:
-//   `*filter` `*raw` ... `:CHAIN` `-A` `-N` `-P` `-I`   -> iptables-save
-//   `table` `flush` `define` `add` `include` ...          -> nft
-//   `@a.b.c.d/n ...`                                      -> ClassBench
+// and verifies (frontends/frontend.h). Every problem is printed to the error
+// stream as a located diagnostic (`FILE:LINE:COL: error: ...` with the source
+// line and a caret); on any error nothing is returned, so no command ever
+// runs half a ruleset.
 #ifndef RULEJIT_TOOLS_LOAD_H_
 #define RULEJIT_TOOLS_LOAD_H_
 
@@ -19,18 +14,16 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "frontends/frontend.h"
 #include "ir/ir.h"
 #include "rulejit/rulejit.h"
 
 namespace rulejit::tools {
 
-enum class InputFormat { kIptables, kNft, kClassbench };
-
-const char* FormatName(InputFormat format);
-// "iptables" | "nft" | "classbench"; nullopt for anything else.
-std::optional<InputFormat> FormatFromName(absl::string_view name);
-// The format the text looks like, or nullopt when it looks like none.
-std::optional<InputFormat> DetectFormat(absl::string_view text);
+using frontends::DetectFormat;
+using frontends::FormatFromName;
+using frontends::FormatName;
+using frontends::InputFormat;
 
 struct LoadedRuleset {
   InputFormat format = InputFormat::kIptables;

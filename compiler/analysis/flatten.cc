@@ -22,7 +22,11 @@ class Walker {
 
   // Runs `region` through chain `chain` of `table` from its first rule;
   // returns the part that returns to the caller (or falls off the end).
-  Region Walk(int table, int chain, Region region, int depth);
+  // `certain`: no inexact rule was passed on the way here; cleared when
+  // the walk passes one (its effect on later rules is unknown).
+  Region Walk(int table, int chain, Region region, int depth, bool& certain);
+  // Moves what was recorded per rule into `out.reach`.
+  void Finish();
 
  private:
   const LiftedRule& Lifted(int table, int chain, int rule);
@@ -36,7 +40,45 @@ class Walker {
   Flattened& out_;
   std::map<std::tuple<int, int, int>, LiftedRule> cache_;
   std::map<std::tuple<int, int, int>, bool> reported_;
+  std::map<std::tuple<int, int, int>, RuleReach> reach_;
 };
+
+// A rule's decided packets within one walk of its chain.
+struct Taken {
+  ir::RuleRef rule;
+  Region region;
+};
+
+// Records that `region` reached exact rule `ref` whose match is `match`;
+// `taken` holds what earlier rules of this chain walk decided.
+void Record(RuleReach& reach, const ir::RuleRef& ref, const Region& region,
+            const std::optional<Cube>& match, bool certain,
+            const std::vector<Taken>& taken) {
+  reach.rule = ref;
+  (certain ? reach.reached_certain : reach.reached_uncertain) = true;
+  if (!match) return;
+  for (const Cube& c : region) {
+    if (Overlaps(c, *match)) {
+      reach.matched = true;
+      return;
+    }
+  }
+  for (const Taken& t : taken) {
+    bool overlaps = false;
+    for (const Cube& c : t.region) overlaps = overlaps || Overlaps(c, *match);
+    bool known = false;
+    for (const ir::RuleRef& r : reach.covered_by) {
+      known = known || (r.table == t.rule.table && r.chain == t.rule.chain &&
+                        r.rule == t.rule.rule);
+    }
+    if (overlaps && !known) reach.covered_by.push_back(t.rule);
+  }
+}
+
+void Walker::Finish() {
+  for (auto& [key, reach] : reach_) out_.reach.push_back(std::move(reach));
+  reach_.clear();
+}
 
 const LiftedRule& Walker::Lifted(int table, int chain, int rule) {
   auto key = std::make_tuple(table, chain, rule);
@@ -63,10 +105,12 @@ void Split(Region& region, const Cube& match, Region& hit, Region& rest,
   region.clear();
 }
 
-Region Walker::Walk(int table, int chain, Region region, int depth) {
+Region Walker::Walk(int table, int chain, Region region, int depth,
+                    bool& certain) {
   const ir::Table& t = ruleset_.tables[table];
   const ir::Chain& ch = t.chains[chain];
   Region returned;
+  std::vector<Taken> taken;
   for (size_t i = 0; i < ch.rules.size() && !region.empty(); ++i) {
     const int rule = static_cast<int>(i);
     const LiftedRule& lifted = Lifted(table, chain, rule);
@@ -76,8 +120,10 @@ Region Walker::Walk(int table, int chain, Region region, int depth) {
         reported_[{table, chain, rule}] = true;
         out_.inexact.push_back({ref, lifted.reason});
       }
+      certain = false;
       continue;
     }
+    Record(reach_[{table, chain, rule}], ref, region, lifted.match, certain, taken);
     if (!lifted.match) continue;
     if (lifted.verdict == ir::VerdictCode::kContinue ||
         lifted.verdict == ir::VerdictCode::kBreak) {
@@ -87,6 +133,8 @@ Region Walker::Walk(int table, int chain, Region region, int depth) {
     Split(region, *lifted.match, hit, rest, space_);
     region = std::move(rest);
     if (hit.empty()) continue;
+    // Decided for this chain (jumps may come back, so they don't count).
+    if (lifted.verdict != ir::VerdictCode::kJump) taken.push_back({ref, hit});
     switch (lifted.verdict) {
       case ir::VerdictCode::kAccept:
       case ir::VerdictCode::kDrop:
@@ -108,10 +156,10 @@ Region Walker::Walk(int table, int chain, Region region, int depth) {
             Emit(hit, ir::VerdictCode::kDrop, ref);
             break;
           }
-          Region back = Walk(table, target_index, std::move(hit), depth + 1);
+          Region back = Walk(table, target_index, std::move(hit), depth + 1, certain);
           region.insert(region.end(), back.begin(), back.end());
         } else {
-          Region back = Walk(table, target_index, std::move(hit), depth);
+          Region back = Walk(table, target_index, std::move(hit), depth, certain);
           returned.insert(returned.end(), back.begin(), back.end());
         }
         break;
@@ -137,6 +185,8 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
   // No base chain: the kernel accepts (decided_by stays {-1, -1, -1}).
   std::vector<Decision> accepts = {
       {Cube::Full(space), ir::VerdictCode::kAccept, ir::RuleRef{}}};
+  // Inexact rules of one base chain can change what later ones see.
+  bool certain = true;
   for (const ir::RuleRef& base : ir::BaseChainsAt(ruleset, hook)) {
     const ir::Table& table = ruleset.tables[base.table];
     if (hook == ir::Hook::kIngress || hook == ir::Hook::kEgress) {
@@ -149,7 +199,7 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
     for (const Decision& d : accepts) input.push_back(d.cube);
     // The chain decides afresh for everything accepted so far.
     const size_t first = out.decisions.size();
-    Region fell = walker.Walk(base.table, base.chain, std::move(input), 0);
+    Region fell = walker.Walk(base.table, base.chain, std::move(input), 0, certain);
     const ir::VerdictCode policy =
         table.chains[base.chain].base->policy == ir::VerdictCode::kDrop
             ? ir::VerdictCode::kDrop
@@ -170,6 +220,7 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
     out.decisions = std::move(kept);
   }
   out.decisions.insert(out.decisions.end(), accepts.begin(), accepts.end());
+  walker.Finish();
   return out;
 }
 

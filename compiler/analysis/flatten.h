@@ -37,9 +37,23 @@ struct InexactRule {
   std::string reason;
 };
 
+// What the walk saw at one rule, for the shadowed-rule analysis (lint.h).
+struct RuleReach {
+  ir::RuleRef rule;
+  // Some packet reached the rule on a path with only exact rules before it
+  // (`certain`), or after an inexact one, whose effect is unknown.
+  bool reached_certain = false;
+  bool reached_uncertain = false;
+  bool matched = false;  // some packet that reached it matches it
+  // Earlier rules of the same chain whose decided packets overlap the
+  // rule's match: what shadows it when nothing reaching it matches.
+  std::vector<ir::RuleRef> covered_by;
+};
+
 struct Flattened {
   std::vector<Decision> decisions;
   std::vector<InexactRule> inexact;
+  std::vector<RuleReach> reach;  // exact rules some packet reached
 };
 
 Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,

@@ -2,10 +2,9 @@
 //
 //   #include "rulejit/rulejit.h"
 //
-//   ir::Diagnostics diags;
-//   int file = diags.AddFile("rules.ipt", text);
-//   auto ruleset = rulejit::frontends::ParseIptablesSave(text, file, diags);
-//   if (!ruleset.ok()) { std::cerr << diags.Format(); return 1; }
+//   absl::StatusOr<rulejit::ir::Ruleset> ruleset =
+//       rulejit::ParseRuleset(text, "rules.ipt");   // any syntax
+//   if (!ruleset.ok()) { std::cerr << ruleset.status().message(); return 1; }
 //   auto program = rulejit::Program::Compile(*std::move(ruleset), {});
 //   if (!program.ok()) { ... }
 //
@@ -28,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/passes/passes.h"
+#include "frontends/frontend.h"
 #include "ir/expr_eval.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
@@ -38,6 +38,17 @@ namespace rulejit {
 using Hook = ir::Hook;
 using PacketMeta = ir::PacketMeta;
 using PacketView = ir::PacketView;
+
+using InputFormat = frontends::InputFormat;
+
+// Parses and verifies a ruleset in any supported syntax (iptables-save, nft,
+// ClassBench; detected from the text unless `format` is given). `name`
+// names the text in messages; nft includes are resolved next to it. On
+// error the status message holds every located diagnostic
+// (`NAME:LINE:COL: error: ...`), and no ruleset is returned.
+[[nodiscard]] absl::StatusOr<ir::Ruleset> ParseRuleset(
+    std::string_view text, const std::string& name,
+    std::optional<InputFormat> format = std::nullopt);
 
 enum class Verdict : uint8_t { kAccept, kDrop };
 
@@ -134,8 +145,10 @@ class Program {
   Program() = default;
   Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                    RunState* state) const;
+  // `pre_rule`: the first classifier's answer for this packet, when the
+  // burst path computed it ahead (-2: not computed).
   Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
-                RunState* state) const;
+                RunState* state, int pre_rule = -2) const;
   void PrepareState(RunState* state) const;
 
   std::unique_ptr<ir::Ruleset> ruleset_;

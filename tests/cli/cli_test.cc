@@ -15,6 +15,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/shell.h"
 #include "tests/cli/pcap_writer.h"
 #include "tests/support/frames.h"
 
@@ -36,18 +37,6 @@ struct ToolResult {
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string ShellQuote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -184,6 +173,26 @@ TEST_F(CliTest, CheckExamplePrintsSummary) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, kExampleRules + ": ok, 1 tables, 5 chains, 12 rules\n");
   EXPECT_THAT(r.err, IsEmpty());
+}
+
+TEST_F(CliTest, CheckWarnsAboutShadowedRuleAndLintAboutRedundant) {
+  std::string path = Write("shadow.ipt",
+                           "*filter\n:INPUT DROP [0:0]\n"
+                           "-A INPUT -s 10.0.0.0/8 -j ACCEPT\n"
+                           "-A INPUT -s 10.1.0.0/16 -p tcp --dport 22 -j DROP\n"
+                           "-A INPUT -p udp -j DROP\n"
+                           "COMMIT\n");
+  ToolResult r = Run({"check", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, StartsWith(path + ":4:1: warning: rule is shadowed: no packet that "
+                                       "reaches it matches it (covered by " + path + ":3)\n"
+                                       "-A INPUT -s 10.1.0.0/16"));
+  EXPECT_THAT(r.err, Not(HasSubstr("redundant")));
+
+  ToolResult lint = Run({"check", "--lint", path});
+  EXPECT_EQ(lint.exit_code, 0) << lint.err;
+  EXPECT_THAT(lint.err, HasSubstr(path + ":5:1: warning: rule is redundant: removing it "
+                                         "changes no verdict"));
 }
 
 TEST_F(CliTest, CheckForcedFormatAgrees) {

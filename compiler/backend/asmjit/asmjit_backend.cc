@@ -648,7 +648,8 @@ class Emitter {
 };
 
 uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
-  int rule = op->classifier->FirstMatch(*ctx->view);
+  int rule = ctx->pre_classifier == op->classifier ? ctx->pre_rule
+                                                   : op->classifier->FirstMatch(*ctx->view);
   return rule < 0 ? 0xffffffffu : static_cast<uint32_t>(rule) - op->begin;
 }
 

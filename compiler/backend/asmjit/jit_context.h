@@ -40,6 +40,10 @@ struct JitContext {
   ir::Counter* counters;               // per global rule id, or null
   ir::LimitBucket* buckets;            // per limit expression, or null
   uint64_t now_ns;
+  // The answer of one classifier for this packet, computed ahead for a
+  // whole burst (Classifier::FirstMatchBurst); null when none.
+  const void* pre_classifier;
+  int32_t pre_rule;
 };
 
 static_assert(offsetof(JitContext, regs) % 16 == 0);

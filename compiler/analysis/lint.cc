@@ -1,0 +1,115 @@
+// Shadowed and redundant rules (see lint.h).
+#include "compiler/analysis/lint.h"
+
+#include <map>
+#include <tuple>
+
+#include "compiler/analysis/diff.h"
+#include "compiler/analysis/flatten.h"
+#include "compiler/analysis/lift.h"
+#include "ir/hook_order.h"
+
+namespace rulejit::analysis {
+namespace {
+
+using Key = std::tuple<int, int, int>;
+
+Key KeyOf(const ir::RuleRef& r) { return {r.table, r.chain, r.rule}; }
+
+// The netfilter hooks at which some base chain of the ruleset runs.
+std::vector<ir::Hook> HooksWithBaseChains(const ir::Ruleset& ruleset) {
+  std::vector<ir::Hook> hooks;
+  for (ir::Hook h : {ir::Hook::kPrerouting, ir::Hook::kInput, ir::Hook::kForward,
+                     ir::Hook::kOutput, ir::Hook::kPostrouting}) {
+    if (!ir::BaseChainsAt(ruleset, h).empty()) hooks.push_back(h);
+  }
+  return hooks;
+}
+
+void Merge(RuleReach& into, const RuleReach& from) {
+  into.rule = from.rule;
+  into.reached_certain |= from.reached_certain;
+  into.reached_uncertain |= from.reached_uncertain;
+  into.matched |= from.matched;
+  for (const ir::RuleRef& r : from.covered_by) {
+    bool known = false;
+    for (const ir::RuleRef& k : into.covered_by) known = known || KeyOf(k) == KeyOf(r);
+    if (!known) into.covered_by.push_back(r);
+  }
+}
+
+struct HookFlattening {
+  std::map<Key, RuleReach> reach;  // merged over the hooks
+  bool exact = true;               // no hook reached an inexact rule
+};
+
+HookFlattening FlattenAllHooks(const ir::Ruleset& ruleset,
+                               const std::vector<ir::Hook>& hooks) {
+  HookFlattening out;
+  for (ir::Hook hook : hooks) {
+    Space space = BuildSpace({&ruleset}, {.hook = hook});
+    Flattened f = FlattenHook(ruleset, hook, space);
+    out.exact = out.exact && f.inexact.empty();
+    for (const RuleReach& r : f.reach) Merge(out.reach[KeyOf(r.rule)], r);
+  }
+  return out;
+}
+
+size_t RuleCount(const ir::Ruleset& ruleset) {
+  size_t n = 0;
+  for (const ir::Table& t : ruleset.tables) {
+    for (const ir::Chain& c : t.chains) n += c.rules.size();
+  }
+  return n;
+}
+
+// Whether the rule sets a verdict (rules without one, e.g. a counter, are
+// kept for their side effects and never called redundant).
+bool HasVerdict(const ir::Rule& rule) {
+  for (const ir::Node& node : rule.exprs) {
+    if (std::holds_alternative<ir::Reject>(node.expr)) return true;
+    if (const auto* imm = std::get_if<ir::Immediate>(&node.expr)) {
+      if (imm->dreg == ir::kVerdictReg) return true;
+    }
+  }
+  return false;
+}
+
+// Whether removing `ref` leaves every verdict at every hook unchanged.
+bool RemovalChangesNothing(const ir::Ruleset& ruleset, const ir::RuleRef& ref,
+                           const std::vector<ir::Hook>& hooks) {
+  ir::Ruleset without = ruleset;
+  auto& rules = without.tables[ref.table].chains[ref.chain].rules;
+  rules.erase(rules.begin() + ref.rule);
+  for (ir::Hook hook : hooks) {
+    DiffResult d = DiffRulesets(ruleset, without, {.hook = hook});
+    if (!d.exact() || !d.regions.empty()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
+  LintResult result;
+  const std::vector<ir::Hook> hooks = HooksWithBaseChains(ruleset);
+  HookFlattening flat = FlattenAllHooks(ruleset, hooks);
+  const bool check_redundant = options.redundant && flat.exact &&
+                               RuleCount(ruleset) <= options.redundant_max_rules;
+  result.redundancy_checked = check_redundant;
+  for (auto& [key, reach] : flat.reach) {
+    const ir::Table& table = ruleset.tables[reach.rule.table];
+    if (table.family != ir::Family::kIp) continue;
+    if (!reach.reached_certain || reach.reached_uncertain) continue;
+    if (!reach.matched) {
+      result.findings.push_back({LintKind::kShadowed, reach.rule, reach.covered_by});
+    } else if (check_redundant &&
+               HasVerdict(table.chains[reach.rule.chain].rules[reach.rule.rule]) &&
+               RemovalChangesNothing(ruleset, reach.rule, hooks)) {
+      result.findings.push_back({LintKind::kRedundant, reach.rule, {}});
+    }
+  }
+  return result;
+}
+
+}  // namespace rulejit::analysis

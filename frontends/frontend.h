@@ -1,0 +1,47 @@
+// One entry point for every frontend: tell the input format from the text,
+// parse it with the right frontend, verify the result.
+//
+//   ir::Diagnostics diags;
+//   std::optional<ir::Ruleset> rs =
+//       frontends::ParseRuleset(text, "rules.nft", std::nullopt, diags);
+//   if (!rs) std::cerr << diags.Format();
+//
+// Content detection looks at the first line that is neither blank nor a
+// `#` comment:
+//   `*filter` `*raw` ... `:CHAIN` `-A` `-N` `-P` `-I`   -> iptables-save
+//   `table` `flush` `define` `add` `include` ...          -> nft
+//   `@a.b.c.d/n ...`                                      -> ClassBench
+#ifndef RULEJIT_FRONTENDS_FRONTEND_H_
+#define RULEJIT_FRONTENDS_FRONTEND_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ir/diag.h"
+#include "ir/ir.h"
+
+namespace rulejit::frontends {
+
+enum class InputFormat { kIptables, kNft, kClassbench };
+
+const char* FormatName(InputFormat format);
+// "iptables" | "nft" | "classbench"; nullopt for anything else.
+std::optional<InputFormat> FormatFromName(std::string_view name);
+// The format the text looks like, or nullopt when it looks like none.
+std::optional<InputFormat> DetectFormat(std::string_view text);
+
+// Parses `text` (named `name` in diagnostics; nft includes are looked up
+// next to it) as `forced`, or as the detected format, and verifies it.
+// Every problem goes to `diags` as a located diagnostic; on any error the
+// result is nullopt, so nothing half-parsed escapes. `format`, when given,
+// receives the format used.
+std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
+                                        const std::string& name,
+                                        std::optional<InputFormat> forced,
+                                        ir::Diagnostics& diags,
+                                        InputFormat* format = nullptr);
+
+}  // namespace rulejit::frontends
+
+#endif  // RULEJIT_FRONTENDS_FRONTEND_H_

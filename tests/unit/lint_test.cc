@@ -1,0 +1,132 @@
+// Shadowed and redundant rules (compiler/analysis/lint.h): what is found,
+// what blocks it, and what must not be reported.
+#include "compiler/analysis/lint.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rulejit/rulejit.h"
+
+namespace rulejit::testing {
+namespace {
+
+using analysis::LintKind;
+
+ir::Ruleset Parse(const std::string& text) {
+  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "rules");
+  EXPECT_TRUE(rs.ok()) << rs.status().message();
+  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
+}
+
+std::string Filter(const std::string& input_rules, const std::string& extra = "") {
+  return "*filter\n:INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n" +
+         extra + input_rules + "COMMIT\n";
+}
+
+// "kind@line<-line,line" per finding, for compact expectations.
+std::vector<std::string> Summary(const ir::Ruleset& rs, bool redundant = false) {
+  std::vector<std::string> out;
+  for (const analysis::LintFinding& f :
+       analysis::LintRuleset(rs, {.redundant = redundant}).findings) {
+    const auto line = [&](const ir::RuleRef& r) {
+      return std::to_string(rs.tables[r.table].chains[r.chain].rules[r.rule].loc.line);
+    };
+    std::string s = (f.kind == LintKind::kShadowed ? "shadowed@" : "redundant@") + line(f.rule);
+    for (size_t i = 0; i < f.blocked_by.size(); ++i) {
+      s += (i == 0 ? "<-" : ",") + line(f.blocked_by[i]);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(LintTest, RuleCoveredByOneEarlierRule) {
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -s 10.0.0.0/8 -j ACCEPT\n"
+      "-A INPUT -s 10.1.0.0/16 -p tcp --dport 22 -j DROP\n"
+      "-A INPUT -p tcp --dport 22 -j ACCEPT\n"));
+  EXPECT_THAT(Summary(rs), ::testing::ElementsAre("shadowed@6<-5"));
+}
+
+TEST(LintTest, RuleCoveredOnlyByTheUnionOfEarlierRules) {
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -p tcp --dport 1:100 -j ACCEPT\n"
+      "-A INPUT -p tcp --dport 101:200 -j DROP\n"
+      "-A INPUT -p tcp --dport 50:150 -j ACCEPT\n"
+      "-A INPUT -p tcp --dport 50:250 -j ACCEPT\n"));
+  EXPECT_THAT(Summary(rs), ::testing::ElementsAre("shadowed@7<-5,6"));
+}
+
+TEST(LintTest, PartialOverlapIsNotShadowed) {
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -p tcp --dport 1:100 -j ACCEPT\n"
+      "-A INPUT -p tcp --dport 50:150 -j DROP\n"
+      "-A INPUT -p udp --dport 1:100 -j DROP\n"));
+  EXPECT_THAT(Summary(rs), ::testing::IsEmpty());
+}
+
+TEST(LintTest, JumpConditionExcludesRuleOfUserChain) {
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -p tcp --dport 22 -j SSH\n"
+      "-A SSH -p udp -j DROP\n"
+      "-A SSH -s 10.0.0.0/8 -j ACCEPT\n",
+      ":SSH - [0:0]\n"));
+  EXPECT_THAT(Summary(rs), ::testing::ElementsAre("shadowed@7"));
+}
+
+TEST(LintTest, JumpThatReturnsDoesNotShadow) {
+  // Packets from SSH come back to INPUT: rule 8 is reachable.
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -p tcp -j CHECK\n"
+      "-A INPUT -p tcp --dport 22 -j ACCEPT\n"
+      "-A CHECK -s 10.0.0.0/8 -j RETURN\n",
+      ":CHECK - [0:0]\n"));
+  EXPECT_THAT(Summary(rs), ::testing::IsEmpty());
+}
+
+TEST(LintTest, InexactRuleBeforeMakesItUncertain) {
+  // The limit can't be reasoned about; what follows it is not judged.
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -p tcp -m limit --limit 5/min -j ACCEPT\n"
+      "-A INPUT -s 10.0.0.0/8 -j ACCEPT\n"
+      "-A INPUT -s 10.1.0.0/16 -j DROP\n"));
+  EXPECT_THAT(Summary(rs), ::testing::IsEmpty());
+}
+
+TEST(LintTest, RedundantOnlyWhenAsked) {
+  // Rule 6 drops what the DROP policy drops anyway; rule 5 matters.
+  ir::Ruleset rs = Parse(Filter(
+      "-A INPUT -p tcp --dport 22 -j ACCEPT\n"
+      "-A INPUT -p udp -j DROP\n"));
+  EXPECT_THAT(Summary(rs), ::testing::IsEmpty());
+  EXPECT_THAT(Summary(rs, true), ::testing::ElementsAre("redundant@6"));
+}
+
+TEST(LintTest, InetTablesAreNotJudged) {
+  ir::Ruleset rs = Parse(
+      "table inet t {\n"
+      "  chain in {\n"
+      "    type filter hook input priority 0; policy drop;\n"
+      "    tcp dport 22 accept\n"
+      "    tcp dport 22 drop\n"
+      "  }\n"
+      "}\n");
+  EXPECT_THAT(Summary(rs), ::testing::IsEmpty());
+}
+
+TEST(LintTest, NftIpTableIsJudged) {
+  ir::Ruleset rs = Parse(
+      "table ip t {\n"
+      "  chain in {\n"
+      "    type filter hook input priority 0; policy drop;\n"
+      "    tcp dport { 22, 80 } accept\n"
+      "    tcp dport 80 counter drop\n"
+      "  }\n"
+      "}\n");
+  EXPECT_THAT(Summary(rs), ::testing::ElementsAre("shadowed@5<-4"));
+}
+
+}  // namespace
+}  // namespace rulejit::testing
