@@ -80,14 +80,15 @@ absl::StatusOr<Args> ParseArgs(const ArgSpec& spec,
     }
     args.values_.emplace(std::string(name), std::move(value));
   }
-  if (args.positionals_.size() != spec.positionals.size()) {
-    if (args.positionals_.size() < spec.positionals.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("missing ", spec.positionals[args.positionals_.size()]));
-    }
+  const size_t most =
+      spec.positionals.size() + spec.optional_positionals.size();
+  if (args.positionals_.size() < spec.positionals.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument '",
-                     args.positionals_[spec.positionals.size()], "'"));
+        absl::StrCat("missing ", spec.positionals[args.positionals_.size()]));
+  }
+  if (args.positionals_.size() > most) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument '", args.positionals_[most], "'"));
   }
   return args;
 }

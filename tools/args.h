@@ -26,11 +26,14 @@ struct FlagSpec {
 struct ArgSpec {
   std::vector<FlagSpec> flags;
   std::vector<absl::string_view> positionals;  // names, for messages
+  // Positionals after those that may be left out (Args::positional_count).
+  std::vector<absl::string_view> optional_positionals;
 };
 
 class Args {
  public:
   const std::string& positional(size_t i) const { return positionals_[i]; }
+  size_t positional_count() const { return positionals_.size(); }
   bool has(absl::string_view flag) const { return values_.contains(flag); }
   // The flag's value, or `fallback` when the flag was not given.
   std::string value_or(absl::string_view flag, std::string fallback) const;
