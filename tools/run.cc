@@ -175,6 +175,7 @@ struct Control {
   const RunOptions& options;
   runtime::Engine& engine;
   std::ostream& out;
+  std::ostream& err;
   uint64_t reloads = 0;
   uint64_t failed_reloads = 0;
   std::string file;  // the ruleset running now
@@ -272,7 +273,12 @@ void ControlLoop(Control& control, int signal_fd, ControlServer* server) {
       signalfd_siginfo info{};
       if (read(signal_fd, &info, sizeof info) == sizeof info) {
         if (info.ssi_signo != SIGHUP) return;
-        Reload(control, options.file);
+        // Nobody asked over the socket: the diagnostics go to stderr.
+        ControlReply reply = Reload(control, options.file);
+        if (!reply.ok) {
+          control.err << reply.body << "rulejit run: error: " << reply.error
+                      << "\n" << std::flush;
+        }
       }
     }
     if (server && (fds[1].revents & POLLIN)) {
@@ -364,7 +370,7 @@ int RunRun(const Args& args, Streams io) {
          << std::flush;
 
   running.Start();
-  Control control{*options, running, io.out};
+  Control control{*options, running, io.out, io.err};
   control.file = args.positional(0);
   ControlLoop(control, signal_fd, server.get());
   running.Stop();

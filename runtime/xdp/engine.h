@@ -27,6 +27,15 @@
 // rule of a large file keeps the counters of all the others, wherever they
 // moved in the file.
 //
+// No verdict cache (a per-worker flow cache of verdicts): measured, it
+// cannot pay. `rulejit bench --hook forward` over one UDP flow, median of
+// three side by side: empty ruleset 87 ns/packet (parse + call), 10000
+// distinct non-matching rules 210 ns/packet (the classifier). A cache hit
+// still parses and hashes the key fields (~20-40 ns), so it saves at most
+// ~100 ns of the ~2.1-2.5 us a frame costs on the AF_XDP copy-mode veth
+// path (0.4-0.47 Mpps): under 5%. It would also lose exact counters (a hit
+// skips the counters of matching non-terminal rules).
+//
 // Threads: the workers run the hot path; one control thread (the caller of
 // Reload/Counters, e.g. the ctl socket loop) does everything else. Stats
 // may be read from any thread. Counters reads per-worker slots while the

@@ -12,7 +12,8 @@
 //   must equal the frames past the cut, exactly.
 // - A reload that fails to compile leaves A running, and ctl reports the
 //   located error; SIGHUP re-reads the start file; counters of rules that
-//   survive a reload carry over even when their line moved.
+//   survive a reload carry over even when their line moved; a broken file
+//   on SIGHUP is reported on stderr and changes nothing.
 // - SIGKILL and SIGTERM leave no XDP program on the interfaces.
 #include <fcntl.h>
 #include <poll.h>
@@ -281,7 +282,19 @@ TEST(XdpReload, BadReloadKeepsTheOldRulesetAndSighupRereadsTheFile) {
   EXPECT_EQ(bridge.Probe(kPortX, 10, seq), 0);
   seq += 10;
   EXPECT_EQ(bridge.Probe(kPortY, 10, seq), 10);
+  seq += 10;
+
+  // A broken start file on SIGHUP: located errors on stderr, B stays.
+  std::ofstream(start, std::ios::trunc) << kRulesBad;
+  kill(bridge.fw().pid(), SIGHUP);
+  ASSERT_TRUE(bridge.fw().WaitForLine("reload failed", 10000))
+      << bridge.fw().text();
+  EXPECT_EQ(bridge.Probe(kPortY, 10, seq), 10);
   EXPECT_EQ(bridge.fw().Stop(SIGTERM), 0) << bridge.fw().text();
+  EXPECT_TRUE(absl::StrContains(bridge.fw().text(), start + ":3:"))
+      << bridge.fw().text();
+  EXPECT_TRUE(absl::StrContains(bridge.fw().text(), "generation 3"))
+      << bridge.fw().text();
 }
 
 // Whatever way the process ends, the interfaces are left without XDP.
