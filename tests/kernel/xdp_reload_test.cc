@@ -89,11 +89,14 @@ class Bridge {
   }
 
   // Empty on success, else why the test cannot go on.
-  std::string Start(const std::string& rules) {
-    if (std::string err = topo_.Create(); !err.empty()) return err;
+  std::string Start(const std::string& rules, uint32_t queues = 1) {
+    if (std::string err = topo_.Create(static_cast<int>(queues)); !err.empty()) {
+      return err;
+    }
     fw_ = std::make_unique<Child>(std::vector<std::string>{
         "ip", "netns", "exec", topo_.fw(), RULEJIT_TOOL, "run", rules, "--in",
-        "fwin", "--out", "fwout", "--ctl", ctl_});
+        "fwin", "--out", "fwout", "--ctl", ctl_, "--queues",
+        std::to_string(queues)});
     if (!fw_->WaitForLine("ready ", 10000)) {
       return "rulejit run did not get ready:\n" + fw_->text();
     }
@@ -161,13 +164,36 @@ void Receive(int fd, const std::atomic<bool>& stop, std::vector<uint8_t>& seen) 
   }
 }
 
-TEST(XdpReload, SwapDuringSteadyFlowJudgesEveryFrameByOneGeneration) {
+// Frames in one stream (one RX queue, so one worker, in order) must be
+// judged A up to a cut and B from it on. Returns the cut (the stream's first
+// frame judged by B; kFrames-like `end` when none).
+uint32_t StreamCut(const std::vector<uint8_t>& by_b, uint32_t first,
+                   uint32_t step) {
+  const uint32_t end = static_cast<uint32_t>(by_b.size());
+  uint32_t cut = end;
+  int reported = 0;
+  for (uint32_t s = first; s < end; s += step) {
+    if (by_b[s] && cut == end) cut = s;
+    if (!by_b[s] && cut != end && reported++ < 5) {
+      ADD_FAILURE() << "frame " << s << " judged by A after frame " << cut
+                    << " of its stream was judged by B";
+    }
+  }
+  return cut;
+}
+
+// Steady flow, reload A -> B in the middle (see the top of the file). With
+// one queue all frames are one ordered stream; with two, each port's flow
+// hashes to one queue, so each port is an ordered stream of its own.
+void SwapDuringSteadyFlow(uint32_t queues) {
   if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
   RemoveStaleNamespaces();
-  Bridge bridge("flow");
+  Bridge bridge(absl::StrCat("flow", queues));
   const std::string a = bridge.Write("a.ipt", kRulesA);
   const std::string b = bridge.Write("b.ipt", kRulesB);
-  if (std::string err = bridge.Start(a); !err.empty()) GTEST_SKIP() << err;
+  if (std::string err = bridge.Start(a, queues); !err.empty()) {
+    GTEST_SKIP() << err;
+  }
 
   // ~2500 frames/s for ~2.4 s, the reload after ~0.8 s.
   constexpr uint32_t kFrames = 6000;
@@ -197,44 +223,56 @@ TEST(XdpReload, SwapDuringSteadyFlowJudgesEveryFrameByOneGeneration) {
   ASSERT_EQ(reload.exit_code, 0) << reload.text;
   EXPECT_TRUE(absl::StrContains(reload.text, "generation 2")) << reload.text;
 
-  // judged_by_b[s]: what the arrival (or not) of frame s says.
-  uint32_t cut = kFrames;
-  uint32_t out_of_shape = 0;
+  // What the arrival (or not) of each frame says about who judged it.
+  std::vector<uint8_t> by_b(kFrames);
+  int64_t b_x = 0, b_y = 0;  // frames judged by B, per port
   for (uint32_t s = 0; s < kFrames; ++s) {
     bool to_x = s % 2 == 0;
-    bool by_b = to_x ? !arrived[s] : arrived[s];
-    if (by_b && cut == kFrames) cut = s;
-    if (!by_b && cut != kFrames) {
-      ++out_of_shape;
-      ADD_FAILURE() << "frame " << s << " (port " << (to_x ? kPortX : kPortY)
-                    << (arrived[s] ? ") arrived" : ") was lost")
-                    << " after the cut at " << cut;
-      if (out_of_shape > 5) break;
-    }
+    by_b[s] = to_x ? !arrived[s] : arrived[s];
+    (to_x ? b_x : b_y) += by_b[s];
   }
-  EXPECT_EQ(out_of_shape, 0u);
-  EXPECT_GT(cut, 0u) << "no frame was judged by A";
-  EXPECT_LE(cut, sent_after)
-      << "frames sent after the reload was acknowledged were judged by A";
-  std::cerr << "reload cut at frame " << cut << " (request at " << sent_before
-            << ", acknowledged at " << sent_after << ")\n";
+  std::vector<uint32_t> cuts;
+  if (queues == 1) {
+    cuts.push_back(StreamCut(by_b, 0, 1));
+  } else {
+    cuts.push_back(StreamCut(by_b, 0, 2));
+    cuts.push_back(StreamCut(by_b, 1, 2));
+  }
+  for (uint32_t cut : cuts) {
+    EXPECT_GT(cut, 1u) << "no frame was judged by A";
+    EXPECT_LE(cut, sent_after + 1)
+        << "frames sent after the reload was acknowledged were judged by A";
+    std::cerr << "reload cut at frame " << cut << " (request at "
+              << sent_before << ", acknowledged at " << sent_after << ")\n";
+  }
 
-  // B's counters count exactly the frames past the cut.
+  // B's counters count exactly the frames B judged.
   Output counters = bridge.Ctl({"counters"});
   ASSERT_EQ(counters.exit_code, 0) << counters.text;
-  const int64_t past_cut = kFrames - cut;
-  const int64_t x_past = (past_cut + (cut % 2 == 0 ? 1 : 0)) / 2;
-  EXPECT_EQ(PacketsOf(counters.text, absl::StrCat("rule ", b, ":3 ")), x_past)
+  EXPECT_EQ(PacketsOf(counters.text, absl::StrCat("rule ", b, ":3 ")), b_x)
       << counters.text;
-  EXPECT_EQ(PacketsOf(counters.text, absl::StrCat("rule ", b, ":4 ")),
-            past_cut - x_past)
+  EXPECT_EQ(PacketsOf(counters.text, absl::StrCat("rule ", b, ":4 ")), b_y)
       << counters.text;
   Output stats = bridge.Ctl({"stats"});
   EXPECT_EQ(LineValue(stats.text, "iface", "fwin", "rx_packets"), kFrames)
       << stats.text;
   EXPECT_EQ(LineValue(stats.text, "iface", "fwin", "kernel_rx_dropped"), 0)
       << stats.text;
+  for (uint32_t q = 0; q < queues; ++q) {
+    std::cerr << "queue " << q << " received "
+              << LineValue(stats.text, absl::StrCat("queue ", q), "fwin",
+                           "rx_packets")
+              << " frames\n";
+  }
   EXPECT_EQ(bridge.fw().Stop(SIGTERM), 0) << bridge.fw().text();
+}
+
+TEST(XdpReload, SwapDuringSteadyFlowJudgesEveryFrameByOneGeneration) {
+  SwapDuringSteadyFlow(1);
+}
+
+TEST(XdpReload, SwapWithTwoWorkersJudgesEveryFrameByOneGeneration) {
+  SwapDuringSteadyFlow(2);
 }
 
 TEST(XdpReload, BadReloadKeepsTheOldRulesetAndSighupRereadsTheFile) {
