@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace rulejit::tools {
@@ -80,9 +81,12 @@ absl::StatusOr<Args> ParseArgs(const ArgSpec& spec,
     }
     args.values_.emplace(std::string(name), std::move(value));
   }
-  const size_t most =
-      spec.positionals.size() + spec.optional_positionals.size();
-  if (args.positionals_.size() < spec.positionals.size()) {
+  const size_t most = spec.positionals.size();
+  size_t least = 0;
+  while (least < most && !absl::StartsWith(spec.positionals[least], "[")) {
+    ++least;
+  }
+  if (args.positionals_.size() < least) {
     return absl::InvalidArgumentError(
         absl::StrCat("missing ", spec.positionals[args.positionals_.size()]));
   }

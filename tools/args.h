@@ -25,9 +25,9 @@ struct FlagSpec {
 
 struct ArgSpec {
   std::vector<FlagSpec> flags;
-  std::vector<absl::string_view> positionals;  // names, for messages
-  // Positionals after those that may be left out (Args::positional_count).
-  std::vector<absl::string_view> optional_positionals;
+  // Names, for messages. Trailing names in brackets ("[FILE]") may be left
+  // out (Args::positional_count says how many were given).
+  std::vector<absl::string_view> positionals;
 };
 
 class Args {

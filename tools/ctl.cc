@@ -114,8 +114,7 @@ Command CtlCommand() {
       .summary = "ask a running `rulejit run` for interface stats or per-rule "
                  "counters, or make it reload its ruleset",
       .spec = {.flags = {{"socket", true}, {"timeout", true}},
-               .positionals = {"REQUEST"},
-               .optional_positionals = {"FILE"}},
+               .positionals = {"REQUEST", "[FILE]"}},
       .run = RunCtl,
   };
 }

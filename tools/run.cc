@@ -46,6 +46,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -172,6 +173,10 @@ std::string CounterLines(const runtime::Engine& engine) {
 
 // The control thread's state: the engine and the reload bookkeeping.
 struct Control {
+  Control(const RunOptions& o, runtime::Engine& e, Streams io,
+          std::string start)
+      : options(o), engine(e), out(io.out), err(io.err), file(std::move(start)) {}
+
   const RunOptions& options;
   runtime::Engine& engine;
   std::ostream& out;
@@ -188,8 +193,9 @@ ControlReply Reload(Control& control, const std::string& path) {
   std::unique_ptr<const Program> program;
   if (std::optional<LoadedRuleset> loaded =
           LoadRuleset(path, control.options.format, diagnostics)) {
-    program = CompileOrReport(kName, std::move(loaded->ruleset),
-                              {.backend = control.options.backend},
+    CompileOptions compile;
+    compile.backend = control.options.backend;
+    program = CompileOrReport(kName, std::move(loaded->ruleset), compile,
                               diagnostics);
   }
   ControlReply reply;
@@ -370,8 +376,7 @@ int RunRun(const Args& args, Streams io) {
          << std::flush;
 
   running.Start();
-  Control control{*options, running, io.out, io.err};
-  control.file = args.positional(0);
+  Control control(*options, running, io, args.positional(0));
   ControlLoop(control, signal_fd, server.get());
   running.Stop();
   close(signal_fd);

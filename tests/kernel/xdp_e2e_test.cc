@@ -235,6 +235,16 @@ TEST(XdpRunCli, UsageErrorsAreReportedWithoutOpeningSockets) {
   EXPECT_TRUE(absl::StrContains(missing.text, "'rjxnosuch0' does not exist"))
       << missing.text;
 
+  Output bad_request = RunCmd({RULEJIT_TOOL, "ctl", "--socket", "/nonexistent.sock", "flush"});
+  EXPECT_EQ(bad_request.exit_code, 2) << bad_request.text;
+  EXPECT_TRUE(absl::StrContains(bad_request.text, "unknown request 'flush'"))
+      << bad_request.text;
+  Output no_server = RunCmd({RULEJIT_TOOL, "ctl", "--socket",
+                             "/nonexistent/rjx.sock", "stats"});
+  EXPECT_EQ(no_server.exit_code, 3) << no_server.text;
+  EXPECT_TRUE(absl::StrContains(no_server.text, "cannot connect"))
+      << no_server.text;
+
   Output bad_rules = RunCmd({RULEJIT_TOOL, "run", "/nonexistent/rules.ipt",
                              "--in", "lo", "--out", "rjxnosuch0"});
   EXPECT_EQ(bad_rules.exit_code, 1) << bad_rules.text;
