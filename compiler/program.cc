@@ -255,8 +255,24 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
 
 // Sizes the per-thread slots for this program (first use only).
 void Program::PrepareState(RunState* state) const {
+  if (state->prepared_for_ == this) return;
+  state->prepared_for_ = this;
   if (backend_ != Backend::kJit) {
     state->jit_ = false;
+    // Every rule gets its slot up front (the interpreter grows lazily).
+    auto& tables = state->interp_.counters;
+    if (tables.size() < ruleset_->tables.size()) {
+      tables.resize(ruleset_->tables.size());
+    }
+    for (size_t t = 0; t < ruleset_->tables.size(); ++t) {
+      const auto& chains = ruleset_->tables[t].chains;
+      if (tables[t].size() < chains.size()) tables[t].resize(chains.size());
+      for (size_t c = 0; c < chains.size(); ++c) {
+        if (tables[t][c].size() < chains[c].rules.size()) {
+          tables[t][c].resize(chains[c].rules.size());
+        }
+      }
+    }
     return;
   }
   state->jit_ = true;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace rulejit::tools {
@@ -80,14 +81,18 @@ absl::StatusOr<Args> ParseArgs(const ArgSpec& spec,
     }
     args.values_.emplace(std::string(name), std::move(value));
   }
-  if (args.positionals_.size() != spec.positionals.size()) {
-    if (args.positionals_.size() < spec.positionals.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("missing ", spec.positionals[args.positionals_.size()]));
-    }
+  const size_t most = spec.positionals.size();
+  size_t least = 0;
+  while (least < most && !absl::StartsWith(spec.positionals[least], "[")) {
+    ++least;
+  }
+  if (args.positionals_.size() < least) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument '",
-                     args.positionals_[spec.positionals.size()], "'"));
+        absl::StrCat("missing ", spec.positionals[args.positionals_.size()]));
+  }
+  if (args.positionals_.size() > most) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument '", args.positionals_[most], "'"));
   }
   return args;
 }

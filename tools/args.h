@@ -25,12 +25,15 @@ struct FlagSpec {
 
 struct ArgSpec {
   std::vector<FlagSpec> flags;
-  std::vector<absl::string_view> positionals;  // names, for messages
+  // Names, for messages. Trailing names in brackets ("[FILE]") may be left
+  // out (Args::positional_count says how many were given).
+  std::vector<absl::string_view> positionals;
 };
 
 class Args {
  public:
   const std::string& positional(size_t i) const { return positionals_[i]; }
+  size_t positional_count() const { return positionals_.size(); }
   bool has(absl::string_view flag) const { return values_.contains(flag); }
   // The flag's value, or `fallback` when the flag was not given.
   std::string value_or(absl::string_view flag, std::string fallback) const;

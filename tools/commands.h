@@ -42,6 +42,7 @@ Command CompileCommand();
 Command EvalCommand();
 Command DiffCommand();
 Command RunCommand();
+Command CtlCommand();
 Command BenchCommand();
 
 // Prints "rulejit NAME: error: MESSAGE" and returns kExitUsage.

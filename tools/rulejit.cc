@@ -21,7 +21,7 @@ namespace {
 std::vector<Command> AllCommands() {
   return {CheckCommand(), CompileCommand(), EvalCommand(), DiffCommand(),
           BenchCommand(),
-          RunCommand()};
+          RunCommand(), CtlCommand()};
 }
 
 void PrintUsage(std::ostream& os) {

@@ -1,36 +1,52 @@
-// `rulejit run FILE --in A --out B [--stats-interval S] [--duration S]
-//                   [--backend B] [--generic] [--format F]`
+// `rulejit run FILE --in A --out B [--ctl PATH] [--queues N]
+//                   [--stats-interval S] [--duration S] [--backend B]
+//                   [--generic] [--format F]`
 //
 // A bump-in-the-wire firewall: frames arriving on A are classified by the
 // ruleset's forward hook (iif A, oif B; for iptables dumps the FORWARD
 // chain) and accepted ones are sent out of B unchanged; the same from B to
 // A. See runtime/xdp/engine.h. Output on stdout:
 //
-//   ready in=fwin/native out=fwout/native backend=jit hook=forward
+//   ready in=fwin/native out=fwout/native backend=jit hook=forward queues=1 ctl=/run/rulejit/fwin-fwout.sock
 //   stats t=1.0 fwin rx=120 tx=0 drop=20 err=0 fwout rx=0 tx=100 drop=0 err=0
+//   reload generation=2 file=rules.ipt ok
+//   reload failed file=rules.ipt (generation 2 keeps running)
 //   final fwin rx_packets=120 rx_bytes=7200 tx_packets=0 tx_bytes=0 dropped=20 tx_errors=0 kernel_rx_dropped=0
 //   final fwout ...
 //   rule rules.ipt:3 filter/FORWARD#1 packets=100 bytes=6000
 //   policy filter/FORWARD packets=20
 //
-// `ready` comes once both sockets are open (scripts wait for it); `stats`
-// every --stats-interval seconds; the `final` and per-rule lines when
-// SIGINT/SIGTERM arrives or --duration seconds have passed. `rule` lines
-// list every rule (packets/bytes of its counter, 0 for rules without one),
-// `policy` lines every base chain (frames its policy decided).
+// `ready` comes once the AF_XDP sockets and the control socket are open (scripts
+// wait for it); `stats` every --stats-interval seconds; `reload` after each
+// reload (ctl or SIGHUP); the `final` and per-rule lines when SIGINT/SIGTERM
+// arrives or --duration seconds have passed. `rule` lines list every rule
+// (packets/bytes of its counter, 0 for rules without one), `policy` lines
+// every base chain (frames its policy decided).
+//
+// The main thread is the control thread: it waits in poll() on a signalfd
+// (SIGINT, SIGTERM, SIGHUP) and the control socket (tools/control.h), and
+// does the reloads, so compiling a new ruleset never touches the workers.
+// Requests: `stats` (the `iface` lines), `counters` (`rule`/`policy`
+// lines), `reload [FILE]` (FILE defaults to the file given at start; SIGHUP
+// always re-reads that one). A reload that fails to load or compile leaves
+// the running ruleset in place and answers with the located diagnostics.
 //
 // Exit status: 0 clean stop, 1 bad ruleset, 2 bad command line or missing
-// interface, 3 the AF_XDP sockets could not be opened (permission, busy
-// queue, no AF_XDP).
+// interface, 3 the AF_XDP sockets or the control socket could not be opened
+// (permission, busy queue, no AF_XDP, socket in use).
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <sstream>
 #include <string>
-#include <thread>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -38,6 +54,7 @@
 #include "rulejit/rulejit.h"
 #include "runtime/xdp/engine.h"
 #include "tools/commands.h"
+#include "tools/control.h"
 
 namespace rulejit::tools {
 namespace {
@@ -48,6 +65,9 @@ constexpr int kExitOpenFailed = 3;
 struct RunOptions {
   runtime::EngineOptions engine;
   Backend backend = Backend::kAuto;
+  std::optional<InputFormat> format;
+  std::string file;           // the ruleset given at start (SIGHUP re-reads it)
+  std::string ctl;            // control socket path; empty = none
   double stats_interval = 0;  // seconds; 0 = no periodic stats
   double duration = 0;        // seconds; 0 = until a signal
 };
@@ -72,7 +92,7 @@ absl::StatusOr<RunOptions> ReadOptions(const Args& args) {
   }
   options.engine.in = *in;
   options.engine.out = *out;
-  options.engine.port.force_generic = args.has("generic");
+  options.engine.force_generic = args.has("generic");
   std::string backend = args.value_or("backend", "auto");
   std::optional<Backend> chosen = BackendFromName(backend);
   if (!chosen) {
@@ -80,6 +100,14 @@ absl::StatusOr<RunOptions> ReadOptions(const Args& args) {
         "unknown --backend '", backend, "' (expected interp, jit or auto)"));
   }
   options.backend = *chosen;
+  std::string queues = args.value_or("queues", "1");
+  if (!absl::SimpleAtoi(queues, &options.engine.queues) ||
+      options.engine.queues == 0 || options.engine.queues > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--queues wants a number from 1 to 256, not '", queues, "'"));
+  }
+  options.ctl = args.value_or("ctl", DefaultControlPath(*in, *out));
+  if (options.ctl == "none") options.ctl.clear();
   absl::StatusOr<double> interval = Seconds(args, "stats-interval");
   if (!interval.ok()) return interval.status();
   absl::StatusOr<double> duration = Seconds(args, "duration");
@@ -93,19 +121,21 @@ std::string StatsLine(const runtime::Engine& engine, double elapsed) {
   std::string line = absl::StrFormat("stats t=%.1f", elapsed);
   for (auto side : {runtime::Engine::kIn, runtime::Engine::kOut}) {
     runtime::PortStats s = engine.Stats(side);
-    absl::StrAppend(&line, " ", engine.port(side).name(), " rx=", s.rx_packets,
-                    " tx=", s.tx_packets, " drop=", s.dropped,
-                    " err=", s.tx_errors);
+    absl::StrAppend(&line, " ", engine.attachment(side).name(),
+                    " rx=", s.rx_packets, " tx=", s.tx_packets,
+                    " drop=", s.dropped, " err=", s.tx_errors);
   }
   return line + "\n";
 }
 
-std::string FinalLines(const runtime::Engine& engine) {
+// One line per interface, starting with `prefix` ("final" or "iface").
+std::string InterfaceLines(const runtime::Engine& engine,
+                           absl::string_view prefix) {
   std::string text;
   for (auto side : {runtime::Engine::kIn, runtime::Engine::kOut}) {
     runtime::PortStats s = engine.Stats(side);
-    runtime::XskKernelStats k = engine.port(side).KernelStats();
-    absl::StrAppend(&text, "final ", engine.port(side).name(),
+    runtime::XskKernelStats k = engine.KernelStats(side);
+    absl::StrAppend(&text, prefix, " ", engine.attachment(side).name(),
                     " rx_packets=", s.rx_packets, " rx_bytes=", s.rx_bytes,
                     " tx_packets=", s.tx_packets, " tx_bytes=", s.tx_bytes,
                     " dropped=", s.dropped, " tx_errors=", s.tx_errors,
@@ -114,10 +144,11 @@ std::string FinalLines(const runtime::Engine& engine) {
   return text;
 }
 
-// One `rule` line per rule and one `policy` line per base chain.
-std::string CounterLines(const Program& program,
-                         const runtime::Engine& engine) {
-  const ir::Ruleset& ruleset = program.ruleset();
+// One `rule` line per rule and one `policy` line per base chain of the
+// running ruleset.
+std::string CounterLines(const runtime::Engine& engine) {
+  const ir::Ruleset& ruleset = engine.program().ruleset();
+  runtime::CounterSnapshot counts = engine.Counters();
   std::string text;
   for (size_t t = 0; t < ruleset.tables.size(); ++t) {
     const ir::Table& table = ruleset.tables[t];
@@ -125,30 +156,111 @@ std::string CounterLines(const Program& program,
       const ir::Chain& chain = table.chains[c];
       std::string name = absl::StrCat(table.name, "/", chain.name);
       for (size_t r = 0; r < chain.rules.size(); ++r) {
-        RuleRef ref{static_cast<int>(t), static_cast<int>(c),
-                    static_cast<int>(r)};
-        ir::Counter counter = engine.run_state().CounterOf(ref);
+        const ir::Counter& counter = counts.rules[t][c][r];
         std::string where = ruleset.Where(chain.rules[r].loc);
         absl::StrAppend(&text, "rule ", where.empty() ? "-" : where, " ",
                         name, "#", r + 1, " packets=", counter.packets,
                         " bytes=", counter.bytes, "\n");
       }
       if (chain.base) {
-        absl::StrAppend(&text, "policy ", name, " packets=",
-                        engine.PolicyPackets(static_cast<int>(t),
-                                             static_cast<int>(c)),
-                        "\n");
+        absl::StrAppend(&text, "policy ", name,
+                        " packets=", counts.policy[t][c], "\n");
       }
     }
   }
   return text;
 }
 
-// Waits for SIGINT/SIGTERM (blocked in every thread, so only this wait sees
-// them) or the end of --duration, printing stats on the way.
-void WaitForStop(const RunOptions& options, const runtime::Engine& engine,
-                 const sigset_t& signals, Streams io) {
+// The control thread's state: the engine and the reload bookkeeping.
+struct Control {
+  Control(const RunOptions& o, runtime::Engine& e, Streams io,
+          std::string start)
+      : options(o), engine(e), out(io.out), err(io.err), file(std::move(start)) {}
+
+  const RunOptions& options;
+  runtime::Engine& engine;
+  std::ostream& out;
+  std::ostream& err;
+  uint64_t reloads = 0;
+  uint64_t failed_reloads = 0;
+  std::string file;  // the ruleset running now
+};
+
+// Loads and compiles `path` off the hot path and swaps it in. On failure
+// the running ruleset stays and the reply carries the diagnostics.
+ControlReply Reload(Control& control, const std::string& path) {
+  std::ostringstream diagnostics;
+  std::unique_ptr<const Program> program;
+  if (std::optional<LoadedRuleset> loaded =
+          LoadRuleset(path, control.options.format, diagnostics)) {
+    CompileOptions compile;
+    compile.backend = control.options.backend;
+    program = CompileOrReport(kName, std::move(loaded->ruleset), compile,
+                              diagnostics);
+  }
+  ControlReply reply;
+  if (!program) {
+    ++control.failed_reloads;
+    reply.body = diagnostics.str();
+    reply.error = absl::StrCat("reload of ", path, " failed; generation ",
+                               control.engine.generation(),
+                               " (", control.file, ") keeps running");
+    control.out << "reload failed file=" << path << " (generation "
+                << control.engine.generation() << " keeps running)\n"
+                << std::flush;
+    return reply;
+  }
+  uint64_t generation = control.engine.Reload(std::move(program));
+  ++control.reloads;
+  control.file = path;
+  reply.ok = true;
+  reply.body = absl::StrCat("generation ", generation, " file=", path, "\n",
+                            diagnostics.str());  // warnings, if any
+  control.out << "reload generation=" << generation << " file=" << path
+              << " ok\n" << std::flush;
+  return reply;
+}
+
+ControlReply Handle(Control& control, const std::string& request) {
+  ControlReply reply;
+  if (request == "stats") {
+    reply.ok = true;
+    reply.body = absl::StrCat(
+        "generation ", control.engine.generation(), " file=", control.file,
+        " reloads=", control.reloads, " failed_reloads=",
+        control.failed_reloads, " queues=", control.engine.queues(), "\n",
+        InterfaceLines(control.engine, "iface"));
+    for (uint32_t q = 0; q < control.engine.queues(); ++q) {
+      for (auto side : {runtime::Engine::kIn, runtime::Engine::kOut}) {
+        runtime::PortStats s = control.engine.QueueStats(side, q);
+        absl::StrAppend(&reply.body, "queue ", q, " ",
+                        control.engine.attachment(side).name(),
+                        " rx_packets=", s.rx_packets,
+                        " tx_packets=", s.tx_packets, " dropped=", s.dropped,
+                        " tx_errors=", s.tx_errors, "\n");
+      }
+    }
+    return reply;
+  }
+  if (request == "counters") {
+    reply.ok = true;
+    reply.body = CounterLines(control.engine);
+    return reply;
+  }
+  if (request == "reload") return Reload(control, control.options.file);
+  if (request.rfind("reload ", 0) == 0) {
+    return Reload(control, request.substr(7));
+  }
+  reply.error = absl::StrCat("unknown request '", request,
+                             "' (expected stats, counters or reload [FILE])");
+  return reply;
+}
+
+// Serves signals, control requests and the stats timer until SIGINT/SIGTERM
+// or the end of --duration.
+void ControlLoop(Control& control, int signal_fd, ControlServer* server) {
   using Clock = std::chrono::steady_clock;
+  const RunOptions& options = control.options;
   const Clock::time_point start = Clock::now();
   auto seconds_since_start = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -156,17 +268,32 @@ void WaitForStop(const RunOptions& options, const runtime::Engine& engine,
   double next_stats = options.stats_interval;
   for (;;) {
     double now = seconds_since_start();
-    double wake = 3600;  // no deadline: wake now and then anyway
+    double wake = now + 3600;  // no deadline: wake now and then anyway
     if (options.duration > 0) wake = std::min(wake, options.duration);
     if (options.stats_interval > 0) wake = std::min(wake, next_stats);
-    double wait = std::max(0.0, wake - now);
-    timespec timeout{};
-    timeout.tv_sec = static_cast<time_t>(wait);
-    timeout.tv_nsec = static_cast<long>((wait - std::floor(wait)) * 1e9);
-    if (sigtimedwait(&signals, nullptr, &timeout) > 0) return;
+    int timeout_ms = static_cast<int>(std::ceil(std::max(0.0, wake - now) * 1000));
+    pollfd fds[2] = {{signal_fd, POLLIN, 0},
+                     {server ? server->fd() : -1, POLLIN, 0}};
+    poll(fds, 2, timeout_ms);
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo info{};
+      if (read(signal_fd, &info, sizeof info) == sizeof info) {
+        if (info.ssi_signo != SIGHUP) return;
+        // Nobody asked over the socket: the diagnostics go to stderr.
+        ControlReply reply = Reload(control, options.file);
+        if (!reply.ok) {
+          control.err << reply.body << "rulejit run: error: " << reply.error
+                      << "\n" << std::flush;
+        }
+      }
+    }
+    if (server && (fds[1].revents & POLLIN)) {
+      server->ServeOne(
+          [&](const std::string& request) { return Handle(control, request); });
+    }
     now = seconds_since_start();
     if (options.stats_interval > 0 && now >= next_stats) {
-      io.out << StatsLine(engine, now) << std::flush;
+      control.out << StatsLine(control.engine, now) << std::flush;
       while (next_stats <= now) next_stats += options.stats_interval;
     }
     if (options.duration > 0 && now >= options.duration) return;
@@ -180,6 +307,12 @@ int OpenErrorExit(const absl::Status& status, std::ostream& err) {
              : kExitOpenFailed;
 }
 
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.string();
+}
+
 int RunRun(const Args& args, Streams io) {
   absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
@@ -187,39 +320,67 @@ int RunRun(const Args& args, Streams io) {
   if (!options.ok()) {
     return UsageError(kName, options.status().message(), io.err);
   }
+  options->format = *format;
+  // Reloads happen after a possible chdir of nobody, but be safe: keep the
+  // start file absolute so SIGHUP finds it whatever the cwd.
+  options->file = Absolute(args.positional(0));
   std::optional<LoadedRuleset> loaded =
       LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
   std::unique_ptr<const Program> program = CompileOrReport(
       kName, std::move(loaded->ruleset), {.backend = options->backend}, io.err);
   if (!program) return kExitInputError;
+  const Backend backend = program->backend();
 
-  // Block the stop signals before any thread exists, so all inherit the mask
-  // and the main thread alone takes them with sigtimedwait.
+  // Block the signals before any thread exists, so all inherit the mask
+  // and the control thread alone takes them, from its signalfd.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+  if (signal_fd < 0) {
+    io.err << "rulejit run: error: signalfd: " << strerror(errno) << "\n";
+    return kExitOpenFailed;
+  }
 
   runtime::QuietXdpLibraries();
   absl::StatusOr<std::unique_ptr<runtime::Engine>> engine =
-      runtime::Engine::Open(*program, options->engine);
+      runtime::Engine::Open(std::move(program), options->engine);
   if (!engine.ok()) return OpenErrorExit(engine.status(), io.err);
-  const runtime::XskPort& in = (*engine)->port(runtime::Engine::kIn);
-  const runtime::XskPort& out = (*engine)->port(runtime::Engine::kOut);
+  runtime::Engine& running = **engine;
+
+  // After the engine: a busy queue is reported as such, not as a busy
+  // control socket.
+  std::unique_ptr<ControlServer> server;
+  if (!options->ctl.empty()) {
+    absl::StatusOr<std::unique_ptr<ControlServer>> listening =
+        ControlServer::Listen(options->ctl);
+    if (!listening.ok()) {
+      io.err << "rulejit run: error: " << listening.status().message() << "\n";
+      return kExitOpenFailed;
+    }
+    server = *std::move(listening);
+  }
+
+  const runtime::XdpAttachment& in = running.attachment(runtime::Engine::kIn);
+  const runtime::XdpAttachment& out = running.attachment(runtime::Engine::kOut);
   io.out << "ready in=" << in.name() << "/" << runtime::XdpModeName(in.mode())
          << " out=" << out.name() << "/" << runtime::XdpModeName(out.mode())
-         << " backend=" << BackendName(program->backend())
-         << " hook=" << ir::HookName(options->engine.hook) << "\n"
+         << " backend=" << BackendName(backend)
+         << " hook=" << ir::HookName(options->engine.hook)
+         << " queues=" << running.queues()
+         << " ctl=" << (server ? server->path() : "none") << "\n"
          << std::flush;
 
-  std::atomic<bool> stop{false};
-  std::thread worker([&] { (*engine)->Run(stop); });
-  WaitForStop(*options, **engine, signals, io);
-  stop.store(true);
-  worker.join();
-  io.out << FinalLines(**engine) << CounterLines(*program, **engine)
+  running.Start();
+  Control control(*options, running, io, args.positional(0));
+  ControlLoop(control, signal_fd, server.get());
+  running.Stop();
+  close(signal_fd);
+  io.out << InterfaceLines(running, "final") << CounterLines(running)
          << std::flush;
   return kExitOk;
 }
@@ -230,13 +391,17 @@ Command RunCommand() {
   return Command{
       .name = kName,
       .synopsis =
-          "run FILE --in IF --out IF [--stats-interval S] [--duration S] "
-          "[--backend interp|jit|auto] [--generic] [--format F]",
+          "run FILE --in IF --out IF [--ctl PATH|none] [--queues N] "
+          "[--stats-interval S] [--duration S] [--backend interp|jit|auto] "
+          "[--generic] [--format F]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "
-          "(forward hook; SIGINT/SIGTERM stop it and print counters)",
+          "(forward hook; `rulejit ctl` or SIGHUP reload it, SIGINT/SIGTERM "
+          "stop it and print counters)",
       .spec = {.flags = {{"in", true},
                          {"out", true},
+                         {"ctl", true},
+                         {"queues", true},
                          {"stats-interval", true},
                          {"duration", true},
                          {"backend", true},

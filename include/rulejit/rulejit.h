@@ -105,6 +105,7 @@ class RunState {
   std::vector<uint32_t> chain_base_;        // layout copies for CounterOf
   std::vector<uint32_t> rule_base_;
   bool jit_ = false;
+  const void* prepared_for_ = nullptr;      // the Program that sized it
   uint64_t now_ns_ = 0;
 };
 
@@ -129,6 +130,12 @@ class Program {
                      const uint32_t* lens, uint32_t n, const PacketMeta& meta,
                      Result* results, RunState* state = nullptr) const;
 
+  // Sizes `state` for this program once: afterwards classifying with it
+  // never reallocates it, so another thread may read CounterOf while this
+  // one classifies (each counter an aligned 64-bit word, read whole). The
+  // classify calls do this themselves on first use.
+  void PrepareState(RunState* state) const;
+
   Backend backend() const { return backend_; }
   // The ruleset the backend runs (after the passes, for compiled tiers).
   const ir::Ruleset& ruleset() const { return *ruleset_; }
@@ -149,7 +156,6 @@ class Program {
   // burst path computed it ahead (-2: not computed).
   Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                 RunState* state, int pre_rule = -2) const;
-  void PrepareState(RunState* state) const;
 
   std::unique_ptr<ir::Ruleset> ruleset_;
   std::unique_ptr<ir::Interpreter> interp_;

@@ -2,22 +2,35 @@
 #include "runtime/xdp/engine.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "ir/printer.h"
 
 namespace rulejit::runtime {
 namespace {
 
 constexpr int kIdlePollMs = 50;
 constexpr auto kTxDrainTime = std::chrono::milliseconds(200);
+// A worker finishes a burst in microseconds; this is only a safety net
+// (past it the old generation is kept, never freed under a worker).
+constexpr auto kQuiesceLimit = std::chrono::seconds(5);
 
 // Counters have one writer (the worker), so a relaxed load+store is enough
 // and cheaper than an atomic add.
 void Bump(std::atomic<uint64_t>& counter, uint64_t by) {
   counter.store(counter.load(std::memory_order_relaxed) + by,
                 std::memory_order_relaxed);
+}
+
+uint64_t Get(const std::atomic<uint64_t>& v) {
+  return v.load(std::memory_order_relaxed);
 }
 
 void SetName(char (&dst)[16], const std::string& name) {
@@ -27,7 +40,7 @@ void SetName(char (&dst)[16], const std::string& name) {
 
 // What the forward hook knows of a frame that came in on `from` and will
 // leave on `to`.
-PacketMeta ForwardMeta(const XskPort& from, const XskPort& to) {
+PacketMeta ForwardMeta(const XdpAttachment& from, const XdpAttachment& to) {
   PacketMeta meta;
   meta.has_iif = true;
   meta.has_oif = true;
@@ -41,9 +54,22 @@ PacketMeta ForwardMeta(const XskPort& from, const XskPort& to) {
   return meta;
 }
 
+// The CPUs this process may run on, in order.
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+  return cpus;
+}
+
 }  // namespace
 
-struct Engine::AtomicStats {
+struct AtomicStats {
   std::atomic<uint64_t> rx_packets{0};
   std::atomic<uint64_t> rx_bytes{0};
   std::atomic<uint64_t> tx_packets{0};
@@ -52,62 +78,154 @@ struct Engine::AtomicStats {
   std::atomic<uint64_t> tx_errors{0};
 };
 
-Engine::Engine(const Program& program, const EngineOptions& options)
-    : program_(program),
-      options_(options),
-      stats_(std::make_unique<AtomicStats[]>(2)) {
-  const ir::Ruleset& ruleset = program.ruleset();
-  policy_.resize(ruleset.tables.size());
-  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
-    policy_[t].resize(ruleset.tables[t].chains.size());
+struct Engine::Worker {
+  uint32_t index = 0;
+  std::unique_ptr<XskPort> ports[2];
+  AtomicStats stats[2];  // by interface
+  std::thread thread;
+};
+
+// One published ruleset and everything the workers write while running it.
+struct Engine::Generation {
+  struct alignas(64) Slot {
+    RunState state;
+    std::unique_ptr<std::atomic<uint64_t>[]> policy;  // by policy_index
+  };
+  uint64_t number = 0;
+  std::unique_ptr<const Program> program;
+  std::vector<size_t> policy_base;  // [table] -> first index of its chains
+  size_t policy_size = 0;
+  std::unique_ptr<Slot[]> slots;  // by worker
+  uint32_t slot_count = 0;
+  // From earlier generations (control thread only), flat in table, chain,
+  // rule order / by PolicyIndex; empty until a reload fills them.
+  std::vector<ir::Counter> carried_rules;
+  std::vector<uint64_t> carried_policy;
+
+  size_t PolicyIndex(const RuleRef& ref) const {
+    return policy_base[static_cast<size_t>(ref.table)] +
+           static_cast<size_t>(ref.chain);
   }
+};
+
+Engine::Engine(const EngineOptions& options) : options_(options) {}
+
+Engine::~Engine() {
+  Stop();
+  workers_.clear();  // sockets before the attachments
 }
 
-Engine::~Engine() = default;
-
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
-    const Program& program, const EngineOptions& options) {
+    std::unique_ptr<const Program> program, const EngineOptions& options) {
   if (options.in == options.out) {
     return absl::InvalidArgumentError(
         "--in and --out must be two different interfaces");
   }
-  std::unique_ptr<Engine> engine(new Engine(program, options));
-  absl::StatusOr<std::unique_ptr<XskPort>> in =
-      XskPort::Open(options.in, options.port);
-  if (!in.ok()) return in.status();
-  engine->ports_[kIn] = *std::move(in);
-  absl::StatusOr<std::unique_ptr<XskPort>> out =
-      XskPort::Open(options.out, options.port);
-  if (!out.ok()) return out.status();  // ~Engine closes `in` (and detaches)
-  engine->ports_[kOut] = *std::move(out);
-  engine->meta_[kIn] = ForwardMeta(*engine->ports_[kIn], *engine->ports_[kOut]);
-  engine->meta_[kOut] = ForwardMeta(*engine->ports_[kOut], *engine->ports_[kIn]);
+  if (options.queues == 0) {
+    return absl::InvalidArgumentError("--queues must be at least 1");
+  }
+  std::unique_ptr<Engine> engine(new Engine(options));
+  const std::string* names[2] = {&options.in, &options.out};
+  for (Side side : {kIn, kOut}) {
+    const std::string& name = *names[side];
+    absl::StatusOr<std::unique_ptr<XdpAttachment>> attach =
+        XdpAttachment::Attach(name, options.queues, options.force_generic);
+    if (!attach.ok()) return attach.status();
+    engine->attach_[side] = *std::move(attach);
+    uint32_t available = RxQueueCount(name);
+    if (options.queues > available) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--queues ", options.queues, ": ", name, " has only ",
+                       available, " RX queue", available == 1 ? "" : "s"));
+    }
+  }
+  for (uint32_t q = 0; q < options.queues; ++q) {
+    auto worker = std::make_unique<Worker>();
+    worker->index = q;
+    for (Side side : {kIn, kOut}) {
+      absl::StatusOr<std::unique_ptr<XskPort>> port =
+          XskPort::Open(*engine->attach_[side], q);
+      if (!port.ok()) return port.status();  // ~Engine closes the rest
+      worker->ports[side] = *std::move(port);
+    }
+    engine->workers_.push_back(std::move(worker));
+  }
+  engine->meta_[kIn] = ForwardMeta(*engine->attach_[kIn], *engine->attach_[kOut]);
+  engine->meta_[kOut] = ForwardMeta(*engine->attach_[kOut], *engine->attach_[kIn]);
+  engine->quiescent_ = std::make_unique<QuiescentSlots>(options.queues);
+  engine->owned_ = engine->MakeGeneration(std::move(program), 1);
+  engine->current_.store(engine->owned_.get());
   return engine;
 }
 
-void Engine::CountPolicy(const RuleRef& ref) {
-  if (ref.table < 0 || ref.chain < 0) return;
-  size_t t = static_cast<size_t>(ref.table);
-  size_t c = static_cast<size_t>(ref.chain);
-  if (t < policy_.size() && c < policy_[t].size()) ++policy_[t][c];
+std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
+    std::unique_ptr<const Program> program, uint64_t number) const {
+  auto gen = std::make_unique<Generation>();
+  gen->number = number;
+  const ir::Ruleset& ruleset = program->ruleset();
+  for (const ir::Table& table : ruleset.tables) {
+    gen->policy_base.push_back(gen->policy_size);
+    gen->policy_size += table.chains.size();
+  }
+  gen->slot_count = static_cast<uint32_t>(workers_.size());
+  gen->slots = std::make_unique<Generation::Slot[]>(gen->slot_count);
+  for (uint32_t w = 0; w < gen->slot_count; ++w) {
+    Generation::Slot& slot = gen->slots[w];
+    // Sized once here: the workers never reallocate it, so Counters may
+    // read it while they run.
+    program->PrepareState(&slot.state);
+    slot.policy =
+        std::make_unique<std::atomic<uint64_t>[]>(gen->policy_size + 1);
+  }
+  gen->program = std::move(program);
+  return gen;
+}
+
+void Engine::Start() {
+  if (running_) return;
+  running_ = true;
+  stop_.store(false);
+  std::vector<int> cpus = AllowedCpus();
+  for (auto& worker : workers_) {
+    Worker* w = worker.get();
+    w->thread = std::thread([this, w] { RunWorker(*w); });
+    if (!cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpus[w->index % cpus.size()], &set);
+      pthread_setaffinity_np(w->thread.native_handle(), sizeof set, &set);
+    }
+  }
+}
+
+void Engine::Stop() {
+  if (!running_) return;
+  stop_.store(true);
+  for (auto& worker : workers_) worker->thread.join();
+  running_ = false;
 }
 
 // One burst from `from` to the other side; returns the frames received.
-uint32_t Engine::Pump(Side from) {
-  XskPort& rx = *ports_[from];
-  XskPort& tx = *ports_[from == kIn ? kOut : kIn];
+uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
+  const Side to = from == kIn ? kOut : kIn;
+  XskPort& rx = *worker.ports[from];
+  XskPort& tx = *worker.ports[to];
+  Generation::Slot& slot = gen.slots[worker.index];
   const uint8_t* frames[kBurst];
   uint32_t lens[kBurst];
   uint64_t addrs[kBurst];
   Result results[kBurst];
   uint32_t n = rx.Peek(kBurst, frames, lens, addrs);
   if (n == 0) return 0;
-  program_.ClassifyBurst(options_.hook, frames, lens, n, meta_[from], results,
-                         &state_);
+  gen.program->ClassifyBurst(options_.hook, frames, lens, n, meta_[from],
+                             results, &slot.state);
   uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, dropped = 0, errors = 0;
   for (uint32_t i = 0; i < n; ++i) {
     rx_bytes += lens[i];
-    if (results[i].decided_by.rule < 0) CountPolicy(results[i].decided_by);
+    const RuleRef& by = results[i].decided_by;
+    if (by.rule < 0 && by.table >= 0 && by.chain >= 0) {
+      Bump(slot.policy[gen.PolicyIndex(by)], 1);
+    }
     if (results[i].verdict == Verdict::kDrop) {
       ++dropped;
     } else if (tx.Send(frames[i], lens[i])) {
@@ -122,8 +240,8 @@ uint32_t Engine::Pump(Side from) {
   tx.ReapCompletions();
   rx.WakeRxIfNeeded();
 
-  AtomicStats& in_stats = stats_[from];
-  AtomicStats& out_stats = stats_[from == kIn ? kOut : kIn];
+  AtomicStats& in_stats = worker.stats[from];
+  AtomicStats& out_stats = worker.stats[to];
   Bump(in_stats.rx_packets, n);
   Bump(in_stats.rx_bytes, rx_bytes);
   Bump(in_stats.dropped, dropped);
@@ -133,29 +251,37 @@ uint32_t Engine::Pump(Side from) {
   return n;
 }
 
-void Engine::Run(const std::atomic<bool>& stop) {
-  while (!stop.load(std::memory_order_relaxed)) {
-    uint32_t got = Pump(kIn);
-    got += Pump(kOut);
+void Engine::RunWorker(Worker& worker) {
+  const uint32_t w = worker.index;
+  quiescent_->Awake(w);
+  while (!stop_.load(std::memory_order_relaxed)) {
+    // One load per turn: both bursts of the turn run this generation.
+    Generation* gen = current_.load(std::memory_order_seq_cst);
+    uint32_t got = Pump(worker, *gen, kIn);
+    got += Pump(worker, *gen, kOut);
+    quiescent_->Passed(w, gen->number);
     if (got > 0) continue;
-    // Idle: sleep in poll() (which also wakes the kernel's RX side) and
-    // keep TX moving.
-    pollfd fds[2] = {{ports_[kIn]->fd(), POLLIN, 0},
-                     {ports_[kOut]->fd(), POLLIN, 0}};
+    // Idle: holding no generation, sleep in poll() (which also wakes the
+    // kernel's RX side) and keep TX moving.
+    quiescent_->Idle(w);
+    pollfd fds[2] = {{worker.ports[kIn]->fd(), POLLIN, 0},
+                     {worker.ports[kOut]->fd(), POLLIN, 0}};
     poll(fds, 2, kIdlePollMs);
-    for (auto& port : ports_) {
+    for (auto& port : worker.ports) {
       port->ReapCompletions();
       port->Flush();
     }
+    quiescent_->Awake(w);
   }
-  DrainTx();
+  quiescent_->Idle(w);
+  DrainTx(worker);
 }
 
-void Engine::DrainTx() {
+void Engine::DrainTx(Worker& worker) {
   auto deadline = std::chrono::steady_clock::now() + kTxDrainTime;
   for (;;) {
     uint32_t outstanding = 0;
-    for (auto& port : ports_) {
+    for (auto& port : worker.ports) {
       port->Flush();
       port->ReapCompletions();
       outstanding += port->tx_outstanding();
@@ -165,24 +291,171 @@ void Engine::DrainTx() {
   }
 }
 
-PortStats Engine::Stats(Side side) const {
-  const AtomicStats& s = stats_[side];
-  auto get = [](const std::atomic<uint64_t>& v) {
-    return v.load(std::memory_order_relaxed);
-  };
-  return PortStats{.rx_packets = get(s.rx_packets),
-                   .rx_bytes = get(s.rx_bytes),
-                   .tx_packets = get(s.tx_packets),
-                   .tx_bytes = get(s.tx_bytes),
-                   .dropped = get(s.dropped),
-                   .tx_errors = get(s.tx_errors)};
+uint64_t Engine::Reload(std::unique_ptr<const Program> program) {
+  Generation* old = owned_.get();
+  std::unique_ptr<Generation> next =
+      MakeGeneration(std::move(program), old->number + 1);
+  const uint64_t number = next->number;
+  current_.store(next.get(), std::memory_order_seq_cst);
+  std::unique_ptr<Generation> retired = std::move(owned_);
+  owned_ = std::move(next);
+
+  auto deadline = std::chrono::steady_clock::now() + kQuiesceLimit;
+  while (!quiescent_->AllPast(number)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      // Never free what a worker might hold: keep it (a leak, not a crash).
+      (void)retired.release();
+      return number;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  // The old generation's counters are final now.
+  CarryOver(*retired, *owned_);
+  return number;
 }
 
-uint64_t Engine::PolicyPackets(int table, int chain) const {
-  if (table < 0 || chain < 0) return 0;
-  size_t t = static_cast<size_t>(table);
-  size_t c = static_cast<size_t>(chain);
-  return t < policy_.size() && c < policy_[t].size() ? policy_[t][c] : 0;
+uint64_t Engine::generation() const { return owned_->number; }
+const Program& Engine::program() const { return *owned_->program; }
+
+PortStats Engine::QueueStats(Side side, uint32_t queue) const {
+  const AtomicStats& s = workers_[queue]->stats[side];
+  return PortStats{.rx_packets = Get(s.rx_packets),
+                   .rx_bytes = Get(s.rx_bytes),
+                   .tx_packets = Get(s.tx_packets),
+                   .tx_bytes = Get(s.tx_bytes),
+                   .dropped = Get(s.dropped),
+                   .tx_errors = Get(s.tx_errors)};
+}
+
+PortStats Engine::Stats(Side side) const {
+  PortStats total;
+  for (uint32_t q = 0; q < queues(); ++q) {
+    PortStats s = QueueStats(side, q);
+    total.rx_packets += s.rx_packets;
+    total.rx_bytes += s.rx_bytes;
+    total.tx_packets += s.tx_packets;
+    total.tx_bytes += s.tx_bytes;
+    total.dropped += s.dropped;
+    total.tx_errors += s.tx_errors;
+  }
+  return total;
+}
+
+XskKernelStats Engine::KernelStats(Side side) const {
+  XskKernelStats total;
+  for (const auto& worker : workers_) {
+    XskKernelStats k = worker->ports[side]->KernelStats();
+    total.rx_dropped += k.rx_dropped;
+    total.rx_invalid += k.rx_invalid;
+    total.tx_invalid += k.tx_invalid;
+    total.rx_ring_full += k.rx_ring_full;
+    total.fill_ring_empty += k.fill_ring_empty;
+  }
+  return total;
+}
+
+CounterSnapshot Engine::Counters() const { return CountersOf(*owned_); }
+
+CounterSnapshot Engine::CountersOf(const Generation& gen) {
+  const ir::Ruleset& ruleset = gen.program->ruleset();
+  CounterSnapshot snap;
+  snap.rules.resize(ruleset.tables.size());
+  snap.policy.resize(ruleset.tables.size());
+  size_t flat = 0;  // index into carried_rules
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
+    const ir::Table& table = ruleset.tables[t];
+    snap.rules[t].resize(table.chains.size());
+    snap.policy[t].resize(table.chains.size());
+    for (size_t c = 0; c < table.chains.size(); ++c) {
+      RuleRef chain_ref{static_cast<int>(t), static_cast<int>(c), -1};
+      size_t policy = gen.PolicyIndex(chain_ref);
+      uint64_t& decided = snap.policy[t][c];
+      for (uint32_t w = 0; w < gen.slot_count; ++w) {
+        decided += Get(gen.slots[w].policy[policy]);
+      }
+      if (policy < gen.carried_policy.size()) {
+        decided += gen.carried_policy[policy];
+      }
+      snap.rules[t][c].resize(table.chains[c].rules.size());
+      for (size_t r = 0; r < table.chains[c].rules.size(); ++r, ++flat) {
+        RuleRef ref{static_cast<int>(t), static_cast<int>(c),
+                    static_cast<int>(r)};
+        ir::Counter& sum = snap.rules[t][c][r];
+        for (uint32_t w = 0; w < gen.slot_count; ++w) {
+          ir::Counter part = gen.slots[w].state.CounterOf(ref);
+          sum.packets += part.packets;
+          sum.bytes += part.bytes;
+        }
+        if (flat < gen.carried_rules.size()) {
+          sum.packets += gen.carried_rules[flat].packets;
+          sum.bytes += gen.carried_rules[flat].bytes;
+        }
+      }
+    }
+  }
+  return snap;
+}
+
+namespace {
+
+// Identities, flat in table, chain, rule order: a rule's is its printed
+// form (family, table, chain, expressions) and its rank among identically
+// printed rules; a chain's is "family table chain".
+struct Identities {
+  std::vector<std::string> rules;
+  std::vector<std::string> chains;
+};
+
+Identities IdentitiesOf(const ir::Ruleset& ruleset) {
+  Identities ids;
+  std::map<std::string, int> rank;
+  for (const ir::Table& table : ruleset.tables) {
+    for (const ir::Chain& chain : table.chains) {
+      ids.chains.push_back(absl::StrCat(ir::FamilyName(table.family), " ",
+                                        table.name, " ", chain.name));
+      for (const ir::Rule& rule : chain.rules) {
+        std::string key = ir::PrintRule(table, chain, rule);
+        absl::StrAppend(&key, "#", rank[key]++);
+        ids.rules.push_back(std::move(key));
+      }
+    }
+  }
+  return ids;
+}
+
+// For each of `keys`, the value `old_keys` gave it, or zero.
+template <class T>
+std::vector<T> Match(const std::vector<std::string>& old_keys,
+                     const std::vector<T>& old_values,
+                     const std::vector<std::string>& keys) {
+  std::map<std::string, T> by_key;
+  for (size_t i = 0; i < old_keys.size(); ++i) by_key[old_keys[i]] = old_values[i];
+  std::vector<T> values(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto it = by_key.find(keys[i]);
+    if (it != by_key.end()) values[i] = it->second;
+  }
+  return values;
+}
+
+}  // namespace
+
+void Engine::CarryOver(const Generation& from, Generation& to) {
+  const CounterSnapshot old = CountersOf(from);
+  std::vector<ir::Counter> old_rules;
+  std::vector<uint64_t> old_policy;
+  for (size_t t = 0; t < old.rules.size(); ++t) {
+    for (size_t c = 0; c < old.rules[t].size(); ++c) {
+      old_policy.push_back(old.policy[t][c]);
+      old_rules.insert(old_rules.end(), old.rules[t][c].begin(),
+                       old.rules[t][c].end());
+    }
+  }
+  const Identities before = IdentitiesOf(from.program->ruleset());
+  const Identities after = IdentitiesOf(to.program->ruleset());
+  to.carried_rules = Match(before.rules, old_rules, after.rules);
+  // Chains are flat in the same order as PolicyIndex.
+  to.carried_policy = Match(before.chains, old_policy, after.chains);
 }
 
 }  // namespace rulejit::runtime

@@ -1,21 +1,46 @@
-// The AF_XDP bump-in-the-wire engine: two interfaces, one compiled Program.
+// The AF_XDP bump-in-the-wire engine: two interfaces, one compiled Program
+// that can be swapped while frames flow.
 //
 //   in  ──rx──▶ ClassifyBurst(hook, iif=in,  oif=out) ──accept──▶ copy ──tx──▶ out
 //   out ──rx──▶ ClassifyBurst(hook, iif=out, oif=in ) ──accept──▶ copy ──tx──▶ in
 //                                       └──drop──▶ frame straight back to fill
 //
-// One AF_XDP socket per interface (one queue), each with its own UMEM
-// (xsk_port.h); an accepted frame is copied into a TX frame of the other
-// socket. One worker (the thread calling Run) serves both directions in
-// bursts of up to kBurst frames, so all per-rule counters live in one
-// RunState. The engine reaches the ruleset only through the public API
-// (rulejit/rulejit.h).
+// Queues: one worker thread per RX queue q (0 <= q < queues), pinned to a
+// CPU, owning the AF_XDP sockets of queue q on both interfaces (each with
+// its own UMEM, xsk_port.h); an accepted frame is copied into a TX frame of
+// the other interface's socket of the same queue. The XDP program of each
+// interface (xdp_attach.h) steers queue q's frames to socket q.
 //
-// Counters: per interface (rx = frames received on it, tx = frames sent out
-// of it, dropped = frames received on it that the ruleset dropped,
-// tx_errors = accepted frames that found no TX room on the other side) are
-// atomics any thread may read while Run works; per-rule counters
-// (RunState::CounterOf) and policy decisions are read after Run returns.
+// Generations: the program the workers run lives in a Generation (the
+// Program, one RunState and policy counter array per worker) behind an
+// atomic pointer. A worker loads the pointer once per loop turn and judges
+// every frame of the bursts of that turn with it, so each frame is decided
+// wholly by one generation. Reload publishes a new generation, waits until
+// every worker has passed it or is idle (quiescence.h), then frees the old
+// one. Workers take no lock at all.
+//
+// Counters across a reload are carried over by rule identity: a rule of
+// the new ruleset whose table, chain and expressions print exactly like a
+// rule of the old one (the n-th such rule matching the n-th) starts from
+// the old rule's packets/bytes; a base chain's policy count carries over by
+// family/table/chain name. Everything else starts at zero. So editing one
+// rule of a large file keeps the counters of all the others, wherever they
+// moved in the file.
+//
+// No verdict cache (a per-worker flow cache of verdicts): measured, it
+// cannot pay. `rulejit bench --hook forward` over one UDP flow, median of
+// three side by side: empty ruleset 87 ns/packet (parse + call), 10000
+// distinct non-matching rules 210 ns/packet (the classifier). A cache hit
+// still parses and hashes the key fields (~20-40 ns), so it saves at most
+// ~100 ns of the ~2.1-2.5 us a frame costs on the AF_XDP copy-mode veth
+// path (0.4-0.47 Mpps): under 5%. It would also lose exact counters (a hit
+// skips the counters of matching non-terminal rules).
+//
+// Threads: the workers run the hot path; one control thread (the caller of
+// Reload/Counters, e.g. the ctl socket loop) does everything else. Stats
+// may be read from any thread. Counters reads per-worker slots while the
+// workers write them: each value is an aligned 64-bit word read whole, so a
+// read is a slightly stale but never torn snapshot.
 #ifndef RULEJIT_RUNTIME_XDP_ENGINE_H_
 #define RULEJIT_RUNTIME_XDP_ENGINE_H_
 
@@ -23,10 +48,13 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "rulejit/rulejit.h"
+#include "runtime/xdp/quiescence.h"
+#include "runtime/xdp/xdp_attach.h"
 #include "runtime/xdp/xsk_port.h"
 
 namespace rulejit::runtime {
@@ -37,7 +65,8 @@ struct EngineOptions {
   // The hook whose chains decide; forward sees iif and oif, as the kernel's
   // FORWARD chain (iptables dumps) and `hook forward` chains do.
   Hook hook = Hook::kForward;
-  XskPortOptions port;
+  bool force_generic = false;  // skip the native XDP attempt
+  uint32_t queues = 1;         // RX queues served, one worker each
 };
 
 struct PortStats {
@@ -49,43 +78,65 @@ struct PortStats {
   uint64_t tx_errors = 0;  // received here, accepted, no room to send
 };
 
+// Per-rule and per-policy counts of the running ruleset, indexed like its
+// tables/chains/rules.
+struct CounterSnapshot {
+  std::vector<std::vector<std::vector<ir::Counter>>> rules;  // [t][c][r]
+  std::vector<std::vector<uint64_t>> policy;                 // [t][c]
+};
+
 class Engine {
  public:
   static constexpr uint32_t kBurst = 64;
   enum Side { kIn = 0, kOut = 1 };
 
-  // Opens both sockets (see XskPort::Open for the errors). `program` must
-  // outlive the engine.
+  // Attaches the XDP program to both interfaces and opens the sockets of
+  // every queue. Errors: NotFound (no such interface), InvalidArgument
+  // (bad options, more queues than the interface has), PermissionDenied,
+  // Unavailable (busy, no AF_XDP).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Engine>> Open(
-      const Program& program, const EngineOptions& options);
-  ~Engine();
+      std::unique_ptr<const Program> program, const EngineOptions& options);
+  ~Engine();  // stops the workers if running
 
-  // The worker loop, on the calling thread, until `stop` becomes true; then
-  // waits briefly for queued TX frames to leave.
-  void Run(const std::atomic<bool>& stop);
+  // Starts one worker per queue, pinned to the allowed CPUs in turn.
+  void Start();
+  // Stops the workers and waits briefly for queued TX frames to leave.
+  void Stop();
 
-  PortStats Stats(Side side) const;  // safe from any thread
-  const XskPort& port(Side side) const { return *ports_[side]; }
+  // Swaps in `program` (see the header comment) and returns its generation
+  // number. Control thread only; returns once the old program is freed.
+  uint64_t Reload(std::unique_ptr<const Program> program);
+  uint64_t generation() const;
+  const Program& program() const;  // control thread only
 
-  // Valid after Run returned.
-  const RunState& run_state() const { return state_; }
-  // Frames decided by the policy of (table, chain) of the program's ruleset.
-  uint64_t PolicyPackets(int table, int chain) const;
+  PortStats Stats(Side side) const;            // any thread
+  PortStats QueueStats(Side side, uint32_t queue) const;  // one worker's
+  XskKernelStats KernelStats(Side side) const;  // summed over queues
+  CounterSnapshot Counters() const;            // control thread only
+  const XdpAttachment& attachment(Side side) const { return *attach_[side]; }
+  uint32_t queues() const { return static_cast<uint32_t>(workers_.size()); }
 
  private:
-  struct AtomicStats;
-  Engine(const Program& program, const EngineOptions& options);
-  uint32_t Pump(Side from);
-  void CountPolicy(const RuleRef& ref);
-  void DrainTx();
+  struct Generation;
+  struct Worker;
+  Engine(const EngineOptions& options);
+  std::unique_ptr<Generation> MakeGeneration(
+      std::unique_ptr<const Program> program, uint64_t number) const;
+  void RunWorker(Worker& worker);
+  uint32_t Pump(Worker& worker, Generation& gen, Side from);
+  void DrainTx(Worker& worker);
+  static CounterSnapshot CountersOf(const Generation& gen);
+  static void CarryOver(const Generation& from, Generation& to);
 
-  const Program& program_;
   EngineOptions options_;
-  std::unique_ptr<XskPort> ports_[2];
+  std::unique_ptr<XdpAttachment> attach_[2];  // outlive the sockets
+  std::vector<std::unique_ptr<Worker>> workers_;
   PacketMeta meta_[2];  // by receiving side
-  std::unique_ptr<AtomicStats[]> stats_;
-  RunState state_;
-  std::vector<std::vector<uint64_t>> policy_;  // [table][chain]
+  std::atomic<Generation*> current_{nullptr};
+  std::unique_ptr<Generation> owned_;  // what current_ points to
+  std::unique_ptr<QuiescentSlots> quiescent_;
+  std::atomic<bool> stop_{false};
+  bool running_ = false;
 };
 
 }  // namespace rulejit::runtime

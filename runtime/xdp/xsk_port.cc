@@ -30,36 +30,6 @@ constexpr int kMaxKicks = 4;
 int SilentPrint(enum libxdp_print_level, const char*, va_list) { return 0; }
 int SilentBpfPrint(enum libbpf_print_level, const char*, va_list) { return 0; }
 
-// A libxdp/libbpf error code (negative errno) as a Status that says what
-// the user can do about it.
-absl::Status XskError(int err, const std::string& ifname, uint32_t queue,
-                      absl::string_view what) {
-  std::string where = absl::StrCat("AF_XDP on ", ifname, " queue ", queue);
-  switch (err) {
-    case EPERM:
-    case EACCES:
-      return absl::PermissionDeniedError(absl::StrCat(
-          where, ": ", what, ": permission denied (run as root, or with "
-          "CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW)"));
-    case EBUSY:
-    case EEXIST:
-      return absl::UnavailableError(absl::StrCat(
-          where, ": ", what, ": the queue is busy (another AF_XDP socket or "
-          "a foreign XDP program is attached; `ip link show ", ifname,
-          "` shows it)"));
-    case EAFNOSUPPORT:
-      return absl::UnavailableError(absl::StrCat(
-          where, ": the kernel has no AF_XDP (CONFIG_XDP_SOCKETS)"));
-    case ENODEV:
-    case ENXIO:
-      return absl::NotFoundError(absl::StrCat(
-          where, ": ", what, ": no such interface or queue"));
-    default:
-      return absl::InternalError(
-          absl::StrCat(where, ": ", what, ": ", strerror(err)));
-  }
-}
-
 }  // namespace
 
 struct XskPort::Rings {
@@ -69,69 +39,33 @@ struct XskPort::Rings {
   xsk_ring_prod tx{};
 };
 
-const char* XdpModeName(XdpMode mode) {
-  return mode == XdpMode::kNative ? "native" : "generic";
-}
-
 void QuietXdpLibraries() {
   libxdp_set_print(SilentPrint);
   libbpf_set_print(SilentBpfPrint);
 }
 
 absl::StatusOr<std::unique_ptr<XskPort>> XskPort::Open(
-    const std::string& ifname, const XskPortOptions& options) {
+    XdpAttachment& attachment, uint32_t queue) {
   std::unique_ptr<XskPort> port(new XskPort());
-  if (absl::Status s = port->Create(ifname, options); !s.ok()) return s;
+  if (absl::Status s = port->Create(attachment, queue); !s.ok()) return s;
   return port;
 }
 
-absl::Status XskPort::Create(const std::string& ifname,
-                             const XskPortOptions& options) {
-  name_ = ifname;
-  if (ifname.empty() || ifname.size() >= IF_NAMESIZE) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad interface name '", ifname, "'"));
-  }
-  ifindex_ = if_nametoindex(ifname.c_str());
-  if (ifindex_ == 0) {
-    return absl::NotFoundError(
-        absl::StrCat("interface '", ifname, "' does not exist"));
-  }
+absl::Status XskPort::Create(XdpAttachment& attachment, uint32_t queue) {
+  name_ = attachment.name();
+  ifindex_ = attachment.ifindex();
+  queue_ = queue;
   area_size_ = static_cast<size_t>(kFrameCount) * kFrameSize;
   void* area = mmap(nullptr, area_size_, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (area == MAP_FAILED) {
     area_ = nullptr;
-    return absl::ResourceExhaustedError(
-        absl::StrCat("cannot map the UMEM for ", ifname, ": ", strerror(errno)));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot map the UMEM for ", name_, ": ", strerror(errno)));
   }
   area_ = static_cast<uint8_t*>(area);
   rings_ = std::make_unique<Rings>();
 
-  // Native XDP first (veth and most NICs have it), generic otherwise.
-  absl::Status status = absl::UnknownError("not tried");
-  if (!options.force_generic) {
-    mode_ = XdpMode::kNative;
-    status = CreateSocket(options, XDP_FLAGS_DRV_MODE);
-  }
-  if (!status.ok() && !absl::IsPermissionDenied(status) &&
-      !absl::IsUnavailable(status)) {
-    mode_ = XdpMode::kGeneric;
-    status = CreateSocket(options, XDP_FLAGS_SKB_MODE);
-  }
-  if (!status.ok()) return status;
-
-  for (uint32_t i = 0; i < kTxFrames; ++i) {
-    free_tx_.push_back(static_cast<uint64_t>(kRxFrames + i) * kFrameSize);
-  }
-  FillAll();
-  return absl::OkStatus();
-}
-
-// One attempt with the given attach mode; leaves no UMEM or socket behind
-// on failure, so the caller may retry with another mode.
-absl::Status XskPort::CreateSocket(const XskPortOptions& options,
-                                   uint32_t xdp_flags) {
   xsk_umem_config umem_config{.fill_size = kRingSize,
                               .comp_size = kRingSize,
                               .frame_size = kFrameSize,
@@ -141,31 +75,32 @@ absl::Status XskPort::CreateSocket(const XskPortOptions& options,
                              &rings_->comp, &umem_config);
   if (err != 0) {
     umem_ = nullptr;
-    return XskError(-err, name_, options.queue, "creating the UMEM");
+    return XdpError(-err, name_, queue, "creating the UMEM");
   }
   xsk_socket_config config{};
   config.rx_size = kRingSize;
   config.tx_size = kRingSize;
-  config.libxdp_flags = 0;  // let libxdp load and attach its default program
-  config.xdp_flags = xdp_flags;
+  // The attachment owns the XDP program; libxdp must not load its own.
+  config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
   // Copy mode works on every driver; zero-copy is for later.
   config.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
-  err = xsk_socket__create(&socket_, name_.c_str(), options.queue, umem_,
+  err = xsk_socket__create(&socket_, name_.c_str(), queue, umem_,
                            &rings_->rx, &rings_->tx, &config);
   if (err != 0) {
     socket_ = nullptr;
-    xsk_umem__delete(umem_);
-    umem_ = nullptr;
-    const char* mode =
-        xdp_flags == XDP_FLAGS_DRV_MODE ? "native XDP" : "generic XDP";
-    return XskError(-err, name_, options.queue,
-                    absl::StrCat("creating the socket (", mode, ")"));
+    return XdpError(-err, name_, queue, "creating the socket");
   }
+  if (absl::Status s = attachment.Register(queue, fd()); !s.ok()) return s;
+
+  for (uint32_t i = 0; i < kTxFrames; ++i) {
+    free_tx_.push_back(static_cast<uint64_t>(kRxFrames + i) * kFrameSize);
+  }
+  FillAll();
   return absl::OkStatus();
 }
 
 XskPort::~XskPort() {
-  // The socket first: deleting the last one detaches libxdp's program.
+  // The socket first: the UMEM cannot go while a socket uses it.
   if (socket_ != nullptr) xsk_socket__delete(socket_);
   if (umem_ != nullptr) xsk_umem__delete(umem_);
   if (area_ != nullptr) munmap(area_, area_size_);

@@ -9,10 +9,10 @@
 //   fill ──kernel──▶ rx ──Peek──▶ [caller classifies] ──Release──▶ fill
 //   free ──Send (copy in)──▶ tx ──kernel──▶ completion ──Reap──▶ free
 //
-// A port is used by one thread at a time; nothing here locks. Opening it
-// attaches libxdp's default XDP program (native mode first, generic/SKB mode
-// when the driver has none); deleting the last socket of an interface
-// detaches it again.
+// A port is used by one thread at a time; nothing here locks. The XDP
+// program that feeds the socket belongs to the interface's XdpAttachment
+// (xdp_attach.h), which must outlive its ports; opening a port registers
+// the socket there for its queue.
 #ifndef RULEJIT_RUNTIME_XDP_XSK_PORT_H_
 #define RULEJIT_RUNTIME_XDP_XSK_PORT_H_
 
@@ -22,19 +22,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runtime/xdp/xdp_attach.h"
 
 struct xsk_umem;
 struct xsk_socket;
 
 namespace rulejit::runtime {
-
-enum class XdpMode { kNative, kGeneric };
-const char* XdpModeName(XdpMode mode);  // "native" | "generic"
-
-struct XskPortOptions {
-  uint32_t queue = 0;
-  bool force_generic = false;  // skip the native attempt (tests, debugging)
-};
 
 // Statistics the kernel keeps for the socket (XDP_STATISTICS).
 struct XskKernelStats {
@@ -51,18 +44,17 @@ void QuietXdpLibraries();
 
 class XskPort {
  public:
-  // Opens queue `options.queue` of `ifname`. Errors name the interface and
-  // say what to do: NotFound (no such interface), PermissionDenied (needs
-  // root / CAP_NET_ADMIN+CAP_BPF), Unavailable (busy queue, no AF_XDP).
+  // Opens queue `queue` of the attachment's interface. Errors name the
+  // interface and say what to do (see XdpError).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<XskPort>> Open(
-      const std::string& ifname, const XskPortOptions& options);
+      XdpAttachment& attachment, uint32_t queue);
   ~XskPort();
   XskPort(const XskPort&) = delete;
   XskPort& operator=(const XskPort&) = delete;
 
   const std::string& name() const { return name_; }
   uint32_t ifindex() const { return ifindex_; }
-  XdpMode mode() const { return mode_; }
+  uint32_t queue() const { return queue_; }
   int fd() const;
 
   // Up to `max` received frames: pointers into the UMEM (valid until
@@ -88,14 +80,13 @@ class XskPort {
  private:
   struct Rings;
   XskPort() = default;
-  absl::Status Create(const std::string& ifname, const XskPortOptions& options);
-  absl::Status CreateSocket(const XskPortOptions& options, uint32_t xdp_flags);
+  absl::Status Create(XdpAttachment& attachment, uint32_t queue);
   void FillAll();
   uint32_t TxUnconsumed();  // TX descriptors the kernel has not taken yet
 
   std::string name_;
   uint32_t ifindex_ = 0;
-  XdpMode mode_ = XdpMode::kNative;
+  uint32_t queue_ = 0;
   uint8_t* area_ = nullptr;  // the UMEM, mmap'ed
   size_t area_size_ = 0;
   xsk_umem* umem_ = nullptr;
