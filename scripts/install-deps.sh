@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ccache \
-  clang-19 llvm-19-dev libzstd-dev \
+  clang-19 libclang-rt-19-dev llvm-19-dev libzstd-dev \
   libasmjit-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libxdp-dev libbpf-dev libpcap-dev \
   nftables iptables iproute2 tcpdump \
