@@ -83,6 +83,11 @@ std::optional<ir::Ruleset> ParseWith(InputFormat format,
     case InputFormat::kIptables:
       return Unwrap(frontends::ParseIptablesSave(text, file, diags), file,
                     diags);
+    case InputFormat::kIptablesNft:
+      return Unwrap(frontends::ParseIptablesSave(text, file, diags,
+                                                 frontends::IpVersion::kAuto,
+                                                 frontends::IptablesFlavor::kNft),
+                    file, diags);
     case InputFormat::kNft:
       return Unwrap(frontends::ParseNft(text, file, diags, DirectoryOf(path)),
                     file, diags);
@@ -98,6 +103,8 @@ const char* FormatName(InputFormat format) {
   switch (format) {
     case InputFormat::kIptables:
       return "iptables";
+    case InputFormat::kIptablesNft:
+      return "iptables-nft";
     case InputFormat::kNft:
       return "nft";
     case InputFormat::kClassbench:
@@ -108,6 +115,7 @@ const char* FormatName(InputFormat format) {
 
 std::optional<InputFormat> FormatFromName(absl::string_view name) {
   if (name == "iptables") return InputFormat::kIptables;
+  if (name == "iptables-nft") return InputFormat::kIptablesNft;
   if (name == "nft") return InputFormat::kNft;
   if (name == "classbench") return InputFormat::kClassbench;
   return std::nullopt;
@@ -160,7 +168,7 @@ std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
   if (!format) {
     uint32_t line = std::max<uint32_t>(FirstMeaningfulLine(*text).second, 1);
     diags.Error({file, line, 1}, "cannot tell the input format",
-                "use --format iptables|nft|classbench");
+                "use --format iptables|iptables-nft|nft|classbench");
   } else {
     ruleset = ParseWith(*format, *text, path, file, diags);
   }
