@@ -135,7 +135,9 @@ void ParseIpv6(ir::PacketView& v, uint32_t off) {
         v.fragoff = offset_bytes >> 3;
         v.l4proto = next;
         v.l4proto_valid = true;
-        v.l4_off = off;  // KERNEL: thoff stays 0, i.e. skb->data (see packet.h)
+        // KERNEL: thoff stays 0, i.e. skb->data (see packet.h; verified on
+        // Linux 6.18 by KernelDiff.NftTransportMatchOnIpv6Fragment).
+        v.l4_off = off;
         return;
       }
       pos += 8;

@@ -19,12 +19,22 @@
 //                            default: a few random packets are first or
 //                            non-first fragments; see NftTransportMatchOnFragment
 //                            for what the kernels do with them).
-// A long campaign:
+// A long campaign (about 2 s per ruleset):
+//   RULEJIT_KERNEL_RULESETS=1000 RULEJIT_KERNEL_SEED=7 \
+//     build/tests/kernel_diff_test --gtest_filter='KernelDiff.Generated*'
 //   RULEJIT_KERNEL_RULESETS=1000 ctest -L kernel --timeout 100000
-//   RULEJIT_KERNEL_RULESETS=1000 RULEJIT_KERNEL_SEED=7 build/kernel_diff_test
 // On a mismatch, the ruleset (both syntaxes), frames.pcap, packets.txt and
 // every verdict list are kept in a printed /tmp directory, with the
 // `rulejit eval ... --explain` command that replays rulejit's side.
+//
+// IPv6 is not in the random campaign yet: the generators (ruleset_gen,
+// packet_gen) render IPv4 only, and ip6tables-legacy's tcp/udp/icmp6/
+// multiport matches refuse non-first IPv6 fragments (par->fragoff from
+// ipv6_find_hdr), a check rulejit's ip6tables lowering lacks and its IR
+// cannot express yet (it needs "no fragment header, or offset 0": an exthdr
+// expression). What nft does with IPv6 fragments is modelled and checked by
+// NftTransportMatchOnIpv6Fragment; kernel_oracle_test.cc checks IPv6
+// frames against hand reasoning (ip6tables-legacy, nft) and rulejit (nft).
 //
 // Needs root, `ip netns`, iptables-legacy-restore, nft and the rulejit
 // binary; skips with the reason otherwise.
@@ -295,6 +305,53 @@ TEST_F(KernelDiff, NftTransportMatchOnFragment) {
   EXPECT_THAT(outcome.lists[1].accept, ::testing::ElementsAre(false, false, true)) << "kernel-nft";
   std::vector<size_t> bad = Disagreements(outcome.lists, c.frames);
   EXPECT_TRUE(bad.empty()) << KeepForReplay(c, outcome, bad);
+}
+
+// The IPv6 side of the same kernel behaviour: for a non-first IPv6
+// fragment ipv6_find_hdr returns the protocol without setting the offset,
+// so pkt->thoff stays 0 and a fast-path transport load reads the IPv6
+// header itself (bytes 2-3: the low flow label bits, 0 here), not the
+// fragment's data (which starts with the frame index, 1 here).
+//   frame 0: tcp 80 -> 80, whole (control)             kernel: accept
+//   frame 1: tcp fragment, offset 800, data 00 00 00 01  kernel: drop
+// rulejit (PacketView::l4_off) must agree on every tier.
+TEST_F(KernelDiff, NftTransportMatchOnIpv6Fragment) {
+  absl::Status available = OracleAvailable(OracleSyntax::kNft);
+  if (!available.ok()) GTEST_SKIP() << available.message();
+  if (access(RULEJIT_TOOL, X_OK) != 0) GTEST_SKIP() << "no rulejit binary at " << RULEJIT_TOOL;
+  const std::string nft = "table ip6 filter {\n  chain forward {\n"
+                          "    type filter hook forward priority 0; policy accept;\n"
+                          "    tcp dport 0 drop\n  }\n}\n";
+  std::vector<FrameSpec> packets;
+  for (int i = 0; i < 2; ++i) {
+    FrameSpec f;
+    f.src = "2001:db8::1";
+    f.dst = "2001:db8:1::1";
+    f.sport = 80;
+    f.dport = 80;
+    f.payload.assign(8, 0);
+    f.ip_id = static_cast<uint16_t>(i + 1);
+    if (i == 1) {
+      f.ext_headers = {44};
+      f.frag_offset = 100;
+    }
+    packets.push_back(f);
+  }
+  absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  absl::StatusOr<std::vector<bool>> kernel = KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft}, *frames);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_THAT(*kernel, ::testing::ElementsAre(true, false)) << "kernel-nft";
+  const ScratchDir scratch("rulejit-kdiff-frag6");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string file = scratch.path + "/rules.nft", pcap = scratch.path + "/frames.pcap";
+  std::ofstream(file) << nft;
+  ASSERT_TRUE(WritePcap(pcap, *frames));
+  for (const std::string& tier : SupportedTiers(scratch.path)) {
+    absl::StatusOr<std::vector<bool>> ours = RulejitVerdicts(file, pcap, tier, frames->size());
+    ASSERT_TRUE(ours.ok()) << ours.status();
+    EXPECT_EQ(*ours, *kernel) << tier;
+  }
 }
 
 // RULEJIT_KERNEL_REPLAY=DIR reruns a kept directory (rules.ipt, rules.nft,
