@@ -40,6 +40,7 @@ std::optional<rulejit::frontends::InputFormat> FormatOf(rulejit_format format) {
     case RULEJIT_FORMAT_IPTABLES: return InputFormat::kIptables;
     case RULEJIT_FORMAT_NFT: return InputFormat::kNft;
     case RULEJIT_FORMAT_CLASSBENCH: return InputFormat::kClassbench;
+    case RULEJIT_FORMAT_IPTABLES_NFT: return InputFormat::kIptablesNft;
     case RULEJIT_FORMAT_AUTO: break;
   }
   return std::nullopt;

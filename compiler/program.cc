@@ -164,9 +164,8 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   backend::JitContext ctx;
   ctx.data = pkt.data;
   ctx.len = pkt.len;
-  for (ir::PayloadBase base : {ir::PayloadBase::kLink, ir::PayloadBase::kNetwork,
-                               ir::PayloadBase::kTransport, ir::PayloadBase::kInner}) {
-    ctx.header_off[static_cast<int>(base)] = ir::HeaderOffset(pkt, base);
+  for (int slot = 0; slot < ir::kHeaderSlots; ++slot) {
+    ctx.header_off[slot] = ir::SlotOffset(pkt, static_cast<ir::HeaderSlot>(slot));
   }
   ctx.view = &pkt;
   ctx.meta = &meta;

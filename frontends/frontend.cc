@@ -78,6 +78,10 @@ std::optional<ir::Ruleset> ParseWith(InputFormat format, std::string_view text,
   switch (format) {
     case InputFormat::kIptables:
       return Unwrap(ParseIptablesSave(text, file, diags), file, diags);
+    case InputFormat::kIptablesNft:
+      return Unwrap(ParseIptablesSave(text, file, diags, IpVersion::kAuto,
+                                      IptablesFlavor::kNft),
+                    file, diags);
     case InputFormat::kNft:
       return Unwrap(ParseNft(text, file, diags, DirectoryOf(name)), file, diags);
     case InputFormat::kClassbench:
@@ -92,6 +96,8 @@ const char* FormatName(InputFormat format) {
   switch (format) {
     case InputFormat::kIptables:
       return "iptables";
+    case InputFormat::kIptablesNft:
+      return "iptables-nft";
     case InputFormat::kNft:
       return "nft";
     case InputFormat::kClassbench:
@@ -101,8 +107,8 @@ const char* FormatName(InputFormat format) {
 }
 
 std::optional<InputFormat> FormatFromName(std::string_view name) {
-  for (InputFormat f : {InputFormat::kIptables, InputFormat::kNft,
-                        InputFormat::kClassbench}) {
+  for (InputFormat f : {InputFormat::kIptables, InputFormat::kIptablesNft,
+                        InputFormat::kNft, InputFormat::kClassbench}) {
     if (name == FormatName(f)) return f;
   }
   return std::nullopt;
@@ -128,7 +134,7 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
     uint32_t line =
         std::max<uint32_t>(FirstMeaningfulLine(AbslView(text)).second, 1);
     diags.Error({file, line, 1}, "cannot tell the input format",
-                "use --format iptables|nft|classbench");
+                "use --format iptables|iptables-nft|nft|classbench");
     return std::nullopt;
   }
   if (format) *format = *chosen;

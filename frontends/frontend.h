@@ -23,10 +23,13 @@
 
 namespace rulejit::frontends {
 
-enum class InputFormat { kIptables, kNft, kClassbench };
+// kIptables: an iptables-save dump as iptables-legacy-restore loads it;
+// kIptablesNft: as iptables-nft-restore loads it (they differ on non-first
+// fragments, see frontends::IptablesFlavor). Detection picks kIptables.
+enum class InputFormat { kIptables, kNft, kClassbench, kIptablesNft };
 
 const char* FormatName(InputFormat format);
-// "iptables" | "nft" | "classbench"; nullopt for anything else.
+// "iptables" | "iptables-nft" | "nft" | "classbench"; nullopt otherwise.
 std::optional<InputFormat> FormatFromName(std::string_view name);
 // The format the text looks like, or nullopt when it looks like none.
 std::optional<InputFormat> DetectFormat(std::string_view text);

@@ -92,18 +92,31 @@ void StoreBytes(uint8_t* dst, const uint8_t* src, uint32_t len) {
   std::memcpy(dst, src, len);
 }
 
-uint32_t HeaderOffset(const PacketView& pkt, PayloadBase base) {
-  switch (base) {
-    case PayloadBase::kLink: return pkt.link_off;
-    case PayloadBase::kNetwork: return pkt.network_off;
-    case PayloadBase::kTransport: return pkt.fragoff != 0 ? kAbsent : pkt.transport_off;
-    case PayloadBase::kInner: return pkt.fragoff != 0 ? kAbsent : pkt.inner_off;
+uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot) {
+  const bool later_fragment = pkt.fragoff != 0;
+  switch (slot) {
+    case HeaderSlot::kLink: return pkt.link_off;
+    case HeaderSlot::kNetwork: return pkt.network_off;
+    case HeaderSlot::kTransport: return later_fragment ? kAbsent : pkt.transport_off;
+    case HeaderSlot::kInner: return later_fragment ? kAbsent : pkt.inner_off;
+    case HeaderSlot::kTransportFast: return later_fragment ? pkt.l4_off : pkt.transport_off;
   }
   return kAbsent;
 }
 
+bool EvalPayloadLoad(const PayloadLoad& e, const PacketView& pkt, uint8_t* regs) {
+  const uint32_t base = PayloadOffset(pkt, e.base, e.offset, e.len);
+  uint8_t* dst = RegBytes(regs, e.dreg, e.len);
+  const uint64_t end = static_cast<uint64_t>(base) + e.offset + e.len;
+  if (base == kAbsent || dst == nullptr || end > pkt.len || pkt.data == nullptr) {
+    return false;
+  }
+  StoreBytes(dst, pkt.data + base + e.offset, e.len);
+  return true;
+}
+
 bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt) {
-  const uint32_t base = HeaderOffset(pkt, e.load.base);
+  const uint32_t base = PayloadOffset(pkt, e.load.base, e.load.offset, e.load.len);
   const uint64_t end = static_cast<uint64_t>(base) + e.load.offset + e.load.len;
   if (base == kAbsent || end > pkt.len || pkt.data == nullptr || e.load.len > kRegBytes) {
     return false;

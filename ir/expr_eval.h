@@ -38,9 +38,53 @@ void StoreBytes(uint8_t* dst, const uint8_t* src, uint32_t len);
 // The register bytes of `reg` when `len` bytes fit in the file, else null.
 uint8_t* RegBytes(uint8_t* regs, Reg reg, uint32_t len);
 
-// Offset of a payload base in the packet, or kAbsent (transport and inner
-// headers of non-first fragments are absent, as in the kernel).
-uint32_t HeaderOffset(const PacketView& pkt, PayloadBase base);
+// Which header offset a payload load reads from. The kernel chooses the
+// ops of a payload expression once, when the rule is loaded
+// (nft_payload_select_ops): loads of 1, 2 or 4 bytes, at an offset that is
+// a multiple of their length, from the network or transport header take the
+// fast path (nft_payload_fast_eval, inlined in nf_tables_core.c); the rest
+// take the generic one (nft_payload_eval).
+// KERNEL: the fast path does not check the fragment offset (verified on
+// Linux 6.18: tests/kernel/kernel_diff_test.cc, NftTransportMatchOnFragment).
+// On a non-first fragment a fast transport load reads the fragment's data
+// where a transport header would start (pkt->thoff, PacketView::l4_off);
+// the generic path refuses every transport and inner load there.
+// Every tier (interpreter, JIT, classifier, LLVM) decides with this one
+// function, statically, from the load's (base, offset, len).
+enum class HeaderSlot : uint8_t {
+  kLink,           // generic path, link header
+  kNetwork,        // either path: the network header
+  kTransport,      // generic path: absent on non-first fragments
+  kInner,          // generic path: absent on non-first fragments
+  kTransportFast,  // fast path: pkt->thoff, also on non-first fragments
+};
+inline constexpr int kHeaderSlots = 5;
+
+constexpr HeaderSlot PayloadSlot(PayloadBase base, uint32_t offset, uint32_t len) {
+  const bool fast = (len == 1 || len == 2 || len == 4) && offset % len == 0;
+  switch (base) {
+    case PayloadBase::kLink: return HeaderSlot::kLink;
+    case PayloadBase::kNetwork: return HeaderSlot::kNetwork;
+    case PayloadBase::kTransport:
+      return fast ? HeaderSlot::kTransportFast : HeaderSlot::kTransport;
+    case PayloadBase::kInner: return HeaderSlot::kInner;
+  }
+  return HeaderSlot::kInner;
+}
+
+// Offset in `pkt` of a slot's header, or kAbsent (then every load from it
+// is NFT_BREAK).
+uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot);
+
+// The header offset a payload load of (base, offset, len) uses in `pkt`.
+inline uint32_t PayloadOffset(const PacketView& pkt, PayloadBase base,
+                              uint32_t offset, uint32_t len) {
+  return SlotOffset(pkt, PayloadSlot(base, offset, len));
+}
+
+// [ payload load ] into the register file; false on NFT_BREAK (header
+// absent, bytes past the end of the packet, register out of range).
+bool EvalPayloadLoad(const PayloadLoad& e, const PacketView& pkt, uint8_t* regs);
 
 // A fused load/mask/compare straight from the packet (no register written).
 bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt);

@@ -78,15 +78,7 @@ struct Ctx {
 // own state.
 
 void EvalPayload(const PayloadLoad& e, Regs& regs, Ctx& ctx) {
-  const PacketView& pkt = ctx.pkt;
-  const uint32_t base = HeaderOffset(pkt, e.base);
-  uint8_t* dst = RegBytes(regs.data, e.dreg, e.len);
-  uint64_t end = static_cast<uint64_t>(base) + e.offset + e.len;
-  if (base == kAbsent || dst == nullptr || end > pkt.len || pkt.data == nullptr) {
-    regs.code = VerdictCode::kBreak;
-    return;
-  }
-  StoreBytes(dst, pkt.data + base + e.offset, e.len);
+  if (!EvalPayloadLoad(e, ctx.pkt, regs.data)) regs.code = VerdictCode::kBreak;
 }
 
 void EvalLookupExpr(const Lookup& e, Regs& regs, Ctx& ctx) {

@@ -31,6 +31,12 @@ struct PacketView {
   uint32_t network_off = kAbsent;    // IPv4/IPv6 header
   uint32_t transport_off = kAbsent;  // L4 header; absent for non-first fragments
   uint32_t inner_off = kAbsent;      // L4 payload (after the L4 header)
+  // The kernel's pkt->thoff on non-first fragments, where the fast-path
+  // payload loads still read (see ir::PayloadSlot): IPv4, the fragment's
+  // data after the IP header; IPv6, 0 from skb->data, i.e. the network
+  // header (ipv6_find_hdr leaves the offset untouched). kAbsent when meta
+  // l4proto is undefined. Unused for other packets (transport_off rules).
+  uint32_t l4_off = kAbsent;
 
   uint16_t protocol = 0;   // ethertype of the network header, host order
   uint8_t nfproto = 0;     // kNfProtoIpv4 / kNfProtoIpv6 / 0

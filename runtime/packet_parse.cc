@@ -6,7 +6,8 @@
 //
 // Kernel facts this follows:
 // - IPv4: the transport header exists only for the first fragment
-//   (fragoff == 0); meta l4proto is always valid.
+//   (fragoff == 0); meta l4proto is always valid; pkt->thoff (l4_off) is
+//   set for every fragment, as the fast-path payload loads use it.
 // - IPv6 (ipv6_find_hdr with IP6_FH_F_AUTH, as nf_tables calls it): walk
 //   hop-by-hop (0), routing (43), destination options (60) and fragment (44)
 //   headers; stop at AH (51), so AH is the "transport" header as nft's `ah`
@@ -102,6 +103,7 @@ void ParseIpv4(ir::PacketView& v, uint32_t off) {
   uint16_t frag = Read16(v, off + 6);
   v.fragoff = frag & 0x1fff;
   v.is_fragment = (frag & 0x2000) != 0 || v.fragoff != 0;
+  v.l4_off = off + hlen;  // pkt->thoff, also for non-first fragments
   if (v.fragoff == 0) SetTransport(v, static_cast<uint64_t>(off) + hlen);
 }
 
@@ -133,6 +135,9 @@ void ParseIpv6(ir::PacketView& v, uint32_t off) {
         v.fragoff = offset_bytes >> 3;
         v.l4proto = next;
         v.l4proto_valid = true;
+        // KERNEL: thoff stays 0, i.e. skb->data (see packet.h; verified on
+        // Linux 6.18 by KernelDiff.NftTransportMatchOnIpv6Fragment).
+        v.l4_off = off;
         return;
       }
       pos += 8;
@@ -143,6 +148,7 @@ void ParseIpv6(ir::PacketView& v, uint32_t off) {
   }
   v.l4proto = nh;
   v.l4proto_valid = true;
+  if (pos <= UINT32_MAX) v.l4_off = static_cast<uint32_t>(pos);
   SetTransport(v, pos);
 }
 

@@ -52,7 +52,7 @@ bool HookSeesNoLinkHeader(ir::Hook hook) {
 
 // iptables-save dumps only have filter-style hooks we model.
 bool HookValidFor(InputFormat format, ir::Hook hook) {
-  if (format != InputFormat::kIptables) return true;
+  if (format != InputFormat::kIptables && format != InputFormat::kIptablesNft) return true;
   return hook == ir::Hook::kInput || hook == ir::Hook::kForward ||
          hook == ir::Hook::kOutput;
 }

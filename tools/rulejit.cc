@@ -30,8 +30,10 @@ void PrintUsage(std::ostream& os) {
     os << "  rulejit " << command.synopsis << "\n      " << command.summary
        << "\n";
   }
-  os << "\n--format iptables|nft|classbench overrides the input format, which"
-        " is\notherwise detected from the file's content.\n"
+  os << "\n--format iptables|iptables-nft|nft|classbench overrides the input"
+        " format, which\nis otherwise detected from the file's content"
+        " (iptables: as\niptables-legacy loads the dump; iptables-nft: as"
+        " iptables-nft does).\n"
         "exit status: 0 ok, 1 bad input, 2 bad command line.\n";
 }
 

@@ -291,6 +291,11 @@ const Sym* RuleLifter::Read(ir::Reg reg, uint32_t len, const char* what) {
 }
 
 bool RuleLifter::Payload(const ir::PayloadLoad& e) {
+  // IPv4 flags and fragment offset: the space is unfragmented, so they are
+  // the same for every packet of it (iptables' fragment checks read them).
+  if (e.base == ir::PayloadBase::kNetwork && e.offset >= 6 && e.offset + uint64_t{e.len} <= 8) {
+    return Write(e.dreg, e.len, Sym{.constant = true, .chain = {e}});
+  }
   for (const FieldBytes& f : kFields) {
     if (f.base == e.base && e.offset >= f.begin &&
         e.offset + uint64_t{e.len} <= f.end) {
@@ -358,16 +363,7 @@ bool RuleLifter::Probe(const Sym& sym, uint32_t v, uint8_t* regs) const {
   for (const ir::Expr& e : sym.chain) {
     bool ok = std::visit(
         Overloaded{
-            [&](const ir::PayloadLoad& l) {
-              uint32_t base = ir::HeaderOffset(view, l.base);
-              uint8_t* dst = ir::RegBytes(regs, l.dreg, l.len);
-              if (base == ir::kAbsent || dst == nullptr ||
-                  uint64_t{base} + l.offset + l.len > view.len) {
-                return false;
-              }
-              ir::StoreBytes(dst, view.data + base + l.offset, l.len);
-              return true;
-            },
+            [&](const ir::PayloadLoad& l) { return ir::EvalPayloadLoad(l, view, regs); },
             [&](const ir::MetaLoad& m) {
               return ir::EvalMetaLoad(m, family_, view, pkt.meta, mut, regs);
             },

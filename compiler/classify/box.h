@@ -18,7 +18,8 @@
 //   src port  2 bytes at transport header + 0  (transport_off + 2 <= len)
 //   dst port  2 bytes at transport header + 2  (transport_off + 4 <= len)
 //   proto     meta l4proto                     (l4proto_valid)
-// A transport load also fails on non-first fragments (fragoff != 0). The
+// The port loads take the kernel's fast path: on non-first fragments they
+// read the fragment's data (ir::PayloadSlot, ir::PacketView::l4_off). The
 // address bytes are read whatever the family, as the payload load does; in
 // an `ip` table only IPv4 packets reach the chain anyway.
 #ifndef RULEJIT_COMPILER_CLASSIFY_BOX_H_
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <string>
 
+#include "ir/expr_eval.h"
 #include "ir/packet.h"
 
 namespace rulejit::classify {
@@ -98,10 +100,12 @@ inline Key ExtractKey(const ir::PacketView& pkt) {
   const bool has_net = pkt.network_off != ir::kAbsent;
   k.v[kSrcAddr] = has_net && net + 16 <= len ? be32(net + 12) : AbsentValue(kSrcAddr);
   k.v[kDstAddr] = has_net && net + 20 <= len ? be32(net + 16) : AbsentValue(kDstAddr);
-  const bool has_th = pkt.transport_off != ir::kAbsent && pkt.fragoff == 0;
-  const uint64_t th = pkt.transport_off;
-  k.v[kSrcPort] = has_th && th + 2 <= len ? be16(th) : AbsentValue(kSrcPort);
-  k.v[kDstPort] = has_th && th + 4 <= len ? be16(th + 2) : AbsentValue(kDstPort);
+  // The port loads (2 aligned bytes) take the kernel's fast path, which
+  // reads non-first fragments too (ir::PayloadSlot).
+  const uint64_t sp = ir::PayloadOffset(pkt, ir::PayloadBase::kTransport, 0, 2);
+  const uint64_t dp = ir::PayloadOffset(pkt, ir::PayloadBase::kTransport, 2, 2);
+  k.v[kSrcPort] = sp != ir::kAbsent && sp + 2 <= len ? be16(sp) : AbsentValue(kSrcPort);
+  k.v[kDstPort] = dp != ir::kAbsent && dp + 4 <= len ? be16(dp + 2) : AbsentValue(kDstPort);
   k.v[kProto] = pkt.l4proto_valid ? pkt.l4proto : AbsentValue(kProto);
   return k;
 }

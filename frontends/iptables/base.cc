@@ -9,6 +9,8 @@
 //                bytes the mask touches: /8 → 1 byte, no bitwise; a mask that
 //                is not whole bytes of ones → bitwise & M; /0 → nothing
 //   -f           payload load 2b @ network + 6; bitwise & 0x1fff; cmp neq 0
+//   (legacy flavour) before a rule's first tcp/udp/icmp/multiport match:
+//                the same test with cmp eq 0 (see IptablesFlavor)
 // `!` turns cmp eq into cmp neq.
 #include "absl/strings/str_cat.h"
 #include "frontends/iptables/internal.h"
@@ -99,20 +101,33 @@ bool LowerAddress(LowerCtx& ctx, const Option& opt, uint32_t offset) {
   return true;
 }
 
+// Fragment offset (13 bits) != 0 (a non-first fragment), or == 0 when
+// `first` (a first fragment or no fragment).
+void EmitFragmentOffsetTest(LowerCtx& ctx, bool first, ir::SourceLoc loc) {
+  ctx.Payload(ir::PayloadBase::kNetwork, 6, 2, loc);
+  ctx.Mask(ir::Bytes{0x1f, 0xff}, loc);
+  ctx.Cmp(first ? ir::CmpOp::kEq : ir::CmpOp::kNeq, ir::Bytes{0, 0}, loc);
+}
+
 bool LowerFragment(LowerCtx& ctx, const Option& opt) {
   if (ctx.ipv6()) {
     return ctx.Error(opt.loc, "'-f' is not available in ip6tables",
                      "use '-m frag' for IPv6 fragments");
   }
-  // Fragment offset (13 bits) != 0: a non-first fragment.
-  ctx.Payload(ir::PayloadBase::kNetwork, 6, 2, opt.loc);
-  ctx.Mask(ir::Bytes{0x1f, 0xff}, opt.loc);
-  ctx.Cmp(opt.invert ? ir::CmpOp::kEq : ir::CmpOp::kNeq, ir::Bytes{0, 0},
-          opt.loc);
+  EmitFragmentOffsetTest(ctx, opt.invert, opt.loc);
   return true;
 }
 
 }  // namespace
+
+bool RefusesFragments(std::string_view module) {
+  return module == "tcp" || module == "udp" || module == "icmp" ||
+         module == "multiport";
+}
+
+void LowerNotFragment(LowerCtx& ctx, ir::SourceLoc loc) {
+  EmitFragmentOffsetTest(ctx, /*first=*/true, loc);
+}
 
 bool LowerBase(LowerCtx& ctx) {
   const RuleSpec& s = *ctx.spec;

@@ -145,6 +145,12 @@ struct LowerCtx {
 // -p, -s, -d, -i, -o, -f in iptables-nft's order.
 bool LowerBase(LowerCtx& ctx);
 
+// iptables-legacy's fragment check of the tcp, udp, icmp and multiport
+// matches (they never match a non-first IPv4 fragment): the expressions of
+// `! -f` at `loc`. See IptablesFlavor.
+bool RefusesFragments(std::string_view module);
+void LowerNotFragment(LowerCtx& ctx, ir::SourceLoc loc);
+
 // An extension match. Unknown modules were rejected by ParseRuleOptions.
 bool LowerMatch(LowerCtx& ctx, const MatchUse& match);
 

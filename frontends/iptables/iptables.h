@@ -23,9 +23,22 @@ namespace rulejit::frontends {
 
 enum class IpVersion { kAuto, kIpv4, kIpv6 };
 
+// Which tool loads the dump into the kernel; they differ on IPv4 non-first
+// fragments. iptables-legacy's tcp, udp, icmp and multiport matches refuse
+// them (par->fragoff != 0). iptables-nft (1.8.9) emits the same payload
+// loads as nft with no fragment check, and the kernel's fast-path loads
+// read a non-first fragment's data where the ports would be
+// (ir::PayloadSlot). kLegacy adds the fragment check iptables-legacy does,
+// as `ip frag-off & 0x1fff == 0` (the expressions of `! -f`), before the
+// first such match of a rule; kNft emits exactly iptables-nft's bytecode.
+// Not modelled: tcp's hotdrop of fragments at offset 1, and IPv6
+// (ip6tables) fragments.
+enum class IptablesFlavor { kLegacy, kNft };
+
 [[nodiscard]] absl::StatusOr<ir::Ruleset> ParseIptablesSave(
     std::string_view text, int file, ir::Diagnostics& diags,
-    IpVersion version = IpVersion::kAuto);
+    IpVersion version = IpVersion::kAuto,
+    IptablesFlavor flavor = IptablesFlavor::kLegacy);
 
 }  // namespace rulejit::frontends
 

@@ -138,8 +138,8 @@ struct PendingJump {
 class SaveParser {
  public:
   SaveParser(std::string_view text, int file, ir::Diagnostics& diags,
-             IpVersion version)
-      : text_(text), file_(file), diags_(diags) {
+             IpVersion version, IptablesFlavor flavor)
+      : text_(text), file_(file), diags_(diags), flavor_(flavor) {
     const bool v6 = version == IpVersion::kIpv6 ||
                     (version == IpVersion::kAuto && LooksLikeIpv6(text));
     family_ = v6 ? ir::Family::kIp6 : ir::Family::kIp;
@@ -419,7 +419,13 @@ class SaveParser {
     const std::string chain_name = chain->name;  // table_.chains may grow
 
     bool ok = iptables_internal::LowerBase(ctx);
+    bool guarded = false;  // the legacy fragment check is in the rule
     for (const iptables_internal::MatchUse& m : spec.matches) {
+      if (ok && flavor_ == IptablesFlavor::kLegacy && !guarded && !ctx.ipv6() &&
+          iptables_internal::RefusesFragments(m.name)) {
+        iptables_internal::LowerNotFragment(ctx, m.loc);
+        guarded = true;
+      }
       ok = ok && iptables_internal::LowerMatch(ctx, m);
     }
     if (!ok) return;
@@ -476,6 +482,7 @@ class SaveParser {
   std::string_view text_;
   int file_;
   ir::Diagnostics& diags_;
+  IptablesFlavor flavor_;
   ir::Family family_ = ir::Family::kIp;
   ir::Ruleset ruleset_;
   ir::Table table_;          // the open table
@@ -491,8 +498,9 @@ class SaveParser {
 
 absl::StatusOr<ir::Ruleset> ParseIptablesSave(std::string_view text, int file,
                                               ir::Diagnostics& diags,
-                                              IpVersion version) {
-  return SaveParser(text, file, diags, version).Run();
+                                              IpVersion version,
+                                              IptablesFlavor flavor) {
+  return SaveParser(text, file, diags, version, flavor).Run();
 }
 
 }  // namespace rulejit::frontends

@@ -54,9 +54,10 @@ typedef enum {
 
 typedef enum {
   RULEJIT_FORMAT_AUTO = 0, /* detected from the text */
-  RULEJIT_FORMAT_IPTABLES = 1,
+  RULEJIT_FORMAT_IPTABLES = 1, /* as iptables-legacy loads the dump */
   RULEJIT_FORMAT_NFT = 2,
   RULEJIT_FORMAT_CLASSBENCH = 3,
+  RULEJIT_FORMAT_IPTABLES_NFT = 4, /* as iptables-nft loads the dump */
 } rulejit_format;
 
 typedef enum {

@@ -371,11 +371,24 @@ TEST_F(CliTest, CompileEmitIrPrintsTheIr) {
       "  [ counter pkts 0 bytes 0 ]\n"
       "  [ immediate reg 0 accept ]\n"
       "\n";
-  ToolResult r = Run({"compile", path, "--emit", "ir"});
+  // As iptables-nft loads the dump: its exact bytecode.
+  ToolResult r = Run({"compile", path, "--emit", "ir", "--format", "iptables-nft"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, expected);
   // --emit ir is the default.
-  EXPECT_EQ(Run({"compile", path}).out, expected);
+  EXPECT_EQ(Run({"compile", path, "--format", "iptables-nft"}).out, expected);
+  // As iptables-legacy loads it (the default): the tcp matches refuse
+  // non-first fragments, so each such rule checks the fragment offset first.
+  const std::string not_fragment =
+      "  [ payload load 2b @ network header + 6 => reg 1 ]\n"
+      "  [ bitwise reg 1 = ( reg 1 & 0x0000ff1f ) ^ 0x00000000 ]\n"
+      "  [ cmp eq reg 1 0x00000000 ]\n";
+  std::string legacy = expected;
+  for (const char* before : {"  [ payload load 2b @ transport header + 2 => reg 1 ]\n  [ cmp eq reg 1 0x00001600 ]",
+                             "  [ payload load 2b @ transport header + 2 => reg 1 ]\n  [ cmp eq reg 1 0x0000bb01 ]"}) {
+    legacy.insert(legacy.find(before), not_fragment);
+  }
+  EXPECT_EQ(Run({"compile", path}).out, legacy);
 }
 
 TEST_F(CliTest, CompileOptIrFusesTheSeedCase) {

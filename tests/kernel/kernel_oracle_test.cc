@@ -26,6 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/kernel/rulejit_runner.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::testing {
@@ -415,58 +416,6 @@ TEST_F(KernelOracleTest, NftNetdevIngressVerdictsMatchHandReasoning) {
 
 // ------------------------------------------------------------ rulejit eval
 
-struct ToolOutput {
-  int exit_code = -1;
-  std::string out;
-};
-
-ToolOutput RunTool(const std::string& args) {
-  ToolOutput result;
-  std::string command = absl::StrCat(RULEJIT_TOOL, " ", args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.out.append(buf, n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-void WritePcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames) {
-  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
-  pcap_dumper_t* dumper = pcap_dump_open(dead, path.c_str());
-  ASSERT_NE(dumper, nullptr) << pcap_geterr(dead);
-  for (size_t i = 0; i < frames.size(); ++i) {
-    pcap_pkthdr header{};
-    header.ts.tv_sec = 1;
-    header.ts.tv_usec = static_cast<suseconds_t>(i);
-    header.caplen = header.len = static_cast<bpf_u_int32>(frames[i].size());
-    pcap_dump(reinterpret_cast<u_char*>(dumper), &header, frames[i].data());
-  }
-  pcap_dump_close(dumper);
-  pcap_close(dead);
-}
-
-// Parses "<index> <verdict>" lines into accept/not-accept per index.
-absl::StatusOr<std::vector<bool>> ParseEval(const std::string& out, size_t count) {
-  std::vector<bool> accept(count, false);
-  std::vector<bool> seen(count, false);
-  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
-    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    size_t index = 0;
-    if (words.size() < 2 || !absl::SimpleAtoi(words[0], &index) || index >= count) {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected eval line: ", line));
-    }
-    seen[index] = true;
-    accept[index] = words[1] == "accept";
-  }
-  for (size_t i = 0; i < count; ++i) {
-    if (!seen[i]) return absl::InvalidArgumentError(absl::StrCat("no verdict for ", i));
-  }
-  return accept;
-}
-
 // One kernel-vs-rulejit comparison: the disagreeing frames ("i: kernel X,
 // rulejit Y") and where its files are.
 struct Comparison {
@@ -474,14 +423,6 @@ struct Comparison {
   std::string dir;     // ruleset, frames.pcap, kernel.txt, rulejit.txt
   std::string replay;  // the command that replays rulejit's side
 };
-
-std::string VerdictLines(const std::vector<bool>& accept) {
-  std::string out;
-  for (size_t i = 0; i < accept.size(); ++i) {
-    absl::StrAppend(&out, i, accept[i] ? " accept\n" : " drop\n");
-  }
-  return out;
-}
 
 // Runs the frames through the kernel with `kernel_rs` and through
 // `rulejit eval` with `rulejit_text` (the same text, except in the test that
@@ -505,7 +446,7 @@ absl::StatusOr<Comparison> CompareWithRulejit(const OracleRuleset& kernel_rs,
   absl::StatusOr<std::vector<std::vector<uint8_t>>> prepared =
       PrepareOracleFrames(Frames(cases));
   if (!prepared.ok()) return prepared.status();
-  WritePcap(pcap, *prepared);
+  if (!WritePcap(pcap, *prepared)) return absl::InternalError("cannot write " + pcap);
 
   ToolOutput check = RunTool(absl::StrCat("check ", rules));
   if (check.exit_code != 0) {

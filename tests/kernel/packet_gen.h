@@ -3,7 +3,10 @@
 // to a boundary: a prefix's first/last address or one outside it, a port
 // range's ends ±1, a length bound ±1, a tcp flag flipped, another icmp type or
 // protocol), the rest are random (a few of them IPv4 fragments: non-first
-// ones carry no L4 header, so port/flag/icmp matches never match them). An aimed packet is redrawn a few times
+// ones carry no L4 header, so iptables' port/flag/icmp matches never match
+// them, while nft's read the fragment's data, which starts with the frame
+// index; offsets from 16 bytes on, see packet_gen.cc). An aimed packet is
+// redrawn a few times
 // until a rough model of the ruleset says it gets past the earlier rules to
 // its target (the model only steers; the kernel is the oracle). All are of the kinds the kernel forwards
 // (see kernel_oracle.h): unicast addresses outside the harness's 198.18.0.0/24

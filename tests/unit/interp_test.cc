@@ -182,17 +182,46 @@ TEST(InterpPayload, LinkAndAbsentHeaders) {
   EXPECT_EQ(Interpreter(rs).Run(Hook::kInput, v, {}).verdict, VerdictCode::kAccept);
 }
 
-TEST(InterpPayload, TransportAbsentInLaterFragments) {
+// KERNEL (Linux 6.18): on a non-first fragment the fast-path payload loads
+// (1, 2 or 4 bytes at an aligned offset) read the fragment's data where the
+// transport header would be; every other transport or inner load fails.
+TEST(InterpPayload, LaterFragmentsOnlyFastTransportLoads) {
   Packet later{BuildFrame(FrameSpec{.proto = 17, .payload = {1, 2, 3, 4, 5, 6, 7, 8},
                                     .frag_offset = 2})};
-  EXPECT_FALSE(Matches({LoadTh(0, 1), CmpOpOf(CmpOp::kNeq, {0xaa})}, later));
-  // ... but meta l4proto still works.
+  EXPECT_TRUE(Matches({LoadTh(0, 1), CmpEq({1})}, later));
+  EXPECT_TRUE(Matches({LoadTh(2, 2), CmpEq({3, 4})}, later));
+  EXPECT_TRUE(Matches({LoadTh(4, 4), CmpEq({5, 6, 7, 8})}, later));
+  // Generic path: unaligned, odd lengths, longer loads, the inner header.
+  EXPECT_FALSE(Matches({LoadTh(1, 2), CmpOpOf(CmpOp::kNeq, {0xaa, 0xaa})}, later));
+  EXPECT_FALSE(Matches({LoadTh(0, 3), CmpOpOf(CmpOp::kNeq, {0xaa, 0xaa, 0xaa})}, later));
+  EXPECT_FALSE(Matches({LoadTh(0, 8), CmpOpOf(CmpOp::kNeq, Bytes(8, 0xaa))}, later));
+  EXPECT_FALSE(Matches({Load(PayloadBase::kInner, 0, 1), CmpOpOf(CmpOp::kNeq, {0xaa})}, later));
+  // A fast load past the fragment's end fails like any other.
+  EXPECT_FALSE(Matches({LoadTh(8, 4), CmpOpOf(CmpOp::kNeq, {0, 0, 0, 0})}, later));
+  // meta l4proto works.
   EXPECT_TRUE(Matches({Meta(MetaKey::kL4Proto), CmpEq({17})}, later));
-  // Even a view claiming a transport header: fragoff != 0 means no header.
+  // Even a view claiming a transport header: fragoff != 0 means no header
+  // for the generic path.
   PacketView v = later.view();
   v.transport_off = v.network_off + 20;
-  Ruleset rs = Simple({R({LoadTh(0, 1), CmpOpOf(CmpOp::kNeq, {0xaa}), Drop()})});
+  Ruleset rs = Simple({R({LoadTh(0, 3), CmpOpOf(CmpOp::kNeq, {0xaa, 0xaa, 0xaa}), Drop()})});
   EXPECT_EQ(Interpreter(rs).Run(Hook::kInput, v, {}).verdict, VerdictCode::kAccept);
+}
+
+TEST(PayloadSlot, FastPathIsOneTwoOrFourAlignedBytes) {
+  using S = HeaderSlot;
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 0, 1), S::kTransportFast);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 13, 1), S::kTransportFast);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 2, 2), S::kTransportFast);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 8, 4), S::kTransportFast);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 1, 2), S::kTransport);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 2, 4), S::kTransport);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 0, 3), S::kTransport);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 0, 8), S::kTransport);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kInner, 0, 1), S::kInner);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kLink, 12, 2), S::kLink);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kNetwork, 12, 4), S::kNetwork);
+  EXPECT_EQ(PayloadSlot(PayloadBase::kNetwork, 8, 16), S::kNetwork);
 }
 
 TEST(InterpPayload, RegisterFileOverflowDoesNotMatch) {

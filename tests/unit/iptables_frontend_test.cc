@@ -29,10 +29,11 @@ struct Parsed {
   std::string diags;  // formatted diagnostics
 };
 
-Parsed Parse(const std::string& text, IpVersion v = IpVersion::kAuto) {
+Parsed Parse(const std::string& text, IpVersion v = IpVersion::kAuto,
+             IptablesFlavor flavor = IptablesFlavor::kLegacy) {
   ir::Diagnostics diags;
   const int file = diags.AddFile("t.ipt", text);
-  Parsed p{ParseIptablesSave(text, file, diags, v), ""};
+  Parsed p{ParseIptablesSave(text, file, diags, v, flavor), ""};
   p.diags = diags.Format();
   return p;
 }
@@ -44,11 +45,13 @@ std::string Wrap(const std::string& rule, const std::string& table = "filter",
 }
 
 // The printed expressions of the single rule in `rule`, without the counter
-// every rule carries, one per line.
+// every rule carries, one per line. iptables-nft's flavour by default: the
+// expected strings are iptables-nft's bytecode.
 std::string Lower(const std::string& rule, IpVersion v = IpVersion::kAuto,
                   const std::string& table = "filter",
-                  const std::string& chain = "INPUT") {
-  Parsed p = Parse(Wrap(rule, table, chain), v);
+                  const std::string& chain = "INPUT",
+                  IptablesFlavor flavor = IptablesFlavor::kNft) {
+  Parsed p = Parse(Wrap(rule, table, chain), v, flavor);
   if (!p.rs.ok()) return "ERROR: " + p.diags;
   const ir::Chain& c = p.rs->tables.at(0).chains.at(0);
   if (c.rules.size() != 1) return "ERROR: rule count";
@@ -188,6 +191,40 @@ TEST(IptablesLower, TcpPorts) {
                                               "[ cmp eq reg 1 0x00000006 ]");
 }
 
+// iptables-legacy's tcp/udp/icmp/multiport matches never match a non-first
+// fragment: the legacy flavour (the default) puts `! -f` in front of the
+// rule's first such match, once; iptables-nft emits no such check.
+TEST(IptablesLower, LegacyFlavourRefusesFragments) {
+  auto legacy = [](const std::string& rule) {
+    return Lower(rule, IpVersion::kAuto, "filter", "INPUT", IptablesFlavor::kLegacy);
+  };
+  const std::string not_fragment =
+      "[ payload load 2b @ network header + 6 => reg 1 ]\n"
+      "[ bitwise reg 1 = ( reg 1 & 0x0000ff1f ) ^ 0x00000000 ]\n"
+      "[ cmp eq reg 1 0x00000000 ]\n";
+  EXPECT_EQ(legacy("-p tcp -m tcp --dport 22"),
+            std::string(kTcp) + not_fragment +
+                "[ payload load 2b @ transport header + 2 => reg 1 ]\n"
+                "[ cmp eq reg 1 0x00001600 ]");
+  // Even a tcp match with no test refuses fragments.
+  EXPECT_EQ(legacy("-p tcp -m tcp --sport :"), std::string(kTcp) + not_fragment.substr(0, not_fragment.size() - 1));
+  // Two such matches, one check.
+  const std::string two = legacy("-p udp -m udp --dport 53 -m multiport --sports 1,2");
+  EXPECT_NE(two.find("network header + 6"), std::string::npos);
+  EXPECT_EQ(two.find("network header + 6"), two.rfind("network header + 6"));
+  // The protocol alone, and other matches, match fragments in both tools.
+  EXPECT_EQ(legacy("-p tcp"), Lower("-p tcp"));
+  EXPECT_EQ(legacy("-m mark --mark 1"), Lower("-m mark --mark 1"));
+  EXPECT_EQ(legacy("-p icmp --icmp-type 8"),
+            "[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000001 ]\n" + not_fragment +
+                Lower("-p icmp --icmp-type 8").substr(
+                    std::string("[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000001 ]\n").size()));
+  // ip6tables: not modelled, no check.
+  EXPECT_EQ(Lower("-p tcp -m tcp --dport 22", IpVersion::kIpv6, "filter", "INPUT",
+                  IptablesFlavor::kLegacy),
+            Lower("-p tcp -m tcp --dport 22", IpVersion::kIpv6));
+}
+
 TEST(IptablesLower, TcpFlags) {
   EXPECT_EQ(Lower("-p tcp --syn"),
             std::string(kTcp) +
@@ -209,7 +246,8 @@ TEST(IptablesLower, UdpNeedsProtocolAnywhereInRule) {
 }
 
 TEST(IptablesLower, MultiportBuildsAnonymousIntervalSet) {
-  Parsed p = Parse(Wrap("-p tcp -m multiport --dports 53,1024:65535 -j ACCEPT"));
+  Parsed p = Parse(Wrap("-p tcp -m multiport --dports 53,1024:65535 -j ACCEPT"),
+                   IpVersion::kAuto, IptablesFlavor::kNft);
   ASSERT_TRUE(p.rs.ok()) << p.diags;
   const ir::Table& t = p.rs->tables[0];
   ASSERT_EQ(t.sets.size(), 1u);

@@ -116,6 +116,7 @@ TEST(PacketParseTest, Ipv4Fragments) {
   EXPECT_EQ(v.l4proto, 17);
   EXPECT_EQ(v.transport_off, kAbsent);
   EXPECT_EQ(v.inner_off, kAbsent);
+  EXPECT_EQ(v.l4_off, 34u);  // pkt->thoff: the fast-path loads read there
 }
 
 TEST(PacketParseTest, EthernetPaddingIsTrimmed) {
@@ -169,6 +170,8 @@ TEST(PacketParseTest, Ipv6Fragments) {
   EXPECT_TRUE(v.l4proto_valid);
   EXPECT_EQ(v.transport_off, kAbsent);
   EXPECT_EQ(v.inner_off, kAbsent);
+  // KERNEL: ipv6_find_hdr leaves thoff at 0 (skb->data, the IPv6 header).
+  EXPECT_EQ(v.l4_off, 14u);
 }
 
 TEST(PacketParseTest, Ipv6LaterFragmentBeforeAnotherExtensionHeader) {

@@ -274,10 +274,13 @@ class Emitter {
   // ---- one emitter per expression kind ----------------------------------
 
   // Leaves the header's offset in rax, or ends the rule when the header is
-  // absent or [offset, offset + len) is not inside the frame.
+  // absent or [offset, offset + len) is not inside the frame. The load's
+  // (base, offset, len) pick the header slot statically, as the kernel
+  // picks the fast or generic payload path (ir::PayloadSlot).
   void EmitBoundsCheck(ir::PayloadBase base, uint32_t offset, uint32_t len, Label next) {
+    const ir::HeaderSlot slot = ir::PayloadSlot(base, offset, len);
     a_.mov(x86::eax, CtxField(offsetof(JitContext, header_off) +
-                                  4 * static_cast<uint32_t>(base), 4));
+                                  4 * static_cast<uint32_t>(slot), 4));
     a_.cmp(x86::eax, imm(-1));
     a_.je(next);  // header absent
     a_.lea(x86::rcx, x86::ptr(x86::rax, static_cast<int32_t>(offset + len)));

@@ -26,7 +26,7 @@ struct JitContext {
   // code reads them with one load each).
   const uint8_t* data;                 // (kept in r12 by generated code)
   uint64_t len;                        // (kept in r13)
-  uint32_t header_off[4];              // link, network, transport, inner
+  uint32_t header_off[ir::kHeaderSlots];  // by ir::HeaderSlot (ir::SlotOffset)
   const ir::PacketView* view;
   const ir::PacketMeta* meta;
 

@@ -1,0 +1,137 @@
+// See rulejit_runner.h.
+#include "tests/kernel/rulejit_runner.h"
+
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tests/support/frames.h"
+
+namespace rulejit::testing {
+
+ToolOutput RunTool(const std::string& args) {
+  ToolOutput result;
+  std::string command = absl::StrCat(RULEJIT_TOOL, " ", args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) result.out.append(buf, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool WritePcap(const std::string& path, const Frames& frames) {
+  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+  pcap_dumper_t* dumper = pcap_dump_open(dead, path.c_str());
+  if (dumper == nullptr) {
+    pcap_close(dead);
+    return false;
+  }
+  for (size_t i = 0; i < frames.size(); ++i) {
+    pcap_pkthdr header{};
+    header.ts.tv_sec = 1;
+    header.ts.tv_usec = static_cast<suseconds_t>(i);
+    header.caplen = header.len = static_cast<bpf_u_int32>(frames[i].size());
+    pcap_dump(reinterpret_cast<u_char*>(dumper), &header, frames[i].data());
+  }
+  pcap_dump_close(dumper);
+  pcap_close(dead);
+  return true;
+}
+
+absl::StatusOr<std::vector<bool>> ParseEval(const std::string& out, size_t count) {
+  std::vector<bool> accept(count, false), seen(count, false);
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    size_t index = 0;
+    if (words.size() < 2 || !absl::SimpleAtoi(words[0], &index) || index >= count) {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected eval line: ", line));
+    }
+    seen[index] = true;
+    accept[index] = words[1] == "accept";
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!seen[i]) return absl::InvalidArgumentError(absl::StrCat("no verdict for ", i));
+  }
+  return accept;
+}
+
+std::string VerdictLines(const std::vector<bool>& accept) {
+  std::string out;
+  for (size_t i = 0; i < accept.size(); ++i) absl::StrAppend(&out, i, accept[i] ? " accept\n" : " drop\n");
+  return out;
+}
+
+std::string MakeTempDir(const char* stem) {
+  std::string pattern = absl::StrCat("/tmp/", stem, "-XXXXXX");
+  if (mkdtemp(pattern.data()) == nullptr) return "";
+  return pattern;
+}
+
+ScratchDir::~ScratchDir() {
+  if (!path.empty()) std::filesystem::remove_all(path);
+}
+
+std::vector<std::string> SupportedTiers(const std::string& dir) {
+  const std::string rules = absl::StrCat(dir, "/probe.ipt"), pcap = absl::StrCat(dir, "/probe.pcap");
+  std::ofstream(rules) << "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -p udp -j DROP\nCOMMIT\n";
+  FrameSpec spec;
+  spec.proto = 17;
+  spec.payload.assign(4, 0);
+  if (!WritePcap(pcap, {BuildFrame(spec)})) return {};
+  std::vector<std::string> tiers;
+  for (const char* tier : {"interp", "jit", "llvm"}) {
+    ToolOutput out = RunTool(absl::StrCat("eval ", rules, " ", pcap, " ", kHookArgs, " --backend ", tier));
+    if (out.exit_code == 0 && out.out == "0 drop\n") tiers.push_back(tier);
+  }
+  return tiers;
+}
+
+absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
+                                                  const std::string& pcap,
+                                                  const std::string& tier, size_t count,
+                                                  const std::string& extra_args) {
+  const std::string args = absl::StrCat("eval ", file, " ", pcap, " ", kHookArgs,
+                                        " --backend ", tier, extra_args.empty() ? "" : " ",
+                                        extra_args);
+  ToolOutput out = RunTool(args);
+  if (out.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("rulejit ", args, ": ", out.out));
+  }
+  return ParseEval(out.out, count);
+}
+
+bool NonFirstFragment(const std::vector<uint8_t>& frame) {
+  // Ethernet + IPv4: fragment offset in bytes 6-7 of the IP header.
+  return frame.size() >= 34 && frame[12] == 0x08 && frame[13] == 0x00 &&
+         ((frame[20] & 0x1f) | frame[21]) != 0;
+}
+
+absl::StatusOr<Frames> ReadPcap(const std::string& path) {
+  char err[PCAP_ERRBUF_SIZE];
+  pcap_t* in = pcap_open_offline(path.c_str(), err);
+  if (in == nullptr) return absl::NotFoundError(err);
+  Frames out;
+  pcap_pkthdr* header = nullptr;
+  const u_char* data = nullptr;
+  while (pcap_next_ex(in, &header, &data) == 1) out.emplace_back(data, data + header->caplen);
+  pcap_close(in);
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace rulejit::testing
