@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "compiler/backend/asmjit/asmjit_backend.h"
+#include "compiler/backend/llvm/llvm_backend.h"
 #include "compiler/classify/classifier.h"
 #include "compiler/classify/segments.h"
 #include "ir/diag.h"
@@ -21,12 +22,13 @@ const char* BackendName(Backend backend) {
     case Backend::kAuto: return "auto";
     case Backend::kInterp: return "interp";
     case Backend::kJit: return "jit";
+    case Backend::kLlvm: return "llvm";
   }
   return "?";
 }
 
 std::optional<Backend> BackendFromName(std::string_view name) {
-  for (Backend b : {Backend::kAuto, Backend::kInterp, Backend::kJit}) {
+  for (Backend b : {Backend::kAuto, Backend::kInterp, Backend::kJit, Backend::kLlvm}) {
     if (name == BackendName(b)) return b;
   }
   return std::nullopt;
@@ -37,7 +39,10 @@ struct Program::Jit {
   backend::Layout layout;
   std::deque<classify::Classifier> classifiers;
   backend::ClassifyPlan plan;
-  std::unique_ptr<backend::JitModule> module;
+  std::unique_ptr<backend::JitModule> module;     // jit tier
+  std::unique_ptr<backend::LlvmModule> llvm;      // llvm tier
+  const backend::ChainFn* entries = nullptr;      // the running tier's
+  uint32_t limit_count = 0;                       // limit buckets it uses
 };
 
 namespace {
@@ -92,21 +97,43 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   if (absl::Status s = PlanClassifiers(rs, options, jit.classifiers, jit.plan); !s.ok()) {
     return s;
   }
+  if (options.backend == Backend::kLlvm) {
+    absl::StatusOr<std::unique_ptr<backend::LlvmModule>> module = backend::CompileLlvm(
+        rs, jit.layout, jit.plan,
+        {.opt_level = options.llvm_opt_level, .keep_ir = options.keep_llvm_ir,
+         .keep_assembly = options.keep_assembly});
+    if (!module.ok()) return module.status();
+    jit.llvm = *std::move(module);
+    jit.entries = jit.llvm->entries();
+    jit.limit_count = jit.llvm->limit_count();
+    program->backend_ = Backend::kLlvm;
+    return program;
+  }
   absl::StatusOr<std::unique_ptr<backend::JitModule>> module =
       backend::CompileAsmjit(rs, jit.layout, jit.plan, options.keep_assembly);
   if (!module.ok()) return module.status();
-  program->jit_->module = *std::move(module);
+  jit.module = *std::move(module);
+  jit.entries = jit.module->entries();
+  jit.limit_count = jit.module->limit_count();
   program->backend_ = Backend::kJit;
   return program;
 }
 
 const std::string& Program::assembly() const {
   static const std::string kNone;
-  return jit_ && jit_->module ? jit_->module->assembly() : kNone;
+  if (!jit_) return kNone;
+  return jit_->llvm ? jit_->llvm->assembly() : jit_->module->assembly();
+}
+
+const std::string& Program::llvm_ir(bool optimized) const {
+  static const std::string kNone;
+  if (!jit_ || !jit_->llvm) return kNone;
+  return optimized ? jit_->llvm->ir_after() : jit_->llvm->ir_before();
 }
 
 size_t Program::code_size() const {
-  return jit_ && jit_->module ? jit_->module->code_size() : 0;
+  if (!jit_) return 0;
+  return jit_->llvm ? jit_->llvm->code_size() : jit_->module->code_size();
 }
 
 size_t Program::classified_rules() const {
@@ -130,8 +157,7 @@ size_t Program::memory_bytes() const {
 Result Program::Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                     RunState* state) const {
   if (state) PrepareState(state);
-  return backend_ == Backend::kJit ? RunJit(hook, pkt, meta, state)
-                                   : RunInterp(hook, pkt, meta, state);
+  return compiled() ? RunJit(hook, pkt, meta, state) : RunInterp(hook, pkt, meta, state);
 }
 
 Result Program::RunInterp(Hook hook, const PacketView& pkt,
@@ -176,7 +202,7 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
     if (!ir::ChainSeesPacket(table, chain, hook, pkt, meta)) continue;
     ctx.family = table.family;
     std::memset(ctx.regs, 0, sizeof(ctx.regs));
-    uint32_t v = jit_->module->entry(layout.ChainIndex(ref.table, ref.chain))(&ctx);
+    uint32_t v = jit_->entries[layout.ChainIndex(ref.table, ref.chain)](&ctx);
     result.decided_by = layout.refs[ctx.decided_rule];
     if (v == backend::kJitDrop) {
       result.verdict = Verdict::kDrop;
@@ -210,7 +236,7 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
 
 // Sizes the per-thread slots for this program (first use only).
 void Program::PrepareState(RunState* state) const {
-  if (backend_ != Backend::kJit) {
+  if (!compiled()) {
     state->jit_ = false;
     return;
   }
@@ -219,8 +245,8 @@ void Program::PrepareState(RunState* state) const {
   if (state->counters_.size() < layout.rule_count) {
     state->counters_.resize(layout.rule_count);
   }
-  if (state->buckets_.size() < jit_->module->limit_count()) {
-    state->buckets_.resize(jit_->module->limit_count());
+  if (state->buckets_.size() < jit_->limit_count) {
+    state->buckets_.resize(jit_->limit_count);
   }
   if (state->rule_base_.empty()) {
     state->chain_base_ = layout.chain_base;

@@ -77,7 +77,7 @@ absl::StatusOr<RunOptions> ReadOptions(const Args& args) {
   std::optional<Backend> chosen = BackendFromName(backend);
   if (!chosen) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --backend '", backend, "' (expected interp, jit or auto)"));
+        "unknown --backend '", backend, "' (expected interp, jit, llvm or auto)"));
   }
   options.backend = *chosen;
   absl::StatusOr<double> interval = Seconds(args, "stats-interval");
@@ -231,7 +231,7 @@ Command RunCommand() {
       .name = kName,
       .synopsis =
           "run FILE --in IF --out IF [--stats-interval S] [--duration S] "
-          "[--backend interp|jit|auto] [--generic] [--format F]",
+          "[--backend interp|jit|llvm|auto] [--generic] [--format F]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "
           "(forward hook; SIGINT/SIGTERM stop it and print counters)",

@@ -45,14 +45,19 @@ enum class Backend : uint8_t {
   kAuto,    // the best available tier (today: jit)
   kInterp,  // the reference interpreter
   kJit,     // asmjit native code
+  kLlvm,    // LLVM (ORC LLJIT) native code: slower to build, optimized
 };
 const char* BackendName(Backend backend);
-// "interp", "jit", "auto"; nullopt for anything else.
+// "interp", "jit", "llvm", "auto"; nullopt for anything else.
 std::optional<Backend> BackendFromName(std::string_view name);
 
 struct CompileOptions {
   Backend backend = Backend::kAuto;
   bool keep_assembly = false;  // record the listing for `--emit asm`
+  // llvm tier: record the LLVM IR before and after optimisation
+  // (`--emit llvm-ir`), and the optimisation level (0..3).
+  bool keep_llvm_ir = false;
+  int llvm_opt_level = 2;
   // Optimizer passes for the compiled tiers (the interpreter always runs the
   // ruleset as written: it is the reference).
   passes::PassOptions passes;
@@ -122,6 +127,8 @@ class Program {
   // The ruleset the backend runs (after the passes, for compiled tiers).
   const ir::Ruleset& ruleset() const { return *ruleset_; }
   const std::string& assembly() const;  // empty unless keep_assembly
+  // llvm tier with keep_llvm_ir: the module as emitted / as optimized.
+  const std::string& llvm_ir(bool optimized) const;
   size_t code_size() const;
   // Bytes of the built structures the hot path reads (machine code, and
   // decision structures when present).
@@ -134,6 +141,7 @@ class Program {
   Program() = default;
   Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                    RunState* state) const;
+  bool compiled() const { return jit_ != nullptr; }
   Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                 RunState* state) const;
   void PrepareState(RunState* state) const;
