@@ -42,7 +42,8 @@ using PacketView = ir::PacketView;
 enum class Verdict : uint8_t { kAccept, kDrop };
 
 enum class Backend : uint8_t {
-  kAuto,    // the best available tier (today: jit)
+  kAuto,    // jit at once; llvm compiled in the background and swapped in
+            // when asked (Program::TierUp) or hot, where it measurably wins
   kInterp,  // the reference interpreter
   kJit,     // asmjit native code
   kLlvm,    // LLVM (ORC LLJIT) native code: slower to build, optimized
@@ -58,6 +59,9 @@ struct CompileOptions {
   // (`--emit llvm-ir`), and the optimisation level (0..3).
   bool keep_llvm_ir = false;
   int llvm_opt_level = 2;
+  // auto: packets one RunState classifies before it asks for the llvm tier
+  // (0: only Program::TierUp asks).
+  uint64_t tier_up_after_packets = 1u << 16;
   // Optimizer passes for the compiled tiers (the interpreter always runs the
   // ruleset as written: it is the reference).
   passes::PassOptions passes;
@@ -100,6 +104,7 @@ class RunState {
   std::vector<uint32_t> rule_base_;
   bool jit_ = false;
   uint64_t now_ns_ = 0;
+  uint64_t packets_ = 0;                    // for auto's tier-up
 };
 
 class Program {
@@ -123,7 +128,15 @@ class Program {
                      const uint32_t* lens, uint32_t n, const PacketMeta& meta,
                      Result* results, RunState* state = nullptr) const;
 
-  Backend backend() const { return backend_; }
+  // The running tier (auto: jit, then llvm once a tier-up landed).
+  Backend backend() const;
+  // auto: starts compiling the llvm tier on a background thread (once) and
+  // switches to it atomically when done; a compile error leaves the jit
+  // tier running. False when this program has no tier-up (other backends,
+  // or auto where llvm does not pay).
+  bool TierUp() const;
+  // Waits for a started tier-up: OK once llvm runs, the error otherwise.
+  absl::Status WaitForTierUp() const;
   // The ruleset the backend runs (after the passes, for compiled tiers).
   const ir::Ruleset& ruleset() const { return *ruleset_; }
   const std::string& assembly() const;  // empty unless keep_assembly

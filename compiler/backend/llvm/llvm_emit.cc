@@ -82,6 +82,9 @@ void ForEachChunk(uint32_t len, Fn fn) {
 // and the code is as fast.
 constexpr uint32_t kRulesPerFunction = 32;
 
+// What an action piece returns when the rule's action did not end the chain.
+constexpr uint32_t kFellThrough = 0xffffffffu;
+
 class LlvmEmitter {
  public:
   LlvmEmitter(const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
@@ -229,14 +232,27 @@ class LlvmEmitter {
   }
 
   // switch (JitClassify(ctx, op)) { case k: action of rule begin+k } : after
+  // Long runs keep their actions in pieces of kRulesPerFunction rules
+  // (EmitActionPieces), as long chains do.
   void EmitClassifiedRun(const ir::Chain& chain, const ClassifiedRun& run) {
     JitClassifyOp& op = ops_.classify_ops.emplace_back(JitClassifyOp{run.classifier, run.begin});
     llvm::Value* k = b_.CreateCall(helper_ty_, helpers_[kHClassify], {ctx_, Const(&op)});
     llvm::BasicBlock* after = NewBlock("classified.after");
-    llvm::SwitchInst* sw = b_.CreateSwitch(k, after, run.end - run.begin);
-    for (uint32_t r = run.begin; r < run.end; ++r) {
+    if (run.end - run.begin > kRulesPerFunction) {
+      EmitActionPieces(chain, run, k, after);
+    } else {
+      EmitActionSwitch(chain, run.begin, run.end, k, after);
+    }
+    b_.SetInsertPoint(after);
+  }
+
+  // switch (k) { case r - first: action of rule r, for r in [first, end) }
+  void EmitActionSwitch(const ir::Chain& chain, uint32_t first, uint32_t end, llvm::Value* k,
+                        llvm::BasicBlock* after) {
+    llvm::SwitchInst* sw = b_.CreateSwitch(k, after, end - first);
+    for (uint32_t r = first; r < end; ++r) {
       llvm::BasicBlock* action = NewBlock(absl::StrCat("action", r));
-      sw->addCase(b_.getInt32(r - run.begin), action);
+      sw->addCase(b_.getInt32(r - first), action);
       b_.SetInsertPoint(action);
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
       const ir::Rule& rule = chain.rules[r];
@@ -247,7 +263,47 @@ class LlvmEmitter {
       }
       b_.CreateBr(after);
     }
-    b_.SetInsertPoint(after);
+  }
+
+  // k / kRulesPerFunction picks a piece i32 @actions...(ctx, k % piece):
+  // it returns the chain's result, or kFellThrough to go on after the run.
+  void EmitActionPieces(const ir::Chain& chain, const ClassifiedRun& run, llvm::Value* k,
+                        llvm::BasicBlock* after) {
+    const uint32_t pieces = (run.end - run.begin + kRulesPerFunction - 1) / kRulesPerFunction;
+    llvm::SwitchInst* sw = b_.CreateSwitch(b_.CreateUDiv(k, b_.getInt32(kRulesPerFunction)),
+                                           after, pieces);
+    auto* piece_ty = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy(), b_.getInt32Ty()}, false);
+    for (uint32_t p = 0; p < pieces; ++p) {
+      const uint32_t first = run.begin + p * kRulesPerFunction;
+      const uint32_t end = std::min(run.end, first + kRulesPerFunction);
+      llvm::Function* piece = llvm::Function::Create(
+          piece_ty, llvm::Function::InternalLinkage,
+          absl::StrCat(std::string(fn_->getName()), ".actions", first), module_);
+      piece->addFnAttr(llvm::Attribute::NoInline);
+      llvm::BasicBlock* call = NewBlock(absl::StrCat("piece", first));
+      sw->addCase(b_.getInt32(p), call);
+      b_.SetInsertPoint(call);
+      llvm::Value* r = b_.CreateCall(piece_ty, piece,
+                                     {ctx_, b_.CreateSub(k, b_.getInt32(first - run.begin))});
+      llvm::BasicBlock* decided = NewBlock("decided");
+      b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(kFellThrough)), after, decided);
+      b_.SetInsertPoint(decided);
+      b_.CreateRet(r);
+      // The piece's body, then back to this function.
+      llvm::Function* outer = fn_;
+      llvm::Value *outer_ctx = ctx_, *outer_data = data_, *outer_len = len_;
+      BeginFunction(piece);
+      in_piece_ = true;
+      llvm::BasicBlock* fell = llvm::BasicBlock::Create(c_, "fell.through", fn_);
+      EmitActionSwitch(chain, first, end, fn_->getArg(1), fell);
+      b_.SetInsertPoint(fell);
+      b_.CreateRet(b_.getInt32(kFellThrough));
+      in_piece_ = false;
+      fn_ = outer;
+      ctx_ = outer_ctx;
+      data_ = outer_data;
+      len_ = outer_len;
+    }
   }
 
   void Return(uint32_t code) {
@@ -488,9 +544,10 @@ class LlvmEmitter {
   }
 
   // goto: a guaranteed tail call; its result is this chain's.
+  // (A plain call in an action piece, whose signature differs: same result.)
   void EmitGoto(uint32_t target) {
     llvm::CallInst* r = b_.CreateCall(chain_ty_, bodies_[target], {ctx_});
-    r->setTailCallKind(llvm::CallInst::TCK_MustTail);
+    if (!in_piece_) r->setTailCallKind(llvm::CallInst::TCK_MustTail);
     b_.CreateRet(r);
     ContinueDead();
   }
@@ -606,6 +663,7 @@ class LlvmEmitter {
   int table_ = 0;
   int chain_ = 0;
   uint32_t rule_id_ = 0;
+  bool in_piece_ = false;  // emitting an action piece (EmitActionPieces)
 };
 
 }  // namespace
