@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/backend/asmjit/jit_context.h"
-#include "compiler/classify/lift.h"
+#include "compiler/backend/emit_util.h"
 
 namespace rulejit::backend {
 namespace {
@@ -51,31 +51,6 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
   return kHelpers[id];
 }
 
-uint64_t ChunkValue(const uint8_t* bytes, uint32_t size) {
-  uint64_t v = 0;
-  std::memcpy(&v, bytes, size);
-  return v;
-}
-
-// Big-endian value of `size` (1, 2 or 4) bytes: memcmp order as an integer.
-uint32_t BigEndianValue(const uint8_t* bytes, uint32_t size) {
-  uint32_t v = 0;
-  for (uint32_t i = 0; i < size; ++i) v = (v << 8) | bytes[i];
-  return v;
-}
-
-// Splits `len` bytes into 8/4/2/1-byte chunks: fn(offset, size).
-template <typename Fn>
-void ForEachChunk(uint32_t len, Fn fn) {
-  uint32_t off = 0;
-  for (uint32_t size : {8u, 4u, 2u, 1u}) {
-    while (len - off >= size) {
-      fn(off, size);
-      off += size;
-    }
-  }
-}
-
 // Rules (or classified runs) per generated function; see
 // ContinueInNewFunction. Measured on linear chains (bench/jit_bench): 1000
 // rules compile in ~11.7 s of CPU as one function, ~2.1 s in pieces of 32,
@@ -99,22 +74,17 @@ class LlvmEmitter {
       helpers_[h] = llvm::Function::Create(helper_ty_, llvm::Function::ExternalLinkage,
                                            Helper(static_cast<HelperId>(h)).first, module_);
     }
-    for (size_t t = 0; t < ruleset_.tables.size(); ++t) {
-      const ir::Table& table = ruleset_.tables[t];
-      for (const ir::Chain& chain : table.chains) {
-        bodies_.push_back(NewChainFunction(llvm::Function::InternalLinkage,
-                                           absl::StrCat("body.", table.name, ".", chain.name)));
-      }
-    }
-    for (size_t t = 0; t < ruleset_.tables.size(); ++t) {
-      const ir::Table& table = ruleset_.tables[t];
-      for (size_t c = 0; c < table.chains.size(); ++c) {
-        table_ = static_cast<int>(t);
-        chain_ = static_cast<int>(c);
-        if (table.chains[c].base) EmitEntry(table.chains[c]);
-        EmitBody(table.chains[c]);
-      }
-    }
+    ForEachChain(ruleset_, [&](int t, int, const ir::Chain& chain) {
+      bodies_.push_back(NewChainFunction(
+          llvm::Function::InternalLinkage,
+          absl::StrCat("body.", ruleset_.tables[t].name, ".", chain.name)));
+    });
+    ForEachChain(ruleset_, [&](int t, int c, const ir::Chain& chain) {
+      table_ = t;
+      chain_ = c;
+      if (chain.base) EmitEntry(chain);
+      EmitBody(chain);
+    });
   }
 
  private:
@@ -256,9 +226,7 @@ class LlvmEmitter {
       b_.SetInsertPoint(action);
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
       const ir::Rule& rule = chain.rules[r];
-      absl::StatusOr<classify::LiftedRule> lifted = classify::LiftRule(rule);
-      for (size_t e = lifted.ok() ? lifted->action_begin : rule.exprs.size();
-           e < rule.exprs.size(); ++e) {
+      for (size_t e = ActionBegin(rule); e < rule.exprs.size(); ++e) {
         EmitExpr(rule.exprs[e].expr, after);
       }
       b_.CreateBr(after);
@@ -393,14 +361,11 @@ class LlvmEmitter {
     const uint32_t words = (e.len + 3) / 4;
     const uint32_t src = ir::RegWord(e.sreg), dst = ir::RegWord(e.dreg);
     for (uint32_t w = 0; w < words; ++w) {
-      uint8_t mask[4] = {}, xr[4] = {};
-      for (uint32_t b = 0; b < 4 && w * 4 + b < e.len; ++b) {
-        if (w * 4 + b < e.mask.size()) mask[b] = e.mask[w * 4 + b];
-        if (w * 4 + b < e.xor_.size()) xr[b] = e.xor_[w * 4 + b];
-      }
+      uint32_t mask, x;
+      BitwiseWord(e, w, &mask, &x);
       llvm::Value* v = b_.CreateLoad(b_.getInt32Ty(), Reg((src + w) * 4));
-      v = b_.CreateAnd(v, b_.getInt32(ChunkValue(mask, 4)));
-      if (uint64_t x = ChunkValue(xr, 4)) v = b_.CreateXor(v, b_.getInt32(x));
+      v = b_.CreateAnd(v, b_.getInt32(mask));
+      if (x != 0) v = b_.CreateXor(v, b_.getInt32(x));
       b_.CreateStore(v, Reg((dst + w) * 4));
     }
   }
@@ -466,32 +431,13 @@ class LlvmEmitter {
   }
 
   void Emit(const ir::Lookup& e, llvm::BasicBlock* next) {
-    const ir::Set* set = ruleset_.tables[table_].FindSet(e.set);
-    JitLookupOp& op = ops_.lookups.emplace_back();
-    op.expr = &e;
-    op.set = set;
-    op.index = &ops_.set_indexes.emplace_back(*set);
+    JitLookupOp& op =
+        MakeLookupOp(ruleset_, layout_, table_, e, ops_.set_indexes, ops_.lookups);
     const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
-    if (vmap) {
-      for (const ir::SetElement& el : set->elements) {
-        op.verdicts.push_back(EncodeVerdict(el.verdict.value_or(ir::Verdict{})));
-      }
-      // A found element without a verdict leaves the verdict untouched.
-      StoreField(offsetof(JitContext, verdict_reg), kVmapContinue);
-    }
+    // A found element without a verdict leaves the verdict untouched.
+    if (vmap) StoreField(offsetof(JitContext, verdict_reg), kVmapContinue);
     CallHelper(kHLookup, &op, next);
     if (vmap) EmitVmapDispatch(op.verdicts, next);
-  }
-
-  uint32_t EncodeVerdict(const ir::Verdict& v) const {
-    switch (v.code) {
-      case ir::VerdictCode::kAccept: return kVmapAccept;
-      case ir::VerdictCode::kDrop: return kVmapDrop;
-      case ir::VerdictCode::kReturn: return kVmapReturn;
-      case ir::VerdictCode::kJump: return kVmapJump | TargetIndex(v.chain) << 8;
-      case ir::VerdictCode::kGoto: return kVmapGoto | TargetIndex(v.chain) << 8;
-      default: return kVmapContinue;
-    }
   }
 
   // Acts on the verdict a verdict map left in verdict_reg. Jump and goto
@@ -572,11 +518,7 @@ class LlvmEmitter {
   }
 
   uint32_t TargetIndex(const std::string& name) const {
-    const auto& chains = ruleset_.tables[table_].chains;
-    for (size_t c = 0; c < chains.size(); ++c) {
-      if (chains[c].name == name) return layout_.ChainIndex(table_, static_cast<int>(c));
-    }
-    return chain_index();  // unreachable after verification
+    return TargetChainIndex(ruleset_, layout_, table_, name, chain_index());
   }
 
   // Per-rule packet/byte counters, when the caller passed counter slots.
@@ -618,12 +560,7 @@ class LlvmEmitter {
     llvm::Value* src = BoundsCheck(e.load.base, e.load.offset, len, next);
     llvm::Type* wide = b_.getIntNTy(width * 8);
     llvm::Value* value = b_.CreateZExt(b_.CreateLoad(b_.getIntNTy(len * 8), src), wide);
-    uint8_t keep[8] = {};
-    for (uint32_t i = 0; i < width; ++i) {
-      uint8_t m = e.mask.empty() ? 0xff : (i < e.mask.size() ? e.mask[i] : 0);
-      keep[i] = i < cmp_len ? m : 0;
-    }
-    value = b_.CreateAnd(value, llvm::ConstantInt::get(wide, ChunkValue(keep, width)));
+    value = b_.CreateAnd(value, llvm::ConstantInt::get(wide, FusedKeepBits(e, width)));
     if (ordered) {  // the compared bytes (at most 4) as a big-endian integer
       llvm::Value* v = b_.CreateTrunc(value, b_.getIntNTy(cmp_len * 8));
       if (cmp_len > 1) v = b_.CreateUnaryIntrinsic(llvm::Intrinsic::bswap, v);
