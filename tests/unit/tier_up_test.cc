@@ -37,7 +37,7 @@ std::vector<std::vector<uint8_t>> Frames(int rules) {
   std::vector<std::vector<uint8_t>> frames;
   for (int i = 0; i < rules; ++i) {
     testing::FrameSpec spec;
-    spec.src = absl::StrCat("10.0.", i, ".7");
+    spec.src = absl::StrCat("10.0.", i, ".7");  // i < 256
     spec.dport = static_cast<uint16_t>(1000 + i + i % 2);
     frames.push_back(testing::BuildFrame(spec));
   }
@@ -50,7 +50,7 @@ bool Same(const Result& a, const Result& b) {
 }
 
 TEST(TierUp, SwapsToLlvmWhileClassifying) {
-  constexpr int kRules = 40;
+  constexpr int kRules = 120;
   ir::Ruleset rs = Rules(kRules);
   auto interp = Program::Compile(rs, {.backend = Backend::kInterp});
   CompileOptions options{.backend = Backend::kAuto};
@@ -106,9 +106,9 @@ TEST(TierUp, SwapsToLlvmWhileClassifying) {
 TEST(TierUp, HotRunStateAsksForIt) {
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 5;
-  auto program = Program::Compile(Rules(20), options);
+  auto program = Program::Compile(Rules(120), options);
   ASSERT_TRUE(program.ok());
-  const auto frames = Frames(20);
+  const auto frames = Frames(120);
   RunState state;
   for (int i = 0; i < 4; ++i) {
     (*program)->Classify(Hook::kForward, frames[i].data(), frames[i].size(), {}, &state);
@@ -119,14 +119,14 @@ TEST(TierUp, HotRunStateAsksForIt) {
   EXPECT_EQ((*program)->backend(), Backend::kLlvm);
 }
 
-// Where llvm was not measured to win (a few rules), or outside auto, the
-// program stays as compiled.
+// Where llvm was not measured to win (under 100 rules run as code), or
+// outside auto, the program stays as compiled.
 TEST(TierUp, OnlyWhereItPays) {
-  auto tiny = Program::Compile(Rules(3), {.backend = Backend::kAuto});
+  auto tiny = Program::Compile(Rules(60), {.backend = Backend::kAuto});
   ASSERT_TRUE(tiny.ok());
   EXPECT_FALSE((*tiny)->TierUp());
   EXPECT_EQ((*tiny)->backend(), Backend::kJit);
-  auto jit = Program::Compile(Rules(40), {.backend = Backend::kJit});
+  auto jit = Program::Compile(Rules(120), {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok());
   EXPECT_FALSE((*jit)->TierUp());
   EXPECT_FALSE((*jit)->WaitForTierUp().ok());
