@@ -1,10 +1,14 @@
-// The classifier (compiler/classify) against the linear asmjit chain on the
-// ClassBench sets: lookup ns/packet over each set's trace (frames parsed in
-// both cases: Ethernet + IPv4 + 8 transport bytes; leaf sizes 4, 8, 16),
-// the burst lookup over
-// pre-extracted keys, and build time with the built structure's memory.
+// The classifier (compiler/classify) against the asmjit and LLVM tiers on
+// the ClassBench sets: lookup ns/packet over each set's trace (frames
+// parsed in both cases: Ethernet + IPv4 + 8 transport bytes; leaf sizes 4,
+// 8, 16), the burst lookup over pre-extracted keys, build time with the
+// built structure's memory, and per tier:
+//   BM_JitLinear / BM_LlvmLinear          default options (long liftable
+//                                         runs go through the classifier)
+//   BM_JitNoClassify / BM_LlvmNoClassify  every rule as the tier's code
+//   BM_CompileJit / BM_CompileLlvm        Program::Compile, default options
 //
-//   build-classify/bench/classify_bench --benchmark_filter=fw1_10K
+//   build/bench/classify_bench --benchmark_filter=fw1_10K
 //
 // Each iteration classifies one trace packet (cycling through the trace);
 // a mismatch against the trace's expected rule aborts the benchmark.
@@ -127,10 +131,14 @@ void BM_ClassifierBurst(benchmark::State& state, std::string name) {
   state.SetItemsProcessed(state.iterations() * kBurst);
 }
 
-void BM_JitLinear(benchmark::State& state, std::string name) {
+// One compiled tier over the set's trace. `classify` false: every rule is
+// the tier's own code (no decision structure).
+void TierOverTrace(benchmark::State& state, const std::string& name, Backend backend,
+                   bool classify) {
   const Set& s = LoadSet(name);
   CompileOptions options;
-  options.backend = Backend::kJit;
+  options.backend = backend;
+  options.classify = classify;
   auto program = Program::Compile(s.ruleset, options);
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
@@ -151,6 +159,36 @@ void BM_JitLinear(benchmark::State& state, std::string name) {
   state.SetItemsProcessed(state.iterations());
 }
 
+void BM_JitLinear(benchmark::State& state, std::string name) {
+  TierOverTrace(state, name, Backend::kJit, true);
+}
+void BM_LlvmLinear(benchmark::State& state, std::string name) {
+  TierOverTrace(state, name, Backend::kLlvm, true);
+}
+void BM_JitNoClassify(benchmark::State& state, std::string name) {
+  TierOverTrace(state, name, Backend::kJit, false);
+}
+void BM_LlvmNoClassify(benchmark::State& state, std::string name) {
+  TierOverTrace(state, name, Backend::kLlvm, false);
+}
+
+// Program::Compile of the set for a tier (default options: classifiers).
+void CompileTier(benchmark::State& state, const std::string& name, Backend backend) {
+  const Set& s = LoadSet(name);
+  CompileOptions options;
+  options.backend = backend;
+  for (auto _ : state) {
+    auto program = Program::Compile(s.ruleset, options);
+    benchmark::DoNotOptimize(program);
+  }
+}
+void BM_CompileJit(benchmark::State& state, std::string name) {
+  CompileTier(state, name, Backend::kJit);
+}
+void BM_CompileLlvm(benchmark::State& state, std::string name) {
+  CompileTier(state, name, Backend::kLlvm);
+}
+
 void BM_ClassifierBuild(benchmark::State& state, std::string name) {
   const Set& s = LoadSet(name);
   size_t memory = 0;
@@ -166,6 +204,11 @@ void BM_ClassifierBuild(benchmark::State& state, std::string name) {
   BENCHMARK_CAPTURE(BM_ClassifierLookup, set, std::string(#set))->Arg(4)->Arg(8)->Arg(16); \
   BENCHMARK_CAPTURE(BM_ClassifierBurst, set, std::string(#set));                       \
   BENCHMARK_CAPTURE(BM_JitLinear, set, std::string(#set));                             \
+  BENCHMARK_CAPTURE(BM_LlvmLinear, set, std::string(#set));                            \
+  BENCHMARK_CAPTURE(BM_JitNoClassify, set, std::string(#set));                         \
+  BENCHMARK_CAPTURE(BM_LlvmNoClassify, set, std::string(#set));                        \
+  BENCHMARK_CAPTURE(BM_CompileJit, set, std::string(#set))->Unit(benchmark::kMillisecond); \
+  BENCHMARK_CAPTURE(BM_CompileLlvm, set, std::string(#set))->Unit(benchmark::kMillisecond); \
   BENCHMARK_CAPTURE(BM_ClassifierBuild, set, std::string(#set))                        \
       ->Unit(benchmark::kMillisecond)                                                  \
       ->Iterations(3);

@@ -1,8 +1,13 @@
-// Interpreter vs asmjit on linear chains of N iptables-style rules
+// Interpreter vs asmjit vs LLVM on linear chains of N iptables-style rules
 // (`-s 10.X.Y.0/24 -p tcp --dport P -j ACCEPT`), with a packet that matches
 // no rule (the worst case: every rule runs) and compile time per tier.
+//   BM_Classify*  default options (runs of >= 256 liftable rules go to a
+//                 classifier, so from 1000 rules the tiers share it)
+//   BM_Linear*    classify off: every rule is the tier's own code
+//   BM_Compile*   Program::Compile, default options; BM_CompileLinear*
+//                 classify off
 //
-//   build/jit_bench --benchmark_filter=Classify
+//   build/bench/jit_bench --benchmark_filter='Jit|Llvm'
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -65,8 +70,10 @@ std::vector<uint8_t> MissFrame() {
   return f;
 }
 
-void Classify(benchmark::State& state, Backend backend) {
-  auto program = Program::Compile(LinearChain(state.range(0)), {backend});
+void Classify(benchmark::State& state, Backend backend, bool classify = true) {
+  CompileOptions options{.backend = backend};
+  options.classify = classify;
+  auto program = Program::Compile(LinearChain(state.range(0)), options);
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
     return;
@@ -84,18 +91,34 @@ void Classify(benchmark::State& state, Backend backend) {
 
 void BM_ClassifyInterp(benchmark::State& s) { Classify(s, Backend::kInterp); }
 void BM_ClassifyJit(benchmark::State& s) { Classify(s, Backend::kJit); }
+void BM_ClassifyLlvm(benchmark::State& s) { Classify(s, Backend::kLlvm); }
+void BM_LinearJit(benchmark::State& s) { Classify(s, Backend::kJit, false); }
+void BM_LinearLlvm(benchmark::State& s) { Classify(s, Backend::kLlvm, false); }
 BENCHMARK(BM_ClassifyInterp)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_ClassifyJit)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_ClassifyLlvm)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_LinearJit)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_LinearLlvm)->RangeMultiplier(10)->Range(10, 10000);
 
-void BM_CompileJit(benchmark::State& state) {
+void Compile(benchmark::State& state, Backend backend, bool classify = true) {
   ir::Ruleset rs = LinearChain(state.range(0));
+  CompileOptions options{.backend = backend};
+  options.classify = classify;
   for (auto _ : state) {
-    auto program = Program::Compile(rs, {Backend::kJit});
+    auto program = Program::Compile(rs, options);
     benchmark::DoNotOptimize(program);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
+
+void BM_CompileJit(benchmark::State& s) { Compile(s, Backend::kJit); }
+void BM_CompileLlvm(benchmark::State& s) { Compile(s, Backend::kLlvm); }
+void BM_CompileLinearJit(benchmark::State& s) { Compile(s, Backend::kJit, false); }
+void BM_CompileLinearLlvm(benchmark::State& s) { Compile(s, Backend::kLlvm, false); }
 BENCHMARK(BM_CompileJit)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileLlvm)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileLinearJit)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompileLinearLlvm)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace rulejit

@@ -140,7 +140,7 @@ int RunBench(const Args& args, Streams io) {
   std::optional<std::string> trace_path = args.value("trace");
   if (!trace_path) return UsageError(kName, "--trace T is required", io.err);
   std::optional<Backend> backend = BackendFromName(args.value_or("backend", "auto"));
-  if (!backend) return UsageError(kName, "unknown --backend (expected interp, jit or auto)", io.err);
+  if (!backend) return UsageError(kName, "unknown --backend (expected interp, jit, llvm or auto)", io.err);
   std::optional<Hook> hook = ir::HookFromName(args.value_or("hook", "forward"));
   if (!hook) return UsageError(kName, "unknown --hook", io.err);
 
@@ -195,7 +195,7 @@ int RunBench(const Args& args, Streams io) {
 Command BenchCommand() {
   return Command{
       .name = kName,
-      .synopsis = "bench FILE --trace T [--backend interp|jit|auto] [--no-classify] "
+      .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H] [--json] [--format F]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},

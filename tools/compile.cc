@@ -1,10 +1,12 @@
-// `rulejit compile FILE [--emit ir|opt-ir|asm] [--backend B]
+// `rulejit compile FILE [--emit ir|opt-ir|asm|llvm-ir|llvm-asm] [--backend B]
 //                       [--dump-after PASS] [--no-pass P1,P2] [--format F]`
 //
 // Shows a compilation stage:
 //   ir      the IR as the frontend lowered it (nft --debug=netlink form)
 //   opt-ir  the IR after the optimizer passes, as the compiled tier runs it
-//   asm     the x86-64 code of the jit tier
+//   asm       the x86-64 code of the compiled tier (jit: asmjit's listing)
+//   llvm-ir   the llvm tier's LLVM IR before and after optimisation
+//   llvm-asm  the llvm tier's machine code (--emit asm --backend llvm)
 // --dump-after PASS prints the IR before and after that pass (to stderr, so
 // the stage on stdout stays clean); --no-pass turns passes off.
 #include <sstream>
@@ -28,21 +30,26 @@ struct CompileRequest {
 absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) {
   CompileRequest req;
   req.emit = args.value_or("emit", "ir");
-  if (req.emit != "ir" && req.emit != "opt-ir" && req.emit != "asm") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown --emit '", req.emit, "' (expected ir, opt-ir or asm)"));
+  const bool llvm_emit = req.emit == "llvm-ir" || req.emit == "llvm-asm";
+  if (req.emit != "ir" && req.emit != "opt-ir" && req.emit != "asm" && !llvm_emit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --emit '", req.emit, "' (expected ir, opt-ir, asm, llvm-ir or llvm-asm)"));
   }
-  std::string backend = args.value_or("backend", "auto");
+  std::string backend = args.value_or("backend", llvm_emit ? "llvm" : "auto");
   std::optional<Backend> chosen = BackendFromName(backend);
   if (!chosen) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown --backend '", backend, "' (expected interp, jit or auto)"));
+        absl::StrCat("unknown --backend '", backend, "' (expected interp, jit, llvm or auto)"));
   }
   if (req.emit == "asm" && *chosen == Backend::kInterp) {
     return absl::InvalidArgumentError("--emit asm needs a compiled backend (jit or auto)");
   }
+  if (llvm_emit && *chosen != Backend::kLlvm) {
+    return absl::InvalidArgumentError(absl::StrCat("--emit ", req.emit, " needs --backend llvm"));
+  }
   req.options.backend = *chosen;
-  req.options.keep_assembly = req.emit == "asm";
+  req.options.keep_assembly = req.emit == "asm" || req.emit == "llvm-asm";
+  req.options.keep_llvm_ir = req.emit == "llvm-ir";
   for (absl::string_view name : absl::StrSplit(args.value_or("no-pass", ""), ',',
                                                absl::SkipEmpty())) {
     if (!passes::IsPassName(std::string(name))) {
@@ -77,7 +84,14 @@ int RunCompile(const Args& args, Streams io) {
   std::unique_ptr<const Program> program =
       CompileOrReport(kName, std::move(loaded->ruleset), req->options, io.err);
   if (!program) return kExitInputError;
-  io.out << (req->emit == "asm" ? program->assembly() : ir::PrintRuleset(program->ruleset()));
+  if (req->emit == "llvm-ir") {
+    io.out << "; ==== LLVM IR as emitted\n" << program->llvm_ir(false)
+           << "; ==== LLVM IR after optimisation (O" << req->options.llvm_opt_level
+           << ", host CPU)\n" << program->llvm_ir(true);
+    return kExitOk;
+  }
+  const bool code = req->emit == "asm" || req->emit == "llvm-asm";
+  io.out << (code ? program->assembly() : ir::PrintRuleset(program->ruleset()));
   return kExitOk;
 }
 
@@ -86,7 +100,7 @@ int RunCompile(const Args& args, Streams io) {
 Command CompileCommand() {
   return Command{
       .name = kName,
-      .synopsis = "compile FILE [--emit ir|opt-ir|asm] [--backend interp|jit|auto] "
+      .synopsis = "compile FILE [--emit ir|opt-ir|asm|llvm-ir|llvm-asm] [--backend interp|jit|llvm|auto] "
                   "[--dump-after PASS] [--no-pass P1,P2] [--format F]",
       .summary = "print a compilation stage: the IR, the optimized IR, or the machine code",
       .spec = {.flags = {{"emit", true},

@@ -2,7 +2,7 @@
 //                        [--json] [--backend interp] [--format F]`
 //
 // Runs every frame of PCAP through the ruleset at one hook with the chosen
-// tier (--backend interp|jit|auto; auto = the best compiled tier) and prints
+// tier (--backend interp|jit|llvm|auto; auto = the best compiled tier) and prints
 // one line per frame:
 //   0 accept
 //   1 drop firewall.ipt:17         (--explain: the deciding rule)
@@ -77,7 +77,7 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   std::optional<Backend> chosen = BackendFromName(backend);
   if (!chosen) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --backend '", backend, "' (expected interp, jit or auto)"));
+        "unknown --backend '", backend, "' (expected interp, jit, llvm or auto)"));
   }
   options.backend = *chosen;
   std::string hook_name = args.value_or("hook", "input");
@@ -220,7 +220,7 @@ Command EvalCommand() {
       .name = kName,
       .synopsis =
           "eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--explain] "
-          "[--json] [--backend interp|jit|auto] [--format F]",
+          "[--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",

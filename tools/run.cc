@@ -97,7 +97,7 @@ absl::StatusOr<RunOptions> ReadOptions(const Args& args) {
   std::optional<Backend> chosen = BackendFromName(backend);
   if (!chosen) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --backend '", backend, "' (expected interp, jit or auto)"));
+        "unknown --backend '", backend, "' (expected interp, jit, llvm or auto)"));
   }
   options.backend = *chosen;
   std::string queues = args.value_or("queues", "1");
@@ -392,7 +392,7 @@ Command RunCommand() {
       .name = kName,
       .synopsis =
           "run FILE --in IF --out IF [--ctl PATH|none] [--queues N] "
-          "[--stats-interval S] [--duration S] [--backend interp|jit|auto] "
+          "[--stats-interval S] [--duration S] [--backend interp|jit|llvm|auto] "
           "[--generic] [--format F]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "

@@ -53,17 +53,26 @@ using InputFormat = frontends::InputFormat;
 enum class Verdict : uint8_t { kAccept, kDrop };
 
 enum class Backend : uint8_t {
-  kAuto,    // the best available tier (today: jit)
+  kAuto,    // jit at once; llvm compiled in the background and swapped in
+            // when asked (Program::TierUp) or hot, where it measurably wins
   kInterp,  // the reference interpreter
   kJit,     // asmjit native code
+  kLlvm,    // LLVM (ORC LLJIT) native code: slower to build, optimized
 };
 const char* BackendName(Backend backend);
-// "interp", "jit", "auto"; nullopt for anything else.
+// "interp", "jit", "llvm", "auto"; nullopt for anything else.
 std::optional<Backend> BackendFromName(std::string_view name);
 
 struct CompileOptions {
   Backend backend = Backend::kAuto;
   bool keep_assembly = false;  // record the listing for `--emit asm`
+  // llvm tier: record the LLVM IR before and after optimisation
+  // (`--emit llvm-ir`), and the optimisation level (0..3).
+  bool keep_llvm_ir = false;
+  int llvm_opt_level = 2;
+  // auto: packets one RunState classifies before it asks for the llvm tier
+  // (0: only Program::TierUp asks).
+  uint64_t tier_up_after_packets = 1u << 16;
   // Optimizer passes for the compiled tiers (the interpreter always runs the
   // ruleset as written: it is the reference).
   passes::PassOptions passes;
@@ -107,6 +116,7 @@ class RunState {
   bool jit_ = false;
   const void* prepared_for_ = nullptr;      // the Program that sized it
   uint64_t now_ns_ = 0;
+  uint64_t packets_ = 0;                    // for auto's tier-up
 };
 
 class Program {
@@ -136,10 +146,20 @@ class Program {
   // classify calls do this themselves on first use.
   void PrepareState(RunState* state) const;
 
-  Backend backend() const { return backend_; }
+  // The running tier (auto: jit, then llvm once a tier-up landed).
+  Backend backend() const;
+  // auto: starts compiling the llvm tier on a background thread (once) and
+  // switches to it atomically when done; a compile error leaves the jit
+  // tier running. False when this program has no tier-up (other backends,
+  // or auto where llvm does not pay).
+  bool TierUp() const;
+  // Waits for a started tier-up: OK once llvm runs, the error otherwise.
+  absl::Status WaitForTierUp() const;
   // The ruleset the backend runs (after the passes, for compiled tiers).
   const ir::Ruleset& ruleset() const { return *ruleset_; }
   const std::string& assembly() const;  // empty unless keep_assembly
+  // llvm tier with keep_llvm_ir: the module as emitted / as optimized.
+  const std::string& llvm_ir(bool optimized) const;
   size_t code_size() const;
   // Bytes of the built structures the hot path reads (machine code, and
   // decision structures when present).
@@ -152,6 +172,7 @@ class Program {
   Program() = default;
   Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                    RunState* state) const;
+  bool compiled() const { return jit_ != nullptr; }
   // `pre_rule`: the first classifier's answer for this packet, when the
   // burst path computed it ahead (-2: not computed).
   Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,

@@ -427,6 +427,46 @@ TEST_F(CliTest, CompileEmitAsmPrintsMachineCode) {
   EXPECT_THAT(r.out, IsEmpty());
 }
 
+// --emit llvm-ir: the module as emitted (helper calls, one function per
+// chain) and after O2 (the INPUT body inlined into its entry, no dead blocks).
+TEST_F(CliTest, CompileEmitLlvmIrShowsBeforeAndAfterOptimisation) {
+  ToolResult r = Run({"compile", kExampleRules, "--emit", "llvm-ir"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t after = r.out.find("; ==== LLVM IR after optimisation (O2, host CPU)");
+  ASSERT_NE(after, std::string::npos) << r.out;
+  ASSERT_THAT(r.out, StartsWith("; ==== LLVM IR as emitted\n"));
+  const std::string before_text = r.out.substr(0, after);
+  const std::string after_text = r.out.substr(after);
+  EXPECT_THAT(before_text, HasSubstr("define internal i32 @body.filter.INPUT(ptr"));
+  EXPECT_THAT(before_text, HasSubstr("define internal i32 @body.filter.SSH_IN(ptr"));
+  EXPECT_THAT(before_text, HasSubstr("call i32 @body.filter.SSH_IN(ptr"));
+  EXPECT_THAT(before_text, HasSubstr("call i32 @rulejit_ct_load(ptr"));
+  EXPECT_THAT(before_text, HasSubstr("dead"));
+  EXPECT_THAT(after_text, HasSubstr("i32 @entry.0(ptr"));
+  EXPECT_THAT(after_text, HasSubstr("call i32 @rulejit_ct_load(ptr"));
+  // The optimizer drops the blocks after verdicts and inlines the body
+  // that only its entry calls.
+  EXPECT_THAT(after_text, Not(HasSubstr("dead")));
+  EXPECT_THAT(after_text, Not(HasSubstr("@body.filter.INPUT(")));
+  // Only the llvm tier has LLVM IR.
+  r = Run({"compile", kExampleRules, "--emit", "llvm-ir", "--backend", "jit"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--emit llvm-ir needs --backend llvm"));
+}
+
+// --emit llvm-asm: LLVM's machine code (AT&T syntax), with the helper calls.
+TEST_F(CliTest, CompileEmitLlvmAsmPrintsMachineCode) {
+  ToolResult r = Run({"compile", kExampleRules, "--emit", "llvm-asm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\nentry.0:"));
+  EXPECT_THAT(r.out, HasSubstr("rulejit_ct_load"));
+  EXPECT_THAT(r.out, HasSubstr("retq"));
+  EXPECT_THAT(r.out, Not(HasSubstr("push rbx")));  // not asmjit's listing
+  r = Run({"compile", kExampleRules, "--emit", "llvm-asm", "--backend", "interp"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
 TEST_F(CliTest, CompileUnknownEmitIsUsageError) {
   ToolResult r = Run({"compile", kExampleRules, "--emit", "bytecode"});
   EXPECT_EQ(r.exit_code, 2);
@@ -453,7 +493,7 @@ TEST_F(CliTest, EvalExampleMatchesExpectedVerdicts) {
 }
 
 TEST_F(CliTest, EvalEveryBackendGivesTheExpectedVerdicts) {
-  for (const char* backend : {"interp", "jit", "auto"}) {
+  for (const char* backend : {"interp", "jit", "llvm", "auto"}) {
     ToolResult r = Run({"eval", "examples/firewall.ipt", "examples/firewall.pcap", "--hook",
                         "input", "--iif", "eth0", "--explain", "--backend", backend},
                        kSourceDir);
@@ -634,7 +674,7 @@ TEST_F(CliTest, EvalHookChecks) {
            {{"--hook", "prerouting"},
             "hook prerouting is not evaluated for iptables dumps"},
            {{"--hook", "sideways"}, "unknown hook 'sideways'"},
-           {{"--backend", "llvm"}, "unknown --backend 'llvm'"},
+           {{"--backend", "tcc"}, "unknown --backend 'tcc' (expected interp, jit, llvm or auto)"},
            {{"--oif", "eth0"}, "--oif has no meaning at hook input"},
            {{"--iif", "a-very-long-interface-name"}, "longer than 15 bytes"},
        }) {
@@ -702,7 +742,7 @@ TEST_F(CliTest, EvalNftRuleset) {
 
 TEST_F(CliTest, BenchClassBenchTraceHasNoMismatches) {
   const std::string shared = RULEJIT_SHARED_DIR;
-  for (const char* backend : {"interp", "jit"}) {
+  for (const char* backend : {"interp", "jit", "llvm"}) {
     ToolResult r = Run({"bench", shared + "/classbench/acl1_100", "--trace",
                         shared + "/classbench/acl1_100_trace", "--backend", backend, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

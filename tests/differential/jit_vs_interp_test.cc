@@ -1,11 +1,13 @@
-// Differential test: the asmjit tier must agree with the reference
-// interpreter packet for packet (verdict, deciding rule, reject flag, mark
-// and rule counters) over seeded random rulesets and frames, truncated and
-// malformed frames included. On a mismatch it prints the seed, the frame
-// and the IR so the case can be replayed.
+// Differential test: every compiled tier (asmjit, LLVM) must agree with the
+// reference interpreter packet for packet (verdict, deciding rule, reject
+// flag, mark, ct mark and rule counters) over seeded random rulesets and
+// frames, truncated and malformed frames included. On a mismatch it prints
+// the seed, the tier, the frame and the IR so the case can be replayed.
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "ir/printer.h"
@@ -29,65 +31,93 @@ std::string RefString(const RuleRef& r) {
   return std::to_string(r.table) + "/" + std::to_string(r.chain) + "/" + std::to_string(r.rule);
 }
 
-TEST(JitVsInterp, RandomRulesetsAndFrames) {
-  constexpr int kRulesets = 300;
-  constexpr int kFrames = 200;
+struct Stats {
   int compared = 0, drops = 0, by_rule = 0, rejects = 0, fused = 0;
   size_t classified = 0;
-  for (int seed = 1; seed <= kRulesets; ++seed) {
-    std::mt19937 rng(seed);
-    ir::Ruleset rs = testing::RandomIrRuleset(rng);
-    auto interp = Program::Compile(rs, {Backend::kInterp});
-    ASSERT_TRUE(interp.ok()) << "seed " << seed << ": " << interp.status()
-                             << "\n" << ir::PrintRuleset(rs);
-    // Every liftable run, however short, through a decision structure, so
-    // the classifier path is compared too (odd seeds), or all linear.
-    CompileOptions jit_options{.backend = Backend::kJit};
-    jit_options.classify_min_rules = seed % 2 ? 1 : 1u << 30;
-    auto jit = Program::Compile(rs, jit_options);
-    ASSERT_TRUE(jit.ok()) << "seed " << seed << ": " << jit.status();
-    ASSERT_EQ((*jit)->backend(), Backend::kJit);
-    classified += (*jit)->classified_rules();
-    for (const auto& table : (*jit)->ruleset().tables) {
-      for (const auto& chain : table.chains) {
-        for (const auto& rule : chain.rules) {
-          for (const auto& node : rule.exprs) fused += std::holds_alternative<ir::FusedCmp>(node.expr);
-        }
+};
+
+// One seeded ruleset, `frames` frames: every compiled tier against the
+// interpreter.
+void CompareSeed(int seed, const testing::IrGenOptions& gen, int frames, Stats& stats) {
+  std::mt19937 rng(seed);
+  ir::Ruleset rs = testing::RandomIrRuleset(rng, gen);
+  auto interp = Program::Compile(rs, {Backend::kInterp});
+  ASSERT_TRUE(interp.ok()) << "seed " << seed << ": " << interp.status()
+                           << "\n" << ir::PrintRuleset(rs);
+  // Every liftable run, however short, through a decision structure, so
+  // the classifier path is compared too (odd seeds), or all linear. The
+  // LLVM tier at its default level (O2): ~50 ms a ruleset.
+  std::vector<std::unique_ptr<const Program>> tiers;
+  for (Backend backend : {Backend::kJit, Backend::kLlvm}) {
+    CompileOptions options{.backend = backend};
+    options.classify_min_rules = seed % 2 ? 1 : 1u << 30;
+    auto compiled = Program::Compile(rs, options);
+    ASSERT_TRUE(compiled.ok()) << "seed " << seed << " " << BackendName(backend) << ": "
+                               << compiled.status() << "\n" << ir::PrintRuleset(rs);
+    ASSERT_EQ((*compiled)->backend(), backend);
+    tiers.push_back(*std::move(compiled));
+  }
+  stats.classified += tiers[0]->classified_rules();
+  for (const auto& table : tiers[0]->ruleset().tables) {
+    for (const auto& chain : table.chains) {
+      for (const auto& rule : chain.rules) {
+        for (const auto& node : rule.exprs) stats.fused += std::holds_alternative<ir::FusedCmp>(node.expr);
       }
     }
-    RunState interp_state, jit_state;
-    for (int i = 0; i < kFrames; ++i) {
-      std::vector<uint8_t> frame = testing::RandomFrame(rng);
-      ir::PacketMeta meta = testing::RandomMeta(rng);
-      Result a = (*interp)->Classify(Hook::kForward, frame.data(), frame.size(), meta,
-                                     &interp_state);
-      Result b = (*jit)->Classify(Hook::kForward, frame.data(), frame.size(), meta,
-                                  &jit_state);
-      ++compared;
-      drops += a.verdict == Verdict::kDrop;
-      by_rule += a.decided_by.rule >= 0;
-      rejects += a.rejected;
+  }
+  RunState interp_state;
+  std::vector<RunState> tier_states(tiers.size());
+  for (int i = 0; i < frames; ++i) {
+    std::vector<uint8_t> frame = testing::RandomFrame(rng);
+    ir::PacketMeta meta = testing::RandomMeta(rng);
+    Result a = (*interp)->Classify(Hook::kForward, frame.data(), frame.size(), meta,
+                                   &interp_state);
+    ++stats.compared;
+    stats.drops += a.verdict == Verdict::kDrop;
+    stats.by_rule += a.decided_by.rule >= 0;
+    stats.rejects += a.rejected;
+    for (size_t t = 0; t < tiers.size(); ++t) {
+      Result b = tiers[t]->Classify(Hook::kForward, frame.data(), frame.size(), meta,
+                                    &tier_states[t]);
       bool same = a.verdict == b.verdict && a.rejected == b.rejected && a.mark == b.mark &&
-                  RefString(a.decided_by) == RefString(b.decided_by);
+                  a.ct_mark == b.ct_mark && RefString(a.decided_by) == RefString(b.decided_by);
       ASSERT_TRUE(same) << "seed " << seed << " frame " << i << " " << Hex(frame)
                         << "\ninterp: verdict " << int(a.verdict) << " rule "
-                        << RefString(a.decided_by) << " mark " << a.mark
-                        << "\njit:    verdict " << int(b.verdict) << " rule "
-                        << RefString(b.decided_by) << " mark " << b.mark << "\n"
+                        << RefString(a.decided_by) << " mark " << a.mark << " ct mark "
+                        << a.ct_mark << "\n" << BackendName(tiers[t]->backend())
+                        << ": verdict " << int(b.verdict) << " rule " << RefString(b.decided_by)
+                        << " mark " << b.mark << " ct mark " << b.ct_mark << "\n"
                         << ir::PrintRuleset(rs);
     }
-    // Counters agree rule by rule.
-    for (size_t t = 0; t < rs.tables.size(); ++t) {
-      for (size_t c = 0; c < rs.tables[t].chains.size(); ++c) {
-        for (size_t r = 0; r < rs.tables[t].chains[c].rules.size(); ++r) {
-          RuleRef ref{static_cast<int>(t), static_cast<int>(c), static_cast<int>(r)};
-          ir::Counter x = interp_state.CounterOf(ref), y = jit_state.CounterOf(ref);
-          ASSERT_EQ(x.packets, y.packets) << "seed " << seed << " rule " << RefString(ref);
-          ASSERT_EQ(x.bytes, y.bytes) << "seed " << seed << " rule " << RefString(ref);
+  }
+  // Counters agree rule by rule.
+  for (size_t t = 0; t < rs.tables.size(); ++t) {
+    for (size_t c = 0; c < rs.tables[t].chains.size(); ++c) {
+      for (size_t r = 0; r < rs.tables[t].chains[c].rules.size(); ++r) {
+        RuleRef ref{static_cast<int>(t), static_cast<int>(c), static_cast<int>(r)};
+        ir::Counter x = interp_state.CounterOf(ref);
+        for (size_t k = 0; k < tiers.size(); ++k) {
+          ir::Counter y = tier_states[k].CounterOf(ref);
+          const char* tier = BackendName(tiers[k]->backend());
+          ASSERT_EQ(x.packets, y.packets) << "seed " << seed << " " << tier << " rule " << RefString(ref);
+          ASSERT_EQ(x.bytes, y.bytes) << "seed " << seed << " " << tier << " rule " << RefString(ref);
         }
       }
     }
   }
+}
+
+TEST(CompiledTiersVsInterp, RandomRulesetsAndFrames) {
+  constexpr int kRulesets = 300;
+  constexpr int kFrames = 200;
+  Stats stats;
+  for (int seed = 1; seed <= kRulesets; ++seed) {
+    CompareSeed(seed, {}, kFrames, stats);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  const int compared = stats.compared, drops = stats.drops, by_rule = stats.by_rule,
+            rejects = stats.rejects, fused = stats.fused;
+  const size_t classified = stats.classified;
   EXPECT_EQ(compared, kRulesets * kFrames);
   // The generator must exercise both verdicts and real rule decisions, or
   // agreement would mean little.
@@ -101,6 +131,17 @@ TEST(JitVsInterp, RandomRulesetsAndFrames) {
   EXPECT_LT(drops, compared * 9 / 10);
   EXPECT_GT(by_rule, compared / 5);
   EXPECT_GT(rejects, 0);
+}
+
+// Chains longer than the llvm tier's rules per generated function, so a
+// chain runs through several functions joined by tail calls.
+TEST(CompiledTiersVsInterp, LongChains) {
+  Stats stats;
+  for (int seed = 1001; seed <= 1012; ++seed) {
+    CompareSeed(seed, {.regular_chains = 2, .max_rules_per_chain = 150}, 300, stats);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(stats.by_rule, stats.compared / 10);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/classify/lift.h"
+#include "compiler/backend/emit_util.h"
 
 namespace rulejit::backend {
 namespace {
@@ -60,31 +60,6 @@ x86::Gp Sized(const x86::Gp& reg64, uint32_t size) {
   }
 }
 
-// Splits `len` bytes into 8/4/2/1-byte chunks: fn(offset, size).
-template <typename Fn>
-void ForEachChunk(uint32_t len, Fn fn) {
-  uint32_t off = 0;
-  for (uint32_t size : {8u, 4u, 2u, 1u}) {
-    while (len - off >= size) {
-      fn(off, size);
-      off += size;
-    }
-  }
-}
-
-uint64_t ChunkValue(const uint8_t* bytes, uint32_t size) {
-  uint64_t v = 0;
-  std::memcpy(&v, bytes, size);
-  return v;
-}
-
-// Big-endian value of `size` (1, 2 or 4) bytes: memcmp order as an integer.
-uint32_t BigEndianValue(const uint8_t* bytes, uint32_t size) {
-  uint32_t v = 0;
-  for (uint32_t i = 0; i < size; ++i) v = (v << 8) | bytes[i];
-  return v;
-}
-
 }  // namespace
 
 Layout::Layout(const ir::Ruleset& ruleset) {
@@ -127,15 +102,12 @@ class Emitter {
     bodies_.resize(layout_.chain_count);
     trampolines_.resize(layout_.chain_count);
     for (auto& l : bodies_) l = a_.newLabel();
-    for (size_t t = 0; t < ruleset_.tables.size(); ++t) {
-      const ir::Table& table = ruleset_.tables[t];
-      for (size_t c = 0; c < table.chains.size(); ++c) {
-        table_ = static_cast<int>(t);
-        chain_ = static_cast<int>(c);
-        if (table.chains[c].base) EmitTrampoline(table.chains[c]);
-        EmitBody(table.chains[c]);
-      }
-    }
+    ForEachChain(ruleset_, [&](int t, int c, const ir::Chain& chain) {
+      table_ = t;
+      chain_ = c;
+      if (chain.base) EmitTrampoline(chain);
+      EmitBody(chain);
+    });
   }
 
   const std::vector<Label>& bodies() const { return bodies_; }
@@ -218,8 +190,7 @@ class Emitter {
       a_.bind(actions.back());
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
       const ir::Rule& rule = chain.rules[r];
-      absl::StatusOr<classify::LiftedRule> lifted = classify::LiftRule(rule);
-      for (size_t e = lifted.ok() ? lifted->action_begin : rule.exprs.size(); e < rule.exprs.size(); ++e) {
+      for (size_t e = ActionBegin(rule); e < rule.exprs.size(); ++e) {
         EmitExpr(rule.exprs[e].expr, after);
       }
       a_.jmp(after);  // an action that does not end the chain (none lift today)
@@ -335,14 +306,10 @@ class Emitter {
     const uint32_t words = (e.len + 3) / 4;
     const uint32_t src = ir::RegWord(e.sreg), dst = ir::RegWord(e.dreg);
     for (uint32_t w = 0; w < words; ++w) {
-      uint8_t mask[4] = {}, xr[4] = {};
-      for (uint32_t b = 0; b < 4 && w * 4 + b < e.len; ++b) {
-        if (w * 4 + b < e.mask.size()) mask[b] = e.mask[w * 4 + b];
-        if (w * 4 + b < e.xor_.size()) xr[b] = e.xor_[w * 4 + b];
-      }
+      uint32_t mask, x;
+      BitwiseWord(e, w, &mask, &x);
       a_.mov(x86::edx, RegMem((src + w) * 4, 4));
-      a_.and_(x86::edx, imm(ChunkValue(mask, 4)));
-      uint64_t x = ChunkValue(xr, 4);
+      a_.and_(x86::edx, imm(mask));
       if (x != 0) a_.xor_(x86::edx, imm(x));
       a_.mov(RegMem((dst + w) * 4, 4), x86::edx);
     }
@@ -431,42 +398,13 @@ class Emitter {
   }
 
   void Emit(const ir::Lookup& e, Label next) {
-    const ir::Table& table = ruleset_.tables[table_];
-    const ir::Set* set = table.FindSet(e.set);
-    JitLookupOp& op = module_.lookups_.emplace_back();
-    op.expr = &e;
-    op.set = set;
-    op.index = &module_.set_indexes_.emplace_back(*set);
+    JitLookupOp& op = MakeLookupOp(ruleset_, layout_, table_, e, module_.set_indexes_,
+                                   module_.lookups_);
     const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
-    if (vmap) {
-      for (const ir::SetElement& el : set->elements) {
-        op.verdicts.push_back(EncodeVerdict(el.verdict.value_or(ir::Verdict{})));
-      }
-      // A found element without a verdict leaves the verdict untouched.
-      a_.mov(CtxField(offsetof(JitContext, verdict_reg), 4), imm(kVmapContinue));
-    }
+    // A found element without a verdict leaves the verdict untouched.
+    if (vmap) a_.mov(CtxField(offsetof(JitContext, verdict_reg), 4), imm(kVmapContinue));
     EmitHelperCall(reinterpret_cast<const void*>(&JitLookup), &op, next);
     if (vmap) EmitVmapDispatch(next);
-  }
-
-  uint32_t EncodeVerdict(const ir::Verdict& v) const {
-    auto target = [&] {
-      const auto& chains = ruleset_.tables[table_].chains;
-      for (size_t c = 0; c < chains.size(); ++c) {
-        if (chains[c].name == v.chain) {
-          return layout_.ChainIndex(table_, static_cast<int>(c)) << 8;
-        }
-      }
-      return 0u;  // the verifier guarantees the target exists
-    };
-    switch (v.code) {
-      case ir::VerdictCode::kAccept: return kVmapAccept;
-      case ir::VerdictCode::kDrop: return kVmapDrop;
-      case ir::VerdictCode::kReturn: return kVmapReturn;
-      case ir::VerdictCode::kJump: return kVmapJump | target();
-      case ir::VerdictCode::kGoto: return kVmapGoto | target();
-      default: return kVmapContinue;
-    }
   }
 
   // Acts on the verdict a verdict map left in JitContext::verdict_reg.
@@ -535,11 +473,7 @@ class Emitter {
   }
 
   uint32_t TargetIndex(const std::string& name) const {
-    const auto& chains = ruleset_.tables[table_].chains;
-    for (size_t c = 0; c < chains.size(); ++c) {
-      if (chains[c].name == name) return layout_.ChainIndex(table_, static_cast<int>(c));
-    }
-    return chain_index();  // unreachable after verification
+    return TargetChainIndex(ruleset_, layout_, table_, name, chain_index());
   }
 
   // Per-rule packet/byte counters, when the caller passed counter slots.
@@ -586,12 +520,7 @@ class Emitter {
     }
     // Keep only the compared bytes, under the mask (bytes past the load are
     // zero already, as a load leaves them).
-    uint8_t keep[8] = {};
-    for (uint32_t i = 0; i < width; ++i) {
-      uint8_t m = e.mask.empty() ? 0xff : (i < e.mask.size() ? e.mask[i] : 0);
-      keep[i] = i < cmp_len ? m : 0;
-    }
-    const uint64_t keep_bits = ChunkValue(keep, width);
+    const uint64_t keep_bits = FusedKeepBits(e, width);
     const uint64_t all = width == 8 ? ~0ull : 0xffffffffull;
     if (keep_bits != all) {
       if (width == 8) {

@@ -76,6 +76,7 @@ class JitModule {
  public:
   ~JitModule();
   ChainFn entry(uint32_t chain_index) const { return entries_[chain_index]; }
+  const ChainFn* entries() const { return entries_.data(); }
   const std::string& assembly() const { return assembly_; }
   uint32_t limit_count() const { return limit_count_; }
   size_t code_size() const { return code_size_; }
