@@ -2,7 +2,9 @@
 //
 // Parses the `[ ... ]` lines `nft --debug=netlink` prints (and PrintExpr
 // writes) back into expressions, so the text form round-trips:
-// PrintExpr(*ParseExprLine(s)) == s for every line the reader accepts. The
+// PrintExpr(*ParseExprLine(s)) == s for every line the reader accepts (less
+// surrounding blanks; an anonymous set named `__set1` prints as nft prints
+// it, `__set%d`; tests/fuzz/ir_line_fuzz checks both). The
 // grammar is the printer's exact spelling (single spaces, `0x%08x` data
 // words); anything else is rejected with the column where it went wrong:
 //

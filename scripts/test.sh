@@ -15,3 +15,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DRULEJIT_SANITIZE=ON -DRULEJIT_BUILD_BENCH=OFF >/dev/null
 ninja -C build-asan -j"$jobs"
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j"$jobs" -LE kernel)
+
+# The parsers and every tier under libFuzzer (clang, ASan/UBSan), briefly;
+# `bash scripts/fuzz.sh 3600` is the long campaign.
+bash scripts/fuzz.sh 45

@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary frames through one ruleset on every tier.
 // The interpreter is the reference; the JIT (with and without decision
-// structures) must give the same verdict, deciding rule and marks, and no
+// structures) and the LLVM tier must give the same verdict, deciding rule and marks, and no
 // tier may read outside the frame (ASan sees every load).
 //
 // Input: byte 0 picks the hook, byte 1 the metadata variant, the rest is
@@ -47,7 +47,7 @@ table inet f {
 )";
 
 struct Programs {
-  std::unique_ptr<const rulejit::Program> interp, jit, classify;
+  std::unique_ptr<const rulejit::Program> interp, jit, classify, llvm;
 };
 
 const Programs& Compiled() {
@@ -63,7 +63,8 @@ const Programs& Compiled() {
     };
     return Programs{compile(rulejit::Backend::kInterp, 0),
                     compile(rulejit::Backend::kJit, 1u << 30),
-                    compile(rulejit::Backend::kJit, 1)};
+                    compile(rulejit::Backend::kJit, 1),
+                    compile(rulejit::Backend::kLlvm, 1)};
   }();
   return programs;
 }
@@ -92,11 +93,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The frame alone in its own allocation, so ASan catches any over-read.
   std::vector<uint8_t> frame(data + 2, data + size);
   const uint32_t len = static_cast<uint32_t>(frame.size());
-  rulejit::RunState s1, s2, s3;
+  rulejit::RunState s1, s2, s3, s4;
   rulejit::Result a = p.interp->Classify(hook, frame.data(), len, meta, &s1);
   rulejit::Result b = p.jit->Classify(hook, frame.data(), len, meta, &s2);
   rulejit::Result c = p.classify->Classify(hook, frame.data(), len, meta, &s3);
-  if (!Same(a, b) || !Same(a, c)) std::abort();
+  rulejit::Result e = p.llvm->Classify(hook, frame.data(), len, meta, &s4);
+  if (!Same(a, b) || !Same(a, c) || !Same(a, e)) std::abort();
   const uint8_t* ptr = frame.data();
   rulejit::Result d;
   p.classify->ClassifyBurst(hook, &ptr, &len, 1, meta, &d, &s3);
