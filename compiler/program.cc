@@ -2,6 +2,7 @@
 // The driver reads as the pipeline: verify → passes → backend.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -59,9 +60,10 @@ struct Program::Jit {
   std::atomic<TierUp> tier_up{TierUp::kNone};
   int llvm_opt_level = 2;
   uint64_t tier_up_after = 0;   // packets a RunState sees before asking
+  uint32_t tier_up_timeout_ms = 0;
   std::once_flag tier_up_once;
   std::thread tier_up_thread;
-  std::string tier_up_error;    // written before kFailed
+  absl::Status tier_up_status;  // written before kFailed
 };
 
 namespace {
@@ -174,6 +176,7 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
     jit.tier_up = Jit::TierUp::kIdle;
     jit.llvm_opt_level = options.llvm_opt_level;
     jit.tier_up_after = options.tier_up_after_packets;
+    jit.tier_up_timeout_ms = options.tier_up_timeout_ms;
   }
   return program;
 }
@@ -191,13 +194,21 @@ bool Program::TierUp() const {
   std::call_once(jit.tier_up_once, [&] {
     jit.tier_up = Jit::TierUp::kCompiling;
     jit.tier_up_thread = std::thread([&jit, &rs = *ruleset_] {
+      const auto start = std::chrono::steady_clock::now();
       absl::StatusOr<std::unique_ptr<backend::LlvmModule>> llvm =
           backend::CompileLlvm(rs, jit.layout, jit.plan, {.opt_level = jit.llvm_opt_level});
+      const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
+      if (llvm.ok() && took.count() > jit.tier_up_timeout_ms) {
+        llvm = absl::DeadlineExceededError(absl::StrCat(
+            "llvm: compile took ", took.count(), " ms, over the ", jit.tier_up_timeout_ms,
+            " ms tier-up timeout"));
+      }
       if (llvm.ok() && (*llvm)->limit_count() != jit.limit_count) {
         llvm = absl::InternalError("llvm: limit buckets numbered differently");
       }
       if (!llvm.ok()) {
-        jit.tier_up_error = std::string(llvm.status().message());
+        jit.tier_up_status = llvm.status();
         jit.tier_up.store(Jit::TierUp::kFailed, std::memory_order_release);
         return;  // asmjit keeps running
       }
@@ -216,7 +227,7 @@ absl::Status Program::WaitForTierUp() const {
   while (true) {
     switch (jit_->tier_up.load(std::memory_order_acquire)) {
       case Jit::TierUp::kRunning: return absl::OkStatus();
-      case Jit::TierUp::kFailed: return absl::InternalError(jit_->tier_up_error);
+      case Jit::TierUp::kFailed: return jit_->tier_up_status;
       case Jit::TierUp::kIdle: return absl::FailedPreconditionError("tier-up not started");
       default: std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }

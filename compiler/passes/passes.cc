@@ -9,6 +9,9 @@ namespace rulejit::passes {
 
 const std::vector<PassInfo>& AllPasses() {
   static const std::vector<PassInfo> kPasses = {
+      {"drop-repeated-rules",
+       "empty rules that repeat an earlier chain-ending rule (they never match)",
+       &DropRepeatedRules},
       {"fold-masked-compare",
        "fuse payload load + mask + compare into one masked compare", &FoldMaskedCompare},
   };

@@ -73,6 +73,10 @@ struct CompileOptions {
   // auto: packets one RunState classifies before it asks for the llvm tier
   // (0: only Program::TierUp asks).
   uint64_t tier_up_after_packets = 1u << 16;
+  // auto: a tier-up whose LLVM compile takes longer than this is discarded
+  // (asmjit keeps running; WaitForTierUp reports DeadlineExceeded). The
+  // compile itself can't be interrupted, so it finishes on its thread.
+  uint32_t tier_up_timeout_ms = 120000;
   // Optimizer passes for the compiled tiers (the interpreter always runs the
   // ruleset as written: it is the reference).
   passes::PassOptions passes;

@@ -9,15 +9,12 @@
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
 #include "tests/support/ir_gen.h"
+#include "tests/support/results.h"
 
 namespace rulejit {
 namespace {
 
-bool SameResult(const Result& a, const Result& b) {
-  return a.verdict == b.verdict && a.rejected == b.rejected && a.mark == b.mark &&
-         a.ct_mark == b.ct_mark && a.decided_by.table == b.decided_by.table &&
-         a.decided_by.chain == b.decided_by.chain && a.decided_by.rule == b.decided_by.rule;
-}
+using testing::SameResult;
 
 TEST(BurstVsSingle, RandomRulesetsWithClassifiers) {
   constexpr int kRulesets = 150;

@@ -119,6 +119,24 @@ TEST(TierUp, HotRunStateAsksForIt) {
   EXPECT_EQ((*program)->backend(), Backend::kLlvm);
 }
 
+// A compile over the timeout is discarded: asmjit keeps running, and its
+// answers stay right.
+TEST(TierUp, TimeoutLeavesAsmjitRunning) {
+  CompileOptions options{.backend = Backend::kAuto};
+  options.tier_up_after_packets = 0;
+  options.tier_up_timeout_ms = 0;  // any real compile takes longer
+  auto program = Program::Compile(Rules(120), options);
+  ASSERT_TRUE(program.ok());
+  ASSERT_TRUE((*program)->TierUp());
+  absl::Status s = (*program)->WaitForTierUp();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_EQ((*program)->backend(), Backend::kJit);
+  const auto frames = Frames(120);
+  Result hit = (*program)->Classify(Hook::kForward, frames[2].data(), frames[2].size(), {});
+  EXPECT_EQ(hit.verdict, Verdict::kAccept);
+  EXPECT_EQ(hit.decided_by.rule, 2);
+}
+
 // Where llvm was not measured to win (under 100 rules run as code), or
 // outside auto, the program stays as compiled.
 TEST(TierUp, OnlyWhereItPays) {

@@ -1,0 +1,105 @@
+// drop-repeated-rules: a rule that repeats an earlier rule of its chain
+// whose verdict ends the chain can never match, so it is emptied.
+//
+//   -A FORWARD ! -s 10.0.0.0/10 -j DROP       rule j: runs
+//   -A FORWARD ! -s 10.0.0.0/10 -j DROP       rule k: emptied (no code)
+//   ... (the seed chain: 10000 copies become one rule's worth of code)
+//
+// Why it is exact for every packet: evaluation is deterministic given the
+// packet and the metadata; registers carry nothing between rules (the
+// verifier demands that a rule writes what it reads), so a packet that
+// reaches k reached j with the same state and did not match there (or j's
+// verdict would have ended the chain); k does the same and does not match.
+// Its counter never counts and it decides nothing, so an empty rule (which
+// runs no expression and has no verdict) is observably the same, and the
+// rule keeps its index: deciding-rule ids and counters are unchanged.
+//
+// Assumes: a verified ruleset. Only when
+//   - j's verdict ends the chain for a matching packet: accept, drop,
+//     return, goto (an immediate) or a reject statement;
+//   - neither rule has state of its own that differs between copies
+//     (limit: each copy has its own token bucket);
+//   - no rule between them, nor j or k, changes state a later rule may
+//     read (meta/ct mark set), or jumps (the called chain might).
+#include <string>
+#include <variant>
+
+#include "absl/container/flat_hash_set.h"
+#include "compiler/passes/passes.h"
+#include "ir/printer.h"
+
+namespace rulejit::passes {
+namespace {
+
+bool EndsChain(const ir::Rule& rule) {
+  for (const ir::Node& node : rule.exprs) {
+    if (std::holds_alternative<ir::Reject>(node.expr)) return true;
+    if (const auto* imm = std::get_if<ir::Immediate>(&node.expr)) {
+      if (imm->dreg != ir::kVerdictReg) continue;
+      switch (imm->verdict.code) {
+        case ir::VerdictCode::kAccept:
+        case ir::VerdictCode::kDrop:
+        case ir::VerdictCode::kReturn:
+        case ir::VerdictCode::kGoto:
+          return true;
+        default:
+          return false;
+      }
+    }
+  }
+  return false;
+}
+
+// Whether the rule may change what later rules see, or has per-copy state.
+bool ChangesStateOrJumps(const ir::Rule& rule) {
+  for (const ir::Node& node : rule.exprs) {
+    if (std::holds_alternative<ir::MetaSet>(node.expr) ||
+        std::holds_alternative<ir::CtSet>(node.expr) ||
+        std::holds_alternative<ir::Limit>(node.expr)) {
+      return true;
+    }
+    if (const auto* imm = std::get_if<ir::Immediate>(&node.expr)) {
+      if (imm->dreg == ir::kVerdictReg && imm->verdict.code == ir::VerdictCode::kJump) {
+        return true;
+      }
+    }
+    // A verdict map may jump.
+    if (const auto* lookup = std::get_if<ir::Lookup>(&node.expr)) {
+      if (lookup->dreg && *lookup->dreg == ir::kVerdictReg) return true;
+    }
+  }
+  return false;
+}
+
+std::string Text(const ir::Rule& rule) {
+  std::string text;
+  for (const ir::Node& node : rule.exprs) text += ir::PrintExpr(node.expr) + "\n";
+  return text;
+}
+
+void DropInChain(ir::Chain& chain) {
+  absl::flat_hash_set<std::string> seen;  // rules that ended the chain
+  for (ir::Rule& rule : chain.rules) {
+    if (rule.exprs.empty()) continue;
+    if (ChangesStateOrJumps(rule)) {
+      seen.clear();
+      continue;
+    }
+    std::string text = Text(rule);
+    if (seen.contains(text)) {
+      rule.exprs.clear();
+    } else if (EndsChain(rule)) {
+      seen.insert(std::move(text));
+    }
+  }
+}
+
+}  // namespace
+
+void DropRepeatedRules(ir::Ruleset& ruleset) {
+  for (ir::Table& table : ruleset.tables) {
+    for (ir::Chain& chain : table.chains) DropInChain(chain);
+  }
+}
+
+}  // namespace rulejit::passes
