@@ -66,12 +66,7 @@ void Record(RuleReach& reach, const ir::RuleRef& ref, const Region& region,
   for (const Taken& t : taken) {
     bool overlaps = false;
     for (const Cube& c : t.region) overlaps = overlaps || Overlaps(c, *match);
-    bool known = false;
-    for (const ir::RuleRef& r : reach.covered_by) {
-      known = known || (r.table == t.rule.table && r.chain == t.rule.chain &&
-                        r.rule == t.rule.rule);
-    }
-    if (overlaps && !known) reach.covered_by.push_back(t.rule);
+    if (overlaps) AddRuleOnce(reach.covered_by, t.rule);
   }
 }
 
@@ -177,6 +172,13 @@ bool SeesIpv4(const ir::Table& table) {
 }
 
 }  // namespace
+
+void AddRuleOnce(std::vector<ir::RuleRef>& rules, const ir::RuleRef& rule) {
+  for (const ir::RuleRef& r : rules) {
+    if (r.table == rule.table && r.chain == rule.chain && r.rule == rule.rule) return;
+  }
+  rules.push_back(rule);
+}
 
 Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
                       const Space& space) {

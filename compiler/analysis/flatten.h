@@ -50,6 +50,9 @@ struct RuleReach {
   std::vector<ir::RuleRef> covered_by;
 };
 
+// Appends `rule` to `rules` unless it is there already.
+void AddRuleOnce(std::vector<ir::RuleRef>& rules, const ir::RuleRef& rule);
+
 struct Flattened {
   std::vector<Decision> decisions;
   std::vector<InexactRule> inexact;

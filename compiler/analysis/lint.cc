@@ -31,11 +31,7 @@ void Merge(RuleReach& into, const RuleReach& from) {
   into.reached_certain |= from.reached_certain;
   into.reached_uncertain |= from.reached_uncertain;
   into.matched |= from.matched;
-  for (const ir::RuleRef& r : from.covered_by) {
-    bool known = false;
-    for (const ir::RuleRef& k : into.covered_by) known = known || KeyOf(k) == KeyOf(r);
-    if (!known) into.covered_by.push_back(r);
-  }
+  for (const ir::RuleRef& r : from.covered_by) AddRuleOnce(into.covered_by, r);
 }
 
 struct HookFlattening {
