@@ -1,8 +1,8 @@
 // The classifier (compiler/classify) against the asmjit and LLVM tiers on
-// the ClassBench sets: lookup ns/packet over each set's trace (frames
-// parsed in both cases: Ethernet + IPv4 + 8 transport bytes; leaf sizes 4,
-// 8, 16), the burst lookup over pre-extracted keys, build time with the
-// built structure's memory, and per tier:
+// the ClassBench sets: lookup ns/packet over each set's trace (frames from
+// frontends::TraceFrame, parsed in both cases; leaf sizes 4, 8, 16), the
+// burst lookup over pre-extracted keys, build time with the built
+// structure's memory, and per tier:
 //   BM_JitLinear / BM_LlvmLinear          default options (long liftable
 //                                         runs go through the classifier)
 //   BM_JitNoClassify / BM_LlvmNoClassify  every rule as the tier's code
@@ -37,20 +37,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-std::vector<uint8_t> Frame(const frontends::TracePacket& t) {
-  std::vector<uint8_t> f = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
-                            0x45, 0, 0, 28, 0, 0, 0, 0, 64, t.proto, 0, 0};
-  for (uint32_t v : {t.src, t.dst}) {
-    for (int s = 24; s >= 0; s -= 8) f.push_back(static_cast<uint8_t>(v >> s));
-  }
-  for (uint16_t v : {t.sport, t.dport}) {
-    f.push_back(static_cast<uint8_t>(v >> 8));
-    f.push_back(static_cast<uint8_t>(v));
-  }
-  f.insert(f.end(), 4, 0);
-  return f;
-}
-
 struct Set {
   ir::Ruleset ruleset;
   std::vector<frontends::TracePacket> trace;
@@ -75,7 +61,7 @@ const Set& LoadSet(const std::string& name) {
   }
   slot->ruleset = *std::move(rs);
   slot->trace = *std::move(tr);
-  for (const auto& t : slot->trace) slot->frames.push_back(Frame(t));
+  for (const auto& t : slot->trace) slot->frames.push_back(frontends::TraceFrame(t));
   return *slot;
 }
 

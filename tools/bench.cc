@@ -35,32 +35,6 @@ struct TraceFrames {
   std::vector<uint32_t> expected;  // 1-based rule line; 0 = none; empty = unknown
 };
 
-// Ethernet + IPv4 (no options) + 8 transport bytes (ports, then zeros; TCP
-// gets a 20-byte header so its data offset is valid).
-std::vector<uint8_t> TraceFrame(const frontends::TracePacket& p) {
-  const uint32_t l4_len = p.proto == 6 ? 20 : 8;
-  std::vector<uint8_t> f(14 + 20 + l4_len, 0);
-  f[12] = 0x08;  // IPv4
-  uint8_t* ip = f.data() + 14;
-  ip[0] = 0x45;
-  const uint16_t total = static_cast<uint16_t>(20 + l4_len);
-  ip[2] = total >> 8;
-  ip[3] = total & 0xff;
-  ip[8] = 64;
-  ip[9] = p.proto;
-  for (int i = 0; i < 4; ++i) {
-    ip[12 + i] = static_cast<uint8_t>(p.src >> (24 - 8 * i));
-    ip[16 + i] = static_cast<uint8_t>(p.dst >> (24 - 8 * i));
-  }
-  uint8_t* l4 = ip + 20;
-  l4[0] = p.sport >> 8;
-  l4[1] = p.sport & 0xff;
-  l4[2] = p.dport >> 8;
-  l4[3] = p.dport & 0xff;
-  if (p.proto == 6) l4[12] = 0x50;
-  return f;
-}
-
 bool LooksLikePcap(const std::string& text) {
   if (text.size() < 4) return false;
   uint32_t magic;
@@ -93,7 +67,7 @@ absl::StatusOr<TraceFrames> LoadTrace(const std::string& path, std::ostream& err
     return packets.status();
   }
   for (const frontends::TracePacket& p : *packets) {
-    trace.frames.push_back(TraceFrame(p));
+    trace.frames.push_back(frontends::TraceFrame(p));
     trace.expected.push_back(p.expected_rule);
   }
   if (trace.frames.empty()) return absl::InvalidArgumentError(path + ": error: empty trace");

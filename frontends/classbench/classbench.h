@@ -28,6 +28,24 @@ namespace rulejit::frontends {
                                                           int file,
                                                           ir::Diagnostics& diags);
 
+// One rule line as plain fields, for consumers that want the 5-tuple rather
+// than the IR (the DPDK peer benchmark). Host order; a field matching
+// anything is 0/0 (addresses, protocol) or 0..65535 (ports). Addresses are
+// already masked to their prefix.
+struct ClassBenchRule {
+  uint32_t line = 0;  // 1-based line in the file: the rule's ClassBench number
+  uint32_t src = 0, dst = 0;
+  uint8_t src_len = 0, dst_len = 0;
+  uint16_t sport_lo = 0, sport_hi = 65535, dport_lo = 0, dport_hi = 65535;
+  uint8_t proto = 0, proto_mask = 0;     // mask 0xff exact, 0 any
+  uint16_t flags = 0, flags_mask = 0;    // TCP flags; mask 0 when absent
+};
+
+// The rules of a ClassBench file in order, with the same checks (and
+// located errors) as ParseClassBench.
+[[nodiscard]] absl::StatusOr<std::vector<ClassBenchRule>> ParseClassBenchRules(
+    std::string_view text, int file, ir::Diagnostics& diags);
+
 // One trace line: `src dst sport dport proto [rule]`, addresses as host-order
 // 32-bit integers, rule = 1-based line of the first matching rule (0 if the
 // trace line has none).
@@ -40,6 +58,12 @@ struct TracePacket {
 
 [[nodiscard]] absl::StatusOr<std::vector<TracePacket>> ParseClassBenchTrace(
     std::string_view text, int file, ir::Diagnostics& diags);
+
+// The Ethernet frame a trace packet stands for, as every benchmark replays
+// it (`rulejit bench`, bench/): Ethernet + IPv4 (no options) + transport
+// bytes carrying the ports first, then zeros; TCP gets a 20-byte header so
+// its data offset is valid, other protocols 8 bytes.
+std::vector<uint8_t> TraceFrame(const TracePacket& p);
 
 // True when the text looks like a ClassBench rule file (first rule line
 // starts with '@' and a dotted quad).
