@@ -16,7 +16,9 @@
 // over until --min-seconds have passed. The table shows medians over the
 // rounds; ratio = rte_acl ns / rulejit ns (> 1: rulejit is faster).
 // Memory: rulejit's Program::memory_bytes(); rte_acl's DPDK heap bytes
-// left allocated by rte_acl_build (its runtime tables).
+// left allocated by rte_acl_build (its runtime tables); and for both the
+// peak resident growth while building (build_rss.h; the largest of the
+// rounds).
 //
 // Exit status: 0; 1 if either side mismatched a trace's expected rule;
 // 2 on bad arguments, unreadable files or a failed build.
@@ -35,6 +37,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "bench/acl_peer/build_rss.h"
 #include "bench/acl_peer/dpdk_acl.h"
 #include "frontends/classbench/classbench.h"
 #include "rulejit/rulejit.h"
@@ -154,6 +157,7 @@ struct Sample {
   double ns_per_packet = 0;
   double build_ms = 0;
   size_t memory_bytes = 0;
+  size_t build_peak_bytes = 0;  // resident memory the build rose by at most
   uint64_t mismatches = 0;
 };
 
@@ -179,9 +183,12 @@ std::optional<Sample> RunRulejit(const Set& set, double min_seconds) {
   options.classify = true;
   Sample s;
   ir::Ruleset ruleset = set.ruleset;  // Compile consumes its ruleset
+  BuildRss rss;
+  rss.Start();
   const Clock::time_point start = Clock::now();
   auto program = Program::Compile(std::move(ruleset), options);
   s.build_ms = MsSince(start);
+  s.build_peak_bytes = rss.PeakBytes();
   if (!program.ok()) {
     std::fprintf(stderr, "acl_peer: %s: rulejit: %s\n", set.name.c_str(),
                  std::string(program.status().message()).c_str());
@@ -235,26 +242,31 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// All rounds of one tool: medians of each quantity, worst mismatch count.
+// All rounds of one tool: medians of each quantity, except the worst
+// build peak and mismatch count.
 struct Summary {
   std::string name;
-  double ns_per_packet = 0, build_ms = 0, memory_bytes = 0;
+  double ns_per_packet = 0, build_ms = 0, memory_bytes = 0, build_peak_bytes = 0;
   uint64_t mismatches = 0;
 };
 
 Summary Summarize(const std::string& name, const std::vector<Sample>& samples) {
-  std::vector<double> ns, build, memory;
+  std::vector<double> ns, build, memory, peak;
   Summary sum;
   sum.name = name;
   for (const Sample& s : samples) {
     ns.push_back(s.ns_per_packet);
     build.push_back(s.build_ms);
     memory.push_back(static_cast<double>(s.memory_bytes));
+    peak.push_back(static_cast<double>(s.build_peak_bytes));
     sum.mismatches = std::max(sum.mismatches, s.mismatches);
   }
   sum.ns_per_packet = Median(ns);
   sum.build_ms = Median(build);
   sum.memory_bytes = Median(memory);
+  // The largest, not the median: DPDK's heap keeps freed pages resident,
+  // so later rounds' tables can land on pages an earlier round touched.
+  sum.build_peak_bytes = *std::max_element(peak.begin(), peak.end());
   return sum;
 }
 
@@ -281,9 +293,12 @@ std::optional<SetResult> BenchSet(const Set& set, const Options& o) {
     rulejit.push_back(*rj);
 
     std::string error;
+    BuildRss rss;
+    rss.Start();
     const Clock::time_point start = Clock::now();
     std::unique_ptr<DpdkAcl> ctx = DpdkAcl::Build(set.rules, error);
     const double build_ms = MsSince(start);
+    const size_t build_peak = rss.PeakBytes();
     if (!ctx) {
       std::fprintf(stderr, "acl_peer: %s: %s\n", set.name.c_str(), error.c_str());
       return std::nullopt;
@@ -295,6 +310,7 @@ std::optional<SetResult> BenchSet(const Set& set, const Options& o) {
       Sample s = RunAclAlgorithm(set, *ctx, alg, o.min_seconds);
       s.build_ms = build_ms;
       s.memory_bytes = ctx->memory_bytes();
+      s.build_peak_bytes = build_peak;
       if (round == 0) alg_order.push_back(alg.name);
       acl[alg.name].push_back(s);
       line += absl::StrFormat(", %s %.1f ns", alg.name, s.ns_per_packet);
@@ -319,44 +335,55 @@ void PrintTable(const std::vector<SetResult>& results, int rounds) {
     for (const Summary& a : r.acl) line += absl::StrFormat(" | %s %.1f", a.name, a.ns_per_packet);
     std::printf("%s\n", line.c_str());
   }
-  std::printf("\n%-10s %6s %6s | %9s %7s | %-9s %9s %7s | %6s | %9s %9s | %8s %8s | %5s %5s\n",
+  std::printf("\n%-10s %6s %6s | %9s %7s | %-9s %9s %8s | %6s | %9s %10s | %8s %8s | %9s %10s | %5s %5s\n",
               "set", "rules", "pkts", "rj ns/pkt", "rj Mpps", "acl alg", "acl ns/pk", "acl Mpps",
-              "ratio", "rj bld ms", "acl bld ms", "rj MiB", "acl MiB", "rj mm", "acl mm");
+              "ratio", "rj bld ms", "acl bld ms", "rj MiB", "acl MiB", "rj pk MiB", "acl pk MiB",
+              "rj mm", "acl mm");
   for (const SetResult& r : results) {
     const Summary& best = r.BestAcl();
     uint64_t acl_mismatches = 0;
     for (const Summary& a : r.acl) acl_mismatches = std::max(acl_mismatches, a.mismatches);
-    std::printf("%-10s %6zu %6zu | %9.1f %7.2f | %-9s %9.1f %7.2f | %6.2f | %9.1f %10.1f | %8s %8s | %5lu %5lu\n",
-                r.set.c_str(), r.rules, r.packets, r.rulejit.ns_per_packet,
-                1e3 / r.rulejit.ns_per_packet, best.name.c_str(), best.ns_per_packet,
-                1e3 / best.ns_per_packet, best.ns_per_packet / r.rulejit.ns_per_packet,
-                r.rulejit.build_ms, best.build_ms, MiB(r.rulejit.memory_bytes).c_str(),
-                MiB(best.memory_bytes).c_str(), static_cast<unsigned long>(r.rulejit.mismatches),
-                static_cast<unsigned long>(acl_mismatches));
+    std::printf("%s\n",
+                absl::StrFormat("%-10s %6u %6u | %9.1f %7.2f | %-9s %9.1f %8.2f | %6.2f | %9.1f "
+                                "%10.1f | %8s %8s | %9s %10s | %5u %5u",
+                                r.set, r.rules, r.packets, r.rulejit.ns_per_packet,
+                                1e3 / r.rulejit.ns_per_packet, best.name, best.ns_per_packet,
+                                1e3 / best.ns_per_packet,
+                                best.ns_per_packet / r.rulejit.ns_per_packet, r.rulejit.build_ms,
+                                best.build_ms, MiB(r.rulejit.memory_bytes),
+                                MiB(best.memory_bytes), MiB(r.rulejit.build_peak_bytes),
+                                MiB(best.build_peak_bytes), r.rulejit.mismatches, acl_mismatches)
+                    .c_str());
   }
   std::printf("ratio = best rte_acl ns/packet / rulejit ns/packet (> 1: rulejit faster); "
+              "MiB = built tables; pk MiB = peak resident growth while building (max of rounds); "
               "mm = mismatches vs the trace (worst round; acl: worst algorithm)\n");
 }
 
+std::string ToolJson(const Summary& s) {
+  return absl::StrFormat(
+      "{\"ns_per_packet\":%.3f,\"mpps\":%.6f,\"build_ms\":%.3f,\"memory_bytes\":%.0f,"
+      "\"build_peak_bytes\":%.0f,\"mismatches\":%u}",
+      s.ns_per_packet, 1e3 / s.ns_per_packet, s.build_ms, s.memory_bytes, s.build_peak_bytes,
+      s.mismatches);
+}
+
+// One object per set: rulejit, the fastest rte_acl algorithm, the ratio,
+// and every algorithm.
 void PrintJson(const std::vector<SetResult>& results) {
   for (const SetResult& r : results) {
     const Summary& best = r.BestAcl();
     std::string algs;
     for (const Summary& a : r.acl) {
-      algs += absl::StrFormat("%s\"%s\":{\"ns_per_packet\":%.3f,\"mismatches\":%u}",
-                              algs.empty() ? "" : ",", a.name, a.ns_per_packet, a.mismatches);
+      algs += absl::StrFormat("%s\"%s\":%s", algs.empty() ? "" : ",", a.name, ToolJson(a));
     }
-    std::printf(
-        "{\"set\":\"%s\",\"rules\":%zu,\"packets\":%zu,"
-        "\"rulejit\":{\"ns_per_packet\":%.3f,\"mpps\":%.6f,\"build_ms\":%.3f,\"memory_bytes\":%.0f,"
-        "\"mismatches\":%lu},"
-        "\"acl_best\":{\"alg\":\"%s\",\"ns_per_packet\":%.3f,\"mpps\":%.6f,\"build_ms\":%.3f,"
-        "\"memory_bytes\":%.0f,\"mismatches\":%lu},\"ratio\":%.4f,\"acl\":{%s}}\n",
-        r.set.c_str(), r.rules, r.packets, r.rulejit.ns_per_packet, 1e3 / r.rulejit.ns_per_packet,
-        r.rulejit.build_ms, r.rulejit.memory_bytes, static_cast<unsigned long>(r.rulejit.mismatches),
-        best.name.c_str(), best.ns_per_packet, 1e3 / best.ns_per_packet, best.build_ms,
-        best.memory_bytes, static_cast<unsigned long>(best.mismatches),
-        best.ns_per_packet / r.rulejit.ns_per_packet, algs.c_str());
+    std::printf("%s\n", absl::StrFormat("{\"set\":\"%s\",\"rules\":%u,\"packets\":%u,\"rulejit\":%s,"
+                                       "\"acl_best_alg\":\"%s\",\"acl_best\":%s,\"ratio\":%.4f,"
+                                       "\"acl\":{%s}}",
+                                       r.set, r.rules, r.packets, ToolJson(r.rulejit), best.name,
+                                       ToolJson(best), best.ns_per_packet / r.rulejit.ns_per_packet,
+                                       algs)
+                           .c_str());
   }
 }
 
