@@ -44,6 +44,9 @@ struct Program::Jit {
   backend::Layout layout;
   std::deque<classify::Classifier> classifiers;
   backend::ClassifyPlan plan;
+  // Rule id of rule 0 of the chain the first classifier belongs to (its
+  // answers are that chain's rule indexes).
+  uint32_t first_classified_rule_base = 0;
   ~Jit() {
     if (tier_up_thread.joinable()) tier_up_thread.join();
   }
@@ -152,6 +155,11 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   Jit& jit = *program->jit_;
   if (absl::Status s = PlanClassifiers(rs, options, jit.classifiers, jit.plan); !s.ok()) {
     return s;
+  }
+  for (size_t c = 0; c < jit.plan.size(); ++c) {
+    if (jit.plan[c].empty()) continue;
+    jit.first_classified_rule_base = jit.layout.rule_base[c];
+    break;
   }
   if (options.backend == Backend::kLlvm) {
     absl::StatusOr<std::unique_ptr<backend::LlvmModule>> module = backend::CompileLlvm(
@@ -370,11 +378,21 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
   const classify::Classifier& first = jit_->classifiers.front();
   for (uint32_t done = 0; done < n; done += kChunk) {
     const uint32_t count = std::min(kChunk, n - done);
+    // Start every frame's first cache line loading before parsing any.
+    for (uint32_t i = 0; i < count; ++i) __builtin_prefetch(frames[done + i]);
     for (uint32_t i = 0; i < count; ++i) {
       pkts[i] = ParseAtHook(hook, frames[done + i], lens[done + i]);
       keys[i] = classify::ExtractKey(pkts[i]);
     }
     first.FirstMatchBurst(keys, count, answers);
+    // Likewise the per-rule slots the answers lead to (the deciding rule's
+    // reference and counter), which a large chain has far apart.
+    for (uint32_t i = 0; i < count; ++i) {
+      if (answers[i] < 0) continue;
+      const uint32_t id = jit_->first_classified_rule_base + static_cast<uint32_t>(answers[i]);
+      __builtin_prefetch(&jit_->layout.refs[id]);
+      if (state) __builtin_prefetch(&state->counters_[id], 1);
+    }
     if (state && jit_->tier_up_after) {
       const uint64_t before = state->packets_;
       state->packets_ += count;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -124,6 +125,16 @@ inline JitLookupOp& MakeLookupOp(const ir::Ruleset& ruleset, const Layout& layou
 inline size_t ActionBegin(const ir::Rule& rule) {
   absl::StatusOr<classify::LiftedRule> lifted = classify::LiftRule(rule);
   return lifted.ok() ? lifted->action_begin : rule.exprs.size();
+}
+
+// The verdict of a liftable rule whose action is that verdict alone (no
+// counter, log or other statement), else nothing.
+inline std::optional<ir::VerdictCode> BareVerdict(const ir::Rule& rule) {
+  const size_t begin = ActionBegin(rule);
+  if (begin + 1 != rule.exprs.size()) return std::nullopt;
+  const auto* imm = std::get_if<ir::Immediate>(&rule.exprs[begin].expr);
+  if (imm == nullptr || imm->dreg != ir::kVerdictReg) return std::nullopt;
+  return imm->verdict.code;
 }
 
 }  // namespace rulejit::backend

@@ -35,7 +35,7 @@
 //     return best == none ? -1 : rule[best]
 //
 // The built structure is immutable and made of flat arrays: 16-byte nodes
-// (the two children of a node are adjacent), leaf lists holding
+// (the two children of a node are adjacent), leaf lists holding 32-byte
 // copies of the leaves' boxes. It is safe to share between threads.
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
@@ -101,32 +101,59 @@ class Classifier {
 
  private:
   friend class ClassifierBuilder;
-  static constexpr uint32_t kLeaf = 0xffffffffu;
-  // Inner: key[dim] <= threshold goes to child, else child + 1.
-  // Leaf (dim == kLeaf): entries [child, child + threshold) of leaf_boxes_.
+  static constexpr uint32_t kNone = 0xffffffffu;
+  // Inner: key[dim] <= threshold goes to child, else child + 1 (thresholds
+  // never exceed a field's largest value, so they fit 32 bits).
+  // Leaf: dim == kLeafDim, a key slot that always holds 0, and child is the
+  // leaf itself, so stepping from a leaf stays there and the burst walk
+  // needs no branch per packet; its entries start at leaf_entries_[threshold]
+  // and end before the next entry with index kNone.
+  // `first`: the best (smallest) box index anywhere below the node; a walk
+  // that already found a box at least as good gives up there.
+  static constexpr uint32_t kLeafDim = kDims;
   struct Node {
-    uint64_t threshold;
+    uint32_t threshold;
     uint32_t child;
     uint32_t dim;
+    uint32_t first;
   };
+  // Node 0 is an empty leaf: where a packet goes for a tree it skips.
+  static constexpr uint32_t kEmptyLeaf = 0;
   struct Tree {
     uint32_t root;
     uint32_t first_box;  // the tree's highest-priority box
   };
-  static constexpr uint32_t kNone = 0xffffffffu;
-  // Index of the first box of the leaf holding the key, or kNone.
-  uint32_t ScanLeaf(const Node& leaf, const Key& key) const;
-  uint32_t Walk(uint32_t root, const Key& key) const;
+  // A packet's fields as the leaf test reads them: narrow values, and a bit
+  // per dimension for "the field was read" (absent fields read as 0).
+  struct LeafKey {
+    uint32_t addr[2];
+    uint16_t port[2];
+    uint8_t proto;
+    uint8_t present;
+  };
+  // A box in 32 bytes, so that a leaf of 8 boxes is 4 cache lines: per
+  // dimension the field values it holds as [lo, lo + span] when its
+  // present_ok bit is set (none otherwise), and whether it holds packets
+  // without the field (absent_ok bit).
+  struct LeafEntry {
+    uint32_t addr_lo[2], addr_span[2];
+    uint16_t port_lo[2], port_span[2];
+    uint8_t proto_lo, proto_span;
+    uint8_t present_ok, absent_ok;
+    uint32_t index;  // into rule_ids_ (priority order)
+  };
+  static LeafKey ToLeafKey(const Key& key);
+  static LeafEntry ToLeafEntry(const Box& box, uint32_t index);
+  static bool Holds(const LeafEntry& entry, const LeafKey& key);
+  // The first box of the leaf holding the key if better than `best`, else
+  // kNone.
+  uint32_t ScanLeaf(const Node& leaf, const LeafKey& key, uint32_t best) const;
 
   std::vector<Tree> trees_;           // by first_box
   std::vector<Node> nodes_;
   // A leaf's boxes are copied next to each other so that a leaf scan reads
   // consecutive memory (no indirection per rule).
-  struct LeafEntry {
-    Box box;
-    uint32_t index;  // into rule_ids_ (priority order)
-  };
-  std::vector<LeafEntry> leaf_boxes_;
+  std::vector<LeafEntry> leaf_entries_;
   std::vector<Box> boxes_;            // in priority order (build input)
   std::vector<int32_t> rule_ids_;     // per box: the reported rule index
   Stats stats_;

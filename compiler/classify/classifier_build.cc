@@ -15,6 +15,9 @@ class ClassifierBuilder {
       : out_(out), options_(options) {}
 
   void Run() {
+    out_.nodes_.push_back(
+        Node{0, Classifier::kEmptyLeaf, Classifier::kLeafDim, Classifier::kNone});
+    out_.leaf_entries_.push_back(EndOfLeaf());
     for (std::vector<uint32_t>& group : Partition()) {
       if (group.empty()) continue;
       const uint32_t root = static_cast<uint32_t>(out_.nodes_.size());
@@ -30,7 +33,7 @@ class ClassifierBuilder {
     out_.stats_.trees = out_.trees_.size();
     out_.boxes_ = {};  // the leaves hold their own copies
     out_.nodes_.shrink_to_fit();
-    out_.leaf_boxes_.shrink_to_fit();
+    out_.leaf_entries_.shrink_to_fit();
   }
 
  private:
@@ -58,7 +61,9 @@ class ClassifierBuilder {
     size_t worst = 0, total = 0;  // max(L, R) and L + R
   };
 
-  void BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules, uint32_t depth) {
+  // Builds the subtree at nodes_[index]; returns its best box index.
+  uint32_t BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules,
+                     uint32_t depth) {
     out_.stats_.max_depth = std::max<size_t>(out_.stats_.max_depth, depth);
     // Rules after one that covers the region are never first in it.
     for (size_t i = 0; i < rules.size(); ++i) {
@@ -71,10 +76,7 @@ class ClassifierBuilder {
     if (rules.size() > options_.leaf_size && depth < options_.max_depth) {
       split = BestSplit(region, rules);
     }
-    if (split.dim < 0) {
-      MakeLeaf(index, rules);
-      return;
-    }
+    if (split.dim < 0) return MakeLeaf(index, rules);
     const int d = split.dim;
     const uint64_t t = split.threshold;
     std::vector<uint32_t> left, right;
@@ -84,23 +86,34 @@ class ClassifierBuilder {
     }
     rules = {};
     const uint32_t child = static_cast<uint32_t>(out_.nodes_.size());
-    out_.nodes_[index] = Node{t, child, static_cast<uint32_t>(d)};
+    out_.nodes_[index] = Node{static_cast<uint32_t>(t), child, static_cast<uint32_t>(d), 0};
     out_.nodes_.resize(out_.nodes_.size() + 2);
     ++out_.stats_.inner_nodes;
     Box left_region = region, right_region = region;
     left_region.hi[d] = t;
     right_region.lo[d] = t + 1;
-    BuildNode(child, left_region, std::move(left), depth + 1);
-    BuildNode(child + 1, right_region, std::move(right), depth + 1);
+    const uint32_t first_left = BuildNode(child, left_region, std::move(left), depth + 1);
+    const uint32_t first_right = BuildNode(child + 1, right_region, std::move(right), depth + 1);
+    out_.nodes_[index].first = std::min(first_left, first_right);
+    return out_.nodes_[index].first;
   }
 
-  void MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
-    out_.nodes_[index] = Node{rules.size(), static_cast<uint32_t>(out_.leaf_boxes_.size()),
-                              Classifier::kLeaf};
-    for (uint32_t r : rules) out_.leaf_boxes_.push_back({out_.boxes_[r], r});
+  static Classifier::LeafEntry EndOfLeaf() {
+    Classifier::LeafEntry end{};
+    end.index = Classifier::kNone;
+    return end;
+  }
+
+  uint32_t MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
+    const uint32_t first = rules.empty() ? Classifier::kNone : rules.front();
+    out_.nodes_[index] = Node{static_cast<uint32_t>(out_.leaf_entries_.size()), index,
+                              Classifier::kLeafDim, first};
+    for (uint32_t r : rules) out_.leaf_entries_.push_back(Classifier::ToLeafEntry(out_.boxes_[r], r));
+    out_.leaf_entries_.push_back(EndOfLeaf());
     ++out_.stats_.leaves;
     out_.stats_.leaf_entries += rules.size();
     out_.stats_.max_leaf = std::max(out_.stats_.max_leaf, rules.size());
+    return first;
   }
 
   // The threshold over all dimensions that best balances the two sides.
@@ -143,6 +156,35 @@ class ClassifierBuilder {
   const ClassifierOptions& options_;
   std::vector<uint64_t> lo_, hi_, candidates_;  // scratch for BestSplit
 };
+
+Classifier::LeafEntry Classifier::ToLeafEntry(const Box& box, uint32_t index) {
+  LeafEntry e{};
+  uint64_t lo[kDims], span[kDims];
+  for (int d = 0; d < kDims; ++d) {
+    // The box's field values are [lo, min(hi, FieldMax)]; "absent" is the
+    // one value above FieldMax.
+    const uint64_t hi = std::min(box.hi[d], FieldMax(d));
+    lo[d] = span[d] = 0;
+    if (box.lo[d] <= hi) {
+      e.present_ok |= 1u << d;
+      lo[d] = box.lo[d];
+      span[d] = hi - box.lo[d];
+    }
+    if (box.hi[d] == AbsentValue(d)) e.absent_ok |= 1u << d;
+  }
+  e.addr_lo[0] = static_cast<uint32_t>(lo[kSrcAddr]);
+  e.addr_span[0] = static_cast<uint32_t>(span[kSrcAddr]);
+  e.addr_lo[1] = static_cast<uint32_t>(lo[kDstAddr]);
+  e.addr_span[1] = static_cast<uint32_t>(span[kDstAddr]);
+  e.port_lo[0] = static_cast<uint16_t>(lo[kSrcPort]);
+  e.port_span[0] = static_cast<uint16_t>(span[kSrcPort]);
+  e.port_lo[1] = static_cast<uint16_t>(lo[kDstPort]);
+  e.port_span[1] = static_cast<uint16_t>(span[kDstPort]);
+  e.proto_lo = static_cast<uint8_t>(lo[kProto]);
+  e.proto_span = static_cast<uint8_t>(span[kProto]);
+  e.index = index;
+  return e;
+}
 
 Classifier Classifier::FromBoxes(const std::vector<RuleBox>& rules,
                                  const ClassifierOptions& options) {

@@ -4,64 +4,106 @@
 
 namespace rulejit::classify {
 
-uint32_t Classifier::ScanLeaf(const Node& leaf, const Key& key) const {
-  const LeafEntry* entry = leaf_boxes_.data() + leaf.child;
-  const uint32_t count = static_cast<uint32_t>(leaf.threshold);
-  for (uint32_t i = 0; i < count; ++i) {
-    if (entry[i].box.Contains(key)) return entry[i].index;
+[[gnu::always_inline]] inline Classifier::LeafKey Classifier::ToLeafKey(const Key& key) {
+  LeafKey k{};
+  for (int d = 0; d < kDims; ++d) {
+    if (key.v[d] <= FieldMax(d)) k.present |= 1u << d;
+  }
+  auto field = [&](int d) { return key.v[d] <= FieldMax(d) ? key.v[d] : 0; };
+  k.addr[0] = static_cast<uint32_t>(field(kSrcAddr));
+  k.addr[1] = static_cast<uint32_t>(field(kDstAddr));
+  k.port[0] = static_cast<uint16_t>(field(kSrcPort));
+  k.port[1] = static_cast<uint16_t>(field(kDstPort));
+  k.proto = static_cast<uint8_t>(field(kProto));
+  return k;
+}
+
+// Range tests as one unsigned compare each: lo <= v <= lo + span exactly
+// when (v - lo) mod 2^bits <= span. A dimension passes when the field is
+// present and in range (and the box has values there), or absent and the
+// box holds absent fields.
+[[gnu::always_inline]] inline bool Classifier::Holds(const LeafEntry& e, const LeafKey& k) {
+  const uint32_t in =
+      static_cast<uint32_t>(static_cast<uint32_t>(k.addr[0] - e.addr_lo[0]) <= e.addr_span[0]) |
+      static_cast<uint32_t>(static_cast<uint32_t>(k.addr[1] - e.addr_lo[1]) <= e.addr_span[1])
+          << 1 |
+      static_cast<uint32_t>(static_cast<uint16_t>(k.port[0] - e.port_lo[0]) <= e.port_span[0])
+          << 2 |
+      static_cast<uint32_t>(static_cast<uint16_t>(k.port[1] - e.port_lo[1]) <= e.port_span[1])
+          << 3 |
+      static_cast<uint32_t>(static_cast<uint8_t>(k.proto - e.proto_lo) <= e.proto_span) << 4;
+  const uint32_t pass = (in & e.present_ok & k.present) | (e.absent_ok & ~uint32_t{k.present});
+  return pass == (1u << kDims) - 1;
+}
+
+uint32_t Classifier::ScanLeaf(const Node& leaf, const LeafKey& key, uint32_t best) const {
+  const LeafEntry* entry = leaf_entries_.data() + leaf.threshold;
+  // Entries come in priority order and end with index kNone.
+  for (uint32_t i = 0; entry[i].index < best; ++i) {
+    if (Holds(entry[i], key)) return entry[i].index;
   }
   return kNone;
 }
 
-uint32_t Classifier::Walk(uint32_t n, const Key& key) const {
-  const Node* nodes = nodes_.data();
-  while (nodes[n].dim != kLeaf) {
-    n = nodes[n].child + (key.v[nodes[n].dim] > nodes[n].threshold ? 1 : 0);
-  }
-  return ScanLeaf(nodes[n], key);
-}
-
 int Classifier::FirstMatch(const Key& key) const {
+  const Node* nodes = nodes_.data();
+  uint64_t walk_key[kDims + 1];
+  for (int d = 0; d < kDims; ++d) walk_key[d] = key.v[d];
+  walk_key[kLeafDim] = 0;
+  const LeafKey leaf_key = ToLeafKey(key);
   uint32_t best = kNone;
   for (const Tree& t : trees_) {
     if (t.first_box >= best) break;  // no rule of this tree can come first
-    const uint32_t found = Walk(t.root, key);
+    uint32_t n = t.root;
+    while (nodes[n].dim != kLeafDim) {
+      n = nodes[n].first < best
+              ? nodes[n].child + (walk_key[nodes[n].dim] > nodes[n].threshold ? 1 : 0)
+              : kEmptyLeaf;
+    }
+    const uint32_t found = ScanLeaf(nodes[n], leaf_key, best);
     if (found < best) best = found;
   }
   return best == kNone ? -1 : rule_ids_[best];
 }
 
+// Eight packets walk each tree together, one level per round, so that
+// their loads are in flight at once; a packet on a leaf stays there (its
+// child is itself), so a round has no branch per packet.
 void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
   constexpr uint32_t kLanes = 8;
   const Node* nodes = nodes_.data();
   for (uint32_t base = 0; base < n; base += kLanes) {
     const uint32_t lanes = n - base < kLanes ? n - base : kLanes;
     uint32_t best[kLanes];
-    for (uint32_t l = 0; l < lanes; ++l) best[l] = kNone;
+    uint64_t walk_key[kLanes][kDims + 1];
+    LeafKey leaf_keys[kLanes];
+    for (uint32_t l = 0; l < lanes; ++l) {
+      best[l] = kNone;
+      for (int d = 0; d < kDims; ++d) walk_key[l][d] = keys[base + l].v[d];
+      walk_key[l][kLeafDim] = 0;
+      leaf_keys[l] = ToLeafKey(keys[base + l]);
+    }
     for (const Tree& t : trees_) {
       uint32_t at[kLanes];
       bool any = false;
       for (uint32_t l = 0; l < lanes; ++l) {
-        at[l] = t.first_box < best[l] ? t.root : kNone;
-        any |= at[l] != kNone;
+        const bool walks = t.first_box < best[l];
+        at[l] = walks ? t.root : kEmptyLeaf;
+        any |= walks;
       }
       if (!any) break;
-      // Walk all lanes one level at a time until every lane sits on a
-      // leaf, so the loads of different packets are in flight together.
-      bool moving = true;
-      while (moving) {
-        moving = false;
+      bool all_leaves = false;
+      while (!all_leaves) {
+        all_leaves = true;
         for (uint32_t l = 0; l < lanes; ++l) {
-          if (at[l] == kNone) continue;
           const Node& node = nodes[at[l]];
-          if (node.dim == kLeaf) continue;
-          at[l] = node.child + (keys[base + l].v[node.dim] > node.threshold ? 1 : 0);
-          moving = true;
+          all_leaves &= node.dim == kLeafDim;
+          const uint32_t next = node.child + (walk_key[l][node.dim] > node.threshold ? 1 : 0);
+          at[l] = node.first < best[l] ? next : kEmptyLeaf;
         }
       }
       for (uint32_t l = 0; l < lanes; ++l) {
-        if (at[l] == kNone) continue;
-        const uint32_t found = ScanLeaf(nodes[at[l]], keys[base + l]);
+        const uint32_t found = ScanLeaf(nodes[at[l]], leaf_keys[l], best[l]);
         if (found < best[l]) best[l] = found;
       }
     }
@@ -73,7 +115,7 @@ void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
 
 size_t Classifier::memory_bytes() const {
   return trees_.size() * sizeof(Tree) + nodes_.size() * sizeof(Node) +
-         leaf_boxes_.size() * sizeof(LeafEntry) + rule_ids_.size() * sizeof(int32_t);
+         leaf_entries_.size() * sizeof(LeafEntry) + rule_ids_.size() * sizeof(int32_t);
 }
 
 }  // namespace rulejit::classify

@@ -171,8 +171,14 @@ class Emitter {
   //   cmp eax, -1 ; je after
   //   jmp [table + rax*8]       ; to that rule's action
   // action_k: counter/log/verdict of rule begin+k   (each ends the chain)
-  // table: dq action_0, action_1, ...
+  // accept:   decided_rule = id(begin) + eax; return accept
+  // drop:     decided_rule = id(begin) + eax; return drop
+  // table: dq action_0, accept, drop, action_3, ...
   // after:
+  // Rules whose action is a bare accept or drop share one action per
+  // verdict, so a long run jumps to two targets, not to a block per rule
+  // (far apart in the code: an instruction cache miss and a mispredicted
+  // jump per packet).
   void EmitClassifiedRun(const ir::Chain& chain, const ClassifiedRun& run) {
     JitClassifyOp& op = module_.classify_ops_.emplace_back(JitClassifyOp{run.classifier, run.begin});
     Label after = a_.newLabel(), table = a_.newLabel();
@@ -182,23 +188,74 @@ class Emitter {
     a_.call(x86::rax);
     a_.cmp(x86::eax, imm(-1));
     a_.je(after);
+    if (EmitVerdictOnlyRun(chain, run)) {
+      a_.bind(after);
+      return;
+    }
     a_.lea(x86::rcx, x86::ptr(table));
     a_.jmp(x86::qword_ptr(x86::rcx, x86::rax, 3));
+    const uint32_t begin_id = layout_.RuleId(table_, chain_, static_cast<int>(run.begin));
+    Label shared[2] = {a_.newLabel(), a_.newLabel()};  // accept, drop
+    bool shared_used[2] = {false, false};
     std::vector<Label> actions;
     for (uint32_t r = run.begin; r < run.end; ++r) {
+      const ir::Rule& rule = chain.rules[r];
+      const std::optional<ir::VerdictCode> bare = BareVerdict(rule);
+      if (bare == ir::VerdictCode::kAccept || bare == ir::VerdictCode::kDrop) {
+        const int k = bare == ir::VerdictCode::kAccept ? 0 : 1;
+        actions.push_back(shared[k]);
+        shared_used[k] = true;
+        continue;
+      }
       actions.push_back(a_.newLabel());
       a_.bind(actions.back());
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
-      const ir::Rule& rule = chain.rules[r];
       for (size_t e = ActionBegin(rule); e < rule.exprs.size(); ++e) {
         EmitExpr(rule.exprs[e].expr, after);
       }
       a_.jmp(after);  // an action that does not end the chain (none lift today)
     }
+    for (int k = 0; k < 2; ++k) {
+      if (!shared_used[k]) continue;
+      a_.bind(shared[k]);
+      a_.lea(x86::ecx, x86::ptr(x86::rax, static_cast<int32_t>(begin_id)));
+      a_.mov(CtxField(offsetof(JitContext, decided_rule), 4), x86::ecx);
+      EmitReturn(k == 0 ? kJitAccept : kJitDrop);
+    }
     a_.align(asmjit::AlignMode::kData, 8);
     a_.bind(table);
     for (const Label& l : actions) a_.embedLabel(l);
     a_.bind(after);
+  }
+
+  // A run whose every action is a bare accept or drop needs no jump: one
+  // byte per rule holds its return code.
+  //   lea ecx, [rax + id(begin)] ; mov [ctx.decided_rule], ecx
+  //   movzx eax, byte [codes + rax] ; return eax
+  bool EmitVerdictOnlyRun(const ir::Chain& chain, const ClassifiedRun& run) {
+    std::vector<uint8_t> codes;
+    for (uint32_t r = run.begin; r < run.end; ++r) {
+      const std::optional<ir::VerdictCode> bare = BareVerdict(chain.rules[r]);
+      if (bare != ir::VerdictCode::kAccept && bare != ir::VerdictCode::kDrop) return false;
+      codes.push_back(bare == ir::VerdictCode::kAccept ? kJitAccept : kJitDrop);
+    }
+    const uint32_t begin_id = layout_.RuleId(table_, chain_, static_cast<int>(run.begin));
+    Label table = a_.newLabel(), done = a_.newLabel();
+    a_.lea(x86::ecx, x86::ptr(x86::rax, static_cast<int32_t>(begin_id)));
+    a_.mov(CtxField(offsetof(JitContext, decided_rule), 4), x86::ecx);
+    a_.lea(x86::rcx, x86::ptr(table));
+    a_.movzx(x86::eax, x86::byte_ptr(x86::rcx, x86::rax));
+    EmitReturn(x86::eax);
+    a_.bind(table);
+    a_.embed(codes.data(), codes.size());
+    a_.bind(done);
+    return true;
+  }
+
+  void EmitReturn(x86::Gp code) {
+    if (code.id() != x86::Gp::kIdAx) a_.mov(x86::eax, code);
+    a_.add(x86::rsp, 8);
+    a_.ret();
   }
 
   void EmitReturn(uint32_t code) {
