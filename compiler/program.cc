@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "compiler/backend/emit_util.h"
 #include "compiler/backend/asmjit/asmjit_backend.h"
 #include "compiler/backend/llvm/llvm_backend.h"
 #include "compiler/classify/classifier.h"
@@ -39,6 +40,17 @@ std::optional<Backend> BackendFromName(std::string_view name) {
   return std::nullopt;
 }
 
+// A hook whose verdict is a table lookup on the classifier's answer.
+struct DirectVerdicts {
+  RuleRef chain;
+  const classify::Classifier* classifier = nullptr;
+  std::vector<Verdict> verdicts;  // per rule of the chain
+  std::vector<uint8_t> counted;   // per rule: it has a counter
+  uint32_t rule_base = 0;         // layout id of rule 0
+  uint32_t policy_id = 0;         // layout id of the chain's policy
+  Verdict policy = Verdict::kAccept;
+};
+
 struct Program::Jit {
   explicit Jit(const ir::Ruleset& ruleset) : layout(ruleset) {}
   backend::Layout layout;
@@ -47,6 +59,12 @@ struct Program::Jit {
   // Rule id of rule 0 of the chain the first classifier belongs to (its
   // answers are that chain's rule indexes).
   uint32_t first_classified_rule_base = 0;
+  // Per hook: set when the hook runs one base chain whose rules are all one
+  // classified run of accepts and drops, each with or without a counter (a
+  // large flat ACL). The
+  // compiled code would only ask the classifier and return the rule's
+  // verdict, so the burst path does that itself (see DirectVerdicts).
+  std::vector<std::optional<DirectVerdicts>> direct;
   ~Jit() {
     if (tier_up_thread.joinable()) tier_up_thread.join();
   }
@@ -107,6 +125,42 @@ size_t ClassifiedRules(const backend::ClassifyPlan& plan) {
   return rules;
 }
 
+// DirectVerdicts for a hook's base chains, when they qualify.
+std::optional<DirectVerdicts> FindDirectVerdicts(const ir::Ruleset& rs,
+                                                 const backend::Layout& layout,
+                                                 const backend::ClassifyPlan& plan,
+                                                 const std::vector<RuleRef>& chains) {
+  if (chains.size() != 1) return std::nullopt;
+  const RuleRef ref = chains.front();
+  const ir::Chain& chain = rs.tables[ref.table].chains[ref.chain];
+  const std::vector<backend::ClassifiedRun>& runs = plan[layout.ChainIndex(ref.table, ref.chain)];
+  if (runs.size() != 1 || runs[0].begin != 0 || runs[0].end != chain.rules.size()) {
+    return std::nullopt;
+  }
+  DirectVerdicts direct;
+  direct.chain = ref;
+  direct.classifier = runs[0].classifier;
+  for (const ir::Rule& rule : chain.rules) {
+    if (rule.exprs.empty()) {  // never the classifier's answer
+      direct.verdicts.push_back(Verdict::kAccept);
+      direct.counted.push_back(false);
+      continue;
+    }
+    const std::optional<backend::VerdictAction> action = backend::VerdictOnlyAction(rule);
+    if (!action ||
+        (action->verdict != ir::VerdictCode::kAccept && action->verdict != ir::VerdictCode::kDrop)) {
+      return std::nullopt;
+    }
+    direct.verdicts.push_back(action->verdict == ir::VerdictCode::kAccept ? Verdict::kAccept
+                                                                          : Verdict::kDrop);
+    direct.counted.push_back(action->counted);
+  }
+  direct.rule_base = layout.RuleId(ref.table, ref.chain, 0);
+  direct.policy_id = layout.PolicyId(ref.table, ref.chain);
+  direct.policy = chain.base->policy == ir::VerdictCode::kDrop ? Verdict::kDrop : Verdict::kAccept;
+  return direct;
+}
+
 bool TierUpPays(const backend::ClassifyPlan& plan, const ir::Ruleset& rs) {
   constexpr size_t kMinLinearRules = 100;
   constexpr size_t kMaxLinearRules = 10000;
@@ -160,6 +214,9 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
     if (jit.plan[c].empty()) continue;
     jit.first_classified_rule_base = jit.layout.rule_base[c];
     break;
+  }
+  for (const std::vector<RuleRef>& chains : program->hook_chains_) {
+    jit.direct.push_back(FindDirectVerdicts(rs, jit.layout, jit.plan, chains));
   }
   if (options.backend == Backend::kLlvm) {
     absl::StatusOr<std::unique_ptr<backend::LlvmModule>> module = backend::CompileLlvm(
@@ -350,6 +407,57 @@ PacketView ParseAtHook(Hook hook, const uint8_t* frame, uint32_t len) {
   return pkt;
 }
 
+// Parses up to kBurstChunk frames and asks the classifier for all of them
+// at once (FirstMatchBurst interleaves their walks).
+constexpr uint32_t kBurstChunk = 32;
+void ParseAndClassify(const classify::Classifier& classifier, Hook hook,
+                      const uint8_t* const* frames, const uint32_t* lens, uint32_t count,
+                      PacketView* pkts, int* answers) {
+  classify::Key keys[kBurstChunk];
+  // Start every frame's first cache line loading before parsing any.
+  for (uint32_t i = 0; i < count; ++i) __builtin_prefetch(frames[i]);
+  for (uint32_t i = 0; i < count; ++i) {
+    pkts[i] = ParseAtHook(hook, frames[i], lens[i]);
+    keys[i] = classify::ExtractKey(pkts[i]);
+  }
+  classifier.FirstMatchBurst(keys, count, answers);
+}
+
+// The burst path of a DirectVerdicts hook: what the compiled chain would
+// compute (its only code asks the classifier, then counts and returns the
+// rule's verdict, or the policy), without entering it.
+void ClassifyBurstDirect(const DirectVerdicts& direct, const ir::Ruleset& rs,
+                         const backend::Layout& layout, Hook hook, const uint8_t* const* frames,
+                         const uint32_t* lens, uint32_t n, const PacketMeta& meta,
+                         Result* results, ir::Counter* counters) {
+  constexpr uint32_t kChunk = kBurstChunk;
+  const ir::Table& table = rs.tables[direct.chain.table];
+  const ir::Chain& chain = table.chains[direct.chain.chain];
+  PacketView pkts[kChunk];
+  int answers[kChunk];
+  for (uint32_t done = 0; done < n; done += kChunk) {
+    const uint32_t count = std::min(kChunk, n - done);
+    ParseAndClassify(*direct.classifier, hook, frames + done, lens + done, count, pkts, answers);
+    for (uint32_t i = 0; i < count; ++i) {
+      Result& r = results[done + i];
+      r = Result{};
+      r.mark = meta.mark;
+      r.ct_mark = meta.ct_mark;
+      if (!ir::ChainSeesPacket(table, chain, hook, pkts[i], meta)) continue;
+      const int rule = answers[i];
+      r.verdict = rule >= 0 ? direct.verdicts[rule] : direct.policy;
+      r.decided_by = layout.refs[rule >= 0 ? direct.rule_base + rule : direct.policy_id];
+      if (rule >= 0 && counters && direct.counted[rule]) {
+        // As the counter statement counts: bytes from the network header.
+        const PacketView& pkt = pkts[i];
+        ir::Counter& c = counters[direct.rule_base + rule];
+        ++c.packets;
+        c.bytes += pkt.network_off <= pkt.len ? pkt.len - pkt.network_off : 0;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Result Program::Classify(Hook hook, const uint8_t* frame, uint32_t len,
@@ -371,20 +479,19 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
     return;
   }
   if (state) PrepareState(state);
-  constexpr uint32_t kChunk = 32;
+  if (const std::optional<DirectVerdicts>& direct = jit_->direct[static_cast<int>(hook)]) {
+    ClassifyBurstDirect(*direct, *ruleset_, jit_->layout, hook, frames, lens, n, meta, results,
+                        state ? state->counters_.data() : nullptr);
+    CountTowardTierUp(state, n);
+    return;
+  }
+  constexpr uint32_t kChunk = kBurstChunk;
   PacketView pkts[kChunk];
-  classify::Key keys[kChunk];
   int answers[kChunk];
   const classify::Classifier& first = jit_->classifiers.front();
   for (uint32_t done = 0; done < n; done += kChunk) {
     const uint32_t count = std::min(kChunk, n - done);
-    // Start every frame's first cache line loading before parsing any.
-    for (uint32_t i = 0; i < count; ++i) __builtin_prefetch(frames[done + i]);
-    for (uint32_t i = 0; i < count; ++i) {
-      pkts[i] = ParseAtHook(hook, frames[done + i], lens[done + i]);
-      keys[i] = classify::ExtractKey(pkts[i]);
-    }
-    first.FirstMatchBurst(keys, count, answers);
+    ParseAndClassify(first, hook, frames + done, lens + done, count, pkts, answers);
     // Likewise the per-rule slots the answers lead to (the deciding rule's
     // reference and counter), which a large chain has far apart.
     for (uint32_t i = 0; i < count; ++i) {
@@ -393,15 +500,22 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
       __builtin_prefetch(&jit_->layout.refs[id]);
       if (state) __builtin_prefetch(&state->counters_[id], 1);
     }
-    if (state && jit_->tier_up_after) {
-      const uint64_t before = state->packets_;
-      state->packets_ += count;
-      if (before < jit_->tier_up_after && state->packets_ >= jit_->tier_up_after) TierUp();
-    }
+    CountTowardTierUp(state, count);
     for (uint32_t i = 0; i < count; ++i) {
       results[done + i] = RunJit(hook, pkts[i], meta, state, answers[i]);
     }
   }
+}
+
+bool Program::answers_from_table(Hook hook) const {
+  return compiled() && jit_->direct[static_cast<int>(hook)].has_value();
+}
+
+void Program::CountTowardTierUp(RunState* state, uint32_t packets) const {
+  if (!state || !jit_->tier_up_after) return;
+  const uint64_t before = state->packets_;
+  state->packets_ += packets;
+  if (before < jit_->tier_up_after && state->packets_ >= jit_->tier_up_after) TierUp();
 }
 
 // Sizes the per-thread slots for this program (first use only).

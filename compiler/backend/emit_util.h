@@ -127,14 +127,29 @@ inline size_t ActionBegin(const ir::Rule& rule) {
   return lifted.ok() ? lifted->action_begin : rule.exprs.size();
 }
 
+// The action of a liftable rule that is a verdict, with or without a
+// counter before it, and nothing else (no log, no mark).
+struct VerdictAction {
+  ir::VerdictCode verdict;
+  bool counted;
+};
+inline std::optional<VerdictAction> VerdictOnlyAction(const ir::Rule& rule) {
+  size_t at = ActionBegin(rule);
+  if (at >= rule.exprs.size()) return std::nullopt;
+  const bool counted = std::holds_alternative<ir::Counter>(rule.exprs[at].expr);
+  if (counted) ++at;
+  if (at + 1 != rule.exprs.size()) return std::nullopt;
+  const auto* imm = std::get_if<ir::Immediate>(&rule.exprs[at].expr);
+  if (imm == nullptr || imm->dreg != ir::kVerdictReg) return std::nullopt;
+  return VerdictAction{imm->verdict.code, counted};
+}
+
 // The verdict of a liftable rule whose action is that verdict alone (no
 // counter, log or other statement), else nothing.
 inline std::optional<ir::VerdictCode> BareVerdict(const ir::Rule& rule) {
-  const size_t begin = ActionBegin(rule);
-  if (begin + 1 != rule.exprs.size()) return std::nullopt;
-  const auto* imm = std::get_if<ir::Immediate>(&rule.exprs[begin].expr);
-  if (imm == nullptr || imm->dreg != ir::kVerdictReg) return std::nullopt;
-  return imm->verdict.code;
+  const std::optional<VerdictAction> action = VerdictOnlyAction(rule);
+  if (!action || action->counted) return std::nullopt;
+  return action->verdict;
 }
 
 }  // namespace rulejit::backend

@@ -34,8 +34,8 @@
 //       for r in leaf(n) (priority order): if box[r] holds key: best = min(best, r); break
 //     return best == none ? -1 : rule[best]
 //
-// The built structure is immutable and made of flat arrays: 16-byte nodes
-// (the two children of a node are adjacent), leaf lists holding 32-byte
+// The built structure is immutable and made of flat arrays: 64-byte nodes
+// of up to 8 thresholds (a node's children are adjacent), leaf lists holding 32-byte
 // copies of the leaves' boxes. It is safe to share between threads.
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
@@ -72,7 +72,8 @@ class Classifier {
  public:
   struct Stats {
     size_t rules = 0;         // non-empty boxes in the structure
-    size_t inner_nodes = 0;
+    size_t inner_nodes = 0;   // of the binary tree
+    size_t nodes = 0;         // built nodes (merged), leaves included
     size_t leaves = 0;
     size_t leaf_entries = 0;  // sum of leaf list lengths
     size_t max_depth = 0;
@@ -102,20 +103,33 @@ class Classifier {
  private:
   friend class ClassifierBuilder;
   static constexpr uint32_t kNone = 0xffffffffu;
-  // Inner: key[dim] <= threshold goes to child, else child + 1 (thresholds
-  // never exceed a field's largest value, so they fit 32 bits).
-  // Leaf: dim == kLeafDim, a key slot that always holds 0, and child is the
-  // leaf itself, so stepping from a leaf stays there and the burst walk
-  // needs no branch per packet; its entries start at leaf_entries_[threshold]
-  // and end before the next entry with index kNone.
+  // The tree is built with binary splits (classifier_build.cc), then each
+  // node and the nodes below it that split the same dimension, up to three
+  // levels, become one node with up to kWays sorted thresholds: a packet
+  // steps to child + (number of thresholds below its field value), which
+  // SSE2 computes with two compares, so a step does up to three binary
+  // levels' work.
+  //
+  // Thresholds are stored biased (x ^ 0x80000000, so that signed compares
+  // order them as unsigned); unused slots hold INT32_MAX, which no biased
+  // value exceeds. Thresholds never exceed a field's largest value, so
+  // they fit 32 bits; the "absent" address value (2^32) does not, and
+  // packets without an address take the exact scalar step.
+  // Leaf: dim == kLeafDim, a key slot that always holds 0, no thresholds,
+  // and child is the leaf itself, so stepping from a leaf stays there and
+  // the burst walk needs no branch per packet; its boxes start at
+  // leaf_entries_[entries] and end before the next entry with index kNone.
   // `first`: the best (smallest) box index anywhere below the node; a walk
   // that already found a box at least as good gives up there.
   static constexpr uint32_t kLeafDim = kDims;
-  struct Node {
-    uint32_t threshold;
+  static constexpr int kWays = 8;
+  struct alignas(64) Node {
+    int32_t threshold[kWays];
     uint32_t child;
     uint32_t dim;
     uint32_t first;
+    uint32_t used;     // thresholds in use
+    uint32_t entries;  // leaf: its first box in leaf_entries_
   };
   // Node 0 is an empty leaf: where a packet goes for a tree it skips.
   static constexpr uint32_t kEmptyLeaf = 0;
@@ -148,6 +162,8 @@ class Classifier {
   // The first box of the leaf holding the key if better than `best`, else
   // kNone.
   uint32_t ScanLeaf(const Node& leaf, const LeafKey& key, uint32_t best) const;
+  // The node a packet moves to from `node`: exact for every key.
+  static uint32_t ExactStep(const Node& node, const uint64_t* walk_key);
 
   std::vector<Tree> trees_;           // by first_box
   std::vector<Node> nodes_;

@@ -1,6 +1,8 @@
 // Classifier construction (see classifier.h for the algorithm). Build-time
 // only: allocation is fine here, the result is flat arrays.
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,15 +17,18 @@ class ClassifierBuilder {
       : out_(out), options_(options) {}
 
   void Run() {
-    out_.nodes_.push_back(
-        Node{0, Classifier::kEmptyLeaf, Classifier::kLeafDim, Classifier::kNone});
+    out_.nodes_.push_back(Leaf(Classifier::kEmptyLeaf, 0, Classifier::kNone));
     out_.leaf_entries_.push_back(EndOfLeaf());
     for (std::vector<uint32_t>& group : Partition()) {
       if (group.empty()) continue;
+      binary_.clear();
+      binary_.resize(1);
+      const uint32_t first = group.front();
+      BuildNode(0, Box{}, std::move(group), 0);
       const uint32_t root = static_cast<uint32_t>(out_.nodes_.size());
-      out_.trees_.push_back(Classifier::Tree{root, group.front()});
-      out_.nodes_.resize(root + 1);
-      BuildNode(root, Box{}, std::move(group), 0);
+      out_.nodes_.emplace_back();
+      Widen(root, 0);
+      out_.trees_.push_back(Classifier::Tree{root, first});
     }
     std::sort(out_.trees_.begin(), out_.trees_.end(),
               [](const Classifier::Tree& a, const Classifier::Tree& b) {
@@ -32,12 +37,72 @@ class ClassifierBuilder {
     out_.stats_.rules = out_.boxes_.size();
     out_.stats_.trees = out_.trees_.size();
     out_.boxes_ = {};  // the leaves hold their own copies
+    out_.stats_.nodes = out_.nodes_.size();
     out_.nodes_.shrink_to_fit();
     out_.leaf_entries_.shrink_to_fit();
   }
 
  private:
-  using Node = Classifier::Node;
+  // A node of the binary tree built first. Inner: key[dim] <= threshold
+  // goes to child, else child + 1. Leaf (dim == kLeafDim): its boxes start
+  // at leaf_entries_[threshold].
+  struct Node {
+    uint32_t threshold;
+    uint32_t child;
+    uint32_t dim;
+    uint32_t first;
+  };
+  static constexpr uint32_t kMaxMergedLevels = 3;  // 7 thresholds <= kWays
+
+  static Classifier::Node Leaf(uint32_t self, uint32_t entries, uint32_t first) {
+    Classifier::Node leaf;
+    std::fill(std::begin(leaf.threshold), std::end(leaf.threshold), INT32_MAX);
+    leaf.child = self;
+    leaf.dim = Classifier::kLeafDim;
+    leaf.first = first;
+    leaf.used = 0;
+    leaf.entries = entries;
+    return leaf;
+  }
+
+  // Writes out_.nodes_[wide] for binary node b and, below it, its children.
+  void Widen(uint32_t wide, uint32_t b) {
+    const Node node = binary_[b];
+    if (node.dim == Classifier::kLeafDim) {
+      out_.nodes_[wide] = Leaf(wide, node.threshold, node.first);
+      return;
+    }
+    std::vector<uint32_t> thresholds, kids;
+    Merge(b, node.dim, 0, thresholds, kids);
+    Classifier::Node& w = out_.nodes_[wide];
+    std::fill(std::begin(w.threshold), std::end(w.threshold), INT32_MAX);
+    for (size_t i = 0; i < thresholds.size(); ++i) {
+      w.threshold[i] = static_cast<int32_t>(thresholds[i] ^ 0x80000000u);
+    }
+    const uint32_t base = static_cast<uint32_t>(out_.nodes_.size());
+    w.child = base;
+    w.dim = node.dim;
+    w.first = node.first;
+    w.used = static_cast<uint32_t>(thresholds.size());
+    w.entries = 0;
+    out_.nodes_.resize(base + kids.size());  // invalidates w
+    for (size_t i = 0; i < kids.size(); ++i) Widen(base + static_cast<uint32_t>(i), kids[i]);
+  }
+
+  // In order: the thresholds of b and of the nodes below it that split
+  // dimension `dim` too (up to kMaxMergedLevels levels), and the subtrees
+  // between them.
+  void Merge(uint32_t b, uint32_t dim, uint32_t level, std::vector<uint32_t>& thresholds,
+             std::vector<uint32_t>& kids) const {
+    const Node& node = binary_[b];
+    if (node.dim != dim || level == kMaxMergedLevels) {
+      kids.push_back(b);
+      return;
+    }
+    Merge(node.child, dim, level + 1, thresholds, kids);
+    thresholds.push_back(node.threshold);
+    Merge(node.child + 1, dim, level + 1, thresholds, kids);
+  }
 
   // Box indexes per tree, each in priority order.
   std::vector<std::vector<uint32_t>> Partition() const {
@@ -61,9 +126,13 @@ class ClassifierBuilder {
     size_t worst = 0, total = 0;  // max(L, R) and L + R
   };
 
-  // Builds the subtree at nodes_[index]; returns its best box index.
+  // Builds the subtree at binary_[index]; returns its best box index.
+  // `group_dim`/`group_level`: the dimension the node's merge group splits
+  // (Widen merges kMaxMergedLevels levels of one dimension into one node),
+  // and this node's level in it. Below the group's top, the node splits
+  // the same dimension when that separates rules at all.
   uint32_t BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules,
-                     uint32_t depth) {
+                     uint32_t depth, int group_dim = -1, uint32_t group_level = 0) {
     out_.stats_.max_depth = std::max<size_t>(out_.stats_.max_depth, depth);
     // Rules after one that covers the region are never first in it.
     for (size_t i = 0; i < rules.size(); ++i) {
@@ -74,7 +143,14 @@ class ClassifierBuilder {
     }
     Split split;
     if (rules.size() > options_.leaf_size && depth < options_.max_depth) {
-      split = BestSplit(region, rules);
+      if (group_dim >= 0 && group_level < kMaxMergedLevels) {
+        split = BestSplit(region, rules, group_dim);
+        if (split.worst == rules.size()) split = Split{};  // separates nothing
+      }
+      if (split.dim < 0) {
+        split = BestSplit(region, rules);
+        group_level = 0;
+      }
     }
     if (split.dim < 0) return MakeLeaf(index, rules);
     const int d = split.dim;
@@ -85,17 +161,19 @@ class ClassifierBuilder {
       if (out_.boxes_[r].hi[d] > t) right.push_back(r);
     }
     rules = {};
-    const uint32_t child = static_cast<uint32_t>(out_.nodes_.size());
-    out_.nodes_[index] = Node{static_cast<uint32_t>(t), child, static_cast<uint32_t>(d), 0};
-    out_.nodes_.resize(out_.nodes_.size() + 2);
+    const uint32_t child = static_cast<uint32_t>(binary_.size());
+    binary_[index] = Node{static_cast<uint32_t>(t), child, static_cast<uint32_t>(d), 0};
+    binary_.resize(binary_.size() + 2);
     ++out_.stats_.inner_nodes;
     Box left_region = region, right_region = region;
     left_region.hi[d] = t;
     right_region.lo[d] = t + 1;
-    const uint32_t first_left = BuildNode(child, left_region, std::move(left), depth + 1);
-    const uint32_t first_right = BuildNode(child + 1, right_region, std::move(right), depth + 1);
-    out_.nodes_[index].first = std::min(first_left, first_right);
-    return out_.nodes_[index].first;
+    const uint32_t first_left =
+        BuildNode(child, left_region, std::move(left), depth + 1, d, group_level + 1);
+    const uint32_t first_right =
+        BuildNode(child + 1, right_region, std::move(right), depth + 1, d, group_level + 1);
+    binary_[index].first = std::min(first_left, first_right);
+    return binary_[index].first;
   }
 
   static Classifier::LeafEntry EndOfLeaf() {
@@ -106,8 +184,8 @@ class ClassifierBuilder {
 
   uint32_t MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
     const uint32_t first = rules.empty() ? Classifier::kNone : rules.front();
-    out_.nodes_[index] = Node{static_cast<uint32_t>(out_.leaf_entries_.size()), index,
-                              Classifier::kLeafDim, first};
+    binary_[index] = Node{static_cast<uint32_t>(out_.leaf_entries_.size()), index,
+                          Classifier::kLeafDim, first};
     for (uint32_t r : rules) out_.leaf_entries_.push_back(Classifier::ToLeafEntry(out_.boxes_[r], r));
     out_.leaf_entries_.push_back(EndOfLeaf());
     ++out_.stats_.leaves;
@@ -117,11 +195,12 @@ class ClassifierBuilder {
   }
 
   // The threshold over all dimensions that best balances the two sides.
-  Split BestSplit(const Box& region, const std::vector<uint32_t>& rules) {
+  // `only_dim` >= 0: that dimension only.
+  Split BestSplit(const Box& region, const std::vector<uint32_t>& rules, int only_dim = -1) {
     Split best;
     const size_t n = rules.size();
     for (int d = 0; d < kDims; ++d) {
-      if (region.lo[d] == region.hi[d]) continue;
+      if (region.lo[d] == region.hi[d] || (only_dim >= 0 && d != only_dim)) continue;
       lo_.clear();
       hi_.clear();
       candidates_.clear();
@@ -154,6 +233,7 @@ class ClassifierBuilder {
 
   Classifier& out_;
   const ClassifierOptions& options_;
+  std::vector<Node> binary_;  // the tree being built
   std::vector<uint64_t> lo_, hi_, candidates_;  // scratch for BestSplit
 };
 

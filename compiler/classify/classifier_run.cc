@@ -1,5 +1,9 @@
 // Classifier lookup (the hot path; see classifier.h for the algorithm).
 // No allocation, no locks, only reads of the immutable arrays.
+#include <emmintrin.h>
+
+#include <climits>
+
 #include "compiler/classify/classifier.h"
 
 namespace rulejit::classify {
@@ -37,13 +41,41 @@ namespace rulejit::classify {
 }
 
 uint32_t Classifier::ScanLeaf(const Node& leaf, const LeafKey& key, uint32_t best) const {
-  const LeafEntry* entry = leaf_entries_.data() + leaf.threshold;
+  const LeafEntry* entry = leaf_entries_.data() + leaf.entries;
   // Entries come in priority order and end with index kNone.
   for (uint32_t i = 0; entry[i].index < best; ++i) {
     if (Holds(entry[i], key)) return entry[i].index;
   }
   return kNone;
 }
+
+uint32_t Classifier::ExactStep(const Node& node, const uint64_t* walk_key) {
+  const uint64_t v = walk_key[node.dim];
+  uint32_t below = 0;
+  for (uint32_t i = 0; i < node.used; ++i) {
+    below += (static_cast<uint32_t>(node.threshold[i]) ^ 0x80000000u) < v ? 1 : 0;
+  }
+  return node.child + below;
+}
+
+namespace {
+
+// The same step for a key whose fields all fit 32 bits, biased like the
+// thresholds: the thresholds below the value are a prefix (they are
+// sorted; unused slots are never below), so the count is the number of
+// trailing ones of the compare mask.
+[[gnu::always_inline]] inline uint32_t FastStep(const int32_t* threshold, uint32_t child,
+                                                int32_t biased_value) {
+  const __m128i v = _mm_set1_epi32(biased_value);
+  const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(threshold));
+  const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(threshold + 4));
+  const uint32_t below = static_cast<uint32_t>(
+      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(v, lo))) |
+      _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(v, hi))) << 4);
+  return child + static_cast<uint32_t>(__builtin_ctz(~below));
+}
+
+}  // namespace
 
 int Classifier::FirstMatch(const Key& key) const {
   const Node* nodes = nodes_.data();
@@ -56,9 +88,7 @@ int Classifier::FirstMatch(const Key& key) const {
     if (t.first_box >= best) break;  // no rule of this tree can come first
     uint32_t n = t.root;
     while (nodes[n].dim != kLeafDim) {
-      n = nodes[n].first < best
-              ? nodes[n].child + (walk_key[nodes[n].dim] > nodes[n].threshold ? 1 : 0)
-              : kEmptyLeaf;
+      n = nodes[n].first < best ? ExactStep(nodes[n], walk_key) : kEmptyLeaf;
     }
     const uint32_t found = ScanLeaf(nodes[n], leaf_key, best);
     if (found < best) best = found;
@@ -66,22 +96,28 @@ int Classifier::FirstMatch(const Key& key) const {
   return best == kNone ? -1 : rule_ids_[best];
 }
 
-// Eight packets walk each tree together, one level per round, so that
+// Eight packets walk each tree together, one node per round, so that
 // their loads are in flight at once; a packet on a leaf stays there (its
-// child is itself), so a round has no branch per packet.
+// child is itself), so a round has no branch per packet. A packet without
+// an address (its absent value does not fit 32 bits) takes FirstMatch.
 void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
   constexpr uint32_t kLanes = 8;
   const Node* nodes = nodes_.data();
   for (uint32_t base = 0; base < n; base += kLanes) {
     const uint32_t lanes = n - base < kLanes ? n - base : kLanes;
     uint32_t best[kLanes];
-    uint64_t walk_key[kLanes][kDims + 1];
+    int32_t walk_key[kLanes][kDims + 1];
     LeafKey leaf_keys[kLanes];
+    bool exact[kLanes];
     for (uint32_t l = 0; l < lanes; ++l) {
-      best[l] = kNone;
-      for (int d = 0; d < kDims; ++d) walk_key[l][d] = keys[base + l].v[d];
-      walk_key[l][kLeafDim] = 0;
-      leaf_keys[l] = ToLeafKey(keys[base + l]);
+      const Key& key = keys[base + l];
+      exact[l] = key.v[kSrcAddr] > FieldMax(kSrcAddr) || key.v[kDstAddr] > FieldMax(kDstAddr);
+      best[l] = exact[l] ? 0 : kNone;  // an exact lane skips the walk
+      for (int d = 0; d < kDims; ++d) {
+        walk_key[l][d] = static_cast<int32_t>(static_cast<uint32_t>(key.v[d]) ^ 0x80000000u);
+      }
+      walk_key[l][kLeafDim] = INT32_MIN;  // 0, biased
+      leaf_keys[l] = ToLeafKey(key);
     }
     for (const Tree& t : trees_) {
       uint32_t at[kLanes];
@@ -98,9 +134,16 @@ void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
         for (uint32_t l = 0; l < lanes; ++l) {
           const Node& node = nodes[at[l]];
           all_leaves &= node.dim == kLeafDim;
-          const uint32_t next = node.child + (walk_key[l][node.dim] > node.threshold ? 1 : 0);
+          const uint32_t next = FastStep(node.threshold, node.child, walk_key[l][node.dim]);
           at[l] = node.first < best[l] ? next : kEmptyLeaf;
         }
+      }
+      // Every lane's leaf loads before any is scanned (a leaf scan waits on
+      // its first box otherwise, lane after lane).
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const LeafEntry* entry = leaf_entries_.data() + nodes[at[l]].entries;
+        __builtin_prefetch(entry);
+        __builtin_prefetch(entry + 2);
       }
       for (uint32_t l = 0; l < lanes; ++l) {
         const uint32_t found = ScanLeaf(nodes[at[l]], leaf_keys[l], best[l]);
@@ -108,7 +151,9 @@ void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
       }
     }
     for (uint32_t l = 0; l < lanes; ++l) {
-      out[base + l] = best[l] == kNone ? -1 : rule_ids_[best[l]];
+      out[base + l] = exact[l]         ? FirstMatch(keys[base + l])
+                      : best[l] == kNone ? -1
+                                         : rule_ids_[best[l]];
     }
   }
 }

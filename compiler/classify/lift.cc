@@ -91,6 +91,12 @@ std::optional<Interval> Complement(Interval in, int dim) {
 class Lifter {
  public:
   absl::StatusOr<LiftedRule> Run(const ir::Rule& rule) {
+    if (rule.exprs.empty()) {  // a no-op (passes blank removed rules): never first
+      LiftedRule out;
+      out.box.lo[0] = 1;
+      out.box.hi[0] = 0;
+      return out;
+    }
     size_t i = 0;
     for (; i < rule.exprs.size(); ++i) {
       const ir::Expr& e = rule.exprs[i].expr;
@@ -177,6 +183,7 @@ class Lifter {
   }
 
   absl::Status Fused(const ir::FusedCmp& e) {
+    if (IsPortPair(e.load)) return FusedPorts(e);
     int dim = PayloadDim(e.load);
     if (dim < 0) return NotLiftable("fused compare on a field the classifier does not model");
     const uint32_t len = FieldLen(dim);
@@ -189,6 +196,31 @@ class Lifter {
     }
     Require(dim);
     return Constrain(dim, mask, e.op, BigEndian(e.data.data(), len));
+  }
+
+  // Both ports in one 4-byte load (the passes fuse `sport == a && dport ==
+  // b` so): equality splits into one equality per port.
+  static bool IsPortPair(const ir::PayloadLoad& e) {
+    return e.base == ir::PayloadBase::kTransport && e.offset == 0 && e.len == 4;
+  }
+  absl::Status FusedPorts(const ir::FusedCmp& e) {
+    if (e.op != ir::CmpOp::kEq) return NotLiftable("ordered or neq compare of both ports at once");
+    if (e.data.size() != 4 || (!e.mask.empty() && e.mask.size() < 4)) {
+      return NotLiftable("fused port pair of another length");
+    }
+    const uint64_t value = BigEndian(e.data.data(), 4);
+    const uint64_t mask = e.mask.empty() ? 0xffffffffu : BigEndian(e.mask.data(), 4);
+    for (int dim : {kSrcPort, kDstPort}) {
+      const int shift = dim == kSrcPort ? 16 : 0;
+      const uint64_t half_mask = (mask >> shift) & 0xffff;
+      if (!IsPrefixMask(half_mask, dim)) return NotLiftable("fused port mask is not a prefix");
+      Require(dim);
+      if (absl::Status s = Constrain(dim, half_mask, ir::CmpOp::kEq, (value >> shift) & 0xffff);
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
   }
 
   // Narrows `dim` to {x : (x & mask) OP v}.

@@ -10,7 +10,8 @@
 //             meta load l4proto
 //             bitwise reg = (reg & PREFIX_MASK) ^ 0   on a loaded field
 //             cmp eq|neq|lt|lte|gt|gte, range eq|neq   on a (masked) field
-//             fused payload ... (compiler/passes' FusedCmp) of the same forms
+//             fused payload ... (compiler/passes' FusedCmp) of the same forms,
+//               and an equality on both ports as one 4-byte load
 //   action  counter / log statements, then one terminal verdict:
 //             accept, drop, return, goto, or reject.
 // Every comparison becomes an interval of the field (a prefix mask keeps the
@@ -18,7 +19,8 @@
 // neq whose complement is two intervals does not lift. Each field loaded
 // excludes "absent" from its dimension, so the box matches exactly the
 // packets the rule's match part matches. An unsatisfiable rule lifts to an
-// empty box. Anything else (other loads or keys, lookups, byteorder, reads
+// empty box, and so does a rule with no expressions (a pass blanked it).
+// Anything else (other loads or keys, lookups, byteorder, reads
 // of registers the rule did not load, non-prefix masks, jump/continue, a
 // statement inside the match part) does not lift: the status says why.
 #ifndef RULEJIT_COMPILER_CLASSIFY_LIFT_H_

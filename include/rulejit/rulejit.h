@@ -170,6 +170,11 @@ class Program {
   size_t memory_bytes() const;
   // Rules answered by decision structures rather than linear code.
   size_t classified_rules() const;
+  // Whether ClassifyBurst at `hook` answers from the decision structure and
+  // a verdict per rule, without running chain code: when the hook has one
+  // base chain, made of liftable rules whose action is accept or drop, with
+  // or without a counter.
+  bool answers_from_table(Hook hook) const;
 
  private:
   struct Jit;
@@ -181,6 +186,9 @@ class Program {
   // burst path computed it ahead (-2: not computed).
   Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                 RunState* state, int pre_rule = -2) const;
+  // auto: counts packets a RunState classified; starts the tier-up when
+  // they reach the threshold.
+  void CountTowardTierUp(RunState* state, uint32_t packets) const;
 
   std::unique_ptr<ir::Ruleset> ruleset_;
   std::unique_ptr<ir::Interpreter> interp_;

@@ -155,6 +155,37 @@ TEST(ClassifyLift, FusedCompare) {
   EXPECT_EQ(b.hi[kSrcAddr], Ip(10, 63, 255, 255));
 }
 
+// `sport 539 dport 26`, fused by the passes into one 4-byte compare.
+TEST(ClassifyLift, FusedPortPair) {
+  ir::FusedCmp f;
+  f.load = ir::PayloadLoad{ir::PayloadBase::kTransport, 0, 4, 1};
+  f.op = ir::CmpOp::kEq;
+  f.data = {0x02, 0x1b, 0x00, 0x1a};
+  Box b = Lift({N(f), Accept()});
+  EXPECT_EQ(b.lo[kSrcPort], 539u);
+  EXPECT_EQ(b.hi[kSrcPort], 539u);
+  EXPECT_EQ(b.lo[kDstPort], 26u);
+  EXPECT_EQ(b.hi[kDstPort], 26u);
+  // A zero half constrains nothing but still needs the field.
+  f.mask = {0xff, 0xff, 0, 0};
+  f.data = {0x02, 0x1b, 0, 0};
+  b = Lift({N(f), Accept()});
+  EXPECT_EQ(b.lo[kDstPort], 0u);
+  EXPECT_EQ(b.hi[kDstPort], FieldMax(kDstPort));
+  f.mask = {0xff, 0x0f, 0xff, 0xff};
+  ExpectNotLiftable({N(f), Accept()}, "non-prefix half mask");
+  f.mask = {};
+  f.op = ir::CmpOp::kNeq;
+  ExpectNotLiftable({N(f), Accept()}, "neq of both ports");
+}
+
+// A rule a pass blanked is a no-op: it lifts to a box nothing is in.
+TEST(ClassifyLift, EmptyRuleNeverMatches) {
+  auto lifted = LiftRule(R({}));
+  ASSERT_TRUE(lifted.ok()) << lifted.status();
+  EXPECT_TRUE(lifted->box.Empty());
+}
+
 TEST(ClassifyLift, ActionPart) {
   auto lifted = LiftRule(R({LoadSaddr(), Cmp(ir::CmpOp::kEq, {1, 2, 3, 4}), N(ir::Counter{}),
                             Verdict(ir::VerdictCode::kDrop)}));

@@ -235,6 +235,10 @@ class Emitter {
   bool EmitVerdictOnlyRun(const ir::Chain& chain, const ClassifiedRun& run) {
     std::vector<uint8_t> codes;
     for (uint32_t r = run.begin; r < run.end; ++r) {
+      if (chain.rules[r].exprs.empty()) {  // never the answer
+        codes.push_back(kJitContinue);
+        continue;
+      }
       const std::optional<ir::VerdictCode> bare = BareVerdict(chain.rules[r]);
       if (bare != ir::VerdictCode::kAccept && bare != ir::VerdictCode::kDrop) return false;
       codes.push_back(bare == ir::VerdictCode::kAccept ? kJitAccept : kJitDrop);
