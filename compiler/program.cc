@@ -438,6 +438,9 @@ void ClassifyBurstDirect(const DirectVerdicts& direct, const ir::Ruleset& rs,
   for (uint32_t done = 0; done < n; done += kChunk) {
     const uint32_t count = std::min(kChunk, n - done);
     ParseAndClassify(*direct.classifier, hook, frames + done, lens + done, count, pkts, answers);
+    for (uint32_t i = 0; i < count; ++i) {  // the rule slots, far apart in a large chain
+      if (answers[i] >= 0) __builtin_prefetch(&layout.refs[direct.rule_base + answers[i]]);
+    }
     for (uint32_t i = 0; i < count; ++i) {
       Result& r = results[done + i];
       r = Result{};

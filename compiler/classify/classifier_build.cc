@@ -2,6 +2,7 @@
 // only: allocation is fine here, the result is flat arrays.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <iterator>
 #include <utility>
 
@@ -17,18 +18,13 @@ class ClassifierBuilder {
       : out_(out), options_(options) {}
 
   void Run() {
-    out_.nodes_.push_back(Leaf(Classifier::kEmptyLeaf, 0, Classifier::kNone));
-    out_.leaf_entries_.push_back(EndOfLeaf());
-    for (std::vector<uint32_t>& group : Partition()) {
-      if (group.empty()) continue;
-      binary_.clear();
-      binary_.resize(1);
-      const uint32_t first = group.front();
-      BuildNode(0, Box{}, std::move(group), 0);
-      const uint32_t root = static_cast<uint32_t>(out_.nodes_.size());
-      out_.nodes_.emplace_back();
-      Widen(root, 0);
-      out_.trees_.push_back(Classifier::Tree{root, first});
+    // One tree when it stays within its budget of copies (one walk per
+    // packet), else a tree per partition group (CutSplit's trade: fewer
+    // copies, more walks).
+    const size_t budget =
+        static_cast<size_t>(options_.single_tree_budget) * std::max<size_t>(out_.boxes_.size(), 1);
+    if (!options_.partition || options_.single_tree_budget == 0 || !BuildTrees(Groups(false), budget)) {
+      BuildTrees(Groups(options_.partition), SIZE_MAX);
     }
     std::sort(out_.trees_.begin(), out_.trees_.end(),
               [](const Classifier::Tree& a, const Classifier::Tree& b) {
@@ -43,6 +39,31 @@ class ClassifierBuilder {
   }
 
  private:
+  // A tree per non-empty group; false (and nothing built) when the leaves
+  // would hold more than `budget` boxes.
+  bool BuildTrees(std::vector<std::vector<uint32_t>> groups, size_t budget) {
+    out_.trees_.clear();
+    out_.nodes_.clear();
+    out_.leaf_entries_.clear();
+    out_.stats_ = {};
+    budget_ = budget;
+    out_.nodes_.push_back(Leaf(Classifier::kEmptyLeaf, 0, Classifier::kNone));
+    out_.leaf_entries_.push_back(EndOfLeaf());
+    for (std::vector<uint32_t>& group : groups) {
+      if (group.empty()) continue;
+      binary_.clear();
+      binary_.resize(1);
+      const uint32_t first = group.front();
+      BuildNode(0, Box{}, std::move(group), 0);
+      if (out_.stats_.leaf_entries > budget_) return false;
+      const uint32_t root = static_cast<uint32_t>(out_.nodes_.size());
+      out_.nodes_.emplace_back();
+      Widen(root, 0);
+      out_.trees_.push_back(Classifier::Tree{root, first});
+    }
+    return true;
+  }
+
   // A node of the binary tree built first. Inner: key[dim] <= threshold
   // goes to child, else child + 1. Leaf (dim == kLeafDim): its boxes start
   // at leaf_entries_[threshold].
@@ -105,13 +126,13 @@ class ClassifierBuilder {
   }
 
   // Box indexes per tree, each in priority order.
-  std::vector<std::vector<uint32_t>> Partition() const {
-    std::vector<std::vector<uint32_t>> groups(options_.partition ? 4 : 1);
+  std::vector<std::vector<uint32_t>> Groups(bool partition) const {
+    std::vector<std::vector<uint32_t>> groups(partition ? 4 : 1);
     const uint64_t small = uint64_t{1} << options_.address_bits_small;
     for (uint32_t i = 0; i < out_.boxes_.size(); ++i) {
       const Box& b = out_.boxes_[i];
       size_t g = 0;
-      if (options_.partition) {
+      if (partition) {
         g = (b.hi[kSrcAddr] - b.lo[kSrcAddr] < small ? 1 : 0) +
             (b.hi[kDstAddr] - b.lo[kDstAddr] < small ? 2 : 0);
       }
@@ -134,6 +155,7 @@ class ClassifierBuilder {
   uint32_t BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules,
                      uint32_t depth, int group_dim = -1, uint32_t group_level = 0) {
     out_.stats_.max_depth = std::max<size_t>(out_.stats_.max_depth, depth);
+    if (out_.stats_.leaf_entries > budget_) return Classifier::kNone;  // over budget: given up
     // Rules after one that covers the region are never first in it.
     for (size_t i = 0; i < rules.size(); ++i) {
       if (out_.boxes_[rules[i]].Covers(region)) {
@@ -234,6 +256,7 @@ class ClassifierBuilder {
   Classifier& out_;
   const ClassifierOptions& options_;
   std::vector<Node> binary_;  // the tree being built
+  size_t budget_ = SIZE_MAX;  // leaf entries allowed
   std::vector<uint64_t> lo_, hi_, candidates_;  // scratch for BestSplit
 };
 

@@ -361,19 +361,36 @@ TEST(ClassifyClassifier, OverlappingRulesFirstMatchWins) {
 }
 
 TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
-  int matched = 0, missed = 0;
+  int matched = 0, missed = 0, fell_back = 0;
   for (int seed = 1; seed <= 60; ++seed) {
     std::mt19937 rng(seed);
     std::vector<RuleBox> rules;
     const int n = 1 + rng() % 120;
     for (int i = 0; i < n; ++i) rules.push_back({RandomBox(rng), i});
-    for (uint32_t leaf : {1u, 4u, 16u}) {
-      // One tree, or partitioned by address range size (3 bits: the random
-      // boxes fall into all four groups).
-      const bool partition = leaf != 4;
-      Classifier c = Classifier::FromBoxes(
-          rules, {.leaf_size = leaf, .partition = partition, .address_bits_small = 3});
-      if (partition && n > 40) EXPECT_GT(c.stats().trees, 1u) << "seed " << seed;
+    // One tree; partitioned by address range size (3 bits: the random boxes
+    // fall into all four groups); one tree when within budget; a budget of
+    // 1 box a rule, which a tree with leaves of 8 exceeds: the one-tree
+    // attempt is thrown away and the groups built instead.
+    struct Config {
+      uint32_t leaf;
+      bool partition;
+      uint32_t budget;
+    };
+    for (const Config& config :
+         {Config{1, true, 0}, Config{4, false, 0}, Config{16, true, 100}, Config{8, true, 1}}) {
+      const uint32_t leaf = config.leaf;
+      Classifier c = Classifier::FromBoxes(rules, {.leaf_size = leaf,
+                                                   .partition = config.partition,
+                                                   .address_bits_small = 3,
+                                                   .single_tree_budget = config.budget});
+      if (config.partition && config.budget == 0 && n > 40) {
+        EXPECT_GT(c.stats().trees, 1u) << "seed " << seed;
+      }
+      if (config.budget == 1) {  // one tree only when it copied no box
+        EXPECT_TRUE(c.stats().trees > 1 || c.stats().leaf_entries <= c.stats().rules)
+            << "seed " << seed;
+        fell_back += c.stats().trees > 1;
+      }
       std::vector<Key> keys;
       for (int i = 0; i < 300; ++i) keys.push_back(RandomKey(rng));
       std::vector<int> burst(keys.size());
@@ -389,6 +406,7 @@ TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
   // Both outcomes must be exercised for the agreement to mean something.
   EXPECT_GT(matched, 1000);
   EXPECT_GT(missed, 1000);
+  EXPECT_GT(fell_back, 10);
 }
 
 TEST(ClassifyClassifier, EmptyClassifierMatchesNothing) {
