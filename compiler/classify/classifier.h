@@ -20,23 +20,37 @@
 //         L(t) = #rules with clipped lo <= t, R(t) = #rules with clipped hi > t
 //     pick (d, t) minimising max(L, R), then L + R
 //     node(d, t): left = build(region ∩ {x_d <= t}), right = build(region ∩ {x_d > t})
+//     below a node on d, the next two levels split d too when that
+//       separates rules at all, so that the three levels become one 8-way
+//       node (merge, below)
 //
-//   partition (before building): rules go to one of four groups by
-//     (source range small?, destination range small?); each group gets its
-//     own tree (CutSplit's idea: a wildcard address in one rule no longer
-//     gets copied under every cut of the other rules' addresses)
+//   partition: rules go to one of four groups by (source range small?,
+//     destination range small?); each group gets its own tree (CutSplit's
+//     idea: a wildcard address in one rule no longer gets copied under
+//     every cut of the other rules' addresses). When lookups walk more than
+//     1.25 trees on average (measured on a point of every rule), one tree
+//     for all rules is built instead and kept if its leaves hold at most
+//     single_tree_budget boxes per rule (ipc1_10K: 2x faster, 37 MB).
+//
+//   merge: a node and the nodes below it on the same dimension, up to three
+//     levels, become one node with up to 8 sorted thresholds.
 //
 //   lookup(key):
 //     best = none
 //     for tree in trees, by their highest-priority rule:
 //       if tree's first rule is after best: stop
-//       n = tree.root; while n is inner: n = n.child + (key[n.dim] > n.threshold)
-//       for r in leaf(n) (priority order): if box[r] holds key: best = min(best, r); break
+//       n = tree.root
+//       while n is inner and n.first (best box below n) is before best:
+//         n = n.child + #(thresholds of n below key[n.dim])   (SSE2: 2 compares)
+//       for r in leaf(n) (priority order, before best): if box[r] holds key: best = r; break
 //     return best == none ? -1 : rule[best]
+//   FirstMatchBurst walks 8 packets a level at a time (a leaf's child is
+//   itself, so no branch per packet) and prefetches their leaves.
 //
 // The built structure is immutable and made of flat arrays: 64-byte nodes
-// of up to 8 thresholds (a node's children are adjacent), leaf lists holding 32-byte
-// copies of the leaves' boxes. It is safe to share between threads.
+// of up to 8 thresholds (a node's children are adjacent), leaf lists
+// holding 32-byte copies of the leaves' boxes. It is safe to share between
+// threads.
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 
@@ -167,6 +181,10 @@ class Classifier {
   // The first box of the leaf holding the key if better than `best`, else
   // kNone.
   uint32_t ScanLeaf(const Node& leaf, const LeafKey& key, uint32_t best) const;
+  // The best box holding the key, or kNone; counts the trees walked.
+  uint32_t BestBox(const Key& key, uint32_t* walked) const;
+  // How many trees a lookup of `key` walks (the builder's cost measure).
+  uint32_t TreesWalked(const Key& key) const;
   // The node a packet moves to from `node`: exact for every key.
   static uint32_t ExactStep(const Node& node, const uint64_t* walk_key);
 

@@ -18,18 +18,16 @@ class ClassifierBuilder {
       : out_(out), options_(options) {}
 
   void Run() {
-    // One tree when it stays within its budget of copies (one walk per
-    // packet), else a tree per partition group (CutSplit's trade: fewer
-    // copies, more walks).
-    const size_t budget =
-        static_cast<size_t>(options_.single_tree_budget) * std::max<size_t>(out_.boxes_.size(), 1);
-    if (!options_.partition || options_.single_tree_budget == 0 || !BuildTrees(Groups(false), budget)) {
-      BuildTrees(Groups(options_.partition), SIZE_MAX);
+    BuildTrees(Groups(options_.partition), SIZE_MAX);
+    // Partition groups cost a tree walk each. When packets walk several
+    // (measured on a point of every rule's box), try one tree for all
+    // rules instead, kept if its copies of boxes stay within the budget.
+    if (options_.partition && options_.single_tree_budget > 0 && out_.trees_.size() > 1 &&
+        MeanTreesWalked() > kWalksWorthOneTree) {
+      Classifier partitioned = out_;
+      const size_t budget = static_cast<size_t>(options_.single_tree_budget) * out_.boxes_.size();
+      if (!BuildTrees(Groups(false), budget)) out_ = std::move(partitioned);
     }
-    std::sort(out_.trees_.begin(), out_.trees_.end(),
-              [](const Classifier::Tree& a, const Classifier::Tree& b) {
-                return a.first_box < b.first_box;
-              });
     out_.stats_.rules = out_.boxes_.size();
     out_.stats_.trees = out_.trees_.size();
     out_.boxes_ = {};  // the leaves hold their own copies
@@ -61,7 +59,26 @@ class ClassifierBuilder {
       Widen(root, 0);
       out_.trees_.push_back(Classifier::Tree{root, first});
     }
+    std::sort(out_.trees_.begin(), out_.trees_.end(),
+              [](const Classifier::Tree& a, const Classifier::Tree& b) {
+                return a.first_box < b.first_box;
+              });
     return true;
+  }
+
+  static constexpr double kWalksWorthOneTree = 1.25;
+
+  // Trees a lookup walks, averaged over one point of each rule's box (its
+  // lowest corner).
+  double MeanTreesWalked() const {
+    if (out_.boxes_.empty()) return 0;
+    size_t walks = 0;
+    for (const Box& box : out_.boxes_) {
+      Key key;
+      for (int d = 0; d < kDims; ++d) key.v[d] = box.lo[d];
+      walks += out_.TreesWalked(key);
+    }
+    return static_cast<double>(walks) / static_cast<double>(out_.boxes_.size());
   }
 
   // A node of the binary tree built first. Inner: key[dim] <= threshold

@@ -77,7 +77,7 @@ namespace {
 
 }  // namespace
 
-int Classifier::FirstMatch(const Key& key) const {
+uint32_t Classifier::BestBox(const Key& key, uint32_t* walked) const {
   const Node* nodes = nodes_.data();
   uint64_t walk_key[kDims + 1];
   for (int d = 0; d < kDims; ++d) walk_key[d] = key.v[d];
@@ -86,6 +86,7 @@ int Classifier::FirstMatch(const Key& key) const {
   uint32_t best = kNone;
   for (const Tree& t : trees_) {
     if (t.first_box >= best) break;  // no rule of this tree can come first
+    if (walked) ++*walked;
     uint32_t n = t.root;
     while (nodes[n].dim != kLeafDim) {
       n = nodes[n].first < best ? ExactStep(nodes[n], walk_key) : kEmptyLeaf;
@@ -93,7 +94,18 @@ int Classifier::FirstMatch(const Key& key) const {
     const uint32_t found = ScanLeaf(nodes[n], leaf_key, best);
     if (found < best) best = found;
   }
+  return best;
+}
+
+int Classifier::FirstMatch(const Key& key) const {
+  const uint32_t best = BestBox(key, nullptr);
   return best == kNone ? -1 : rule_ids_[best];
+}
+
+uint32_t Classifier::TreesWalked(const Key& key) const {
+  uint32_t walked = 0;
+  BestBox(key, &walked);
+  return walked;
 }
 
 // Eight packets walk each tree together, one node per round, so that
