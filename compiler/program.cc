@@ -97,10 +97,12 @@ absl::Status PlanClassifiers(const ir::Ruleset& rs, const CompileOptions& option
     for (const ir::Chain& chain : table.chains) {
       std::vector<backend::ClassifiedRun>& runs = plan.emplace_back();
       if (!options.classify) continue;
-      for (const classify::Segment& seg : classify::SplitChain(chain)) {
+      classify::ClassifierOptions classifier_options;
+      classifier_options.lift.complete_ipv4_header = table.family == ir::Family::kIp;
+      for (const classify::Segment& seg : classify::SplitChain(chain, classifier_options.lift)) {
         if (!seg.liftable || seg.end - seg.begin < options.classify_min_rules) continue;
         absl::StatusOr<classify::Classifier> c =
-            classify::Classifier::Build(chain, seg.begin, seg.end);
+            classify::Classifier::Build(chain, seg.begin, seg.end, classifier_options);
         if (!c.ok()) return c.status();
         classifiers.push_back(*std::move(c));
         runs.push_back({static_cast<uint32_t>(seg.begin), static_cast<uint32_t>(seg.end),

@@ -122,10 +122,7 @@ inline JitLookupOp& MakeLookupOp(const ir::Ruleset& ruleset, const Layout& layou
 
 // First expression of a classified rule that the generated code still runs
 // (its action: counter, log, verdict); the classifier answered the rest.
-inline size_t ActionBegin(const ir::Rule& rule) {
-  absl::StatusOr<classify::LiftedRule> lifted = classify::LiftRule(rule);
-  return lifted.ok() ? lifted->action_begin : rule.exprs.size();
-}
+inline size_t ActionBegin(const ir::Rule& rule) { return classify::MatchEnd(rule); }
 
 // The action of a liftable rule that is a verdict, with or without a
 // counter before it, and nothing else (no log, no mark).

@@ -60,6 +60,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/classify/box.h"
+#include "compiler/classify/lift.h"
 #include "ir/ir.h"
 #include "ir/packet.h"
 
@@ -79,6 +80,7 @@ struct ClassifierOptions {
   // one per group; ipc1_10K: 83 copies a rule, 2x faster); 0: always
   // partition. The cap bounds memory and build time.
   uint32_t single_tree_budget = 100;
+  LiftContext lift;  // what every packet of the chain is known to have
 };
 
 // A rule for the classifier: its box and the index FirstMatch reports.

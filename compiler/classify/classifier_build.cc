@@ -327,7 +327,7 @@ absl::StatusOr<Classifier> Classifier::Build(const ir::Chain& chain, size_t begi
   std::vector<RuleBox> boxes;
   boxes.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) {
-    absl::StatusOr<LiftedRule> lifted = LiftRule(chain.rules[i]);
+    absl::StatusOr<LiftedRule> lifted = LiftRule(chain.rules[i], options.lift);
     if (!lifted.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("rule ", i, " of chain ", chain.name, " does not lift: ",

@@ -19,13 +19,15 @@ struct Interval {
   bool empty() const { return lo > hi; }
 };
 
-// What the lifter knows a register holds: field `dim`, ANDed with `mask`
-// (a prefix mask over the field's bits), in `len` bytes at word `word`.
+// What the lifter knows a register holds: field `dim` shifted right by
+// `shift` bits (a load of its first bytes only), ANDed with `mask` (a
+// prefix mask once shifted back), in `len` bytes at word `word`.
 struct Tracked {
   int word;
   uint32_t len;
   int dim;
   uint64_t mask;
+  int shift = 0;
 };
 
 uint32_t FieldLen(int dim) { return kDimBits[dim] / 8; }
@@ -40,6 +42,14 @@ int PayloadDim(const ir::PayloadLoad& e) {
     if (e.offset == 0) return kSrcPort;
     if (e.offset == 2) return kDstPort;
   }
+  return -1;
+}
+
+// The address dimension whose first 1 to 3 bytes a load reads, or -1.
+int AddressPrefixDim(const ir::PayloadLoad& e) {
+  if (e.base != ir::PayloadBase::kNetwork || e.len < 1 || e.len > 3) return -1;
+  if (e.offset == 12) return kSrcAddr;
+  if (e.offset == 16) return kDstAddr;
   return -1;
 }
 
@@ -88,8 +98,16 @@ std::optional<Interval> Complement(Interval in, int dim) {
   return std::nullopt;
 }
 
+bool IsMatchExpr(const ir::Expr& e) {
+  return std::holds_alternative<ir::PayloadLoad>(e) || std::holds_alternative<ir::MetaLoad>(e) ||
+         std::holds_alternative<ir::Bitwise>(e) || std::holds_alternative<ir::Cmp>(e) ||
+         std::holds_alternative<ir::Range>(e) || std::holds_alternative<ir::FusedCmp>(e);
+}
+
 class Lifter {
  public:
+  explicit Lifter(const LiftContext& context) : context_(context) {}
+
   absl::StatusOr<LiftedRule> Run(const ir::Rule& rule) {
     if (rule.exprs.empty()) {  // a no-op (passes blank removed rules): never first
       LiftedRule out;
@@ -113,10 +131,14 @@ class Lifter {
   }
 
  private:
-  static bool IsMatchExpr(const ir::Expr& e) {
-    return std::holds_alternative<ir::PayloadLoad>(e) || std::holds_alternative<ir::MetaLoad>(e) ||
-           std::holds_alternative<ir::Bitwise>(e) || std::holds_alternative<ir::Cmp>(e) ||
-           std::holds_alternative<ir::Range>(e) || std::holds_alternative<ir::FusedCmp>(e);
+  // The bits of field `dim` a partial load of `len` bytes drops (0 for a
+  // whole field; -1 when the load is no prefix the context allows).
+  int PrefixShift(const ir::PayloadLoad& e, int& dim) const {
+    dim = PayloadDim(e);
+    if (dim >= 0) return 0;
+    if (!context_.complete_ipv4_header) return -1;
+    dim = AddressPrefixDim(e);
+    return dim < 0 ? -1 : static_cast<int>(8 * (FieldLen(dim) - e.len));
   }
 
   absl::Status Match(const ir::Expr& e) {
@@ -129,9 +151,10 @@ class Lifter {
   }
 
   absl::Status Load(const ir::PayloadLoad& e) {
-    int dim = PayloadDim(e);
-    if (dim < 0) return NotLiftable("payload load of a field the classifier does not model");
-    return Write(e.dreg, e.len, Tracked{0, e.len, dim, FieldMax(dim)});
+    int dim = -1;
+    const int shift = PrefixShift(e, dim);
+    if (shift < 0) return NotLiftable("payload load of a field the classifier does not model");
+    return Write(e.dreg, e.len, Tracked{0, e.len, dim, FieldMax(dim) >> shift, shift});
   }
 
   absl::Status Meta(const ir::MetaLoad& e) {
@@ -150,7 +173,9 @@ class Lifter {
       if (e.xor_[i] != 0) return NotLiftable("bitwise with a non-zero xor");
     }
     uint64_t mask = BigEndian(e.mask.data(), e.len) & src->mask;
-    if (!IsPrefixMask(mask, src->dim)) return NotLiftable("bitwise mask is not a prefix");
+    if (!IsPrefixMask(mask << src->shift, src->dim)) {
+      return NotLiftable("bitwise mask is not a prefix");
+    }
     Tracked t = *src;
     t.mask = mask;
     return Write(e.dreg, e.len, t);
@@ -159,7 +184,8 @@ class Lifter {
   absl::Status Compare(const ir::Cmp& e) {
     const Tracked* src = Read(e.sreg, e.data.size());
     if (src == nullptr) return NotLiftable("cmp on a register that holds no loaded field");
-    return Constrain(src->dim, src->mask, e.op, BigEndian(e.data.data(), e.data.size()));
+    return Constrain(src->dim, src->mask << src->shift, e.op,
+                     BigEndian(e.data.data(), e.data.size()) << src->shift);
   }
 
   absl::Status RangeCmp(const ir::Range& e) {
@@ -167,8 +193,12 @@ class Lifter {
     const Tracked* src = Read(e.sreg, e.from.size());
     if (src == nullptr) return NotLiftable("range on a register that holds no loaded field");
     const int dim = src->dim;
-    Interval a = MaskedOrder(ir::CmpOp::kGte, BigEndian(e.from.data(), e.from.size()), src->mask, dim);
-    Interval b = MaskedOrder(ir::CmpOp::kLte, BigEndian(e.to.data(), e.to.size()), src->mask, dim);
+    const int shift = src->shift;
+    const uint64_t mask = src->mask << shift;
+    Interval a = MaskedOrder(ir::CmpOp::kGte, BigEndian(e.from.data(), e.from.size()) << shift,
+                             mask, dim);
+    Interval b = MaskedOrder(ir::CmpOp::kLte, BigEndian(e.to.data(), e.to.size()) << shift,
+                             mask, dim);
     Interval in{1, 0};
     if (!a.empty() && !b.empty() && std::max(a.lo, b.lo) <= std::min(a.hi, b.hi)) {
       in = Interval{std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
@@ -184,18 +214,19 @@ class Lifter {
 
   absl::Status Fused(const ir::FusedCmp& e) {
     if (IsPortPair(e.load)) return FusedPorts(e);
-    int dim = PayloadDim(e.load);
-    if (dim < 0) return NotLiftable("fused compare on a field the classifier does not model");
-    const uint32_t len = FieldLen(dim);
-    if (e.data.size() != len) return NotLiftable("fused compare of a different length than its field");
-    uint64_t mask = FieldMax(dim);
+    int dim = -1;
+    const int shift = PrefixShift(e.load, dim);
+    if (shift < 0) return NotLiftable("fused compare on a field the classifier does not model");
+    const uint32_t len = e.load.len;
+    if (e.data.size() != len) return NotLiftable("fused compare of a different length than its load");
+    uint64_t mask = FieldMax(dim) >> shift;
     if (!e.mask.empty()) {
-      if (e.mask.size() < len) return NotLiftable("fused mask shorter than its field");
+      if (e.mask.size() < len) return NotLiftable("fused mask shorter than its load");
       mask = BigEndian(e.mask.data(), len);
-      if (!IsPrefixMask(mask, dim)) return NotLiftable("fused mask is not a prefix");
+      if (!IsPrefixMask(mask << shift, dim)) return NotLiftable("fused mask is not a prefix");
     }
     Require(dim);
-    return Constrain(dim, mask, e.op, BigEndian(e.data.data(), len));
+    return Constrain(dim, mask << shift, e.op, BigEndian(e.data.data(), len) << shift);
   }
 
   // Both ports in one 4-byte load (the passes fuse `sport == a && dport ==
@@ -274,7 +305,7 @@ class Lifter {
   const Tracked* Read(ir::Reg reg, size_t len) const {
     const int word = ir::RegWord(reg);
     for (const Tracked& r : regs_) {
-      if (r.word == word && r.len == len && len == FieldLen(r.dim)) return &r;
+      if (r.word == word && r.len == len) return &r;
     }
     return nullptr;
   }
@@ -306,12 +337,21 @@ class Lifter {
     return absl::FailedPreconditionError(std::string(why));
   }
 
+  const LiftContext& context_;
   Box box_;
   std::vector<Tracked> regs_;
 };
 
 }  // namespace
 
-absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule) { return Lifter().Run(rule); }
+absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule, const LiftContext& context) {
+  return Lifter(context).Run(rule);
+}
+
+size_t MatchEnd(const ir::Rule& rule) {
+  size_t i = 0;
+  while (i < rule.exprs.size() && IsMatchExpr(rule.exprs[i].expr)) ++i;
+  return i;
+}
 
 }  // namespace rulejit::classify

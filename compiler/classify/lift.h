@@ -7,6 +7,7 @@
 // A rule lifts when it is a match part followed by an action part:
 //   match   a conjunction of, in any order and on any registers,
 //             payload load  4b @ network + 12 | + 16, 2b @ transport + 0 | + 2
+//                           (1-3 bytes at network + 12 | + 16 in an ip table)
 //             meta load l4proto
 //             bitwise reg = (reg & PREFIX_MASK) ^ 0   on a loaded field
 //             cmp eq|neq|lt|lte|gt|gte, range eq|neq   on a (masked) field
@@ -34,6 +35,15 @@
 
 namespace rulejit::classify {
 
+// What is known about every packet the rule's chain sees.
+struct LiftContext {
+  // The chain is in an `ip` table: every packet has a whole IPv4 header,
+  // so a load of the first 1 to 3 bytes of an address (nft's /8, /16, /24
+  // prefixes) is readable exactly when the whole address is, and lifts as
+  // a prefix of it.
+  bool complete_ipv4_header = false;
+};
+
 struct LiftedRule {
   Box box;                  // empty when the rule can never match
   size_t action_begin = 0;  // index of the first expression of the action part
@@ -41,7 +51,12 @@ struct LiftedRule {
 
 // The rule's box, or a FailedPrecondition status naming the expression that
 // does not lift.
-[[nodiscard]] absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule);
+[[nodiscard]] absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule,
+                                                 const LiftContext& context = {});
+
+// Index of the rule's first expression that is not a match (loads, masks,
+// compares): where a lifted rule's action part begins.
+size_t MatchEnd(const ir::Rule& rule);
 
 }  // namespace rulejit::classify
 

@@ -5,10 +5,10 @@
 
 namespace rulejit::classify {
 
-std::vector<Segment> SplitChain(const ir::Chain& chain) {
+std::vector<Segment> SplitChain(const ir::Chain& chain, const LiftContext& context) {
   std::vector<Segment> out;
   for (size_t i = 0; i < chain.rules.size(); ++i) {
-    const bool liftable = LiftRule(chain.rules[i]).ok();
+    const bool liftable = LiftRule(chain.rules[i], context).ok();
     if (out.empty() || out.back().liftable != liftable) out.push_back({i, i, liftable});
     out.back().end = i + 1;
   }

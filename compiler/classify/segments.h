@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "compiler/classify/lift.h"
 #include "ir/ir.h"
 
 namespace rulejit::classify {
@@ -29,7 +30,7 @@ struct Segment {
 };
 
 // Maximal runs covering every rule of `chain` exactly once, in order.
-std::vector<Segment> SplitChain(const ir::Chain& chain);
+std::vector<Segment> SplitChain(const ir::Chain& chain, const LiftContext& context = {});
 
 }  // namespace rulejit::classify
 

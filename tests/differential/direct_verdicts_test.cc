@@ -30,10 +30,9 @@ std::string Dotted(uint32_t a) {
   return absl::StrCat(a >> 24, ".", (a >> 16) & 255, ".", (a >> 8) & 255, ".", a & 255);
 }
 
-// Byte-aligned prefixes (/8, /16, /24) load fewer bytes, which the
-// classifier does not model yet; the others load the whole address.
+// Byte-aligned prefixes (/8, /16, /24) load only their bytes (the lifter's
+// partial address loads); the others load the whole address and mask it.
 std::string Prefix(uint32_t address, uint32_t len) {
-  if (len % 8 == 0 && len < 32) ++len;
   const uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
   return absl::StrCat(Dotted(address & mask), "/", len);
 }

@@ -179,6 +179,47 @@ TEST(ClassifyLift, FusedPortPair) {
   ExpectNotLiftable({N(f), Accept()}, "neq of both ports");
 }
 
+// nft's /8, /16, /24: loads of the address's first bytes. In an ip table
+// they are prefixes of the address; elsewhere the load may succeed where
+// the whole address is not there, so they stay linear.
+TEST(ClassifyLift, PartialAddressLoadsInAnIpTable) {
+  const LiftContext ip{.complete_ipv4_header = true};
+  auto lift = [&](std::vector<ir::Node> exprs) {
+    auto lifted = LiftRule(R(std::move(exprs)), ip);
+    EXPECT_TRUE(lifted.ok()) << lifted.status();
+    return lifted.ok() ? lifted->box : Box{};
+  };
+  // ip saddr 10.1.2.0/24
+  Box b = lift({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 3, 1}), Cmp(ir::CmpOp::kEq, {10, 1, 2}),
+                Accept()});
+  EXPECT_EQ(b.lo[kSrcAddr], Ip(10, 1, 2, 0));
+  EXPECT_EQ(b.hi[kSrcAddr], Ip(10, 1, 2, 255));
+  // ip daddr 10.0.0.0/12 as a 2-byte load masked: 10.0.0.0 - 10.15.255.255
+  b = lift({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 16, 2, 1}), Mask({255, 240}),
+            Cmp(ir::CmpOp::kEq, {10, 0}), Accept()});
+  EXPECT_EQ(b.lo[kDstAddr], Ip(10, 0, 0, 0));
+  EXPECT_EQ(b.hi[kDstAddr], Ip(10, 15, 255, 255));
+  // first byte in 10-12, and as a fused compare != 10
+  b = lift({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 1, 1}), RangeE({10}, {12}), Accept()});
+  EXPECT_EQ(b.lo[kSrcAddr], Ip(10, 0, 0, 0));
+  EXPECT_EQ(b.hi[kSrcAddr], Ip(12, 255, 255, 255));
+  ir::FusedCmp f;
+  f.load = ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 1, 1};
+  f.op = ir::CmpOp::kLt;
+  f.data = {10};
+  b = lift({N(f), Accept()});
+  EXPECT_EQ(b.lo[kSrcAddr], 0u);
+  EXPECT_EQ(b.hi[kSrcAddr], Ip(9, 255, 255, 255));
+  // Outside an ip table; and bytes that are no prefix (offset 13).
+  ExpectNotLiftable({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 3, 1}),
+                     Cmp(ir::CmpOp::kEq, {10, 1, 2}), Accept()},
+                    "partial load without the ip table context");
+  EXPECT_FALSE(LiftRule(R({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 13, 3, 1}),
+                           Cmp(ir::CmpOp::kEq, {1, 2, 3}), Accept()}),
+                        ip)
+                   .ok());
+}
+
 // A rule a pass blanked is a no-op: it lifts to a box nothing is in.
 TEST(ClassifyLift, EmptyRuleNeverMatches) {
   auto lifted = LiftRule(R({}));
