@@ -10,8 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "compiler/backend/emit_util.h"
 #include "compiler/backend/asmjit/asmjit_backend.h"
+#include "compiler/backend/emit_util.h"
 #include "compiler/backend/llvm/llvm_backend.h"
 #include "compiler/classify/classifier.h"
 #include "compiler/classify/segments.h"
@@ -61,9 +61,8 @@ struct Program::Jit {
   uint32_t first_classified_rule_base = 0;
   // Per hook: set when the hook runs one base chain whose rules are all one
   // classified run of accepts and drops, each with or without a counter (a
-  // large flat ACL). The
-  // compiled code would only ask the classifier and return the rule's
-  // verdict, so the burst path does that itself (see DirectVerdicts).
+  // large flat ACL). The compiled code would only ask the classifier and
+  // return the rule's verdict, so the burst path does that itself.
   std::vector<std::optional<DirectVerdicts>> direct;
   ~Jit() {
     if (tier_up_thread.joinable()) tier_up_thread.join();
@@ -104,6 +103,7 @@ absl::Status PlanClassifiers(const ir::Ruleset& rs, const CompileOptions& option
         absl::StatusOr<classify::Classifier> c =
             classify::Classifier::Build(chain, seg.begin, seg.end, classifier_options);
         if (!c.ok()) return c.status();
+        if (c->stats().rules == 0) continue;  // only rules that never match (blanked)
         classifiers.push_back(*std::move(c));
         runs.push_back({static_cast<uint32_t>(seg.begin), static_cast<uint32_t>(seg.end),
                         &classifiers.back()});
@@ -365,7 +365,7 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   ctx.meta = &meta;
   ctx.verdict_reg = 0;
   ctx.decided_rule = 0;
-  ctx.skb_len = pkt.network_off <= pkt.len ? pkt.len - pkt.network_off : 0;
+  ctx.skb_len = ir::SkbLen(pkt);
   ctx.rejected = 0;
   ctx.mut = {meta.mark, meta.ct_mark};
   ctx.counters = state ? state->counters_.data() : nullptr;
@@ -453,11 +453,9 @@ void ClassifyBurstDirect(const DirectVerdicts& direct, const ir::Ruleset& rs,
       r.verdict = rule >= 0 ? direct.verdicts[rule] : direct.policy;
       r.decided_by = layout.refs[rule >= 0 ? direct.rule_base + rule : direct.policy_id];
       if (rule >= 0 && counters && direct.counted[rule]) {
-        // As the counter statement counts: bytes from the network header.
-        const PacketView& pkt = pkts[i];
         ir::Counter& c = counters[direct.rule_base + rule];
         ++c.packets;
-        c.bytes += pkt.network_off <= pkt.len ? pkt.len - pkt.network_off : 0;
+        c.bytes += ir::SkbLen(pkts[i]);
       }
     }
   }
@@ -497,8 +495,8 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
   for (uint32_t done = 0; done < n; done += kChunk) {
     const uint32_t count = std::min(kChunk, n - done);
     ParseAndClassify(first, hook, frames + done, lens + done, count, pkts, answers);
-    // Likewise the per-rule slots the answers lead to (the deciding rule's
-    // reference and counter), which a large chain has far apart.
+    // Start loading the per-rule slots the answers lead to (the deciding
+    // rule's reference and counter), which a large chain has far apart.
     for (uint32_t i = 0; i < count; ++i) {
       if (answers[i] < 0) continue;
       const uint32_t id = jit_->first_classified_rule_base + static_cast<uint32_t>(answers[i]);

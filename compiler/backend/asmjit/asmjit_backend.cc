@@ -188,10 +188,6 @@ class Emitter {
     a_.call(x86::rax);
     a_.cmp(x86::eax, imm(-1));
     a_.je(after);
-    if (EmitVerdictOnlyRun(chain, run)) {
-      a_.bind(after);
-      return;
-    }
     a_.lea(x86::rcx, x86::ptr(table));
     a_.jmp(x86::qword_ptr(x86::rcx, x86::rax, 3));
     const uint32_t begin_id = layout_.RuleId(table_, chain_, static_cast<int>(run.begin));
@@ -200,6 +196,10 @@ class Emitter {
     std::vector<Label> actions;
     for (uint32_t r = run.begin; r < run.end; ++r) {
       const ir::Rule& rule = chain.rules[r];
+      if (rule.exprs.empty()) {  // blanked by a pass: never the answer
+        actions.push_back(after);
+        continue;
+      }
       const std::optional<ir::VerdictCode> bare = BareVerdict(rule);
       if (bare == ir::VerdictCode::kAccept || bare == ir::VerdictCode::kDrop) {
         const int k = bare == ir::VerdictCode::kAccept ? 0 : 1;
@@ -226,40 +226,6 @@ class Emitter {
     a_.bind(table);
     for (const Label& l : actions) a_.embedLabel(l);
     a_.bind(after);
-  }
-
-  // A run whose every action is a bare accept or drop needs no jump: one
-  // byte per rule holds its return code.
-  //   lea ecx, [rax + id(begin)] ; mov [ctx.decided_rule], ecx
-  //   movzx eax, byte [codes + rax] ; return eax
-  bool EmitVerdictOnlyRun(const ir::Chain& chain, const ClassifiedRun& run) {
-    std::vector<uint8_t> codes;
-    for (uint32_t r = run.begin; r < run.end; ++r) {
-      if (chain.rules[r].exprs.empty()) {  // never the answer
-        codes.push_back(kJitContinue);
-        continue;
-      }
-      const std::optional<ir::VerdictCode> bare = BareVerdict(chain.rules[r]);
-      if (bare != ir::VerdictCode::kAccept && bare != ir::VerdictCode::kDrop) return false;
-      codes.push_back(bare == ir::VerdictCode::kAccept ? kJitAccept : kJitDrop);
-    }
-    const uint32_t begin_id = layout_.RuleId(table_, chain_, static_cast<int>(run.begin));
-    Label table = a_.newLabel(), done = a_.newLabel();
-    a_.lea(x86::ecx, x86::ptr(x86::rax, static_cast<int32_t>(begin_id)));
-    a_.mov(CtxField(offsetof(JitContext, decided_rule), 4), x86::ecx);
-    a_.lea(x86::rcx, x86::ptr(table));
-    a_.movzx(x86::eax, x86::byte_ptr(x86::rcx, x86::rax));
-    EmitReturn(x86::eax);
-    a_.bind(table);
-    a_.embed(codes.data(), codes.size());
-    a_.bind(done);
-    return true;
-  }
-
-  void EmitReturn(x86::Gp code) {
-    if (code.id() != x86::Gp::kIdAx) a_.mov(x86::eax, code);
-    a_.add(x86::rsp, 8);
-    a_.ret();
   }
 
   void EmitReturn(uint32_t code) {
