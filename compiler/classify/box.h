@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/expr_eval.h"
 #include "ir/packet.h"
@@ -82,6 +83,12 @@ struct Box {
   // without the field never match).
   bool Requires(int d) const { return hi[d] < AbsentValue(d); }
 };
+
+// Whether the boxes of `covers` together contain all of `box`: `box` minus
+// each cover in turn, kept as disjoint pieces. Gives up (false) when the
+// pieces would exceed `piece_budget`, so the answer "covered" is exact and
+// "not covered" may be a miss.
+bool CoveredByUnion(const Box& box, const std::vector<Box>& covers, size_t piece_budget);
 
 // "sa=[lo,hi] da=... sp=... dp=... pr=..." for test messages.
 std::string BoxToString(const Box& box);

@@ -26,50 +26,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "compiler/passes/passes.h"
+#include "compiler/passes/rule_effects.h"
 #include "ir/printer.h"
 
 namespace rulejit::passes {
 namespace {
-
-bool EndsChain(const ir::Rule& rule) {
-  for (const ir::Node& node : rule.exprs) {
-    if (std::holds_alternative<ir::Reject>(node.expr)) return true;
-    if (const auto* imm = std::get_if<ir::Immediate>(&node.expr)) {
-      if (imm->dreg != ir::kVerdictReg) continue;
-      switch (imm->verdict.code) {
-        case ir::VerdictCode::kAccept:
-        case ir::VerdictCode::kDrop:
-        case ir::VerdictCode::kReturn:
-        case ir::VerdictCode::kGoto:
-          return true;
-        default:
-          return false;
-      }
-    }
-  }
-  return false;
-}
-
-// Whether the rule may change what later rules see, or has per-copy state.
-bool ChangesStateOrJumps(const ir::Rule& rule) {
-  for (const ir::Node& node : rule.exprs) {
-    if (std::holds_alternative<ir::MetaSet>(node.expr) ||
-        std::holds_alternative<ir::CtSet>(node.expr) ||
-        std::holds_alternative<ir::Limit>(node.expr)) {
-      return true;
-    }
-    if (const auto* imm = std::get_if<ir::Immediate>(&node.expr)) {
-      if (imm->dreg == ir::kVerdictReg && imm->verdict.code == ir::VerdictCode::kJump) {
-        return true;
-      }
-    }
-    // A verdict map may jump.
-    if (const auto* lookup = std::get_if<ir::Lookup>(&node.expr)) {
-      if (lookup->dreg && *lookup->dreg == ir::kVerdictReg) return true;
-    }
-  }
-  return false;
-}
 
 std::string Text(const ir::Rule& rule) {
   std::string text;

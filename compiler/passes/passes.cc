@@ -12,6 +12,9 @@ const std::vector<PassInfo>& AllPasses() {
       {"drop-repeated-rules",
        "empty rules that repeat an earlier chain-ending rule (they never match)",
        &DropRepeatedRules},
+      {"remove-shadowed-rules",
+       "empty rules whose packets earlier chain-ending rules all take (proved on boxes)",
+       &RemoveShadowedRules},
       {"fold-masked-compare",
        "fuse payload load + mask + compare into one masked compare", &FoldMaskedCompare},
   };

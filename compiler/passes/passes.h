@@ -1,6 +1,7 @@
 // The optimizer's pass list and driver.
 //
-//   ir::Ruleset ──drop_repeated_rules──fold_masked_compare──▶ ir::Ruleset ──▶ backend
+//   ir::Ruleset ──drop_repeated_rules──remove_shadowed_rules──fold_masked_compare──▶
+//   ir::Ruleset ──▶ backend
 //
 // Every pass rewrites the IR in place, keeps its meaning exactly (the
 // differential tests run optimized against unoptimized IR), has a name for
@@ -41,6 +42,7 @@ bool IsPassName(const std::string& name);
 // The passes themselves, one per file.
 void DropRepeatedRules(ir::Ruleset& ruleset);
 void FoldMaskedCompare(ir::Ruleset& ruleset);
+void RemoveShadowedRules(ir::Ruleset& ruleset);
 
 }  // namespace rulejit::passes
 

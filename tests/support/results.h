@@ -13,6 +13,17 @@ inline bool SameResult(const Result& a, const Result& b) {
          a.decided_by.chain == b.decided_by.chain && a.decided_by.rule == b.decided_by.rule;
 }
 
+// Rules a pass emptied (they run no expression).
+inline size_t EmptyRules(const ir::Ruleset& rs) {
+  size_t n = 0;
+  for (const ir::Table& t : rs.tables) {
+    for (const ir::Chain& c : t.chains) {
+      for (const ir::Rule& r : c.rules) n += r.exprs.empty();
+    }
+  }
+  return n;
+}
+
 }  // namespace rulejit::testing
 
 #endif  // RULEJIT_TESTS_SUPPORT_RESULTS_H_
