@@ -97,7 +97,7 @@ absl::Status PlanClassifiers(const ir::Ruleset& rs, const CompileOptions& option
       std::vector<backend::ClassifiedRun>& runs = plan.emplace_back();
       if (!options.classify) continue;
       classify::ClassifierOptions classifier_options;
-      classifier_options.lift.complete_ipv4_header = table.family == ir::Family::kIp;
+      classifier_options.lift = classify::ContextForChain(table, chain);
       for (const classify::Segment& seg : classify::SplitChain(chain, classifier_options.lift)) {
         if (!seg.liftable || seg.end - seg.begin < options.classify_min_rules) continue;
         absl::StatusOr<classify::Classifier> c =
@@ -420,7 +420,7 @@ void ParseAndClassify(const classify::Classifier& classifier, Hook hook,
   for (uint32_t i = 0; i < count; ++i) __builtin_prefetch(frames[i]);
   for (uint32_t i = 0; i < count; ++i) {
     pkts[i] = ParseAtHook(hook, frames[i], lens[i]);
-    keys[i] = classify::ExtractKey(pkts[i]);
+    keys[i] = classifier.KeyOf(pkts[i]);
   }
   classifier.FirstMatchBurst(keys, count, answers);
 }

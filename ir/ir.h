@@ -336,11 +336,26 @@ struct BaseChain {
   VerdictCode policy = VerdictCode::kAccept;  // accept or drop
 };
 
+// Optimizer annotation, not part of a chain's meaning (the printer, the
+// reader and the interpreter ignore it): rules [begin, end) are alike but
+// for the constant of one equality, expression `node` of each
+// (compiler/passes/merge_set_runs.cc), so a backend may find the rule to
+// run with one lookup of that value instead of one compare a rule.
+struct SetRun {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  uint32_t node = 0;
+};
+
 struct Chain {
   std::string name;
   std::optional<BaseChain> base;
   std::vector<Rule> rules;
   SourceLoc loc;
+  std::vector<SetRun> set_runs;  // in rule order, disjoint
+  // Optimizer annotation (compiler/passes/inline_chains.cc): backends may
+  // compile this chain into each rule that jumps to it.
+  bool inline_at_jumps = false;
 };
 
 struct Table {

@@ -67,6 +67,16 @@ inline void BitwiseWord(const ir::Bitwise& e, uint32_t w, uint32_t* mask, uint32
 
 // A fused compare's load as a `width`-byte integer keeps only the compared
 // bytes, under the mask: the AND operand.
+// Whether a backend compiles the fused compare inline (loads of 1, 2, 4 or
+// 8 bytes; ordered compares of 1, 2 or 4), else through the helper.
+inline bool FusedCmpInline(const ir::FusedCmp& e) {
+  const uint32_t len = e.load.len;
+  const uint32_t cmp_len = e.data.size();
+  const bool ordered = e.op != ir::CmpOp::kEq && e.op != ir::CmpOp::kNeq;
+  return (len == 1 || len == 2 || len == 4 || len == 8) &&
+         (!ordered || cmp_len == 1 || cmp_len == 2 || cmp_len == 4);
+}
+
 inline uint64_t FusedKeepBits(const ir::FusedCmp& e, uint32_t width) {
   uint8_t keep[8] = {};
   for (uint32_t i = 0; i < width; ++i) {

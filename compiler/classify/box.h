@@ -93,8 +93,10 @@ bool CoveredByUnion(const Box& box, const std::vector<Box>& covers, size_t piece
 // "sa=[lo,hi] da=... sp=... dp=... pr=..." for test messages.
 std::string BoxToString(const Box& box);
 
-// The packet's key: each field read with the bounds its load would use.
-inline Key ExtractKey(const ir::PacketView& pkt) {
+// The packet's key: each field read with the bounds its load would use;
+// with `ports_first_fragment_only` (LiftContext) a non-first fragment has
+// no ports.
+inline Key ExtractKey(const ir::PacketView& pkt, bool ports_first_fragment_only = false) {
   Key k;
   const uint8_t* p = pkt.data;
   const uint64_t len = p == nullptr ? 0 : pkt.len;
@@ -113,6 +115,10 @@ inline Key ExtractKey(const ir::PacketView& pkt) {
   const uint64_t dp = ir::PayloadOffset(pkt, ir::PayloadBase::kTransport, 2, 2);
   k.v[kSrcPort] = sp != ir::kAbsent && sp + 2 <= len ? be16(sp) : AbsentValue(kSrcPort);
   k.v[kDstPort] = dp != ir::kAbsent && dp + 4 <= len ? be16(dp + 2) : AbsentValue(kDstPort);
+  if (ports_first_fragment_only && pkt.fragoff != 0) {
+    k.v[kSrcPort] = AbsentValue(kSrcPort);
+    k.v[kDstPort] = AbsentValue(kDstPort);
+  }
   k.v[kProto] = pkt.l4proto_valid ? pkt.l4proto : AbsentValue(kProto);
   return k;
 }

@@ -112,7 +112,11 @@ class Classifier {
                               const ClassifierOptions& options = {});
 
   // The first matching rule's index, or -1.
-  int FirstMatch(const ir::PacketView& pkt) const { return FirstMatch(ExtractKey(pkt)); }
+  int FirstMatch(const ir::PacketView& pkt) const { return FirstMatch(KeyOf(pkt)); }
+  // The packet's key as this classifier's boxes read it (LiftContext).
+  Key KeyOf(const ir::PacketView& pkt) const {
+    return ExtractKey(pkt, ports_first_fragment_only_);
+  }
   int FirstMatch(const Key& key) const;
   // Burst form: out[i] = FirstMatch(keys[i]); interleaves the tree walks of
   // several packets to overlap their cache misses.
@@ -123,6 +127,7 @@ class Classifier {
 
  private:
   friend class ClassifierBuilder;
+  bool ports_first_fragment_only_ = false;
   static constexpr uint32_t kNone = 0xffffffffu;
   // The tree is built with binary splits (classifier_build.cc), then each
   // node and the nodes below it that split the same dimension, up to three

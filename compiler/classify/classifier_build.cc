@@ -314,6 +314,7 @@ Classifier Classifier::FromBoxes(const std::vector<RuleBox>& rules,
     c.boxes_.push_back(r.box);
     c.rule_ids_.push_back(r.rule);
   }
+  c.ports_first_fragment_only_ = options.lift.ports_first_fragment_only;
   ClassifierBuilder(c, options).Run();
   return c;
 }

@@ -119,10 +119,18 @@ class Lifter {
     for (; i < rule.exprs.size(); ++i) {
       const ir::Expr& e = rule.exprs[i].expr;
       if (!IsMatchExpr(e)) break;
+      if (context_.ports_first_fragment_only && context_.complete_ipv4_header) {
+        if (size_t n = FirstFragmentTest(rule.exprs, i); n > 0) {
+          first_fragment_test_ = true;
+          i += n - 1;
+          continue;
+        }
+      }
       if (absl::Status s = Match(e); !s.ok()) {
         return absl::FailedPreconditionError(absl::StrCat("expression ", i + 1, ": ", s.message()));
       }
     }
+    if (absl::Status s = CheckFragmentMode(); !s.ok()) return s;
     LiftedRule out;
     out.box = box_;
     out.action_begin = i;
@@ -229,6 +237,65 @@ class Lifter {
     return Constrain(dim, mask << shift, e.op, BigEndian(e.data.data(), len) << shift);
   }
 
+  // In first-fragment mode (LiftContext): the test goes with a port match
+  // and every port match with the test, so the box is exact.
+  absl::Status CheckFragmentMode() const {
+    if (!context_.ports_first_fragment_only) return absl::OkStatus();
+    const bool ports = box_.Requires(kSrcPort) || box_.Requires(kDstPort);
+    if (ports && !first_fragment_test_) {
+      return NotLiftable("port match without the first-fragment test (it reads fragments)");
+    }
+    if (first_fragment_test_ && !ports) {
+      return NotLiftable("first-fragment test without a port match");
+    }
+    return absl::OkStatus();
+  }
+
+  // How many expressions from exprs[i] are the test `frag-off & 0x1fff ==
+  // 0` (load 2b @ network + 6, mask, cmp eq 0; or their fused form), whose
+  // register nothing reads after (0: not the test).
+  size_t FirstFragmentTest(const std::vector<ir::Node>& exprs, size_t i) {
+    auto is_frag_load = [](const ir::PayloadLoad& l) {
+      return l.base == ir::PayloadBase::kNetwork && l.offset == 6 && l.len == 2;
+    };
+    auto is_frag_mask = [](const ir::Bytes& m) {
+      return m.size() >= 2 && m[0] == 0x1f && m[1] == 0xff;
+    };
+    auto is_zero2 = [](const ir::Bytes& d) {
+      return d.size() == 2 && d[0] == 0 && d[1] == 0;
+    };
+    if (const auto* f = std::get_if<ir::FusedCmp>(&exprs[i].expr)) {
+      return is_frag_load(f->load) && is_frag_mask(f->mask) && f->op == ir::CmpOp::kEq &&
+                     is_zero2(f->data)
+                 ? 1
+                 : 0;
+    }
+    const auto* load = std::get_if<ir::PayloadLoad>(&exprs[i].expr);
+    if (load == nullptr || !is_frag_load(*load) || i + 2 >= exprs.size()) return 0;
+    const auto* mask = std::get_if<ir::Bitwise>(&exprs[i + 1].expr);
+    const auto* cmp = std::get_if<ir::Cmp>(&exprs[i + 2].expr);
+    if (mask == nullptr || cmp == nullptr || mask->op != ir::BitwiseOp::kMaskXor ||
+        mask->sreg != load->dreg || mask->dreg != load->dreg || mask->len != 2 ||
+        !is_frag_mask(mask->mask) || cmp->sreg != load->dreg || cmp->op != ir::CmpOp::kEq ||
+        !is_zero2(cmp->data)) {
+      return 0;
+    }
+    for (uint8_t b : mask->xor_) {
+      if (b != 0) return 0;
+    }
+    Forget(load->dreg, 4);  // the register now holds no field the lifter tracks
+    return 3;
+  }
+
+  void Forget(ir::Reg reg, uint32_t len) {
+    const int word = ir::RegWord(reg);
+    const int words = static_cast<int>((len + 3) / 4);
+    std::erase_if(regs_, [&](const Tracked& r) {
+      int r_words = static_cast<int>((r.len + 3) / 4);
+      return r.word < word + words && word < r.word + r_words;
+    });
+  }
+
   // Both ports in one 4-byte load (the passes fuse `sport == a && dport ==
   // b` so): equality splits into one equality per port.
   static bool IsPortPair(const ir::PayloadLoad& e) {
@@ -289,10 +356,7 @@ class Lifter {
     if (word < 0 || word + words > ir::kRegWords || len == 0) {
       return NotLiftable("register out of range");
     }
-    std::erase_if(regs_, [&](const Tracked& r) {
-      int r_words = static_cast<int>((r.len + 3) / 4);
-      return r.word < word + words && word < r.word + r_words;
-    });
+    Forget(reg, len);
     t.word = word;
     t.len = len;
     regs_.push_back(t);
@@ -338,11 +402,35 @@ class Lifter {
   }
 
   const LiftContext& context_;
+  bool first_fragment_test_ = false;
   Box box_;
   std::vector<Tracked> regs_;
 };
 
 }  // namespace
+
+LiftContext ContextForChain(const ir::Table& table, const ir::Chain& chain) {
+  LiftContext context;
+  context.complete_ipv4_header = table.family == ir::Family::kIp;
+  if (!context.complete_ipv4_header) return context;
+  // Some rule reads the fragment offset (the iptables frontend's test):
+  // iptables port rules all carry it, nft ones never.
+  auto reads_frag_off = [](const ir::Expr& e) {
+    const ir::PayloadLoad* l = nullptr;
+    if (const auto* f = std::get_if<ir::FusedCmp>(&e)) l = &f->load;
+    if (const auto* p = std::get_if<ir::PayloadLoad>(&e)) l = p;
+    return l != nullptr && l->base == ir::PayloadBase::kNetwork && l->offset == 6 && l->len == 2;
+  };
+  for (const ir::Rule& rule : chain.rules) {
+    for (const ir::Node& node : rule.exprs) {
+      if (reads_frag_off(node.expr)) {
+        context.ports_first_fragment_only = true;
+        return context;
+      }
+    }
+  }
+  return context;
+}
 
 absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule, const LiftContext& context) {
   return Lifter(context).Run(rule);

@@ -42,10 +42,21 @@ struct LiftContext {
   // prefixes) is readable exactly when the whole address is, and lifts as
   // a prefix of it.
   bool complete_ipv4_header = false;
+  // Port dimensions read "absent" on non-first IPv4 fragments (ExtractKey),
+  // so the iptables frontend's `frag-off & 0x1fff == 0` test that guards
+  // every port match (as xt_tcp/xt_udp do) lifts: a rule with it and a
+  // port match is exactly its box. Needs complete_ipv4_header. In this
+  // mode a port match without the test (nft's fast-path port loads read
+  // fragments) does not lift, nor the test without a port match.
+  bool ports_first_fragment_only = false;
 };
 
+// The context for the rules of `chain` in `table`: a whole IPv4 header in
+// ip tables, first-fragment ports where some rule has the fragment test.
+LiftContext ContextForChain(const ir::Table& table, const ir::Chain& chain);
+
 struct LiftedRule {
-  Box box;                  // empty when the rule can never match
+  Box box;                  // in ExtractKey(pkt, context.ports_first_fragment_only)                  // empty when the rule can never match
   size_t action_begin = 0;  // index of the first expression of the action part
 };
 

@@ -17,6 +17,11 @@ const std::vector<PassInfo>& AllPasses() {
        &RemoveShadowedRules},
       {"fold-masked-compare",
        "fuse payload load + mask + compare into one masked compare", &FoldMaskedCompare},
+      {"inline-chains", "compile small regular chains into the rules that jump to them",
+       &InlineChains},
+      {"merge-set-runs",
+       "runs of rules alike but for one equality's constant become one lookup (last)",
+       &MergeSetRuns},
   };
   return kPasses;
 }

@@ -62,9 +62,9 @@ void RemoveInChain(ir::Chain& chain, const classify::LiftContext& context) {
 
 void RemoveShadowedRules(ir::Ruleset& ruleset) {
   for (ir::Table& table : ruleset.tables) {
-    const classify::LiftContext context{.complete_ipv4_header =
-                                            table.family == ir::Family::kIp};
-    for (ir::Chain& chain : table.chains) RemoveInChain(chain, context);
+    for (ir::Chain& chain : table.chains) {
+      RemoveInChain(chain, classify::ContextForChain(table, chain));
+    }
   }
 }
 

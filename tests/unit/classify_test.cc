@@ -10,6 +10,7 @@
 #include "compiler/classify/lift.h"
 #include "compiler/classify/segments.h"
 #include "gtest/gtest.h"
+#include "rulejit/rulejit.h"
 #include "runtime/packet_parse.h"
 #include "tests/support/frames.h"
 
@@ -459,6 +460,49 @@ TEST(ClassifyClassifier, EmptyClassifierMatchesNothing) {
   c = Classifier::FromBoxes({{empty, 0}});
   EXPECT_EQ(c.FirstMatch(Key{{1, 2, 3, 4, 5}}), -1);
   EXPECT_EQ(c.stats().rules, 0u);
+}
+
+}  // namespace
+}  // namespace rulejit::classify
+
+namespace rulejit::classify {
+namespace {
+
+TEST(ClassifyLift, IptablesPortRulesLiftWithFirstFragmentPorts) {
+  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(
+      "*filter\n:FORWARD ACCEPT [0:0]\n"
+      "-A FORWARD -p tcp --sport 22 --dport 80 -j DROP\n"
+      "-A FORWARD -p udp -j DROP\n"
+      "-A FORWARD ! -d 10.0.0.0/8 -j DROP\n"
+      "-A FORWARD -p tcp --sport 100:600 -j DROP\n"
+      "-A FORWARD -f -j DROP\n"
+      "COMMIT\n",
+      "frag.ipt");
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  const ir::Table& table = rs->tables[0];
+  const ir::Chain& chain = table.chains[0];
+  const LiftContext context = ContextForChain(table, chain);
+  EXPECT_TRUE(context.ports_first_fragment_only);
+  for (int r : {0, 1, 3}) {  // 2: `! -d` leaves two intervals, a box can't
+    EXPECT_TRUE(LiftRule(chain.rules[r], context).ok())
+        << r << ": " << LiftRule(chain.rules[r], context).status();
+  }
+  EXPECT_FALSE(LiftRule(chain.rules[4], context).ok());  // -f: the test alone
+  LiftContext fast = context;
+  fast.ports_first_fragment_only = false;
+  EXPECT_FALSE(LiftRule(chain.rules[0], fast).ok());  // the test is no field then
+}
+
+TEST(ClassifyKey, FirstFragmentPortsAreAbsentOnLaterFragments) {
+  testing::FrameSpec spec;
+  spec.proto = 17;
+  spec.frag_offset = 100;
+  spec.payload = {0, 22, 0, 80, 0, 0, 0, 0};
+  std::vector<uint8_t> f = testing::BuildFrame(spec);
+  ir::PacketView v = runtime::ParseEthernet(f.data(), f.size());
+  EXPECT_NE(ExtractKey(v).v[kDstPort], AbsentValue(kDstPort));  // the fast path reads data
+  EXPECT_EQ(ExtractKey(v, true).v[kDstPort], AbsentValue(kDstPort));
+  EXPECT_EQ(ExtractKey(v, true).v[kSrcPort], AbsentValue(kSrcPort));
 }
 
 }  // namespace

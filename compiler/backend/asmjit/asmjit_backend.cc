@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <variant>
 
 #include "absl/status/status.h"
@@ -147,6 +148,12 @@ class Emitter {
     a_.align(asmjit::AlignMode::kCode, 16);
     a_.bind(bodies_[chain_index()]);
     a_.sub(x86::rsp, 8);  // keeps helper calls 16-byte aligned
+    EmitRules(chain);
+    EmitReturn(kJitContinue);
+  }
+
+  // The chain's rules in order, for a body or inlined at a jump.
+  void EmitRules(const ir::Chain& chain) {
     const std::vector<ClassifiedRun>* runs =
         chain_index() < plan_.size() ? &plan_[chain_index()] : nullptr;
     size_t next_run = 0;
@@ -154,6 +161,11 @@ class Emitter {
       if (runs && next_run < runs->size() && (*runs)[next_run].begin == r) {
         EmitClassifiedRun(chain, (*runs)[next_run++]);
         r = (*runs).at(next_run - 1).end;
+        continue;
+      }
+      if (const ir::SetRun* set_run = SetRunAt(chain, r, runs, next_run)) {
+        EmitSetRun(chain, *set_run);
+        r = set_run->end;
         continue;
       }
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
@@ -164,7 +176,134 @@ class Emitter {
       a_.bind(next);
       ++r;
     }
-    EmitReturn(kJitContinue);
+  }
+
+  // `jump` to a chain marked inline_at_jumps (compiler/passes/
+  // inline_chains.cc): its rules in place, under its own chain and rule
+  // ids; `return` and falling off go to the jumping rule's next rule.
+  // Inlined chains never jump, so this never nests.
+  void EmitInlined(const std::string& name, Label next) {
+    const auto& chains = ruleset_.tables[table_].chains;
+    int target = 0;
+    while (chains[target].name != name) ++target;
+    const int saved_chain = chain_;
+    const uint32_t saved_rule = rule_id_;
+    chain_ = target;
+    inline_return_ = next;
+    inlining_ = true;
+    EmitRules(chains[target]);
+    a_.jmp(next);
+    inlining_ = false;
+    chain_ = saved_chain;
+    rule_id_ = saved_rule;
+  }
+
+  bool InlinedAtJumps(const std::string& name) const {
+    const ir::Chain* chain = ruleset_.tables[table_].FindChain(name);
+    return chain != nullptr && chain->inline_at_jumps;
+  }
+
+  // The set run starting at rule r, unless a classified run overlaps it
+  // (the classifier answers those rules already).
+  const ir::SetRun* SetRunAt(const ir::Chain& chain, size_t r,
+                             const std::vector<ClassifiedRun>* runs, size_t next_run) const {
+    for (const ir::SetRun& s : chain.set_runs) {
+      if (s.begin != r) continue;
+      if (runs && next_run < runs->size() && (*runs)[next_run].begin < s.end) return nullptr;
+      return &s;
+    }
+    return nullptr;
+  }
+
+  // Rules [begin, end) alike but for the constant of equality `node`
+  // (compiler/passes/merge_set_runs.cc):
+  //   shared prefix (exprs [0, node) of rule begin)    ; fails: after
+  //   edx = the compared value (register bytes or masked payload)
+  //   compare tree over the sorted constants          ; none equal: after
+  //   key k: rest of each rule with constant k, in rule order, each
+  //          going on to the next such rule, the last to after
+  void EmitSetRun(const ir::Chain& chain, const ir::SetRun& run) {
+    Label after = a_.newLabel();
+    const ir::Rule& lead = chain.rules[run.begin];
+    rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(run.begin));
+    for (uint32_t e = 0; e < run.node; ++e) EmitExpr(lead.exprs[e].expr, after);
+    EmitEqualityKey(lead.exprs[run.node].expr, after);
+    // Distinct keys in ascending order, each with its rules in rule order.
+    std::map<uint32_t, std::vector<uint32_t>> rules_by_key;
+    for (uint32_t r = run.begin; r < run.end; ++r) {
+      rules_by_key[EqualityConstant(chain.rules[r].exprs[run.node].expr)].push_back(r);
+    }
+    std::vector<std::pair<uint32_t, Label>> keys;
+    for (const auto& entry : rules_by_key) keys.emplace_back(entry.first, a_.newLabel());
+    EmitCompareTree(keys, 0, keys.size(), after);
+    size_t k = 0;
+    for (const auto& [key, rules] : rules_by_key) {
+      a_.bind(keys[k++].second);
+      for (size_t i = 0; i < rules.size(); ++i) {
+        const ir::Rule& rule = chain.rules[rules[i]];
+        rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(rules[i]));
+        // Failing or matching without ending the chain, the packet goes on
+        // to the next rule with this constant (the others can't match).
+        Label next = i + 1 < rules.size() ? a_.newLabel() : after;
+        for (size_t e = run.node + 1; e < rule.exprs.size(); ++e) EmitExpr(rule.exprs[e].expr, next);
+        if (i + 1 < rules.size()) {
+          a_.bind(next);
+        } else {
+          a_.jmp(after);
+        }
+      }
+    }
+    a_.bind(after);
+  }
+
+  // edx = the value an equality of a set run compares, as ChunkValue of
+  // its bytes (any consistent order serves the compare tree).
+  void EmitEqualityKey(const ir::Expr& expr, Label fail) {
+    if (const auto* cmp = std::get_if<ir::Cmp>(&expr)) {
+      const uint32_t word = ir::RegWord(cmp->sreg);
+      const uint32_t len = cmp->data.size();
+      if (len == 4) {
+        a_.mov(x86::edx, RegMem(word * 4, 4));
+      } else {
+        a_.movzx(x86::edx, RegMem(word * 4, len));
+      }
+      return;
+    }
+    const auto& e = std::get<ir::FusedCmp>(expr);
+    EmitFusedValue(e, 4, fail);
+  }
+
+  static uint32_t EqualityConstant(const ir::Expr& expr) {
+    uint8_t bytes[4] = {};
+    if (const auto* cmp = std::get_if<ir::Cmp>(&expr)) {
+      std::memcpy(bytes, cmp->data.data(), cmp->data.size());
+      return static_cast<uint32_t>(ChunkValue(bytes, cmp->data.size()));
+    }
+    const auto& e = std::get<ir::FusedCmp>(expr);
+    std::memcpy(bytes, e.data.data(), std::min<size_t>(e.data.size(), 4));
+    return static_cast<uint32_t>(ChunkValue(bytes, 4));
+  }
+
+  // Binary search of edx over keys[lo, hi) (ascending), small ranges as a
+  // row of compares; no key equal: jump to `none`.
+  void EmitCompareTree(const std::vector<std::pair<uint32_t, Label>>& keys, size_t lo,
+                       size_t hi, Label none) {
+    if (hi - lo <= 4) {
+      for (size_t i = lo; i < hi; ++i) {
+        a_.cmp(x86::edx, imm(keys[i].first));
+        a_.je(keys[i].second);
+      }
+      a_.jmp(none);
+      return;
+    }
+    const size_t mid = lo + (hi - lo) / 2;
+    Label below = a_.newLabel();
+    a_.cmp(x86::edx, imm(keys[mid].first));
+    a_.je(keys[mid].second);
+    a_.jb(below);
+    EmitCompareTree(keys, mid + 1, hi, none);
+    a_.bind(below);
+    EmitCompareTree(keys, lo, mid, none);
   }
 
   //   call JitClassify          ; eax = matching rule - begin, or -1
@@ -482,10 +621,20 @@ class Emitter {
     switch (v.code) {
       case ir::VerdictCode::kAccept: EmitDecide(kJitAccept); return;
       case ir::VerdictCode::kDrop: EmitDecide(kJitDrop); return;
-      case ir::VerdictCode::kReturn: EmitReturn(kJitContinue); return;
+      case ir::VerdictCode::kReturn:
+        if (inlining_) {
+          a_.jmp(inline_return_);
+        } else {
+          EmitReturn(kJitContinue);
+        }
+        return;
       case ir::VerdictCode::kContinue: return;
       case ir::VerdictCode::kBreak: a_.jmp(next); return;
       case ir::VerdictCode::kJump:
+        if (!inlining_ && InlinedAtJumps(v.chain)) {
+          EmitInlined(v.chain, next);
+          return;
+        }
         a_.call(bodies_[TargetIndex(v.chain)]);
         a_.test(x86::eax, x86::eax);
         a_.jz(next);  // the callee fell off or returned: next rule
@@ -525,38 +674,41 @@ class Emitter {
   // or 8 bytes: bounds check, one load, one and, one compare, one branch.
   //   mov eax,[ctx+hdr]; cmp eax,-1; je next; lea rcx,[rax+end]; cmp rcx,r13
   //   ja next; mov edx,[r12+rax+off]; and edx,MASK; cmp edx,DATA; jne next
+  // edx (rdx for width 8) = the fused load's bytes, kept to the compared
+  // bytes under the mask (bytes past the load are zero already, as a load
+  // leaves them); fails to `next` when the bytes are not in the frame.
+  void EmitFusedValue(const ir::FusedCmp& e, uint32_t width, Label next) {
+    const uint32_t len = e.load.len;
+    EmitBoundsCheck(e.load.base, e.load.offset, len, next);
+    const x86::Gp value = width == 8 ? x86::Gp(x86::rdx) : x86::Gp(x86::edx);
+    x86::Mem src = x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.load.offset));
+    src.setSize(len);
+    if (len <= 2) {
+      a_.movzx(x86::edx, src);
+    } else {
+      a_.mov(value, src);
+    }
+    const uint64_t keep_bits = FusedKeepBits(e, width);
+    const uint64_t all = width == 8 ? ~0ull : 0xffffffffull;
+    if (keep_bits == all) return;
+    if (width == 8) {
+      a_.mov(x86::rcx, imm(keep_bits));
+      a_.and_(x86::rdx, x86::rcx);
+    } else {
+      a_.and_(x86::edx, imm(keep_bits));
+    }
+  }
+
   void Emit(const ir::FusedCmp& e, Label next) {
     const uint32_t len = e.load.len;
     const uint32_t width = len == 8 ? 8 : 4;
     const uint32_t cmp_len = e.data.size();
     const bool ordered = e.op != ir::CmpOp::kEq && e.op != ir::CmpOp::kNeq;
-    if ((len != 1 && len != 2 && len != 4 && len != 8) ||
-        (ordered && cmp_len != 1 && cmp_len != 2 && cmp_len != 4)) {
+    if (!FusedCmpInline(e)) {
       EmitHelperCall(reinterpret_cast<const void*>(&JitFusedCmp), &e, next);
       return;
     }
-    EmitBoundsCheck(e.load.base, e.load.offset, len, next);
-    const x86::Gp value = width == 8 ? x86::Gp(x86::rdx) : x86::Gp(x86::edx);
-    x86::Mem src = x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.load.offset));
-    if (len <= 2) {
-      src.setSize(len);
-      a_.movzx(x86::edx, src);
-    } else {
-      src.setSize(len);
-      a_.mov(value, src);
-    }
-    // Keep only the compared bytes, under the mask (bytes past the load are
-    // zero already, as a load leaves them).
-    const uint64_t keep_bits = FusedKeepBits(e, width);
-    const uint64_t all = width == 8 ? ~0ull : 0xffffffffull;
-    if (keep_bits != all) {
-      if (width == 8) {
-        a_.mov(x86::rcx, imm(keep_bits));
-        a_.and_(x86::rdx, x86::rcx);
-      } else {
-        a_.and_(x86::edx, imm(keep_bits));
-      }
-    }
+    EmitFusedValue(e, width, next);
     if (ordered) {
       if (cmp_len == 4) a_.bswap(x86::edx);
       if (cmp_len == 2) a_.rol(x86::dx, imm(8));
@@ -604,6 +756,8 @@ class Emitter {
   int table_ = 0;
   int chain_ = 0;
   uint32_t rule_id_ = 0;
+  bool inlining_ = false;  // emitting an inlined chain (EmitInlined)
+  Label inline_return_;    // where its return goes
 };
 
 uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {

@@ -555,8 +555,7 @@ class LlvmEmitter {
     const uint32_t width = len == 8 ? 8 : 4;
     const uint32_t cmp_len = e.data.size();
     const bool ordered = e.op != ir::CmpOp::kEq && e.op != ir::CmpOp::kNeq;
-    if ((len != 1 && len != 2 && len != 4 && len != 8) ||
-        (ordered && cmp_len != 1 && cmp_len != 2 && cmp_len != 4)) {
+    if (!FusedCmpInline(e)) {
       CallHelper(kHFusedCmp, &e, next);
       return;
     }
