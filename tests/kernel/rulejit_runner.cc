@@ -100,8 +100,9 @@ std::vector<std::string> SupportedTiers(const std::string& dir) {
 absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
                                                   const std::string& pcap,
                                                   const std::string& tier, size_t count,
-                                                  const std::string& extra_args) {
-  const std::string args = absl::StrCat("eval ", file, " ", pcap, " ", kHookArgs,
+                                                  const std::string& extra_args,
+                                                  const std::string& hook_args) {
+  const std::string args = absl::StrCat("eval ", file, " ", pcap, " ", hook_args,
                                         " --backend ", tier, extra_args.empty() ? "" : " ",
                                         extra_args);
   ToolOutput out = RunTool(args);
