@@ -28,7 +28,7 @@ struct Pkt {
   uint8_t icmp_type = 8, icmp_code = 0;
   int length = 64;  // IP total length (IPv6: 40 + payload length)
   // IPv6 extension headers before the transport header (hop-by-hop,
-  // destination options, routing; never a fragment header, see packet_gen.h).
+  // destination options, routing, and last a fragment header for fragments).
   std::vector<uint8_t> ext_headers;
   // Non-first fragment (offset in 8-byte units; no L4 header: iptables'
   // port, flag and icmp matches never match it, negated or not; nft's read
@@ -140,7 +140,7 @@ Pkt RandomPacket(std::mt19937& rng, bool fragments, GenFamily family) {
   const int min = family == GenFamily::kIpv4 ? 24 : 44;
   p.length = Chance(rng, 0.85) ? Uniform(rng, min, min + 140) : Uniform(rng, min, kMaxLength);
   if (family == GenFamily::kIpv6 && Chance(rng, 0.15)) p.ext_headers = RandomExtHeaders(rng);
-  if (!fragments || family == GenFamily::kIpv6) {
+  if (!fragments) {
     // No fragments.
   } else if (Chance(rng, 0.06)) {
     // Not offset 1 (8 bytes): iptables-legacy's tcp match drops such a TCP
@@ -149,6 +149,10 @@ Pkt RandomPacket(std::mt19937& rng, bool fragments, GenFamily family) {
     p.more_fragments = Chance(rng, 0.5);
   } else if (Chance(rng, 0.04)) {
     p.more_fragments = true;
+  }
+  // IPv6: the fragment header comes last, right before the transport header.
+  if (family == GenFamily::kIpv6 && (p.frag_offset != 0 || p.more_fragments)) {
+    p.ext_headers.push_back(44);
   }
   return p;
 }

@@ -14,10 +14,12 @@
 // / 2001:2::/48 and the martian ranges, TTL / hop limit 64, at most 1500 bytes
 // of IP, at least 4 payload bytes (the harness writes the frame index there).
 // IPv6 packets: icmpv6 types, and a few carry extension headers (hop-by-hop,
-// destination options, routing) before the transport header. No IPv6
-// fragments: ip6tables-legacy's tcp/udp/icmp6/multiport matches refuse
-// non-first ones (par->fragoff), a check rulejit's ip6tables lowering does
-// not make yet (frontends/iptables: IptablesFlavor), so the two cannot agree.
+// destination options, routing) before the transport header; fragments carry
+// a fragment header last. Beware: ip6tables-legacy's tcp/udp/icmp6/multiport
+// matches refuse non-first IPv6 fragments (par->fragoff), a check rulejit's
+// ip6tables lowering does not make yet (frontends/iptables: IptablesFlavor),
+// so rulejit and ip6tables-legacy cannot agree on those (kernel_diff_test
+// compares them in the nft modes only).
 //
 //   std::mt19937 rng(seed);
 //   std::vector<FrameSpec> specs = GeneratePackets(ruleset, rng, {.count = 200});
@@ -38,7 +40,7 @@ namespace rulejit::testing {
 struct PacketGenOptions {
   int count = 200;
   double aimed = 0.85;  // share of packets aimed at a rule
-  bool fragments = true;  // a few random IPv4 packets are fragments
+  bool fragments = true;  // a few random packets are fragments
 };
 
 std::vector<FrameSpec> GeneratePackets(const GenRuleset& rs, std::mt19937& rng,

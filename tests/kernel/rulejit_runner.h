@@ -62,8 +62,12 @@ struct ScratchDir {
 // written into `dir`.
 std::vector<std::string> SupportedTiers(const std::string& dir);
 
-// Ethernet + IPv4 with a non-zero fragment offset.
+// Ethernet + IPv4 with a non-zero fragment offset, or Ethernet + IPv6 whose
+// fragment header (after hop-by-hop / routing / destination options / AH
+// headers) has a non-zero offset.
 bool NonFirstFragment(const std::vector<uint8_t>& frame);
+// Only the IPv6 case of NonFirstFragment.
+bool NonFirstIpv6Fragment(const std::vector<uint8_t>& frame);
 
 }  // namespace rulejit::testing
 
