@@ -83,7 +83,9 @@ bool CmpHolds(CmpOp op, int d) {
 }  // namespace
 
 uint32_t SkbLen(const PacketView& pkt) {
-  uint32_t base = pkt.network_off == kAbsent ? 0 : pkt.network_off;
+  uint32_t base = pkt.skb_off != kAbsent       ? pkt.skb_off
+                  : pkt.network_off == kAbsent ? 0
+                                               : pkt.network_off;
   return base <= pkt.len ? pkt.len - base : 0;
 }
 

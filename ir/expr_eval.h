@@ -28,7 +28,8 @@ struct MutableMeta {
   uint32_t ct_mark = 0;
 };
 
-// skb->len as the kernel sees it at the hook: from the network header on.
+// skb->len as the kernel sees it at the hook: from skb->data on, i.e. the
+// network header, or PacketView::skb_off (the link header at netdev egress).
 uint32_t SkbLen(const PacketView& pkt);
 
 // nft_data_copy / payload load: zero the last word the value touches, then

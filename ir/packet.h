@@ -37,6 +37,13 @@ struct PacketView {
   // header (ipv6_find_hdr leaves the offset untouched). kAbsent when meta
   // l4proto is undefined. Unused for other packets (transport_off rules).
   uint32_t l4_off = kAbsent;
+  // Where the kernel's skb->data points, which `meta length` and the byte
+  // counters count from (ir::SkbLen). kAbsent: the network header, as at
+  // every IP hook and at netdev ingress (eth_type_trans pulled the link
+  // header). At netdev egress the link header is already built and skb->data
+  // points at it: the caller sets link_off there (tools/eval.cc; verified on
+  // Linux 6.18 by KernelDiff.MetaLengthAtNetdevHooks).
+  uint32_t skb_off = kAbsent;
 
   uint16_t protocol = 0;   // ethertype of the network header, host order
   uint8_t nfproto = 0;     // kNfProtoIpv4 / kNfProtoIpv6 / 0

@@ -15,7 +15,7 @@
 // pkttype from the destination MAC; conntrack state from a flow tracker fed
 // in pcap order, where accepted packets create or confirm flows. Frames
 // with an Ethernet header lose it at output/postrouting, where the kernel
-// has none yet.
+// has none yet; at egress it is built, and `meta length` counts it.
 #include <cstring>
 #include <string>
 
@@ -164,6 +164,8 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
   ir::PacketView view = HookSeesNoLinkHeader(run.options.hook)
                             ? WithoutLinkHeader(frame.view)
                             : frame.view;
+  // At egress skb->data is the link header (meta length counts it).
+  if (run.options.hook == ir::Hook::kEgress) view.skb_off = view.link_off;
   ir::PacketMeta meta = run.device_meta;
   // Locally sent packets are PACKET_HOST whatever MAC the capture shows.
   meta.pkttype =

@@ -486,6 +486,11 @@ std::string ControlRuleset(const OracleRuleset& rs) {
                "    type filter hook ingress device \"fwin\" priority 0; policy accept;\n"
                "  }\n}\n";
       }
+      if (rs.hook == OracleHook::kNetdevEgress) {
+        return "table netdev rjk_control {\n  chain egress {\n"
+               "    type filter hook egress device \"fwout\" priority 0; policy accept;\n"
+               "  }\n}\n";
+      }
       return "table inet rjk_control {\n  chain forward {\n"
              "    type filter hook forward priority 0; policy accept;\n  }\n}\n";
   }
@@ -653,8 +658,8 @@ absl::StatusOr<std::vector<Frame>> PrepareOracleFrames(const std::vector<Frame>&
 absl::StatusOr<std::vector<bool>> KernelVerdicts(const OracleRuleset& ruleset,
                                                  const std::vector<Frame>& frames,
                                                  const OracleOptions& options) {
-  if (ruleset.hook == OracleHook::kNetdevIngress && ruleset.syntax != OracleSyntax::kNft) {
-    return absl::InvalidArgumentError("netdev ingress mode needs an nft ruleset");
+  if (ruleset.hook != OracleHook::kForward && ruleset.syntax != OracleSyntax::kNft) {
+    return absl::InvalidArgumentError("netdev ingress/egress mode needs an nft ruleset");
   }
   absl::StatusOr<std::vector<Frame>> prepared = PrepareOracleFrames(frames);
   if (!prepared.ok()) return prepared.status();

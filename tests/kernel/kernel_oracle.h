@@ -98,6 +98,7 @@ enum class OracleSyntax {
 enum class OracleHook {
   kForward,        // FORWARD / hook forward
   kNetdevIngress,  // nft only: table netdev, hook ingress device "fwin"
+  kNetdevEgress,   // nft only: table netdev, hook egress device "fwout"
 };
 
 struct OracleRuleset {

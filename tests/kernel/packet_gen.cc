@@ -10,21 +10,26 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace rulejit::testing {
 namespace {
 
-constexpr uint8_t kTcp = 6, kUdp = 17, kIcmp = 1, kGre = 47;
-constexpr int kMaxLength = 1500;  // veth MTU: IPv4 total length
+constexpr uint8_t kTcp = 6, kUdp = 17, kIcmp = 1, kGre = 47, kIcmp6 = 58;
+constexpr int kMaxLength = 1500;  // veth MTU: IP total length
 
 // The fields the rules look at; converted to a FrameSpec at the end.
 struct Pkt {
-  uint32_t src = 0, dst = 0;
+  GenFamily family = GenFamily::kIpv4;
+  GenAddr src = 0, dst = 0;
   uint8_t proto = kTcp;
   uint16_t sport = 1024, dport = 80;
   uint8_t flags = 0x02;
   uint8_t icmp_type = 8, icmp_code = 0;
-  int length = 64;  // IPv4 total length
+  int length = 64;  // IP total length (IPv6: 40 + payload length)
+  // IPv6 extension headers before the transport header (hop-by-hop,
+  // destination options, routing, and last a fragment header for fragments).
+  std::vector<uint8_t> ext_headers;
   // Non-first fragment (offset in 8-byte units; no L4 header: iptables'
   // port, flag and icmp matches never match it, negated or not; nft's read
   // the fragment's data where the header would be), or a first fragment.
@@ -42,30 +47,35 @@ T Pick(std::mt19937& rng, std::initializer_list<T> pool) {
   return *(pool.begin() + Uniform(rng, 0, static_cast<int>(pool.size()) - 1));
 }
 
-uint32_t Mask(int prefix) { return prefix == 0 ? 0 : ~uint32_t{0} << (32 - prefix); }
 
 int L4HeaderLength(uint8_t proto) {
   switch (proto) {
     case kTcp: return 20;
-    case kUdp: case kIcmp: return 8;
+    case kUdp: case kIcmp: case kIcmp6: return 8;
     default: return 0;
   }
 }
 int L4HeaderLength(const Pkt& p) { return p.frag_offset != 0 ? 0 : L4HeaderLength(p.proto); }
-int MinLength(const Pkt& p) { return 20 + L4HeaderLength(p) + 4; }
+// IP header with its extension headers (frames.h: 8 bytes each).
+int NetworkHeaderLength(const Pkt& p) {
+  return p.family == GenFamily::kIpv4 ? 20 : 40 + 8 * static_cast<int>(p.ext_headers.size());
+}
+int MinLength(const Pkt& p) { return NetworkHeaderLength(p) + L4HeaderLength(p) + 4; }
 
-uint8_t ProtoNumber(GenProto p) {
+uint8_t ProtoNumber(GenProto p, GenFamily family) {
   switch (p) {
     case GenProto::kTcp: return kTcp;
     case GenProto::kUdp: return kUdp;
-    case GenProto::kIcmp: return kIcmp;
+    case GenProto::kIcmp: return family == GenFamily::kIpv4 ? kIcmp : kIcmp6;
   }
   return kGre;
 }
 
+uint8_t IcmpNumber(GenFamily family) { return family == GenFamily::kIpv4 ? kIcmp : kIcmp6; }
+
 // ---------------------------------------------------------------- random
 
-uint32_t RandomAddress(std::mt19937& rng) {
+uint32_t RandomAddress4(std::mt19937& rng) {
   static const uint32_t kBases[] = {0x0a000000, 0xac100000, 0xc0a80000,
                                     0xc0000200, 0xc6336400, 0xcb007100};
   uint32_t base = kBases[Uniform(rng, 0, 5)];
@@ -75,25 +85,61 @@ uint32_t RandomAddress(std::mt19937& rng) {
   return (Chance(rng, 0.3) ? base & 0xff000000 : base) | host;
 }
 
+// Like the rule generator's IPv6 addresses (ruleset_gen.cc): a base's top 32
+// bits, some random 16-bit groups; sometimes anywhere in the base's /16.
+GenAddr RandomAddress6(std::mt19937& rng) {
+  static const uint32_t kBases[] = {0x20010db8, 0xfd12abcd, 0x2a001450, 0x26001f18};
+  GenAddr addr = static_cast<GenAddr>(kBases[Uniform(rng, 0, 3)]) << 96;
+  for (int group = 0; group < 6; ++group) {
+    if (Chance(rng, 0.5)) addr |= static_cast<GenAddr>(Uniform(rng, 0, 0xffff)) << (16 * group);
+  }
+  if (Chance(rng, 0.3)) {
+    addr = addr >> 112 << 112 | static_cast<GenAddr>(Uniform(rng, 0, 0xffff)) << 96 |
+           (addr & ((GenAddr{1} << 96) - 1));
+  }
+  return addr;
+}
+
+GenAddr RandomAddress(std::mt19937& rng, GenFamily family) {
+  return family == GenFamily::kIpv4 ? RandomAddress4(rng) : RandomAddress6(rng);
+}
+
+// Extension header chains the kernel forwards untouched (a hop-by-hop
+// header only first, as RFC 8200 requires; PadN options only).
+std::vector<uint8_t> RandomExtHeaders(std::mt19937& rng) {
+  switch (Uniform(rng, 0, 4)) {
+    case 0: return {0};
+    case 1: return {60};
+    case 2: return {0, 60};
+    case 3: return {43};
+    default: return {0, 43, 60};
+  }
+}
+
 uint8_t RandomFlags(std::mt19937& rng) {
   if (Chance(rng, 0.25)) return static_cast<uint8_t>(Uniform(rng, 0, 255));
   return Pick<uint8_t>(rng, {0x02, 0x12, 0x10, 0x04, 0x14, 0x11, 0x18, 0x01, 0x00, 0x3f,
                              0x29, 0x03, 0x06, 0xc2});
 }
 
-Pkt RandomPacket(std::mt19937& rng, bool fragments) {
+Pkt RandomPacket(std::mt19937& rng, bool fragments, GenFamily family) {
   Pkt p;
-  p.src = RandomAddress(rng);
-  p.dst = RandomAddress(rng);
+  p.family = family;
+  p.src = RandomAddress(rng, family);
+  p.dst = RandomAddress(rng, family);
   int roll = Uniform(rng, 0, 99);
-  p.proto = roll < 40 ? kTcp : roll < 70 ? kUdp : roll < 90 ? kIcmp : kGre;
+  p.proto = roll < 40 ? kTcp : roll < 70 ? kUdp : roll < 90 ? IcmpNumber(family) : kGre;
   p.sport = static_cast<uint16_t>(Uniform(rng, 0, 65535));
   p.dport = static_cast<uint16_t>(Chance(rng, 0.5) ? Uniform(rng, 0, 1100) : Uniform(rng, 0, 65535));
   p.flags = RandomFlags(rng);
-  p.icmp_type = Pick<uint8_t>(rng, {0, 3, 5, 8, 11, 12, 13, 14, 9, 4});
+  p.icmp_type = family == GenFamily::kIpv4
+                    ? Pick<uint8_t>(rng, {0, 3, 5, 8, 11, 12, 13, 14, 9, 4})
+                    : Pick<uint8_t>(rng, {1, 2, 3, 4, 128, 129, 130, 135, 136, 143});
   if (Chance(rng, 0.2)) p.icmp_type = static_cast<uint8_t>(Uniform(rng, 0, 255));
   p.icmp_code = static_cast<uint8_t>(Uniform(rng, 0, 4));
-  p.length = Chance(rng, 0.85) ? Uniform(rng, 24, 160) : Uniform(rng, 24, kMaxLength);
+  const int min = family == GenFamily::kIpv4 ? 24 : 44;
+  p.length = Chance(rng, 0.85) ? Uniform(rng, min, min + 140) : Uniform(rng, min, kMaxLength);
+  if (family == GenFamily::kIpv6 && Chance(rng, 0.15)) p.ext_headers = RandomExtHeaders(rng);
   if (!fragments) {
     // No fragments.
   } else if (Chance(rng, 0.06)) {
@@ -104,6 +150,10 @@ Pkt RandomPacket(std::mt19937& rng, bool fragments) {
   } else if (Chance(rng, 0.04)) {
     p.more_fragments = true;
   }
+  // IPv6: the fragment header comes last, right before the transport header.
+  if (family == GenFamily::kIpv6 && (p.frag_offset != 0 || p.more_fragments)) {
+    p.ext_headers.push_back(44);
+  }
   return p;
 }
 
@@ -111,13 +161,19 @@ Pkt RandomPacket(std::mt19937& rng, bool fragments) {
 
 // An address inside (or, with `outside`, just outside) the prefix; edges
 // preferred.
-uint32_t AddressFor(std::mt19937& rng, const GenAddrMatch& m, bool outside) {
-  const uint32_t first = m.network, last = m.network | ~Mask(m.prefix);
-  if (outside) return Chance(rng, 0.5) ? first - 1 : last + 1;
+GenAddr AddressFor(std::mt19937& rng, const GenAddrMatch& m, bool outside, GenFamily family) {
+  const GenAddr all = PrefixMask(AddrBits(family), family);  // all ones of the width
+  const GenAddr host = ~PrefixMask(m.prefix, family) & all;
+  const GenAddr first = m.network, last = m.network | host;
+  if (outside) return (Chance(rng, 0.5) ? first - 1 : last + 1) & all;
   switch (Uniform(rng, 0, 2)) {
     case 0: return first;
     case 1: return last;
-    default: return first + static_cast<uint32_t>(Uniform(rng, 0, static_cast<int>(~Mask(m.prefix) & 0x7fffffff)));
+    default: {
+      const GenAddr bits = static_cast<GenAddr>(rng()) << 96 | static_cast<GenAddr>(rng()) << 64 |
+                           static_cast<GenAddr>(rng()) << 32 | static_cast<GenAddr>(rng());
+      return first | (bits & host);
+    }
   }
 }
 
@@ -156,14 +212,14 @@ int LengthFor(std::mt19937& rng, const GenLengthMatch& m, bool inside) {
 
 // Sets every field the rule looks at so the rule matches.
 void Satisfy(std::mt19937& rng, const GenRule& r, Pkt& p) {
-  if (r.src) p.src = AddressFor(rng, *r.src, r.src->negate);
-  if (r.dst) p.dst = AddressFor(rng, *r.dst, r.dst->negate);
+  if (r.src) p.src = AddressFor(rng, *r.src, r.src->negate, p.family);
+  if (r.dst) p.dst = AddressFor(rng, *r.dst, r.dst->negate, p.family);
   if (r.proto) {
-    const uint8_t proto = ProtoNumber(*r.proto);
+    const uint8_t proto = ProtoNumber(*r.proto, p.family);
     if (!r.proto_negate) {
       p.proto = proto;
     } else {
-      do p.proto = Pick<uint8_t>(rng, {kTcp, kUdp, kIcmp, kGre}); while (p.proto == proto);
+      do p.proto = Pick<uint8_t>(rng, {kTcp, kUdp, IcmpNumber(p.family), kGre}); while (p.proto == proto);
     }
   }
   for (const GenPortMatch& m : r.ports) {
@@ -185,10 +241,10 @@ void Satisfy(std::mt19937& rng, const GenRule& r, Pkt& p) {
 void Perturb(std::mt19937& rng, const GenRule& r, Pkt& p) {
   switch (Uniform(rng, 0, 6)) {
     case 0:
-      if (r.src) p.src = AddressFor(rng, *r.src, Chance(rng, 0.5));
+      if (r.src) p.src = AddressFor(rng, *r.src, Chance(rng, 0.5), p.family);
       break;
     case 1:
-      if (r.dst) p.dst = AddressFor(rng, *r.dst, Chance(rng, 0.5));
+      if (r.dst) p.dst = AddressFor(rng, *r.dst, Chance(rng, 0.5), p.family);
       break;
     case 2:
       if (!r.ports.empty()) {
@@ -209,22 +265,28 @@ void Perturb(std::mt19937& rng, const GenRule& r, Pkt& p) {
       if (r.length) p.length = LengthFor(rng, *r.length, Chance(rng, 0.5));
       break;
     default:
-      if (r.proto) p.proto = Pick<uint8_t>(rng, {kTcp, kUdp, kIcmp, kGre});
+      if (r.proto) p.proto = Pick<uint8_t>(rng, {kTcp, kUdp, IcmpNumber(p.family), kGre});
       break;
   }
 }
 
 // Keeps the packet forwardable: safe addresses, length the frame can carry.
+bool Forwardable(GenAddr a, GenFamily family) {
+  return family == GenFamily::kIpv4 ? ForwardableIpv4(static_cast<uint32_t>(a))
+                                    : ForwardableIpv6(a);
+}
+
 void MakeForwardable(std::mt19937& rng, Pkt& p) {
-  while (!ForwardableIpv4(p.src)) p.src = RandomAddress(rng);
-  while (!ForwardableIpv4(p.dst)) p.dst = RandomAddress(rng);
+  while (!Forwardable(p.src, p.family)) p.src = RandomAddress(rng, p.family);
+  while (!Forwardable(p.dst, p.family)) p.dst = RandomAddress(rng, p.family);
   p.length = std::clamp(p.length, MinLength(p), kMaxLength);
 }
 
 FrameSpec ToSpec(const Pkt& p, size_t index) {
   FrameSpec s;
-  s.src = Ipv4Text(p.src);
-  s.dst = Ipv4Text(p.dst);
+  s.src = AddrText(p.src, p.family);
+  s.dst = AddrText(p.dst, p.family);
+  s.ext_headers = p.ext_headers;
   s.proto = p.proto;
   s.sport = p.sport;
   s.dport = p.dport;
@@ -235,7 +297,7 @@ FrameSpec ToSpec(const Pkt& p, size_t index) {
   s.ip_id = static_cast<uint16_t>(index + 1);  // each frame its own datagram
   s.frag_offset = p.frag_offset;
   s.more_fragments = p.more_fragments;
-  s.payload.assign(static_cast<size_t>(p.length - 20 - L4HeaderLength(p)), 0);
+  s.payload.assign(static_cast<size_t>(p.length - NetworkHeaderLength(p) - L4HeaderLength(p)), 0);
   for (size_t i = 4; i < s.payload.size(); ++i) s.payload[i] = static_cast<uint8_t>(i);
   return s;
 }
@@ -254,14 +316,14 @@ bool PortsMatch(const GenPortMatch& m, const Pkt& p) {
 }
 
 bool RuleMatches(const GenRule& r, const Pkt& p) {
-  auto in = [](const GenAddrMatch& m, uint32_t a) {
-    return ((a & Mask(m.prefix)) == m.network) != m.negate;
+  auto in = [&p](const GenAddrMatch& m, GenAddr a) {
+    return ((a & PrefixMask(m.prefix, p.family)) == m.network) != m.negate;
   };
   if (r.src && !in(*r.src, p.src)) return false;
   if (r.dst && !in(*r.dst, p.dst)) return false;
   if (r.iif && !IfaceMatches(*r.iif, kFwInputIf)) return false;
   if (r.oif && !IfaceMatches(*r.oif, kFwOutputIf)) return false;
-  if (r.proto && (p.proto == ProtoNumber(*r.proto)) == r.proto_negate) return false;
+  if (r.proto && (p.proto == ProtoNumber(*r.proto, p.family)) == r.proto_negate) return false;
   const bool l4 = !r.ports.empty() || r.tcp_flags || r.icmp;
   if (l4 && p.frag_offset != 0) return false;
   for (const GenPortMatch& m : r.ports) {
@@ -325,18 +387,26 @@ bool ForwardableIpv4(uint32_t a) {
   return (a & 0xffffff00) != 0xc6120000;  // 198.18.0.0/24: the harness's own
 }
 
+bool ForwardableIpv6(GenAddr a) {
+  const unsigned top = static_cast<unsigned>(a >> 120);
+  // ::/8 (::, ::1, IPv4-mapped and -compatible), fe00::/8 (link- and
+  // site-local), ff00::/8 (multicast).
+  if (top == 0x00 || top == 0xfe || top == 0xff) return false;
+  return static_cast<uint64_t>(a >> 80) != 0x200100020000;  // 2001:2::/48: the harness's own
+}
+
 std::vector<FrameSpec> GeneratePackets(const GenRuleset& rs, std::mt19937& rng,
                                        const PacketGenOptions& options) {
   std::vector<const GenRule*> rules = AllRules(rs);
   std::vector<FrameSpec> out;
   for (int i = 0; i < options.count; ++i) {
-    Pkt p = RandomPacket(rng, options.fragments);
+    Pkt p = RandomPacket(rng, options.fragments, rs.family);
     if (!rules.empty() && Chance(rng, options.aimed)) {
       const GenRule& r = *rules[static_cast<size_t>(Uniform(rng, 0, static_cast<int>(rules.size()) - 1))];
       const bool perturb = Chance(rng, 0.6);
       // A few tries for a packet that gets past the earlier rules to r.
       for (int attempt = 0; attempt < 12; ++attempt) {
-        p = RandomPacket(rng, options.fragments);
+        p = RandomPacket(rng, options.fragments, rs.family);
         Satisfy(rng, r, p);
         if (perturb) Perturb(rng, r, p);
         MakeForwardable(rng, p);
@@ -357,12 +427,15 @@ std::vector<std::vector<uint8_t>> BuildFrames(const std::vector<FrameSpec>& spec
 }
 
 std::string DescribePacket(const FrameSpec& s) {
-  const size_t length = 20 + static_cast<size_t>(s.frag_offset ? 0 : L4HeaderLength(s.proto)) + s.payload.size();
+  const size_t length = BuildFrame(s).size() - 14;  // IP total length
   if (s.frag_offset != 0) {
     return absl::StrFormat("proto %d %s > %s fragment offset %d%s len %d", s.proto, s.src, s.dst,
                            s.frag_offset * 8, s.more_fragments ? " MF" : "", length);
   }
-  const std::string mf = s.more_fragments ? " MF" : "";
+  std::string mf = s.more_fragments ? " MF" : "";
+  if (!s.ext_headers.empty()) {
+    absl::StrAppend(&mf, " ext ", absl::StrJoin(s.ext_headers, ","));
+  }
   switch (s.proto) {
     case kTcp:
       return absl::StrFormat("tcp %s:%d > %s:%d flags 0x%02x len %d%s", s.src, s.sport, s.dst,
@@ -370,7 +443,9 @@ std::string DescribePacket(const FrameSpec& s) {
     case kUdp:
       return absl::StrFormat("udp %s:%d > %s:%d len %d%s", s.src, s.sport, s.dst, s.dport, length, mf);
     case kIcmp:
-      return absl::StrFormat("icmp %s > %s type %d code %d len %d%s", s.src, s.dst, s.icmp_type,
+    case kIcmp6:
+      return absl::StrFormat("%s %s > %s type %d code %d len %d%s",
+                             s.proto == kIcmp ? "icmp" : "icmpv6", s.src, s.dst, s.icmp_type,
                              s.icmp_code, length, mf);
     default:
       return absl::StrFormat("proto %d %s > %s len %d%s", s.proto, s.src, s.dst, length, mf);

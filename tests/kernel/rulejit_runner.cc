@@ -100,8 +100,9 @@ std::vector<std::string> SupportedTiers(const std::string& dir) {
 absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
                                                   const std::string& pcap,
                                                   const std::string& tier, size_t count,
-                                                  const std::string& extra_args) {
-  const std::string args = absl::StrCat("eval ", file, " ", pcap, " ", kHookArgs,
+                                                  const std::string& extra_args,
+                                                  const std::string& hook_args) {
+  const std::string args = absl::StrCat("eval ", file, " ", pcap, " ", hook_args,
                                         " --backend ", tier, extra_args.empty() ? "" : " ",
                                         extra_args);
   ToolOutput out = RunTool(args);
@@ -111,10 +112,25 @@ absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
   return ParseEval(out.out, count);
 }
 
+bool NonFirstIpv6Fragment(const std::vector<uint8_t>& frame) {
+  if (frame.size() < 54 || frame[12] != 0x86 || frame[13] != 0xdd) return false;
+  uint8_t next = frame[20];
+  size_t pos = 54;
+  while (pos + 8 <= frame.size()) {
+    if (next == 44) return ((frame[pos + 2] << 8 | frame[pos + 3]) & ~7) != 0;
+    if (next != 0 && next != 43 && next != 60 && next != 51) return false;
+    const size_t len = next == 51 ? (frame[pos + 1] + 2u) * 4 : (frame[pos + 1] + 1u) * 8;
+    next = frame[pos];
+    pos += len;
+  }
+  return false;
+}
+
 bool NonFirstFragment(const std::vector<uint8_t>& frame) {
   // Ethernet + IPv4: fragment offset in bytes 6-7 of the IP header.
-  return frame.size() >= 34 && frame[12] == 0x08 && frame[13] == 0x00 &&
-         ((frame[20] & 0x1f) | frame[21]) != 0;
+  const bool v4 = frame.size() >= 34 && frame[12] == 0x08 && frame[13] == 0x00 &&
+                  ((frame[20] & 0x1f) | frame[21]) != 0;
+  return v4 || NonFirstIpv6Fragment(frame);
 }
 
 absl::StatusOr<Frames> ReadPcap(const std::string& path) {

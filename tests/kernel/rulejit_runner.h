@@ -16,8 +16,11 @@ namespace rulejit::testing {
 
 using Frames = std::vector<std::vector<uint8_t>>;
 
-// The eval flags that put rulejit where the harness's ruleset runs.
+// The eval flags that put rulejit where the harness's ruleset runs: fw's
+// FORWARD hook, and the netdev modes (ingress on fwin, egress on fwout).
 inline constexpr char kHookArgs[] = "--hook forward --iif fwin --oif fwout";
+inline constexpr char kIngressHookArgs[] = "--hook ingress --iif fwin";
+inline constexpr char kEgressHookArgs[] = "--hook egress --oif fwout";
 
 struct ToolOutput {
   int exit_code = -1;
@@ -37,11 +40,12 @@ absl::StatusOr<std::vector<bool>> ParseEval(const std::string& out, size_t count
 // The inverse, for kept directories.
 std::string VerdictLines(const std::vector<bool>& accept);
 
-// `rulejit eval FILE PCAP kHookArgs --backend TIER` as a verdict list.
+// `rulejit eval FILE PCAP HOOK_ARGS --backend TIER EXTRA_ARGS` as a verdict list.
 absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
                                                   const std::string& pcap,
                                                   const std::string& tier, size_t count,
-                                                  const std::string& extra_args = "");
+                                                  const std::string& extra_args = "",
+                                                  const std::string& hook_args = kHookArgs);
 
 // A fresh /tmp/STEM-XXXXXX directory ("" on failure).
 std::string MakeTempDir(const char* stem);
@@ -58,8 +62,12 @@ struct ScratchDir {
 // written into `dir`.
 std::vector<std::string> SupportedTiers(const std::string& dir);
 
-// Ethernet + IPv4 with a non-zero fragment offset.
+// Ethernet + IPv4 with a non-zero fragment offset, or Ethernet + IPv6 whose
+// fragment header (after hop-by-hop / routing / destination options / AH
+// headers) has a non-zero offset.
 bool NonFirstFragment(const std::vector<uint8_t>& frame);
+// Only the IPv6 case of NonFirstFragment.
+bool NonFirstIpv6Fragment(const std::vector<uint8_t>& frame);
 
 }  // namespace rulejit::testing
 

@@ -508,6 +508,18 @@ TEST(InterpMeta, PacketKeys) {
   EXPECT_EQ(Interpreter(rs).Run(Hook::kInput, v, {}).verdict, VerdictCode::kAccept);
 }
 
+// skb->len counts from skb->data: PacketView::skb_off when set (the link
+// header at netdev egress), else the network header.
+TEST(InterpMeta, LenCountsFromSkbData) {
+  PacketView v = Tcp().view();
+  Ruleset rs44 = Simple({R({Meta(MetaKey::kLen), CmpEq(Le32(44)), Drop()})});
+  Ruleset rs58 = Simple({R({Meta(MetaKey::kLen), CmpEq(Le32(58)), Drop()})});
+  EXPECT_EQ(Interpreter(rs44).Run(Hook::kInput, v, {}).verdict, VerdictCode::kDrop);
+  v.skb_off = v.link_off;  // 14 + 20 + 20 + 4
+  EXPECT_EQ(Interpreter(rs44).Run(Hook::kInput, v, {}).verdict, VerdictCode::kAccept);
+  EXPECT_EQ(Interpreter(rs58).Run(Hook::kInput, v, {}).verdict, VerdictCode::kDrop);
+}
+
 TEST(InterpMeta, SetMarkIsSeenLaterAndReported) {
   Ruleset rs = Simple({Cat({}, MarkSet(0x99)),
                        R({Meta(MetaKey::kMark), CmpEq(Le32(0x99)), Drop()})});
