@@ -183,6 +183,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Reject& e) { EvalReject(e, regs, ctx); },
           [&](const Notrack&) {},
           [&](const FusedCmp& e) { regs.BreakUnless(EvalFusedCmp(e, ctx.pkt)); },
+          [&](const Exthdr& e) { regs.BreakUnless(EvalExthdr(e, ctx.pkt, regs.data)); },
       },
       expr);
 }

@@ -112,6 +112,23 @@ std::optional<MetaKey> MetaKeyFromName(std::string_view name);
 // Size in bytes of the value a meta load writes (e.g. iifname 16, mark 4).
 uint32_t MetaKeyLen(MetaKey key);
 
+// Which header chain an exthdr expression walks (NFT_EXTHDR_OP_*).
+enum class ExthdrOp : uint8_t { kIpv6, kTcpopt, kSctp };
+
+// [ exthdr load (ipv6 |tcpopt )LENb @ TYPE + OFF (present )=> reg R ]
+// Finds the IPv6 extension header, TCP option or SCTP chunk of `type` and
+// loads `len` bytes at `offset` into it; with `present`, loads 1 (found) or
+// 0 into the register instead and always matches. The sctp form prints no
+// op name (as libnftnl), so the reader takes an unnamed op as sctp.
+struct Exthdr {
+  ExthdrOp op = ExthdrOp::kIpv6;
+  uint8_t type = 0;
+  uint32_t offset = 0;
+  uint32_t len = 1;
+  bool present = false;
+  Reg dreg = 1;
+};
+
 // [ meta load KEY => reg R ]
 struct MetaLoad {
   MetaKey key = MetaKey::kMark;
@@ -268,7 +285,8 @@ struct FusedCmp {
 
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
-                          Counter, Limit, Log, Reject, Notrack, FusedCmp>;
+                          Counter, Limit, Log, Reject, Notrack, FusedCmp,
+                          Exthdr>;
 
 // An expression with the location it came from.
 struct Node {

@@ -266,6 +266,14 @@ std::string Body(const FusedCmp& e) {
   return out;
 }
 
+std::string Body(const Exthdr& e) {
+  const char* op = e.op == ExthdrOp::kIpv6     ? "ipv6 "
+                   : e.op == ExthdrOp::kTcpopt ? "tcpopt "
+                                               : "";
+  return absl::StrFormat("load %s%ub @ %u + %u%s => reg %u ", op, e.len, e.type,
+                         e.offset, e.present ? " present" : "", e.dreg);
+}
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -285,6 +293,7 @@ struct NameOf {
   const char* operator()(const Reject&) const { return "reject"; }
   const char* operator()(const Notrack&) const { return "notrack"; }
   const char* operator()(const FusedCmp&) const { return "fused"; }
+  const char* operator()(const Exthdr&) const { return "exthdr"; }
 };
 
 // --- sets -------------------------------------------------------------------

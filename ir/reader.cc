@@ -559,6 +559,28 @@ Expr ParseReject(Cursor& c) {
   return e;
 }
 
+Expr ParseExthdr(Cursor& c) {
+  Exthdr e;
+  c.Literal("load ");
+  if (c.TryLiteral("ipv6 ")) {
+    e.op = ExthdrOp::kIpv6;
+  } else if (c.TryLiteral("tcpopt ")) {
+    e.op = ExthdrOp::kTcpopt;
+  } else {
+    e.op = ExthdrOp::kSctp;
+  }
+  e.len = c.Number("the load length", 64);
+  c.Literal("b @ ");
+  e.type = static_cast<uint8_t>(c.Number("the header type", 255));
+  c.Literal(" + ");
+  e.offset = c.Number("the offset", 255);
+  if (c.TryLiteral(" present")) e.present = true;
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -569,7 +591,7 @@ BodyParser ParserFor(std::string_view name) {
       {"range", &ParseRange},         {"lookup", &ParseLookup},
       {"immediate", &ParseImmediate}, {"counter", &ParseCounter},
       {"limit", &ParseLimit},         {"log", &ParseLog},
-      {"reject", &ParseReject},
+      {"reject", &ParseReject},       {"exthdr", &ParseExthdr},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

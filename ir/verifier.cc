@@ -337,6 +337,15 @@ void Check(const Reject& e, RuleContext& ctx) {
 
 void Check(const Notrack&, RuleContext&) {}
 
+void Check(const Exthdr& e, RuleContext& ctx) {
+  if (e.len < 1 || e.len > 64 || e.offset > 255 || e.op > ExthdrOp::kSctp) {
+    ctx.diags.Error(ctx.loc, "exthdr load: length must be 1..64, offset 0..255");
+    return;
+  }
+  // `present` stores one 32-bit word (nft_reg_store8 / *dest = 1).
+  ctx.regs.Write(e.dreg, e.present ? 4 : e.len, "exthdr load");
+}
+
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = (e.load.len + 3) / 4 * 4;
   if (e.load.len < 1 || e.load.len > 64 || e.data.empty() ||

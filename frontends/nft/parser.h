@@ -125,6 +125,8 @@ class Parser {
   bool ParseLhs(Lhs* lhs);
   bool ParseField(Field* field);
   bool ParseRawPayload(Field* field);
+  bool ParseOptionField(std::string_view proto, Field* field);
+  bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);
   bool ParseBinopOperand(const Field& f, U128* out);
   bool ParseConstExpr(const Field& f, U128* out);
   bool ParseItem(const Field& f, Item* item);

@@ -184,7 +184,11 @@ bool Parser::ParseStatement(ir::Rule& rule) {
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w)) return ParseMatch(rule);
+  if (IsPayloadProto(w) || w == "exthdr") return ParseMatch(rule);
+  if (IsIpv6Exthdr(w) && PeekAt(1).kind == Tok::kWord &&
+      (LookupIpv6ExthdrField(w, PeekAt(1).text) || (w == "srh" && PeekAt(1).text == "sid"))) {
+    return ParseMatch(rule);
+  }
   if (IsUnsupportedStatement(w)) {
     return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"));
   }
@@ -457,7 +461,30 @@ bool Parser::ParseField(Field* field) {
   if (t.kind == Tok::kSetRef) return ParseRawPayload(field);
   if (t.kind != Tok::kWord) return ErrorUnexpected("an expression");
   std::string w = Next().text;
-  if (IsPayloadProto(w)) {
+  if ((w == "tcp" && AtWord("option")) || (w == "sctp" && AtWord("chunk"))) {
+    if (!ParseOptionField(w, field)) return false;
+  } else if (w == "exthdr") {
+    std::string hdr;
+    ir::SourceLoc hloc = Peek().loc;
+    if (!ExpectWord(&hdr, "extension header name")) return false;
+    std::optional<Field> fd = LookupExthdrPresence(hdr);
+    if (!fd) {
+      return Error(hloc, absl::StrCat("unknown extension header '", hdr, "'"),
+                   ir::DidYouMean(hdr, ExthdrPresenceNames()));
+    }
+    *field = *fd;
+  } else if (w == "srh" && AtWord("sid")) {
+    // srh sid[N]
+    Next();
+    std::string n;
+    if (!ExpectPunct("[") || !ExpectWord(&n, "segment number") || !ExpectPunct("]")) return false;
+    std::optional<Field> fd = LookupIpv6ExthdrField(w, absl::StrCat("sid[", n, "]"));
+    if (!fd) return Error(toks_[pos_ - 2].loc, "segment number must be 1..8");
+    *field = *fd;
+  } else if (IsIpv6Exthdr(w) && Peek().kind == Tok::kWord &&
+             LookupIpv6ExthdrField(w, Peek().text)) {
+    *field = *LookupIpv6ExthdrField(w, Next().text);
+  } else if (IsPayloadProto(w)) {
     const Token& f = Peek();
     if (f.kind != Tok::kWord) return ErrorUnexpected(absl::StrCat(w, " header field"));
     std::string name = f.text;
@@ -557,6 +584,64 @@ bool Parser::ParseField(Field* field) {
   return true;
 }
 
+// `,OFFSET,LENGTH` after `@BASE` (bits, each at most `max`).
+bool Parser::ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]) {
+  for (int i = 0; i < 2; ++i) {
+    if (!ExpectPunct(",")) return false;
+    std::string w;
+    if (!ExpectWord(&w, "number")) return false;
+    auto v = ParseNumber(w);
+    if (!v || *v > max) {
+      return Error(toks_[pos_ - 1].loc, absl::StrCat("bad ", std::string(what), " offset/length"));
+    }
+    nums[i] = static_cast<uint32_t>(*v);
+  }
+  return true;
+}
+
+// `tcp option NAME [FIELD]`, `tcp option NUM`, `tcp option @KIND,OFF,LEN`,
+// `sctp chunk NAME [FIELD]`; without a field, the presence of the option
+// (the value that follows is `exists` / `missing`).
+bool Parser::ParseOptionField(std::string_view proto, Field* field) {
+  const bool tcp = proto == "tcp";
+  Next();  // option / chunk
+  const Token& t = Peek();
+  ir::SourceLoc loc = t.loc;
+  if (tcp && t.kind == Tok::kSetRef) {
+    Token kind_tok = Next();
+    auto kind = ParseNumber(kind_tok.text);
+    if (!kind || *kind > 255) return Error(loc, "bad tcp option kind");
+    uint32_t nums[2];
+    if (!ParseOffsetLength(255 * 8, "tcp option", nums)) return false;
+    if (nums[1] == 0 || nums[1] > 32 || nums[0] % 8 != 0) {
+      return Error(loc, "unsupported tcp option offset/length");
+    }
+    Field f;
+    f.kind = Field::Kind::kExthdr;
+    f.exthdr_op = ir::ExthdrOp::kTcpopt;
+    f.exthdr_type = static_cast<uint8_t>(*kind);
+    f.off_bits = nums[0];
+    f.len_bits = nums[1];
+    *field = f;
+    return true;
+  }
+  if (t.kind != Tok::kWord) return ErrorUnexpected(tcp ? "tcp option name" : "sctp chunk name");
+  std::string name = Next().text;
+  std::string sub;
+  if (Peek().kind == Tok::kWord) {
+    std::vector<std::string_view> fields =
+        tcp ? TcpOptionFieldNames(name) : SctpChunkFieldNames(name);
+    if (std::find(fields.begin(), fields.end(), Peek().text) != fields.end()) sub = Next().text;
+  }
+  std::optional<Field> fd = tcp ? LookupTcpOption(name, sub) : LookupSctpChunk(name, sub);
+  if (!fd) {
+    return Error(loc, absl::StrCat("unknown ", tcp ? "tcp option '" : "sctp chunk '", name, "'"),
+                 ir::DidYouMean(name, tcp ? TcpOptionNames() : SctpChunkNames()));
+  }
+  *field = *fd;
+  return true;
+}
+
 bool Parser::ParseRawPayload(Field* field) {
   Token t = Next();
   Field f;
@@ -570,14 +655,7 @@ bool Parser::ParseRawPayload(Field* field) {
   else return Error(t.loc, absl::StrCat("unknown payload base '@", t.text, "'"),
                     ir::DidYouMean(t.text, {"ll", "nh", "th", "ih"}));
   uint32_t nums[2];
-  for (uint32_t& n : nums) {
-    if (!ExpectPunct(",")) return false;
-    std::string w;
-    if (!ExpectWord(&w, "number")) return false;
-    auto v = ParseNumber(w);
-    if (!v || *v > 0xffffff) return Error(toks_[pos_ - 1].loc, "bad raw payload offset/length");
-    n = static_cast<uint32_t>(*v);
-  }
+  if (!ParseOffsetLength(0xffffff, "raw payload", nums)) return false;
   f.off_bits = nums[0];
   f.len_bits = nums[1];
   if (f.len_bits == 0 || f.LoadLen() > 16) {
@@ -1437,6 +1515,17 @@ void Parser::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len)
     case Field::Kind::kCt:
       Emit(rule, ir::CtLoad{f.ct, reg, f.dir}, f.loc);
       return;
+    case Field::Kind::kExthdr: {
+      ir::Exthdr x;
+      x.op = f.exthdr_op;
+      x.type = f.exthdr_type;
+      x.offset = f.LoadOffset();
+      x.len = len;
+      x.present = f.exthdr_present;
+      x.dreg = reg;
+      Emit(rule, x, f.loc);
+      return;
+    }
   }
 }
 

@@ -379,6 +379,10 @@ TEST(Reader, RoundTripsEachKind) {
       "[ log tcpseq tcpopt ipopt uid macdecode ]",
       "[ reject type 2 code 3 ]",
       "[ notrack ]",
+      "[ exthdr load ipv6 1b @ 44 + 0 => reg 1 ]",
+      "[ exthdr load ipv6 1b @ 0 + 0 present => reg 1 ]",
+      "[ exthdr load tcpopt 2b @ 2 + 2 => reg 9 ]",
+      "[ exthdr load 4b @ 193 + 4 => reg 1 ]",
   };
   for (const char* line : lines) {
     absl::StatusOr<Expr> expr = ParseExprLine(line);

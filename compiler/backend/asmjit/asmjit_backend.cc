@@ -315,6 +315,10 @@ class Emitter {
     EmitHelperCall(reinterpret_cast<const void*>(&JitMetaSet), &e, next);
   }
 
+  void Emit(const ir::Exthdr& e, Label next) {
+    EmitHelperCall(reinterpret_cast<const void*>(&JitExthdr), &e, next);
+  }
+
   void Emit(const ir::CtLoad& e, Label next) {
     EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
   }
