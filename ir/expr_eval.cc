@@ -229,6 +229,85 @@ bool EvalExthdr(const Exthdr& e, const PacketView& pkt, uint8_t* regs) {
   return true;
 }
 
+namespace {
+
+// csum_partial folded to 16 bits: the buffer read as big-endian 16-bit
+// words from its first byte (an odd tail is the high byte of a last word).
+uint32_t OnesSum(const uint8_t* p, uint32_t len) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+  if (len % 2) sum += static_cast<uint32_t>(p[len - 1]) << 8;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint32_t>(sum);
+}
+
+// nft_csum_replace on the 16-bit checksum at `at`: ~(~sum - from + to),
+// in ones'-complement; KERNEL: a result of 0 is stored as 0xffff
+// (CSUM_MANGLED_0).
+bool ReplaceChecksum(const PacketView& pkt, uint8_t* data, uint64_t at, uint32_t from,
+                     uint32_t to) {
+  if (at + 2 > pkt.len) return false;
+  uint32_t sum = static_cast<uint32_t>(~(data[at] << 8 | data[at + 1]) & 0xffff);
+  sum += (~from & 0xffff);
+  sum += to;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  uint16_t out = static_cast<uint16_t>(~sum & 0xffff);
+  if (out == 0) out = 0xffff;
+  data[at] = static_cast<uint8_t>(out >> 8);
+  data[at + 1] = static_cast<uint8_t>(out);
+  return true;
+}
+
+// nft_payload_l4csum_offset: where the transport checksum sits, or kAbsent
+// when there is none to update (other protocols, fragments, UDP with a
+// zero checksum).
+uint32_t L4ChecksumOffset(const PacketView& pkt, const uint8_t* data) {
+  const uint32_t th = pkt.transport_off;
+  if (!pkt.l4proto_valid || pkt.fragoff != 0 || th == kAbsent) return kAbsent;
+  uint32_t off;
+  switch (pkt.l4proto) {
+    case 6: off = 16; break;
+    case 17:
+      if (static_cast<uint64_t>(th) + 8 > pkt.len || (data[th + 6] == 0 && data[th + 7] == 0)) {
+        return kAbsent;
+      }
+      off = 6;
+      break;
+    case 136: off = 6; break;
+    case 58: off = 2; break;
+    default: return kAbsent;
+  }
+  return th + off;
+}
+
+}  // namespace
+
+bool EvalPayloadWrite(const PayloadWrite& e, const PacketView& pkt, uint8_t* data,
+                      const uint8_t* regs) {
+  HeaderSlot slot = e.base == PayloadBase::kLink        ? HeaderSlot::kLink
+                    : e.base == PayloadBase::kNetwork   ? HeaderSlot::kNetwork
+                    : e.base == PayloadBase::kTransport ? HeaderSlot::kTransport
+                                                        : HeaderSlot::kInner;
+  const uint32_t base = SlotOffset(pkt, slot);
+  const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, e.len);
+  const uint64_t at = static_cast<uint64_t>(base) + e.offset;
+  if (base == kAbsent || src == nullptr || data == nullptr || at + e.len > pkt.len) return false;
+  if (e.csum_type == kCsumInet || e.csum_flags != 0) {
+    const uint32_t from = OnesSum(data + at, e.len);
+    const uint32_t to = OnesSum(src, e.len);
+    if (e.csum_type == kCsumInet &&
+        !ReplaceChecksum(pkt, data, static_cast<uint64_t>(base) + e.csum_offset, from, to)) {
+      return false;
+    }
+    if (e.csum_flags & kCsumL4PseudoHdr) {
+      const uint32_t l4 = L4ChecksumOffset(pkt, data);
+      if (l4 != kAbsent && !ReplaceChecksum(pkt, data, l4, from, to)) return false;
+    }
+  }
+  std::memcpy(data + at, src, e.len);
+  return true;
+}
+
 bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt) {
   const uint32_t base = PayloadOffset(pkt, e.load.base, e.load.offset, e.load.len);
   const uint64_t end = static_cast<uint64_t>(base) + e.load.offset + e.load.len;

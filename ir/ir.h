@@ -98,6 +98,23 @@ struct PayloadLoad {
   Reg dreg = 1;
 };
 
+// [ payload write reg R => LENb @ BASE header + OFF csum_type T csum_off C
+//   csum_flags 0xF ]  Stores `len` register bytes into the packet. With
+// csum_type 1 (inet) the 16-bit ones'-complement checksum at `csum_offset`
+// from the same header is updated incrementally; csum_flags 1 updates the
+// transport checksum too (fields of the pseudo-header).
+struct PayloadWrite {
+  PayloadBase base = PayloadBase::kNetwork;
+  uint32_t offset = 0;
+  uint32_t len = 0;
+  Reg sreg = 1;
+  uint32_t csum_type = 0;    // 0 none, 1 inet
+  uint32_t csum_offset = 0;
+  uint32_t csum_flags = 0;   // 1: NFT_PAYLOAD_L4CSUM_PSEUDOHDR
+};
+inline constexpr uint32_t kCsumInet = 1;
+inline constexpr uint32_t kCsumL4PseudoHdr = 1;
+
 // Meta keys with the names libnftnl prints.
 enum class MetaKey : uint8_t {
   kLen, kProtocol, kPriority, kMark, kIif, kOif, kIifName, kOifName,
@@ -286,7 +303,8 @@ struct FusedCmp {
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr>;
+                          Exthdr, PayloadWrite>;
+
 
 // An expression with the location it came from.
 struct Node {
@@ -379,6 +397,10 @@ struct Ruleset {
   // "FILE:LINE" for a location, or "" when synthetic.
   std::string Where(const SourceLoc& loc) const;
 };
+
+// True when some rule writes packet bytes (the compiled tiers read the
+// packet as immutable and leave such rulesets to the interpreter).
+bool HasPacketWrites(const Ruleset& ruleset);
 
 }  // namespace rulejit::ir
 

@@ -144,6 +144,12 @@ std::string Body(const PayloadLoad& e) {
                          BaseName(e.base), e.offset, e.dreg);
 }
 
+std::string Body(const PayloadWrite& e) {
+  return absl::StrFormat(
+      "write reg %u => %ub @ %s header + %u csum_type %u csum_off %u csum_flags 0x%x ",
+      e.sreg, e.len, BaseName(e.base), e.offset, e.csum_type, e.csum_offset, e.csum_flags);
+}
+
 std::string Body(const MetaLoad& e) {
   return absl::StrFormat("load %s => reg %u ", MetaName(e.key), e.dreg);
 }
@@ -294,6 +300,7 @@ struct NameOf {
   const char* operator()(const Notrack&) const { return "notrack"; }
   const char* operator()(const FusedCmp&) const { return "fused"; }
   const char* operator()(const Exthdr&) const { return "exthdr"; }
+  const char* operator()(const PayloadWrite&) const { return "payload"; }
 };
 
 // --- sets -------------------------------------------------------------------

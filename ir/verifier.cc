@@ -165,6 +165,17 @@ void Check(const PayloadLoad& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, e.len, "payload load");
 }
 
+void Check(const PayloadWrite& e, RuleContext& ctx) {
+  if (e.len < 1 || e.len > 64 || e.base > PayloadBase::kInner) {
+    ctx.diags.Error(ctx.loc, "payload write: length must be 1..64");
+    return;
+  }
+  if (e.csum_type > kCsumInet || e.csum_flags > kCsumL4PseudoHdr) {
+    ctx.diags.Error(ctx.loc, "payload write: checksum type 0 or 1, flags 0x0 or 0x1");
+  }
+  ctx.regs.Read(e.sreg, e.len, "payload write");
+}
+
 void Check(const MetaLoad& e, RuleContext& ctx) {
   if (e.key > MetaKey::kBriBroute) {
     ctx.diags.Error(ctx.loc, "meta load: invalid meta key");

@@ -597,6 +597,9 @@ bool RuleLifter::Step(const ir::Expr& expr) {
           [&](const ir::Limit&) {
             return Fail("rate limits are not reasoned about exactly");
           },
+          [&](const ir::PayloadWrite&) {
+            return Fail("writes packet bytes (a side effect later rules may see)");
+          },
           [&](const ir::Exthdr&) {
             return Fail("extension headers and options are not modelled");
           },

@@ -138,6 +138,8 @@ class Parser {
   void SplitMapWord(const SetType& st);
   void MergePayloadCompares(ir::Rule& rule);
   bool ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct);
+  bool ParseSetConstant(const Field& target, Item* first, U128* v);
+  bool ParsePayloadSet(ir::Rule& rule, const Lhs& lhs);
   bool ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target);
   bool EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct);
   bool EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len);

@@ -171,6 +171,10 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   bool qualified = w == "meta" || w == "ct";
   if (qualified || IsUnqualifiedMeta(w)) {
     size_t key_at = qualified ? 1 : 0;
+    if (w == "ct" && PeekAt(1).kind == Tok::kWord &&
+        (PeekAt(1).text == "original" || PeekAt(1).text == "reply")) {
+      key_at = 2;  // ct original zone set 1
+    }
     const Token& after = PeekAt(key_at + 1);
     if (after.kind == Tok::kWord && after.text == "set") {
       Field target;
@@ -979,7 +983,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     }
   }
   if (AtStmtEnd()) return ErrorUnexpected("a value to match");
-  if (AtWord("set")) return Error(Peek().loc, "unsupported statement: setting a header field");
+  if (AtWord("set")) {
+    if (op != RelOp::kImplicit) return Error(op_loc, "unexpected operator before 'set'");
+    Next();
+    return ParsePayloadSet(rule, lhs);
+  }
   const std::vector<Field>& fields = lhs.fields;
   bool concat = fields.size() > 1;
   const Field& f0 = fields[0];
@@ -1410,38 +1418,160 @@ bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
       Emit(rule, b, loc);
     }
   } else {
-    // A constant, possibly folded: `0x11 xor 0x1331`, `0x12 or 0x11`.
     U128 v = 0;
     Item first;
-    if (!ParseItem(target, &first)) return false;
-    if (first.kind != Item::Kind::kValue) return Error(first.loc, "expected a value");
-    v = first.lo.num;
-    while (IsBitmask(target.type) && AcceptPunct(",")) {
-      Item more;
-      if (!ParseItem(target, &more)) return false;
-      if (more.kind != Item::Kind::kValue) return Error(more.loc, "expected a value");
-      v |= more.lo.num;
-    }
-    while (!failed_) {
-      const Token& o = Peek();
-      std::string s = o.text;
-      char kind = 0;
-      if (s == "and" || (o.kind == Tok::kPunct && s == "&")) kind = '&';
-      else if (s == "or" || (o.kind == Tok::kPunct && s == "|")) kind = '|';
-      else if (s == "xor" || (o.kind == Tok::kPunct && s == "^")) kind = '^';
-      if (kind == 0) break;
-      Next();
-      U128 w = 0;
-      if (!ParseBinopOperand(target, &w)) return false;
-      v = kind == '&' ? (v & w) : kind == '|' ? (v | w) : (v ^ w);
-    }
-    if (failed_) return false;
+    if (!ParseSetConstant(target, &first, &v)) return false;
     ir::Immediate imm;
     imm.dreg = 1;
     imm.data = first.lo.is_str ? Encode(target, first.lo, len) : EncodeNum(target, v, len);
     Emit(rule, imm, loc);
   }
   return EmitSetTarget(rule, target, is_ct);
+}
+
+// The value of a set statement: a constant, possibly folded (`0x11 xor
+// 0x1331`, `0x12 or 0x11`, flag lists `ecn, cwr`). `first` keeps the first
+// item (strings), `v` the folded number.
+bool Parser::ParseSetConstant(const Field& target, Item* first, U128* v) {
+  if (!ParseItem(target, first)) return false;
+  if (first->kind != Item::Kind::kValue) return Error(first->loc, "expected a value");
+  *v = first->lo.num;
+  while (IsBitmask(target.type) && AcceptPunct(",")) {
+    Item more;
+    if (!ParseItem(target, &more)) return false;
+    if (more.kind != Item::Kind::kValue) return Error(more.loc, "expected a value");
+    *v |= more.lo.num;
+  }
+  while (!failed_) {
+    const Token& o = Peek();
+    std::string s = o.text;
+    char kind = 0;
+    if (s == "and" || (o.kind == Tok::kPunct && s == "&")) kind = '&';
+    else if (s == "or" || (o.kind == Tok::kPunct && s == "|")) kind = '|';
+    else if (s == "xor" || (o.kind == Tok::kPunct && s == "^")) kind = '^';
+    if (kind == 0) break;
+    Next();
+    U128 w = 0;
+    if (!ParseBinopOperand(target, &w)) return false;
+    *v = kind == '&' ? (*v & w) : kind == '|' ? (*v | w) : (*v ^ w);
+  }
+  return !failed_;
+}
+
+// The checksums a write to `f` must keep right, as nft chooses them: the
+// header's own checksum (ip, tcp, icmp), and the transport checksum for
+// fields of the pseudo-header (addresses, ip protocol), every udp field and
+// raw writes to the transport payload. False for headers nft's rules for
+// are not written down here.
+static bool WriteChecksum(const Field& f, ir::PayloadWrite* w) {
+  const bool ip4 = f.base == ir::PayloadBase::kNetwork && f.dep == Dep::kIpv4;
+  const bool ip6 = f.base == ir::PayloadBase::kNetwork && f.dep == Dep::kIpv6;
+  const bool l4 = f.base == ir::PayloadBase::kTransport &&
+                  (f.dep == Dep::kL4 || f.dep == Dep::kL4Ipv4);
+  if (ip4) {
+    w->csum_type = ir::kCsumInet;
+    w->csum_offset = 10;
+    if (f.off_bits == 72 || f.off_bits == 96 || f.off_bits == 128) w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  if (ip6) {
+    if (f.off_bits == 64 || f.off_bits == 192) w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  if (l4 && f.l4proto == 6) {
+    w->csum_type = ir::kCsumInet;
+    w->csum_offset = 16;
+    return true;
+  }
+  if (l4 && f.l4proto == 1) {
+    w->csum_type = ir::kCsumInet;
+    w->csum_offset = 2;
+    return true;
+  }
+  if (l4 && (f.l4proto == 17 || f.l4proto == 136)) {
+    w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  if (f.base == ir::PayloadBase::kInner) {
+    w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  return f.base == ir::PayloadBase::kLink;
+}
+
+// `FIELD set VALUE` on a header field: [ payload write ]. A field that does
+// not fill whole bytes (or, when a checksum is updated, whole 16-bit words)
+// is merged into the bytes around it: load, mask out the field, xor in the
+// value, write. VALUE is a constant or the same field with `& | ^` constants.
+bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
+  const Field& f = lhs.fields[0];
+  ir::SourceLoc loc = lhs.loc;
+  if (lhs.fields.size() != 1 || lhs.has_binop || f.kind != Field::Kind::kPayload) {
+    return Error(loc, "unsupported target of a set statement");
+  }
+  ir::PayloadWrite w;
+  if (!WriteChecksum(f, &w)) {
+    return Error(loc, "unsupported statement: setting a field of this header");
+  }
+  const U128 field_mask = BitsMask(f.len_bits);
+  U128 and_mask = 0, xor_val = 0;  // new field = (field & and_mask) ^ xor_val
+  bool from_field = false;
+  const Token& t = Peek();
+  if (t.kind == Tok::kSetRef ||
+      (t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" || t.text == "ct" ||
+                                IsUnqualifiedMeta(t.text)))) {
+    Lhs src;
+    if (!ParseLhs(&src)) return false;
+    const Field& g = src.fields[0];
+    if (src.fields.size() != 1 || g.kind != f.kind || g.base != f.base ||
+        g.off_bits != f.off_bits || g.len_bits != f.len_bits) {
+      return Error(src.loc, "unsupported value: only the same field with '&', '|', '^' constants");
+    }
+    and_mask = src.and_mask & field_mask;
+    xor_val = src.xor_val & field_mask;
+    from_field = true;
+  } else {
+    Item first;
+    U128 v = 0;
+    if (!ParseSetConstant(f, &first, &v)) return false;
+    if (first.lo.is_str) return Error(first.loc, "expected a number");
+    if ((v & ~field_mask) != 0) return Error(first.loc, "value does not fit the field");
+    xor_val = v;
+  }
+  if (!EmitDeps(rule, f)) return false;
+  uint32_t byte_off = f.LoadOffset();
+  uint32_t size = f.LoadLen();
+  uint32_t shift = f.Shift();
+  const bool csum = w.csum_type != 0 || w.csum_flags != 0;
+  if (csum && size % 2 != 0) {
+    ++size;
+    if (byte_off % 2 != 0) {
+      --byte_off;
+    } else {
+      shift += 8;
+    }
+  }
+  if (!from_field && shift == 0 && size * 8 == f.len_bits) {
+    ir::Immediate imm;
+    imm.dreg = 1;
+    imm.data = EncodeNumber(xor_val, size, false);
+    Emit(rule, imm, loc);
+  } else {
+    EmitLoad(rule, f, 1, size);
+    std::get<ir::PayloadLoad>(rule.exprs.back().expr).offset = byte_off;
+    const U128 all = BitsMask(size * 8);
+    ir::Bitwise b;
+    b.len = size;
+    b.mask = EncodeNumber((~(field_mask << shift) | (and_mask << shift)) & all, size, false);
+    b.xor_ = EncodeNumber((xor_val << shift) & all, size, false);
+    Emit(rule, b, loc);
+  }
+  w.base = f.base;
+  w.offset = byte_off;
+  w.len = size;
+  w.sreg = 1;
+  Emit(rule, w, loc);
+  return true;
 }
 
 // A one-byte header field as the value of a wider key (`meta mark set ip
@@ -1481,6 +1611,7 @@ bool Parser::EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct) {
     ir::CtSet s;
     s.key = target.ct;
     s.sreg = 1;
+    s.dir = target.dir;
     Emit(rule, s, target.loc);
   } else {
     ir::MetaSet s;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rulejit/rulejit.h"
 #include "runtime/packet_parse.h"
 #include "tests/support/frames.h"
 
@@ -894,6 +895,48 @@ TEST(InterpExthdr, SctpChunks) {
   EXPECT_TRUE(Matches({Ext(ExthdrOp::kSctp, 0, 0, 1, true), CmpEq({0, 0, 0, 0})}, p));
   // Past the chunk's length: no match.
   EXPECT_FALSE(Matches({Ext(ExthdrOp::kSctp, 9, 4, 1), CmpOpOf(CmpOp::kNeq, {0})}, p));
+}
+
+// ---------------------------------------------------------------------------
+// payload write
+
+// The IPv4 header checksum computed from scratch over `frame`'s header.
+uint16_t FreshIpChecksum(std::vector<uint8_t> frame) {
+  frame[14 + 10] = frame[14 + 11] = 0;
+  return testing::frames_internal::Fold(testing::frames_internal::Sum(frame.data() + 14, 20));
+}
+
+TEST(InterpPayloadWrite, LaterRulesSeeTheBytesAndTheChecksumIsKeptRight) {
+  Packet p = Tcp();
+  std::vector<uint8_t> want = p.bytes;
+  want[14 + 4] = 0x12;
+  want[14 + 5] = 0x34;
+  const uint16_t sum = FreshIpChecksum(want);
+  PayloadWrite w{PayloadBase::kNetwork, 4, 2, 1, kCsumInet, 10, 0};
+  // Rule 1 writes ip id (and fixes the checksum); rule 2 matches both.
+  Ruleset rs = RS({T(Family::kIp, {Base("input", {
+      R({Imm({0x12, 0x34}), w}),
+      R({LoadNet(4, 2), CmpEq({0x12, 0x34}), LoadNet(10, 2),
+         CmpEq({uint8_t(sum >> 8), uint8_t(sum)}), Drop()})})})});
+  EXPECT_EQ(RunOn(rs, p).verdict, VerdictCode::kDrop);
+  // The caller's packet is not changed.
+  EXPECT_NE(p.bytes[14 + 4], 0x12);
+  // Out of bounds: the rule does not match and nothing is written.
+  PayloadWrite far{PayloadBase::kNetwork, 60, 2, 1, 0, 0, 0};
+  Ruleset rs2 = RS({T(Family::kIp, {Base("input", {
+      R({Imm({0x12, 0x34}), far, Accept()}), R({LoadNet(4, 2), CmpEq({0x12, 0x34}), Drop()})})})});
+  EXPECT_EQ(RunOn(rs2, p).verdict, VerdictCode::kAccept);
+}
+
+TEST(InterpPayloadWrite, CompiledBackendsFallBackToTheInterpreter) {
+  PayloadWrite w{PayloadBase::kNetwork, 4, 2, 1, kCsumInet, 10, 0};
+  Ruleset rs = RS({T(Family::kIp, {Base("input", {R({Imm({0x12, 0x34}), w}),
+                                                 R({LoadNet(4, 2), CmpEq({0x12, 0x34}), Drop()})})})});
+  auto program = rulejit::Program::Compile(rs, {.backend = rulejit::Backend::kJit});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->backend(), rulejit::Backend::kInterp);
+  Packet p = Tcp();
+  EXPECT_EQ((*program)->Run(Hook::kInput, p.view(), {}).verdict, rulejit::Verdict::kDrop);
 }
 
 }  // namespace

@@ -363,5 +363,34 @@ TEST(NftParserErrors, ExthdrMistakes) {
               "IPv6 expression in an ip table");
 }
 
+TEST(NftLowering, PayloadSetMergesIntoWholeWords) {
+  // ttl is one byte: with the ip checksum it is written as a 16-bit word.
+  EXPECT_EQ(Lower("ip", "ip ttl set 23"),
+            "  [ payload load 2b @ network header + 8 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000ff00 ) ^ 0x00000017 ]\n"
+            "  [ payload write reg 1 => 2b @ network header + 8 csum_type 1 csum_off 10 csum_flags 0x0 ]\n");
+  EXPECT_EQ(Lower("ip", "ip ecn set ip ecn | ect0"),
+            "  [ payload load 2b @ network header + 0 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000fdff ) ^ 0x00000200 ]\n"
+            "  [ payload write reg 1 => 2b @ network header + 0 csum_type 1 csum_off 10 csum_flags 0x0 ]\n");
+  EXPECT_EQ(Lower("ip", "ip daddr set 127.0.0.1"),
+            "  [ immediate reg 1 0x0100007f ]\n"
+            "  [ payload write reg 1 => 4b @ network header + 16 csum_type 1 csum_off 10 csum_flags 0x1 ]\n");
+  EXPECT_EQ(Lower("inet", "udp dport set 65535"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000011 ]\n"
+            "  [ immediate reg 1 0x0000ffff ]\n"
+            "  [ payload write reg 1 => 2b @ transport header + 2 csum_type 0 csum_off 0 csum_flags 0x1 ]\n");
+  EXPECT_EQ(Lower("ip", "ct original zone set 1"),
+            "  [ immediate reg 1 0x00000001 ]\n"
+            "  [ ct set zone with reg 1 , dir original ]\n");
+}
+
+TEST(NftParserErrors, PayloadSetMistakes) {
+  ExpectError("table ip t {\n chain c {\n  ip ttl set 256\n }\n}\n", 3, 14, "exceeds");
+  ExpectError("table ip t {\n chain c {\n  ip ttl set ip id\n }\n}\n", 3, 14,
+              "only the same field");
+}
+
 }  // namespace
 }  // namespace rulejit

@@ -545,6 +545,8 @@ class LlvmEmitter {
   }
 
   void Emit(const ir::Exthdr& e, llvm::BasicBlock* next) { CallHelper(kHExthdr, &e, next); }
+  // Never reached: CompileLlvm refuses rulesets that write packets.
+  void Emit(const ir::PayloadWrite&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Limit& e, llvm::BasicBlock* next) {
     JitLimitOp& op = ops_.limits.emplace_back(JitLimitOp{e, ops_.limit_count++});
