@@ -195,7 +195,11 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
     return absl::InvalidArgumentError(
         absl::StrCat("ruleset does not verify: ", diags.all().front().message));
   }
-  if (options.backend != Backend::kInterp) passes::RunPasses(ruleset, options.passes);
+  // Rules that write packet bytes run in the interpreter (the compiled
+  // tiers read the packet as immutable): the whole program falls back, and
+  // backend() says so.
+  const bool interp_only = options.backend == Backend::kInterp || ir::HasPacketWrites(ruleset);
+  if (!interp_only) passes::RunPasses(ruleset, options.passes);
   auto program = std::unique_ptr<Program>(new Program());
   program->ruleset_ = std::make_unique<ir::Ruleset>(std::move(ruleset));
   const ir::Ruleset& rs = *program->ruleset_;
@@ -203,7 +207,7 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   for (int h = 0; h <= static_cast<int>(ir::Hook::kEgress); ++h) {
     program->hook_chains_.push_back(ir::BaseChainsAt(rs, static_cast<ir::Hook>(h)));
   }
-  if (options.backend == Backend::kInterp) {
+  if (interp_only) {
     program->backend_ = Backend::kInterp;
     return program;
   }

@@ -117,6 +117,199 @@ bool EvalPayloadLoad(const PayloadLoad& e, const PacketView& pkt, uint8_t* regs)
   return true;
 }
 
+namespace {
+
+// ipv6_ext_hdr(): the headers ipv6_find_hdr walks over (mobility is not one).
+bool Ipv6ExtHdr(uint8_t nexthdr) {
+  return nexthdr == 0 || nexthdr == 43 || nexthdr == 44 || nexthdr == 51 ||
+         nexthdr == 59 || nexthdr == 60;
+}
+
+// ipv6_find_hdr(skb, &offset, target, NULL, NULL) for target >= 0: the
+// offset of the header of type `target`, or kAbsent (-ENOENT/-EBADMSG).
+// KERNEL: a non-first fragment ends the walk unless the fragment header is
+// the target; AH counts its length in 4-byte units, the others in 8.
+uint32_t FindIpv6Header(const PacketView& pkt, uint8_t target) {
+  if (pkt.nfproto != kNfProtoIpv6 || pkt.network_off == kAbsent ||
+      static_cast<uint64_t>(pkt.network_off) + 40 > pkt.len) {
+    return kAbsent;  // only IPv6 packets reach these rules (nft adds the dependency)
+  }
+  uint8_t nexthdr = pkt.data[pkt.network_off + 6];
+  uint64_t start = pkt.network_off + 40;
+  for (;;) {
+    const bool found = nexthdr == target;
+    if (!Ipv6ExtHdr(nexthdr) || nexthdr == 59) return found ? static_cast<uint32_t>(start) : kAbsent;
+    if (start + 2 > pkt.len) return kAbsent;
+    const uint8_t* hp = pkt.data + start;
+    uint64_t hdrlen;
+    if (nexthdr == 44) {
+      if (start + 4 > pkt.len) return kAbsent;
+      const uint16_t frag_off = static_cast<uint16_t>((hp[2] << 8 | hp[3]) & ~0x7);
+      if (frag_off != 0) return found ? static_cast<uint32_t>(start) : kAbsent;
+      hdrlen = 8;
+    } else if (nexthdr == 51) {
+      hdrlen = (static_cast<uint64_t>(hp[1]) + 2) << 2;
+    } else {
+      hdrlen = (static_cast<uint64_t>(hp[1]) + 1) << 3;
+    }
+    if (found) return static_cast<uint32_t>(start);
+    nexthdr = hp[0];
+    start += hdrlen;
+  }
+}
+
+// pkt->thoff as the kernel keeps it (also set on non-first fragments).
+uint32_t TransportOffset(const PacketView& pkt) {
+  return pkt.fragoff != 0 ? pkt.l4_off : pkt.transport_off;
+}
+
+// nft_exthdr_tcp_eval: the option of `type` in the TCP header (at most 60
+// bytes, options after the fixed 20); the offset of its first byte, or
+// kAbsent when missing, truncated, or shorter than offset + len.
+uint32_t FindTcpOption(const Exthdr& e, const PacketView& pkt) {
+  const uint32_t th = pkt.transport_off;
+  if (!pkt.l4proto_valid || pkt.l4proto != 6 || pkt.fragoff != 0 || th == kAbsent ||
+      static_cast<uint64_t>(th) + 20 > pkt.len) {
+    return kAbsent;
+  }
+  const uint8_t* opt = pkt.data + th;
+  const uint32_t hdrlen = (opt[12] >> 4) * 4u;
+  if (hdrlen < 20 || static_cast<uint64_t>(th) + hdrlen > pkt.len) return kAbsent;
+  uint32_t optl = 1;
+  for (uint32_t i = 20; i < hdrlen - 1; i += optl) {
+    // optlen(): EOL, NOP and zero-length options advance by one byte.
+    optl = opt[i] <= 1 || opt[i + 1] == 0 ? 1 : opt[i + 1];
+    if (opt[i] != e.type) continue;
+    if (i + optl > hdrlen || e.len + e.offset > optl) return kAbsent;
+    return th + i;
+  }
+  return kAbsent;
+}
+
+// nft_exthdr_sctp_eval: the first chunk of `type` after the 12-byte common
+// header; kAbsent when none, or (loads) when offset + len leaves the chunk.
+uint32_t FindSctpChunk(const Exthdr& e, const PacketView& pkt) {
+  const uint32_t th = TransportOffset(pkt);
+  if (!pkt.l4proto_valid || pkt.l4proto != 132 || th == kAbsent) return kAbsent;
+  uint64_t off = static_cast<uint64_t>(th) + 12;
+  do {
+    if (off + 4 > pkt.len) break;
+    const uint8_t* ch = pkt.data + off;
+    const uint32_t len = ch[2] << 8 | ch[3];
+    if (len == 0) break;
+    if (ch[0] == e.type) {
+      if (e.present) return static_cast<uint32_t>(off);
+      if (e.offset + e.len > len || off + len > pkt.len) break;
+      return static_cast<uint32_t>(off);
+    }
+    off += (len + 3) / 4 * 4;
+  } while (off < pkt.len);
+  return kAbsent;
+}
+
+}  // namespace
+
+bool EvalExthdr(const Exthdr& e, const PacketView& pkt, uint8_t* regs) {
+  uint8_t* dst = RegBytes(regs, e.dreg, e.present ? 4 : e.len);
+  if (dst == nullptr || pkt.data == nullptr) return false;
+  uint32_t at = kAbsent;
+  switch (e.op) {
+    case ExthdrOp::kIpv6: at = FindIpv6Header(pkt, e.type); break;
+    case ExthdrOp::kTcpopt: at = FindTcpOption(e, pkt); break;
+    case ExthdrOp::kSctp: at = FindSctpChunk(e, pkt); break;
+  }
+  if (e.present) {
+    // KERNEL: tcp stores a whole u32 (*dest = 1), the others store8; both
+    // leave the word reading 0 or 1.
+    StoreWord(dst, 0);
+    dst[0] = at != kAbsent ? 1 : 0;
+    return true;
+  }
+  const uint64_t end = static_cast<uint64_t>(at) + e.offset + e.len;
+  if (at == kAbsent || end > pkt.len) return false;
+  StoreBytes(dst, pkt.data + at + e.offset, e.len);
+  return true;
+}
+
+namespace {
+
+// csum_partial folded to 16 bits: the buffer read as big-endian 16-bit
+// words from its first byte (an odd tail is the high byte of a last word).
+uint32_t OnesSum(const uint8_t* p, uint32_t len) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+  if (len % 2) sum += static_cast<uint32_t>(p[len - 1]) << 8;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint32_t>(sum);
+}
+
+// nft_csum_replace on the 16-bit checksum at `at`: ~(~sum - from + to),
+// in ones'-complement; KERNEL: a result of 0 is stored as 0xffff
+// (CSUM_MANGLED_0).
+bool ReplaceChecksum(const PacketView& pkt, uint8_t* data, uint64_t at, uint32_t from,
+                     uint32_t to) {
+  if (at + 2 > pkt.len) return false;
+  uint32_t sum = static_cast<uint32_t>(~(data[at] << 8 | data[at + 1]) & 0xffff);
+  sum += (~from & 0xffff);
+  sum += to;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  uint16_t out = static_cast<uint16_t>(~sum & 0xffff);
+  if (out == 0) out = 0xffff;
+  data[at] = static_cast<uint8_t>(out >> 8);
+  data[at + 1] = static_cast<uint8_t>(out);
+  return true;
+}
+
+// nft_payload_l4csum_offset: where the transport checksum sits, or kAbsent
+// when there is none to update (other protocols, fragments, UDP with a
+// zero checksum).
+uint32_t L4ChecksumOffset(const PacketView& pkt, const uint8_t* data) {
+  const uint32_t th = pkt.transport_off;
+  if (!pkt.l4proto_valid || pkt.fragoff != 0 || th == kAbsent) return kAbsent;
+  uint32_t off;
+  switch (pkt.l4proto) {
+    case 6: off = 16; break;
+    case 17:
+      if (static_cast<uint64_t>(th) + 8 > pkt.len || (data[th + 6] == 0 && data[th + 7] == 0)) {
+        return kAbsent;
+      }
+      off = 6;
+      break;
+    case 136: off = 6; break;
+    case 58: off = 2; break;
+    default: return kAbsent;
+  }
+  return th + off;
+}
+
+}  // namespace
+
+bool EvalPayloadWrite(const PayloadWrite& e, const PacketView& pkt, uint8_t* data,
+                      const uint8_t* regs) {
+  HeaderSlot slot = e.base == PayloadBase::kLink        ? HeaderSlot::kLink
+                    : e.base == PayloadBase::kNetwork   ? HeaderSlot::kNetwork
+                    : e.base == PayloadBase::kTransport ? HeaderSlot::kTransport
+                                                        : HeaderSlot::kInner;
+  const uint32_t base = SlotOffset(pkt, slot);
+  const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, e.len);
+  const uint64_t at = static_cast<uint64_t>(base) + e.offset;
+  if (base == kAbsent || src == nullptr || data == nullptr || at + e.len > pkt.len) return false;
+  if (e.csum_type == kCsumInet || e.csum_flags != 0) {
+    const uint32_t from = OnesSum(data + at, e.len);
+    const uint32_t to = OnesSum(src, e.len);
+    if (e.csum_type == kCsumInet &&
+        !ReplaceChecksum(pkt, data, static_cast<uint64_t>(base) + e.csum_offset, from, to)) {
+      return false;
+    }
+    if (e.csum_flags & kCsumL4PseudoHdr) {
+      const uint32_t l4 = L4ChecksumOffset(pkt, data);
+      if (l4 != kAbsent && !ReplaceChecksum(pkt, data, l4, from, to)) return false;
+    }
+  }
+  std::memcpy(data + at, src, e.len);
+  return true;
+}
+
 bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt) {
   const uint32_t base = PayloadOffset(pkt, e.load.base, e.load.offset, e.load.len);
   const uint64_t end = static_cast<uint64_t>(base) + e.load.offset + e.load.len;

@@ -90,6 +90,18 @@ bool EvalPayloadLoad(const PayloadLoad& e, const PacketView& pkt, uint8_t* regs)
 // A fused load/mask/compare straight from the packet (no register written).
 bool EvalFusedCmp(const FusedCmp& e, const PacketView& pkt);
 
+// [ exthdr load ]: IPv6 extension header (ipv6_find_hdr), TCP option or
+// SCTP chunk lookup, as nft_exthdr_{ipv6,tcp,sctp}_eval. False on
+// NFT_BREAK; `present` loads never break.
+bool EvalExthdr(const Exthdr& e, const PacketView& pkt, uint8_t* regs);
+
+// [ payload write ] as nft_payload_set_eval: stores the register bytes into
+// `data` (the caller's writable copy of pkt.data, same offsets) and updates
+// the checksums it names. False on NFT_BREAK (header absent, bytes past the
+// end).
+bool EvalPayloadWrite(const PayloadWrite& e, const PacketView& pkt, uint8_t* data,
+                      const uint8_t* regs);
+
 // Register-file operations; each takes the whole 64-byte file and returns
 // false on NFT_BREAK (including registers out of range in unverified IR).
 bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,

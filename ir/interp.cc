@@ -19,6 +19,9 @@
 // compiled tiers, each kernel quirk marked KERNEL there; base-chain order
 // and visibility live in ir/hook_order.h.
 //
+// Rulesets that write packet bytes ([ payload write ]) run on a copy of the
+// packet made per Run, so later rules and base chains see the new bytes.
+//
 // Not modelled (the rule does not match, like a kernel NFT_BREAK): meta keys
 // other than len, protocol, nfproto, l4proto, iif, oif, iifname, oifname,
 // iiftype, oiftype, mark, priority, pkttype; ct keys other than state,
@@ -66,6 +69,7 @@ struct Ctx {
   InterpState* state;
   MutableMeta mut;
   Family family = Family::kIp;  // of the table being run
+  uint8_t* writable = nullptr;  // pkt.data, when the ruleset writes packets
   bool rejected = false;
   // Position of the expression being evaluated (counters, limit buckets).
   int table = 0, chain = 0, rule = 0, expr = 0;
@@ -183,6 +187,10 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Reject& e) { EvalReject(e, regs, ctx); },
           [&](const Notrack&) {},
           [&](const FusedCmp& e) { regs.BreakUnless(EvalFusedCmp(e, ctx.pkt)); },
+          [&](const Exthdr& e) { regs.BreakUnless(EvalExthdr(e, ctx.pkt, regs.data)); },
+          [&](const PayloadWrite& e) {
+            regs.BreakUnless(EvalPayloadWrite(e, ctx.pkt, ctx.writable, regs.data));
+          },
       },
       expr);
 }
@@ -290,11 +298,19 @@ Interpreter::Interpreter(const Ruleset& ruleset) : ruleset_(ruleset) {
   for (int h = 0; h <= static_cast<int>(Hook::kEgress); ++h) {
     hook_chains_.push_back(BaseChainsAt(ruleset, static_cast<Hook>(h)));
   }
+  writes_ = HasPacketWrites(ruleset);
 }
 
-EvalResult Interpreter::Run(Hook hook, const PacketView& pkt,
+EvalResult Interpreter::Run(Hook hook, const PacketView& in,
                             const PacketMeta& meta, InterpState* state) const {
+  PacketView pkt = in;
+  std::vector<uint8_t> copy;
+  if (writes_ && in.data != nullptr) {
+    copy.assign(in.data, in.data + in.len);
+    pkt.data = copy.data();
+  }
   Ctx ctx{*this, pkt, meta, state, {meta.mark, meta.priority, meta.ct_mark}};
+  ctx.writable = copy.empty() ? nullptr : copy.data();
   EvalResult result;  // no base chain: the kernel accepts
   for (const RuleRef& b : hook_chains_[static_cast<int>(hook)]) {
     const Table& table = ruleset_.tables[b.table];

@@ -70,6 +70,9 @@ class Interpreter {
   const Ruleset& ruleset_;
   std::vector<std::vector<SetIndex>> set_index_;   // [table][set]
   std::vector<std::vector<RuleRef>> hook_chains_;  // [hook]: base chains in order
+  // Some rule writes packet bytes: Run works on a copy of the packet, so
+  // later rules (and later base chains) see the new bytes.
+  bool writes_ = false;
 };
 
 }  // namespace rulejit::ir

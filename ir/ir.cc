@@ -114,4 +114,17 @@ std::string Ruleset::Where(const SourceLoc& loc) const {
   return absl::StrCat(files[loc.file], ":", loc.line);
 }
 
+bool HasPacketWrites(const Ruleset& ruleset) {
+  for (const Table& t : ruleset.tables) {
+    for (const Chain& c : t.chains) {
+      for (const Rule& r : c.rules) {
+        for (const Node& n : r.exprs) {
+          if (std::holds_alternative<PayloadWrite>(n.expr)) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace rulejit::ir

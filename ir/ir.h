@@ -98,6 +98,23 @@ struct PayloadLoad {
   Reg dreg = 1;
 };
 
+// [ payload write reg R => LENb @ BASE header + OFF csum_type T csum_off C
+//   csum_flags 0xF ]  Stores `len` register bytes into the packet. With
+// csum_type 1 (inet) the 16-bit ones'-complement checksum at `csum_offset`
+// from the same header is updated incrementally; csum_flags 1 updates the
+// transport checksum too (fields of the pseudo-header).
+struct PayloadWrite {
+  PayloadBase base = PayloadBase::kNetwork;
+  uint32_t offset = 0;
+  uint32_t len = 0;
+  Reg sreg = 1;
+  uint32_t csum_type = 0;    // 0 none, 1 inet
+  uint32_t csum_offset = 0;
+  uint32_t csum_flags = 0;   // 1: NFT_PAYLOAD_L4CSUM_PSEUDOHDR
+};
+inline constexpr uint32_t kCsumInet = 1;
+inline constexpr uint32_t kCsumL4PseudoHdr = 1;
+
 // Meta keys with the names libnftnl prints.
 enum class MetaKey : uint8_t {
   kLen, kProtocol, kPriority, kMark, kIif, kOif, kIifName, kOifName,
@@ -111,6 +128,23 @@ const char* MetaKeyName(MetaKey key);
 std::optional<MetaKey> MetaKeyFromName(std::string_view name);
 // Size in bytes of the value a meta load writes (e.g. iifname 16, mark 4).
 uint32_t MetaKeyLen(MetaKey key);
+
+// Which header chain an exthdr expression walks (NFT_EXTHDR_OP_*).
+enum class ExthdrOp : uint8_t { kIpv6, kTcpopt, kSctp };
+
+// [ exthdr load (ipv6 |tcpopt )LENb @ TYPE + OFF (present )=> reg R ]
+// Finds the IPv6 extension header, TCP option or SCTP chunk of `type` and
+// loads `len` bytes at `offset` into it; with `present`, loads 1 (found) or
+// 0 into the register instead and always matches. The sctp form prints no
+// op name (as libnftnl), so the reader takes an unnamed op as sctp.
+struct Exthdr {
+  ExthdrOp op = ExthdrOp::kIpv6;
+  uint8_t type = 0;
+  uint32_t offset = 0;
+  uint32_t len = 1;
+  bool present = false;
+  Reg dreg = 1;
+};
 
 // [ meta load KEY => reg R ]
 struct MetaLoad {
@@ -268,7 +302,9 @@ struct FusedCmp {
 
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
-                          Counter, Limit, Log, Reject, Notrack, FusedCmp>;
+                          Counter, Limit, Log, Reject, Notrack, FusedCmp,
+                          Exthdr, PayloadWrite>;
+
 
 // An expression with the location it came from.
 struct Node {
@@ -376,6 +412,10 @@ struct Ruleset {
   // "FILE:LINE" for a location, or "" when synthetic.
   std::string Where(const SourceLoc& loc) const;
 };
+
+// True when some rule writes packet bytes (the compiled tiers read the
+// packet as immutable and leave such rulesets to the interpreter).
+bool HasPacketWrites(const Ruleset& ruleset);
 
 }  // namespace rulejit::ir
 

@@ -144,6 +144,12 @@ std::string Body(const PayloadLoad& e) {
                          BaseName(e.base), e.offset, e.dreg);
 }
 
+std::string Body(const PayloadWrite& e) {
+  return absl::StrFormat(
+      "write reg %u => %ub @ %s header + %u csum_type %u csum_off %u csum_flags 0x%x ",
+      e.sreg, e.len, BaseName(e.base), e.offset, e.csum_type, e.csum_offset, e.csum_flags);
+}
+
 std::string Body(const MetaLoad& e) {
   return absl::StrFormat("load %s => reg %u ", MetaName(e.key), e.dreg);
 }
@@ -266,6 +272,14 @@ std::string Body(const FusedCmp& e) {
   return out;
 }
 
+std::string Body(const Exthdr& e) {
+  const char* op = e.op == ExthdrOp::kIpv6     ? "ipv6 "
+                   : e.op == ExthdrOp::kTcpopt ? "tcpopt "
+                                               : "";
+  return absl::StrFormat("load %s%ub @ %u + %u%s => reg %u ", op, e.len, e.type,
+                         e.offset, e.present ? " present" : "", e.dreg);
+}
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -285,6 +299,8 @@ struct NameOf {
   const char* operator()(const Reject&) const { return "reject"; }
   const char* operator()(const Notrack&) const { return "notrack"; }
   const char* operator()(const FusedCmp&) const { return "fused"; }
+  const char* operator()(const Exthdr&) const { return "exthdr"; }
+  const char* operator()(const PayloadWrite&) const { return "payload"; }
 };
 
 // --- sets -------------------------------------------------------------------

@@ -194,28 +194,52 @@ CtDir ParseDirSuffix(Cursor& c) {
 
 // --- one parser per expression kind (inverse of the printer's Body) --------
 
+PayloadBase ParsePayloadBase(Cursor& c) {
+  if (c.TryLiteral("link")) return PayloadBase::kLink;
+  if (c.TryLiteral("network")) return PayloadBase::kNetwork;
+  if (c.TryLiteral("transport")) return PayloadBase::kTransport;
+  if (c.TryLiteral("inner")) return PayloadBase::kInner;
+  c.Fail(absl::StrCat("expected a payload base (link, network, transport, "
+                      "inner), found ", c.Found()));
+  return PayloadBase::kNetwork;
+}
+
+Expr ParsePayloadWrite(Cursor& c) {
+  PayloadWrite e;
+  c.Literal("reg ");
+  e.sreg = c.Register();
+  c.Literal(" => ");
+  e.len = c.Number("the write length");
+  c.Literal("b @ ");
+  e.base = ParsePayloadBase(c);
+  c.Literal(" header + ");
+  e.offset = c.Number("the header offset");
+  c.Literal(" csum_type ");
+  e.csum_type = c.Number("the checksum type");
+  c.Literal(" csum_off ");
+  e.csum_offset = c.Number("the checksum offset");
+  c.Literal(" csum_flags ");
+  if (c.TryLiteral("0x1")) {
+    e.csum_flags = kCsumL4PseudoHdr;
+  } else if (!c.TryLiteral("0x0")) {
+    c.Fail(absl::StrCat("expected checksum flags 0x0 or 0x1, found ", c.Found()));
+  }
+  c.Literal(" ");
+  return e;
+}
+
 Expr ParsePayload(Cursor& c) {
+  if (c.TryLiteral("write ")) return ParsePayloadWrite(c);
   if (!c.Peek("load ")) {
     c.Fail(absl::StrCat("unsupported payload operation ", c.Found(),
-                        " (the IR has 'load' only)"));
+                        " (expected 'load' or 'write')"));
     return PayloadLoad{};
   }
   PayloadLoad e;
   c.Literal("load ");
   e.len = c.Number("the load length");
   c.Literal("b @ ");
-  if (c.TryLiteral("link")) {
-    e.base = PayloadBase::kLink;
-  } else if (c.TryLiteral("network")) {
-    e.base = PayloadBase::kNetwork;
-  } else if (c.TryLiteral("transport")) {
-    e.base = PayloadBase::kTransport;
-  } else if (c.TryLiteral("inner")) {
-    e.base = PayloadBase::kInner;
-  } else {
-    c.Fail(absl::StrCat("expected a payload base (link, network, transport, "
-                        "inner), found ", c.Found()));
-  }
+  e.base = ParsePayloadBase(c);
   c.Literal(" header + ");
   e.offset = c.Number("the header offset");
   c.Literal(" => reg ");
@@ -559,6 +583,28 @@ Expr ParseReject(Cursor& c) {
   return e;
 }
 
+Expr ParseExthdr(Cursor& c) {
+  Exthdr e;
+  c.Literal("load ");
+  if (c.TryLiteral("ipv6 ")) {
+    e.op = ExthdrOp::kIpv6;
+  } else if (c.TryLiteral("tcpopt ")) {
+    e.op = ExthdrOp::kTcpopt;
+  } else {
+    e.op = ExthdrOp::kSctp;
+  }
+  e.len = c.Number("the load length", 64);
+  c.Literal("b @ ");
+  e.type = static_cast<uint8_t>(c.Number("the header type", 255));
+  c.Literal(" + ");
+  e.offset = c.Number("the offset", 255);
+  if (c.TryLiteral(" present")) e.present = true;
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -569,7 +615,7 @@ BodyParser ParserFor(std::string_view name) {
       {"range", &ParseRange},         {"lookup", &ParseLookup},
       {"immediate", &ParseImmediate}, {"counter", &ParseCounter},
       {"limit", &ParseLimit},         {"log", &ParseLog},
-      {"reject", &ParseReject},
+      {"reject", &ParseReject},       {"exthdr", &ParseExthdr},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

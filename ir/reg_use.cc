@@ -21,6 +21,7 @@ struct Reads {
   uint32_t operator()(const MetaSet& e) const { return WordMask(e.sreg, MetaKeyLen(e.key)); }
   uint32_t operator()(const CtSet& e) const { return WordMask(e.sreg, CtKeyLen(e.key)); }
   uint32_t operator()(const Bitwise& e) const { return WordMask(e.sreg, e.len); }
+  uint32_t operator()(const PayloadWrite& e) const { return WordMask(e.sreg, e.len); }
   uint32_t operator()(const Byteorder& e) const {
     // Size-2 elements step over whole words (see ir/expr_eval.cc).
     return WordMask(e.sreg, e.size == 2 ? e.len / 2 * 4 : e.len);

@@ -165,6 +165,17 @@ void Check(const PayloadLoad& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, e.len, "payload load");
 }
 
+void Check(const PayloadWrite& e, RuleContext& ctx) {
+  if (e.len < 1 || e.len > 64 || e.base > PayloadBase::kInner) {
+    ctx.diags.Error(ctx.loc, "payload write: length must be 1..64");
+    return;
+  }
+  if (e.csum_type > kCsumInet || e.csum_flags > kCsumL4PseudoHdr) {
+    ctx.diags.Error(ctx.loc, "payload write: checksum type 0 or 1, flags 0x0 or 0x1");
+  }
+  ctx.regs.Read(e.sreg, e.len, "payload write");
+}
+
 void Check(const MetaLoad& e, RuleContext& ctx) {
   if (e.key > MetaKey::kBriBroute) {
     ctx.diags.Error(ctx.loc, "meta load: invalid meta key");
@@ -336,6 +347,15 @@ void Check(const Reject& e, RuleContext& ctx) {
 }
 
 void Check(const Notrack&, RuleContext&) {}
+
+void Check(const Exthdr& e, RuleContext& ctx) {
+  if (e.len < 1 || e.len > 64 || e.offset > 255 || e.op > ExthdrOp::kSctp) {
+    ctx.diags.Error(ctx.loc, "exthdr load: length must be 1..64, offset 0..255");
+    return;
+  }
+  // `present` stores one 32-bit word (nft_reg_store8 / *dest = 1).
+  ctx.regs.Write(e.dreg, e.present ? 4 : e.len, "exthdr load");
+}
 
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = (e.load.len + 3) / 4 * 4;

@@ -597,6 +597,12 @@ bool RuleLifter::Step(const ir::Expr& expr) {
           [&](const ir::Limit&) {
             return Fail("rate limits are not reasoned about exactly");
           },
+          [&](const ir::PayloadWrite&) {
+            return Fail("writes packet bytes (a side effect later rules may see)");
+          },
+          [&](const ir::Exthdr&) {
+            return Fail("extension headers and options are not modelled");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::CtSet&) { return true; },
           [&](const ir::Counter&) { return true; },

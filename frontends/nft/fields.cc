@@ -212,17 +212,17 @@ std::vector<uint8_t> IcmpTypesFor(std::string_view proto, std::string_view name)
 }  // namespace
 
 uint32_t Field::LoadLen() const {
-  if (kind != Kind::kPayload) return (len_bits + 7) / 8;
+  if (kind != Kind::kPayload && kind != Kind::kExthdr) return (len_bits + 7) / 8;
   return ((off_bits % 8) + len_bits + 7) / 8;
 }
 
 uint32_t Field::Shift() const {
-  if (kind != Kind::kPayload) return 0;
+  if (kind != Kind::kPayload && kind != Kind::kExthdr) return 0;
   return LoadLen() * 8 - (off_bits % 8) - len_bits;
 }
 
 bool Field::NeedsMask() const {
-  return kind == Kind::kPayload && (off_bits % 8 != 0 || len_bits % 8 != 0);
+  return (kind == Kind::kPayload || kind == Kind::kExthdr) && (off_bits % 8 != 0 || len_bits % 8 != 0);
 }
 
 std::optional<Field> LookupPayloadField(std::string_view proto,

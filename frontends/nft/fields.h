@@ -29,15 +29,19 @@ enum class Dep : uint8_t {
 };
 
 struct Field {
-  enum class Kind : uint8_t { kPayload, kMeta, kCt };
+  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr };
   Kind kind = Kind::kPayload;
-  // kPayload: bit offset and length from the start of `base`.
+  // kPayload: bit offset and length from the start of `base`; kExthdr:
+  // from the start of the extension header / option / chunk.
   ir::PayloadBase base = ir::PayloadBase::kNetwork;
   uint32_t off_bits = 0;
   uint32_t len_bits = 0;
   ir::MetaKey meta = ir::MetaKey::kMark;
   ir::CtKey ct = ir::CtKey::kState;
   ir::CtDir dir = ir::CtDir::kNone;
+  ir::ExthdrOp exthdr_op = ir::ExthdrOp::kIpv6;
+  uint8_t exthdr_type = 0;
+  bool exthdr_present = false;  // `exists` / `missing`: a boolean load
   DType type = DType::kInteger;
   bool host_order = false;  // register holds the value little-endian
   Dep dep = Dep::kNone;
@@ -77,6 +81,28 @@ bool IsUnqualifiedMeta(std::string_view key);
 // keys: `ct saddr` is src_ip or src_ip6.
 std::optional<Field> LookupCtField(std::string_view key, ir::CtDir dir, int net);
 std::vector<std::string_view> CtKeyNames();
+
+// Extension headers, TCP options and SCTP chunks (exthdr.cc).
+// `hbh nexthdr`, `frag frag-off`, `srh sid[2]`: an IPv6 extension header
+// field. nullopt when unknown.
+std::optional<Field> LookupIpv6ExthdrField(std::string_view hdr,
+                                           std::string_view field);
+bool IsIpv6Exthdr(std::string_view word);
+std::vector<std::string_view> Ipv6ExthdrFieldNames(std::string_view hdr);
+// `exthdr NAME`: the presence of an IPv6 extension header.
+std::optional<Field> LookupExthdrPresence(std::string_view hdr);
+std::vector<std::string_view> ExthdrPresenceNames();
+// `tcp option NAME FIELD` (field empty: presence). Type numbers may stand
+// for the name. nullopt when the option or the field is unknown.
+std::optional<Field> LookupTcpOption(std::string_view option,
+                                     std::string_view field);
+std::vector<std::string_view> TcpOptionNames();
+std::vector<std::string_view> TcpOptionFieldNames(std::string_view option);
+// `sctp chunk NAME FIELD` (field empty: presence).
+std::optional<Field> LookupSctpChunk(std::string_view chunk,
+                                     std::string_view field);
+std::vector<std::string_view> SctpChunkNames();
+std::vector<std::string_view> SctpChunkFieldNames(std::string_view chunk);
 
 }  // namespace rulejit::frontends::nft
 

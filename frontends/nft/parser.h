@@ -125,6 +125,8 @@ class Parser {
   bool ParseLhs(Lhs* lhs);
   bool ParseField(Field* field);
   bool ParseRawPayload(Field* field);
+  bool ParseOptionField(std::string_view proto, Field* field);
+  bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);
   bool ParseBinopOperand(const Field& f, U128* out);
   bool ParseConstExpr(const Field& f, U128* out);
   bool ParseItem(const Field& f, Item* item);
@@ -136,6 +138,8 @@ class Parser {
   void SplitMapWord(const SetType& st);
   void MergePayloadCompares(ir::Rule& rule);
   bool ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct);
+  bool ParseSetConstant(const Field& target, Item* first, U128* v);
+  bool ParsePayloadSet(ir::Rule& rule, const Lhs& lhs);
   bool ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target);
   bool EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct);
   bool EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len);

@@ -171,6 +171,10 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   bool qualified = w == "meta" || w == "ct";
   if (qualified || IsUnqualifiedMeta(w)) {
     size_t key_at = qualified ? 1 : 0;
+    if (w == "ct" && PeekAt(1).kind == Tok::kWord &&
+        (PeekAt(1).text == "original" || PeekAt(1).text == "reply")) {
+      key_at = 2;  // ct original zone set 1
+    }
     const Token& after = PeekAt(key_at + 1);
     if (after.kind == Tok::kWord && after.text == "set") {
       Field target;
@@ -184,7 +188,11 @@ bool Parser::ParseStatement(ir::Rule& rule) {
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w)) return ParseMatch(rule);
+  if (IsPayloadProto(w) || w == "exthdr") return ParseMatch(rule);
+  if (IsIpv6Exthdr(w) && PeekAt(1).kind == Tok::kWord &&
+      (LookupIpv6ExthdrField(w, PeekAt(1).text) || (w == "srh" && PeekAt(1).text == "sid"))) {
+    return ParseMatch(rule);
+  }
   if (IsUnsupportedStatement(w)) {
     return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"));
   }
@@ -457,7 +465,30 @@ bool Parser::ParseField(Field* field) {
   if (t.kind == Tok::kSetRef) return ParseRawPayload(field);
   if (t.kind != Tok::kWord) return ErrorUnexpected("an expression");
   std::string w = Next().text;
-  if (IsPayloadProto(w)) {
+  if ((w == "tcp" && AtWord("option")) || (w == "sctp" && AtWord("chunk"))) {
+    if (!ParseOptionField(w, field)) return false;
+  } else if (w == "exthdr") {
+    std::string hdr;
+    ir::SourceLoc hloc = Peek().loc;
+    if (!ExpectWord(&hdr, "extension header name")) return false;
+    std::optional<Field> fd = LookupExthdrPresence(hdr);
+    if (!fd) {
+      return Error(hloc, absl::StrCat("unknown extension header '", hdr, "'"),
+                   ir::DidYouMean(hdr, ExthdrPresenceNames()));
+    }
+    *field = *fd;
+  } else if (w == "srh" && AtWord("sid")) {
+    // srh sid[N]
+    Next();
+    std::string n;
+    if (!ExpectPunct("[") || !ExpectWord(&n, "segment number") || !ExpectPunct("]")) return false;
+    std::optional<Field> fd = LookupIpv6ExthdrField(w, absl::StrCat("sid[", n, "]"));
+    if (!fd) return Error(toks_[pos_ - 2].loc, "segment number must be 1..8");
+    *field = *fd;
+  } else if (IsIpv6Exthdr(w) && Peek().kind == Tok::kWord &&
+             LookupIpv6ExthdrField(w, Peek().text)) {
+    *field = *LookupIpv6ExthdrField(w, Next().text);
+  } else if (IsPayloadProto(w)) {
     const Token& f = Peek();
     if (f.kind != Tok::kWord) return ErrorUnexpected(absl::StrCat(w, " header field"));
     std::string name = f.text;
@@ -557,6 +588,64 @@ bool Parser::ParseField(Field* field) {
   return true;
 }
 
+// `,OFFSET,LENGTH` after `@BASE` (bits, each at most `max`).
+bool Parser::ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]) {
+  for (int i = 0; i < 2; ++i) {
+    if (!ExpectPunct(",")) return false;
+    std::string w;
+    if (!ExpectWord(&w, "number")) return false;
+    auto v = ParseNumber(w);
+    if (!v || *v > max) {
+      return Error(toks_[pos_ - 1].loc, absl::StrCat("bad ", std::string(what), " offset/length"));
+    }
+    nums[i] = static_cast<uint32_t>(*v);
+  }
+  return true;
+}
+
+// `tcp option NAME [FIELD]`, `tcp option NUM`, `tcp option @KIND,OFF,LEN`,
+// `sctp chunk NAME [FIELD]`; without a field, the presence of the option
+// (the value that follows is `exists` / `missing`).
+bool Parser::ParseOptionField(std::string_view proto, Field* field) {
+  const bool tcp = proto == "tcp";
+  Next();  // option / chunk
+  const Token& t = Peek();
+  ir::SourceLoc loc = t.loc;
+  if (tcp && t.kind == Tok::kSetRef) {
+    Token kind_tok = Next();
+    auto kind = ParseNumber(kind_tok.text);
+    if (!kind || *kind > 255) return Error(loc, "bad tcp option kind");
+    uint32_t nums[2];
+    if (!ParseOffsetLength(255 * 8, "tcp option", nums)) return false;
+    if (nums[1] == 0 || nums[1] > 32 || nums[0] % 8 != 0) {
+      return Error(loc, "unsupported tcp option offset/length");
+    }
+    Field f;
+    f.kind = Field::Kind::kExthdr;
+    f.exthdr_op = ir::ExthdrOp::kTcpopt;
+    f.exthdr_type = static_cast<uint8_t>(*kind);
+    f.off_bits = nums[0];
+    f.len_bits = nums[1];
+    *field = f;
+    return true;
+  }
+  if (t.kind != Tok::kWord) return ErrorUnexpected(tcp ? "tcp option name" : "sctp chunk name");
+  std::string name = Next().text;
+  std::string sub;
+  if (Peek().kind == Tok::kWord) {
+    std::vector<std::string_view> fields =
+        tcp ? TcpOptionFieldNames(name) : SctpChunkFieldNames(name);
+    if (std::find(fields.begin(), fields.end(), Peek().text) != fields.end()) sub = Next().text;
+  }
+  std::optional<Field> fd = tcp ? LookupTcpOption(name, sub) : LookupSctpChunk(name, sub);
+  if (!fd) {
+    return Error(loc, absl::StrCat("unknown ", tcp ? "tcp option '" : "sctp chunk '", name, "'"),
+                 ir::DidYouMean(name, tcp ? TcpOptionNames() : SctpChunkNames()));
+  }
+  *field = *fd;
+  return true;
+}
+
 bool Parser::ParseRawPayload(Field* field) {
   Token t = Next();
   Field f;
@@ -570,14 +659,7 @@ bool Parser::ParseRawPayload(Field* field) {
   else return Error(t.loc, absl::StrCat("unknown payload base '@", t.text, "'"),
                     ir::DidYouMean(t.text, {"ll", "nh", "th", "ih"}));
   uint32_t nums[2];
-  for (uint32_t& n : nums) {
-    if (!ExpectPunct(",")) return false;
-    std::string w;
-    if (!ExpectWord(&w, "number")) return false;
-    auto v = ParseNumber(w);
-    if (!v || *v > 0xffffff) return Error(toks_[pos_ - 1].loc, "bad raw payload offset/length");
-    n = static_cast<uint32_t>(*v);
-  }
+  if (!ParseOffsetLength(0xffffff, "raw payload", nums)) return false;
   f.off_bits = nums[0];
   f.len_bits = nums[1];
   if (f.len_bits == 0 || f.LoadLen() > 16) {
@@ -901,7 +983,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     }
   }
   if (AtStmtEnd()) return ErrorUnexpected("a value to match");
-  if (AtWord("set")) return Error(Peek().loc, "unsupported statement: setting a header field");
+  if (AtWord("set")) {
+    if (op != RelOp::kImplicit) return Error(op_loc, "unexpected operator before 'set'");
+    Next();
+    return ParsePayloadSet(rule, lhs);
+  }
   const std::vector<Field>& fields = lhs.fields;
   bool concat = fields.size() > 1;
   const Field& f0 = fields[0];
@@ -1332,38 +1418,160 @@ bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
       Emit(rule, b, loc);
     }
   } else {
-    // A constant, possibly folded: `0x11 xor 0x1331`, `0x12 or 0x11`.
     U128 v = 0;
     Item first;
-    if (!ParseItem(target, &first)) return false;
-    if (first.kind != Item::Kind::kValue) return Error(first.loc, "expected a value");
-    v = first.lo.num;
-    while (IsBitmask(target.type) && AcceptPunct(",")) {
-      Item more;
-      if (!ParseItem(target, &more)) return false;
-      if (more.kind != Item::Kind::kValue) return Error(more.loc, "expected a value");
-      v |= more.lo.num;
-    }
-    while (!failed_) {
-      const Token& o = Peek();
-      std::string s = o.text;
-      char kind = 0;
-      if (s == "and" || (o.kind == Tok::kPunct && s == "&")) kind = '&';
-      else if (s == "or" || (o.kind == Tok::kPunct && s == "|")) kind = '|';
-      else if (s == "xor" || (o.kind == Tok::kPunct && s == "^")) kind = '^';
-      if (kind == 0) break;
-      Next();
-      U128 w = 0;
-      if (!ParseBinopOperand(target, &w)) return false;
-      v = kind == '&' ? (v & w) : kind == '|' ? (v | w) : (v ^ w);
-    }
-    if (failed_) return false;
+    if (!ParseSetConstant(target, &first, &v)) return false;
     ir::Immediate imm;
     imm.dreg = 1;
     imm.data = first.lo.is_str ? Encode(target, first.lo, len) : EncodeNum(target, v, len);
     Emit(rule, imm, loc);
   }
   return EmitSetTarget(rule, target, is_ct);
+}
+
+// The value of a set statement: a constant, possibly folded (`0x11 xor
+// 0x1331`, `0x12 or 0x11`, flag lists `ecn, cwr`). `first` keeps the first
+// item (strings), `v` the folded number.
+bool Parser::ParseSetConstant(const Field& target, Item* first, U128* v) {
+  if (!ParseItem(target, first)) return false;
+  if (first->kind != Item::Kind::kValue) return Error(first->loc, "expected a value");
+  *v = first->lo.num;
+  while (IsBitmask(target.type) && AcceptPunct(",")) {
+    Item more;
+    if (!ParseItem(target, &more)) return false;
+    if (more.kind != Item::Kind::kValue) return Error(more.loc, "expected a value");
+    *v |= more.lo.num;
+  }
+  while (!failed_) {
+    const Token& o = Peek();
+    std::string s = o.text;
+    char kind = 0;
+    if (s == "and" || (o.kind == Tok::kPunct && s == "&")) kind = '&';
+    else if (s == "or" || (o.kind == Tok::kPunct && s == "|")) kind = '|';
+    else if (s == "xor" || (o.kind == Tok::kPunct && s == "^")) kind = '^';
+    if (kind == 0) break;
+    Next();
+    U128 w = 0;
+    if (!ParseBinopOperand(target, &w)) return false;
+    *v = kind == '&' ? (*v & w) : kind == '|' ? (*v | w) : (*v ^ w);
+  }
+  return !failed_;
+}
+
+// The checksums a write to `f` must keep right, as nft chooses them: the
+// header's own checksum (ip, tcp, icmp), and the transport checksum for
+// fields of the pseudo-header (addresses, ip protocol), every udp field and
+// raw writes to the transport payload. False for headers nft's rules for
+// are not written down here.
+static bool WriteChecksum(const Field& f, ir::PayloadWrite* w) {
+  const bool ip4 = f.base == ir::PayloadBase::kNetwork && f.dep == Dep::kIpv4;
+  const bool ip6 = f.base == ir::PayloadBase::kNetwork && f.dep == Dep::kIpv6;
+  const bool l4 = f.base == ir::PayloadBase::kTransport &&
+                  (f.dep == Dep::kL4 || f.dep == Dep::kL4Ipv4);
+  if (ip4) {
+    w->csum_type = ir::kCsumInet;
+    w->csum_offset = 10;
+    if (f.off_bits == 72 || f.off_bits == 96 || f.off_bits == 128) w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  if (ip6) {
+    if (f.off_bits == 64 || f.off_bits == 192) w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  if (l4 && f.l4proto == 6) {
+    w->csum_type = ir::kCsumInet;
+    w->csum_offset = 16;
+    return true;
+  }
+  if (l4 && f.l4proto == 1) {
+    w->csum_type = ir::kCsumInet;
+    w->csum_offset = 2;
+    return true;
+  }
+  if (l4 && (f.l4proto == 17 || f.l4proto == 136)) {
+    w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  if (f.base == ir::PayloadBase::kInner) {
+    w->csum_flags = ir::kCsumL4PseudoHdr;
+    return true;
+  }
+  return f.base == ir::PayloadBase::kLink;
+}
+
+// `FIELD set VALUE` on a header field: [ payload write ]. A field that does
+// not fill whole bytes (or, when a checksum is updated, whole 16-bit words)
+// is merged into the bytes around it: load, mask out the field, xor in the
+// value, write. VALUE is a constant or the same field with `& | ^` constants.
+bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
+  const Field& f = lhs.fields[0];
+  ir::SourceLoc loc = lhs.loc;
+  if (lhs.fields.size() != 1 || lhs.has_binop || f.kind != Field::Kind::kPayload) {
+    return Error(loc, "unsupported target of a set statement");
+  }
+  ir::PayloadWrite w;
+  if (!WriteChecksum(f, &w)) {
+    return Error(loc, "unsupported statement: setting a field of this header");
+  }
+  const U128 field_mask = BitsMask(f.len_bits);
+  U128 and_mask = 0, xor_val = 0;  // new field = (field & and_mask) ^ xor_val
+  bool from_field = false;
+  const Token& t = Peek();
+  if (t.kind == Tok::kSetRef ||
+      (t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" || t.text == "ct" ||
+                                IsUnqualifiedMeta(t.text)))) {
+    Lhs src;
+    if (!ParseLhs(&src)) return false;
+    const Field& g = src.fields[0];
+    if (src.fields.size() != 1 || g.kind != f.kind || g.base != f.base ||
+        g.off_bits != f.off_bits || g.len_bits != f.len_bits) {
+      return Error(src.loc, "unsupported value: only the same field with '&', '|', '^' constants");
+    }
+    and_mask = src.and_mask & field_mask;
+    xor_val = src.xor_val & field_mask;
+    from_field = true;
+  } else {
+    Item first;
+    U128 v = 0;
+    if (!ParseSetConstant(f, &first, &v)) return false;
+    if (first.lo.is_str) return Error(first.loc, "expected a number");
+    if ((v & ~field_mask) != 0) return Error(first.loc, "value does not fit the field");
+    xor_val = v;
+  }
+  if (!EmitDeps(rule, f)) return false;
+  uint32_t byte_off = f.LoadOffset();
+  uint32_t size = f.LoadLen();
+  uint32_t shift = f.Shift();
+  const bool csum = w.csum_type != 0 || w.csum_flags != 0;
+  if (csum && size % 2 != 0) {
+    ++size;
+    if (byte_off % 2 != 0) {
+      --byte_off;
+    } else {
+      shift += 8;
+    }
+  }
+  if (!from_field && shift == 0 && size * 8 == f.len_bits) {
+    ir::Immediate imm;
+    imm.dreg = 1;
+    imm.data = EncodeNumber(xor_val, size, false);
+    Emit(rule, imm, loc);
+  } else {
+    EmitLoad(rule, f, 1, size);
+    std::get<ir::PayloadLoad>(rule.exprs.back().expr).offset = byte_off;
+    const U128 all = BitsMask(size * 8);
+    ir::Bitwise b;
+    b.len = size;
+    b.mask = EncodeNumber((~(field_mask << shift) | (and_mask << shift)) & all, size, false);
+    b.xor_ = EncodeNumber((xor_val << shift) & all, size, false);
+    Emit(rule, b, loc);
+  }
+  w.base = f.base;
+  w.offset = byte_off;
+  w.len = size;
+  w.sreg = 1;
+  Emit(rule, w, loc);
+  return true;
 }
 
 // A one-byte header field as the value of a wider key (`meta mark set ip
@@ -1403,6 +1611,7 @@ bool Parser::EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct) {
     ir::CtSet s;
     s.key = target.ct;
     s.sreg = 1;
+    s.dir = target.dir;
     Emit(rule, s, target.loc);
   } else {
     ir::MetaSet s;
@@ -1437,6 +1646,17 @@ void Parser::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len)
     case Field::Kind::kCt:
       Emit(rule, ir::CtLoad{f.ct, reg, f.dir}, f.loc);
       return;
+    case Field::Kind::kExthdr: {
+      ir::Exthdr x;
+      x.op = f.exthdr_op;
+      x.type = f.exthdr_type;
+      x.offset = f.LoadOffset();
+      x.len = len;
+      x.present = f.exthdr_present;
+      x.dreg = reg;
+      Emit(rule, x, f.loc);
+      return;
+    }
   }
 }
 

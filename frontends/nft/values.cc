@@ -136,6 +136,17 @@ const SymTable& Symbols(DType t) {
       {"request", 0}, {"response", 1}, {"data", 2}, {"ack", 3},
       {"dataack", 4}, {"closereq", 5}, {"close", 6}, {"reset", 7},
       {"sync", 8}, {"syncack", 9}};
+  static const SymTable kMh = {
+      {"binding-refresh-request", 0}, {"home-test-init", 1},
+      {"careof-test-init", 2}, {"home-test", 3}, {"careof-test", 4},
+      {"binding-update", 5}, {"binding-acknowledgement", 6},
+      {"binding-error", 7}, {"fast-binding-update", 8},
+      {"fast-binding-acknowledgement", 9}, {"fast-binding-advertisement", 10},
+      {"experimental-mobility-header", 11}, {"home-agent-switch-message", 12}};
+  static const SymTable kMptcp = {
+      {"mp-capable", 0}, {"mp-join", 1}, {"dss", 2}, {"add-addr", 3},
+      {"remove-addr", 4}, {"mp-prio", 5}, {"mp-fail", 6}, {"mp-fastclose", 7},
+      {"mp-tcprst", 8}};
   static const SymTable kTcHandle = {{"none", 0}, {"root", 0xffffffff}};
   static const SymTable kRealm = {{"default", 0}};
   // Interface indexes are resolved at load time by nft; only the loopback
@@ -178,6 +189,8 @@ const SymTable& Symbols(DType t) {
     case DType::kTime:
     case DType::kTcHandle: return kTcHandle;
     case DType::kDccpType: return kDccp;
+    case DType::kMhType: return kMh;
+    case DType::kMptcpSubtype: return kMptcp;
     case DType::kCtLabel:
       return kNone;
   }
@@ -310,7 +323,10 @@ uint32_t DTypeBits(DType t) {
     case DType::kDay:
     case DType::kIgmpType:
     case DType::kDccpType:
+    case DType::kMhType:
       return 8;
+    case DType::kMptcpSubtype:
+      return 4;
     case DType::kEtherType:
     case DType::kIfType:
       return 16;

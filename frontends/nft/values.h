@@ -25,7 +25,7 @@ enum class DType : uint8_t {
   kTcpFlag, kCtState, kCtStatus, kCtDir, kPktType, kNfProto, kMark,
   kEtherType, kIfType, kBoolean, kDay, kHour, kTime, kIgmpType, kIface,
   kUid, kGid, kRealm, kDevgroup, kCtEvent, kCtLabel, kTcHandle,
-  kDccpType,
+  kDccpType, kMhType, kMptcpSubtype,
 };
 
 // True for types whose values are bit flags (`a,b` means any of them).

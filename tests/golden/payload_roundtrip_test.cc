@@ -75,7 +75,7 @@ const std::set<std::string> kCoveredKinds = {
     "payload load", "meta load", "meta set", "ct load",   "ct set",
     "bitwise",      "byteorder", "cmp",      "range",     "lookup",
     "immediate",    "counter",   "limit",    "log",       "reject",
-    "notrack"};
+    "notrack",      "exthdr load", "payload write"};
 
 struct KindCount {
   int accepted = 0;

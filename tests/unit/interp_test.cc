@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rulejit/rulejit.h"
 #include "runtime/packet_parse.h"
 #include "tests/support/frames.h"
 
@@ -844,6 +845,110 @@ TEST(InterpFlow, NetdevMatchesItsDevice) {
   m.has_oif = true;
   EXPECT_EQ(RunOn(eg, Tcp(), Hook::kEgress, m).verdict, VerdictCode::kDrop);
   EXPECT_EQ(RunOn(eg, Tcp(), Hook::kEgress, WithIif("eth9", 1)).verdict, VerdictCode::kAccept);
+}
+
+// ---------------------------------------------------------------------------
+// exthdr
+
+Expr Ext(ExthdrOp op, uint8_t type, uint32_t off, uint32_t len, bool present = false) {
+  return Exthdr{op, type, off, len, present, 1};
+}
+// `exprs + drop` in an inet input chain: does it match?
+bool MatchesInet(std::vector<Expr> exprs, const Packet& p) {
+  exprs.push_back(Drop());
+  Ruleset rs = RS({T(Family::kInet, {Base("input", {R(std::move(exprs))})})});
+  return RunOn(rs, p).verdict == VerdictCode::kDrop;
+}
+
+TEST(InterpExthdr, Ipv6HeadersFoundByWalkingTheChain) {
+  Packet p{BuildFrame(FrameSpec{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 6,
+                                .ext_headers = {0, 60}})};
+  auto present = [&](uint8_t type, uint8_t want) {
+    return MatchesInet({Ext(ExthdrOp::kIpv6, type, 0, 1, true), CmpEq({want, 0, 0, 0})}, p);
+  };
+  EXPECT_TRUE(present(0, 1));
+  EXPECT_TRUE(present(60, 1));
+  EXPECT_TRUE(present(6, 1));    // the transport header ends the walk, found
+  EXPECT_TRUE(present(43, 0));   // absent: present loads 0 and the rule goes on
+  EXPECT_TRUE(present(44, 0));
+  // hop-by-hop's next header is 60, destination options' is tcp.
+  EXPECT_TRUE(MatchesInet({Ext(ExthdrOp::kIpv6, 0, 0, 1), CmpEq({60})}, p));
+  EXPECT_TRUE(MatchesInet({Ext(ExthdrOp::kIpv6, 60, 0, 1), CmpEq({6})}, p));
+  // A load from an absent header is NFT_BREAK, even with `!=`.
+  EXPECT_FALSE(MatchesInet({Ext(ExthdrOp::kIpv6, 43, 0, 1), CmpOpOf(CmpOp::kNeq, {0})}, p));
+  // IPv4 packets have no IPv6 extension headers.
+  EXPECT_TRUE(MatchesInet({Ext(ExthdrOp::kIpv6, 0, 0, 1, true), CmpEq({0, 0, 0, 0})}, Tcp()));
+}
+
+TEST(InterpExthdr, TcpOptions) {
+  // doff 6: one option word after the fixed header, MSS 1460.
+  Packet p = {BuildFrame(FrameSpec{.proto = 6, .payload = {2, 4, 0x05, 0xb4}})};
+  p.bytes[14 + 20 + 12] = 0x60;
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kTcpopt, 2, 2, 2), CmpEq({0x05, 0xb4})}, p));
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kTcpopt, 2, 0, 1, true), CmpEq({1, 0, 0, 0})}, p));
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kTcpopt, 8, 0, 1, true), CmpEq({0, 0, 0, 0})}, p));
+  // Reading past the option's own length does not match.
+  EXPECT_FALSE(Matches({Ext(ExthdrOp::kTcpopt, 2, 2, 4), CmpOpOf(CmpOp::kNeq, {0, 0, 0, 0})}, p));
+  // Without doff covering it, the option is not there.
+  Packet bare = {BuildFrame(FrameSpec{.proto = 6, .payload = {2, 4, 0x05, 0xb4}})};
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kTcpopt, 2, 0, 1, true), CmpEq({0, 0, 0, 0})}, bare));
+  // Not TCP: never found.
+  Packet udp = {BuildFrame(FrameSpec{.proto = 17, .payload = {2, 4, 0x05, 0xb4}})};
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kTcpopt, 2, 0, 1, true), CmpEq({0, 0, 0, 0})}, udp));
+}
+
+TEST(InterpExthdr, SctpChunks) {
+  // A 4-byte DATA-less chunk of type 9 (error), then an INIT of 20 bytes.
+  std::vector<uint8_t> chunks = {9, 0, 0, 4, 1, 0, 0, 20, 0, 0, 0, 1, 0, 0, 0, 2,
+                                 0, 3, 0, 4, 0, 0, 0, 5};
+  Packet p = {BuildFrame(FrameSpec{.proto = 132, .payload = chunks})};
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kSctp, 1, 16, 4), CmpEq({0, 0, 0, 5})}, p));
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kSctp, 9, 0, 1, true), CmpEq({1, 0, 0, 0})}, p));
+  EXPECT_TRUE(Matches({Ext(ExthdrOp::kSctp, 0, 0, 1, true), CmpEq({0, 0, 0, 0})}, p));
+  // Past the chunk's length: no match.
+  EXPECT_FALSE(Matches({Ext(ExthdrOp::kSctp, 9, 4, 1), CmpOpOf(CmpOp::kNeq, {0})}, p));
+}
+
+// ---------------------------------------------------------------------------
+// payload write
+
+// The IPv4 header checksum computed from scratch over `frame`'s header.
+uint16_t FreshIpChecksum(std::vector<uint8_t> frame) {
+  frame[14 + 10] = frame[14 + 11] = 0;
+  return testing::frames_internal::Fold(testing::frames_internal::Sum(frame.data() + 14, 20));
+}
+
+TEST(InterpPayloadWrite, LaterRulesSeeTheBytesAndTheChecksumIsKeptRight) {
+  Packet p = Tcp();
+  std::vector<uint8_t> want = p.bytes;
+  want[14 + 4] = 0x12;
+  want[14 + 5] = 0x34;
+  const uint16_t sum = FreshIpChecksum(want);
+  PayloadWrite w{PayloadBase::kNetwork, 4, 2, 1, kCsumInet, 10, 0};
+  // Rule 1 writes ip id (and fixes the checksum); rule 2 matches both.
+  Ruleset rs = RS({T(Family::kIp, {Base("input", {
+      R({Imm({0x12, 0x34}), w}),
+      R({LoadNet(4, 2), CmpEq({0x12, 0x34}), LoadNet(10, 2),
+         CmpEq({uint8_t(sum >> 8), uint8_t(sum)}), Drop()})})})});
+  EXPECT_EQ(RunOn(rs, p).verdict, VerdictCode::kDrop);
+  // The caller's packet is not changed.
+  EXPECT_NE(p.bytes[14 + 4], 0x12);
+  // Out of bounds: the rule does not match and nothing is written.
+  PayloadWrite far{PayloadBase::kNetwork, 60, 2, 1, 0, 0, 0};
+  Ruleset rs2 = RS({T(Family::kIp, {Base("input", {
+      R({Imm({0x12, 0x34}), far, Accept()}), R({LoadNet(4, 2), CmpEq({0x12, 0x34}), Drop()})})})});
+  EXPECT_EQ(RunOn(rs2, p).verdict, VerdictCode::kAccept);
+}
+
+TEST(InterpPayloadWrite, CompiledBackendsFallBackToTheInterpreter) {
+  PayloadWrite w{PayloadBase::kNetwork, 4, 2, 1, kCsumInet, 10, 0};
+  Ruleset rs = RS({T(Family::kIp, {Base("input", {R({Imm({0x12, 0x34}), w}),
+                                                 R({LoadNet(4, 2), CmpEq({0x12, 0x34}), Drop()})})})});
+  auto program = rulejit::Program::Compile(rs, {.backend = rulejit::Backend::kJit});
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->backend(), rulejit::Backend::kInterp);
+  Packet p = Tcp();
+  EXPECT_EQ((*program)->Run(Hook::kInput, p.view(), {}).verdict, rulejit::Verdict::kDrop);
 }
 
 }  // namespace

@@ -306,5 +306,91 @@ TEST(NftLowering, HostOrderRangeIsSwapped) {
             "  [ range eq reg 1 0x21000000 0x2d000000 ]\n");
 }
 
+TEST(NftLowering, TcpOptionFieldAndPresence) {
+  EXPECT_EQ(Lower("inet", "tcp option maxseg size 1"),
+            "  [ exthdr load tcpopt 2b @ 2 + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000100 ]\n");
+  EXPECT_EQ(Lower("ip", "tcp option sack-perm missing"),
+            "  [ exthdr load tcpopt 1b @ 4 + 0 present => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000000 ]\n");
+  EXPECT_EQ(Lower("ip", "tcp option @255,8,8 255"),
+            "  [ exthdr load tcpopt 1b @ 255 + 1 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x000000ff ]\n");
+  EXPECT_EQ(Lower("ip", "tcp option mptcp subtype mp-join"),
+            "  [ exthdr load tcpopt 1b @ 30 + 2 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000f0 ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x00000010 ]\n");
+}
+
+TEST(NftLowering, Ipv6ExtensionHeaders) {
+  // inet needs the IPv6 dependency; the bit field gets its mask.
+  EXPECT_EQ(Lower("inet", "frag frag-off 22"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000000a ]\n"
+            "  [ exthdr load ipv6 2b @ 44 + 2 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000f8ff ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x0000b000 ]\n");
+  EXPECT_EQ(Lower("ip6", "exthdr hbh != exists"),
+            "  [ exthdr load ipv6 1b @ 0 + 0 present => reg 1 ]\n"
+            "  [ cmp neq reg 1 0x00000001 ]\n");
+  EXPECT_EQ(Lower("ip6", "srh sid[2] dead::beef"),
+            "  [ exthdr load ipv6 16b @ 43 + 24 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000adde 0x00000000 0x00000000 0xefbe0000 ]\n");
+  EXPECT_EQ(Lower("ip6", "mh type home-agent-switch-message"),
+            "  [ exthdr load ipv6 1b @ 135 + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000000c ]\n");
+}
+
+TEST(NftLowering, SctpChunk) {
+  EXPECT_EQ(Lower("ip", "sctp chunk init initial-tsn 5"),
+            "  [ exthdr load 4b @ 1 + 16 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x05000000 ]\n");
+  EXPECT_EQ(Lower("inet", "sctp chunk asconf exists"),
+            "  [ exthdr load 1b @ 193 + 0 present => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n");
+}
+
+TEST(NftParserErrors, ExthdrMistakes) {
+  ExpectError("table ip t {\n chain c {\n  tcp option maxsgg exists\n }\n}\n", 3, 14,
+              "unknown tcp option 'maxsgg'", "maxseg");
+  ExpectError("table ip t {\n chain c {\n  tcp option eol left 1\n }\n}\n", 3, 18,
+              "invalid value 'left'");
+  ExpectError("table ip t {\n chain c {\n  tcp option 256 exists\n }\n}\n", 3, 14,
+              "unknown tcp option '256'");
+  ExpectError("table ip6 t {\n chain c {\n  exthdr hpp exists\n }\n}\n", 3, 10,
+              "unknown extension header 'hpp'", "hbh");
+  ExpectError("table ip t {\n chain c {\n  frag nexthdr tcp\n }\n}\n", 3, 3,
+              "IPv6 expression in an ip table");
+}
+
+TEST(NftLowering, PayloadSetMergesIntoWholeWords) {
+  // ttl is one byte: with the ip checksum it is written as a 16-bit word.
+  EXPECT_EQ(Lower("ip", "ip ttl set 23"),
+            "  [ payload load 2b @ network header + 8 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000ff00 ) ^ 0x00000017 ]\n"
+            "  [ payload write reg 1 => 2b @ network header + 8 csum_type 1 csum_off 10 csum_flags 0x0 ]\n");
+  EXPECT_EQ(Lower("ip", "ip ecn set ip ecn | ect0"),
+            "  [ payload load 2b @ network header + 0 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000fdff ) ^ 0x00000200 ]\n"
+            "  [ payload write reg 1 => 2b @ network header + 0 csum_type 1 csum_off 10 csum_flags 0x0 ]\n");
+  EXPECT_EQ(Lower("ip", "ip daddr set 127.0.0.1"),
+            "  [ immediate reg 1 0x0100007f ]\n"
+            "  [ payload write reg 1 => 4b @ network header + 16 csum_type 1 csum_off 10 csum_flags 0x1 ]\n");
+  EXPECT_EQ(Lower("inet", "udp dport set 65535"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000011 ]\n"
+            "  [ immediate reg 1 0x0000ffff ]\n"
+            "  [ payload write reg 1 => 2b @ transport header + 2 csum_type 0 csum_off 0 csum_flags 0x1 ]\n");
+  EXPECT_EQ(Lower("ip", "ct original zone set 1"),
+            "  [ immediate reg 1 0x00000001 ]\n"
+            "  [ ct set zone with reg 1 , dir original ]\n");
+}
+
+TEST(NftParserErrors, PayloadSetMistakes) {
+  ExpectError("table ip t {\n chain c {\n  ip ttl set 256\n }\n}\n", 3, 14, "exceeds");
+  ExpectError("table ip t {\n chain c {\n  ip ttl set ip id\n }\n}\n", 3, 14,
+              "only the same field");
+}
+
 }  // namespace
 }  // namespace rulejit

@@ -379,6 +379,12 @@ TEST(Reader, RoundTripsEachKind) {
       "[ log tcpseq tcpopt ipopt uid macdecode ]",
       "[ reject type 2 code 3 ]",
       "[ notrack ]",
+      "[ exthdr load ipv6 1b @ 44 + 0 => reg 1 ]",
+      "[ exthdr load ipv6 1b @ 0 + 0 present => reg 1 ]",
+      "[ exthdr load tcpopt 2b @ 2 + 2 => reg 9 ]",
+      "[ exthdr load 4b @ 193 + 4 => reg 1 ]",
+      "[ payload write reg 1 => 2b @ network header + 0 csum_type 1 csum_off 10 csum_flags 0x0 ]",
+      "[ payload write reg 1 => 16b @ network header + 24 csum_type 0 csum_off 0 csum_flags 0x1 ]",
   };
   for (const char* line : lines) {
     absl::StatusOr<Expr> expr = ParseExprLine(line);
@@ -420,10 +426,11 @@ TEST(Reader, ErrorsNameTheColumn) {
       {"[ cmp eqq reg 1 0x0000000a ]", "column 7: unknown compare operator 'eqq'"},
       {"[ meta load iifnme => reg 1 ]",
        "column 13: unknown meta key 'iifnme' (did you mean 'iifname'?)"},
-      {"[ exthdr load 1b @ 0 + 0 => reg 1 ]",
-       "column 3: expression 'exthdr' is not in the IR"},
+      {"[ exthdr write tcpopt reg 1 => 2b @ 2 + 2 ]", "column 10: expected 'load '"},
       {"[ payload write reg 1 => 2b @ network header + 10 ]",
-       "column 11: unsupported payload operation 'write'"},
+       "column 50: expected ' csum_type '"},
+      {"[ payload store 2b ]", "column 11: unsupported payload operation 'store'"},
+      {"[ osf load name => reg 1 ]", "column 3: expression 'osf' is not in the IR"},
       {"[ payload load 4b @ network header + 12 => reg 300 ]",
        "column 48: a register number is out of range"},
       {"[ payload load 04b @ network header + 12 => reg 1 ]",

@@ -454,6 +454,13 @@ class Emitter {
     EmitHelperCall(reinterpret_cast<const void*>(&JitMetaSet), &e, next);
   }
 
+  // Never reached: CompileAsmjit refuses rulesets that write packets.
+  void Emit(const ir::PayloadWrite&, Label) {}
+
+  void Emit(const ir::Exthdr& e, Label next) {
+    EmitHelperCall(reinterpret_cast<const void*>(&JitExthdr), &e, next);
+  }
+
   void Emit(const ir::CtLoad& e, Label next) {
     EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
   }
@@ -769,6 +776,9 @@ uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
 absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
     const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
     bool keep_assembly) {
+  if (ir::HasPacketWrites(ruleset)) {
+    return absl::UnimplementedError("asmjit: payload write (the JIT reads packets as immutable)");
+  }
   auto module = std::unique_ptr<JitModule>(new JitModule());
   module->impl_ = std::make_unique<JitModule::Impl>();
   module->bodies_.assign(layout.chain_count, nullptr);

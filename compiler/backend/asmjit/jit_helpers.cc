@@ -55,6 +55,10 @@ uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op) {
   return ir::EvalFusedCmp(*op, *ctx->view);
 }
 
+uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op) {
+  return ir::EvalExthdr(*op, *ctx->view, Regs(ctx));
+}
+
 uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {
   bool within = ctx->buckets == nullptr ||
                 ir::WithinLimit(op->limit, ctx->skb_len, ctx->now_ns,

@@ -40,6 +40,7 @@ uint32_t JitByteorder(JitContext* ctx, const ir::Byteorder* op);
 uint32_t JitCmp(JitContext* ctx, const ir::Cmp* op);
 uint32_t JitRange(JitContext* ctx, const ir::Range* op);
 uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op);
+uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op);
 
 struct JitLimitOp {
   ir::Limit limit;

@@ -25,7 +25,7 @@ namespace {
 // Helper symbols: (name, address). The order is the HelperId order.
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
-  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHelperCount,
+  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHelperCount,
 };
 
 template <typename Op>
@@ -47,6 +47,7 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_fused_cmp", Address(&JitFusedCmp)},
       {"rulejit_limit", Address(&JitLimit)},
       {"rulejit_classify", Address(&JitClassify)},
+      {"rulejit_exthdr", Address(&JitExthdr)},
   };
   return kHelpers[id];
 }
@@ -542,6 +543,10 @@ class LlvmEmitter {
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
   }
+
+  void Emit(const ir::Exthdr& e, llvm::BasicBlock* next) { CallHelper(kHExthdr, &e, next); }
+  // Never reached: CompileLlvm refuses rulesets that write packets.
+  void Emit(const ir::PayloadWrite&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Limit& e, llvm::BasicBlock* next) {
     JitLimitOp& op = ops_.limits.emplace_back(JitLimitOp{e, ops_.limit_count++});
