@@ -1,6 +1,11 @@
 // Difference of two flattened rulesets (see diff.h).
 #include "compiler/analysis/diff.h"
 
+#include <map>
+#include <tuple>
+
+#include "compiler/analysis/cube_index.h"
+
 namespace rulejit::analysis {
 namespace {
 
@@ -26,9 +31,14 @@ int OnlyDifferingDim(const Cube& a, const Cube& b) {
   return found;
 }
 
+// Above this many regions with the same sides, they are left unmerged
+// (merging is quadratic).
+constexpr size_t kMergeMax = 2000;
+
 // Merges regions with the same sides that differ in one dimension (their
 // union is then a cube). Repeats until nothing merges.
-void MergeRegions(std::vector<DiffRegion>& regions) {
+void MergeGroup(std::vector<DiffRegion>& regions) {
+  if (regions.size() > kMergeMax) return;
   bool merged = true;
   while (merged) {
     merged = false;
@@ -48,26 +58,72 @@ void MergeRegions(std::vector<DiffRegion>& regions) {
   }
 }
 
+using SidesKey = std::tuple<int, int, int, int, int, int, int, int>;
+
+SidesKey KeyOf(const DiffRegion& r) {
+  return {static_cast<int>(r.old_side.verdict), r.old_side.rule.table,
+          r.old_side.rule.chain, r.old_side.rule.rule,
+          static_cast<int>(r.new_side.verdict), r.new_side.rule.table,
+          r.new_side.rule.chain, r.new_side.rule.rule};
+}
+
+// MergeGroup over each group of regions with the same sides; keeps the
+// order of first appearance.
+void MergeRegions(std::vector<DiffRegion>& regions) {
+  std::map<SidesKey, size_t> group_of;
+  std::vector<std::vector<DiffRegion>> groups;
+  for (DiffRegion& r : regions) {
+    auto [it, fresh] = group_of.emplace(KeyOf(r), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(std::move(r));
+  }
+  regions.clear();
+  for (auto& g : groups) {
+    MergeGroup(g);
+    for (DiffRegion& r : g) regions.push_back(std::move(r));
+  }
+}
+
 }  // namespace
 
 DiffResult DiffRulesets(const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
-                        const SpaceOptions& options) {
+                        const SpaceOptions& options, const Progress& progress) {
   DiffResult result;
   result.space = BuildSpace({&old_rs, &new_rs}, options);
-  Flattened a = FlattenHook(old_rs, options.hook, result.space);
-  Flattened b = FlattenHook(new_rs, options.hook, result.space);
+  auto report = [&progress](int phase, double fraction) {
+    if (progress) progress((phase + fraction) / 3);
+  };
+  Flattened a = FlattenHook(old_rs, options.hook, result.space,
+                            [&](double f) { report(0, f); }, false);
+  Flattened b = FlattenHook(new_rs, options.hook, result.space,
+                            [&](double f) { report(1, f); }, false);
   result.old_inexact = std::move(a.inexact);
   result.new_inexact = std::move(b.inexact);
   if (!result.exact()) return result;
-  for (const Decision& x : a.decisions) {
-    for (const Decision& y : b.decisions) {
-      if (x.verdict == y.verdict) continue;
-      std::optional<Cube> both = Intersect(x.cube, y.cube);
-      if (!both) continue;
+  // NEW's drop and accept decisions, indexed; each OLD decision meets the
+  // ones of the other verdict.
+  CubeIndex accepts, drops;
+  std::vector<Side> by_id_accept, by_id_drop;
+  for (Decision& y : b.decisions) {
+    bool drop = y.verdict == ir::VerdictCode::kDrop;
+    int id = (drop ? drops : accepts).Add(std::move(y.cube));
+    auto& by_id = drop ? by_id_drop : by_id_accept;
+    if (by_id.size() <= static_cast<size_t>(id)) by_id.resize(id + 1);
+    by_id[id] = {y.verdict, y.rule};
+  }
+  b.decisions.clear();
+  for (size_t i = 0; i < a.decisions.size(); ++i) {
+    const Decision& x = a.decisions[i];
+    if ((i & 1023) == 0) report(2, static_cast<double>(i) / a.decisions.size());
+    bool drop = x.verdict == ir::VerdictCode::kDrop;
+    const CubeIndex& other = drop ? accepts : drops;
+    const auto& by_id = drop ? by_id_accept : by_id_drop;
+    for (int id : other.Overlapping(x.cube)) {
       result.regions.push_back(
-          {*both, {}, {x.verdict, x.rule}, {y.verdict, y.rule}});
+          {*Intersect(x.cube, other.at(id)), {}, {x.verdict, x.rule}, by_id[id]});
     }
   }
+  report(2, 1);
   MergeRegions(result.regions);
   for (DiffRegion& r : result.regions) r.witness = PickPoint(r.cube);
   return result;
