@@ -2,12 +2,14 @@
 //                       [--format F]`
 //
 // Compares two rulesets (either syntax, each detected from its content)
-// exactly over header space (compiler/analysis/) and prints every region
+// exactly over header space (compiler/analysis/: IPv4, and IPv6 when some
+// table sees it) and prints every region
 // where the verdicts differ, with one witness packet and the deciding rule
 // on each side:
 //   ip saddr 10.0.0.0/10 tcp dport 22-25: OLD accept (old.ipt:14) NEW drop (new.nft:9)
 //     witness: tcp 10.0.0.0:0 -> 0.0.0.0:22 flags 0x00 iif "(...)" ct new mark 0x0
-// then a summary line. Exit 0 equivalent, 1 different, 2 error: bad command
+// then a summary line. A progress bar goes to stderr when it is a terminal
+// and the comparison runs for more than a second. Exit 0 equivalent, 1 different, 2 error: bad command
 // line or input, or rules reached that can't be reasoned about exactly
 // (listed on stderr with their locations: never a silent "equivalent").
 // Without --iif/--oif, interface names are a dimension of the comparison.

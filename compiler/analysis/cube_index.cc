@@ -17,14 +17,13 @@ int BitWidth(Value v) {
 
 }  // namespace
 
-CubeIndex::Key CubeIndex::KeyOf(const Cube& cube) {
-  const IntervalSet::Intervals& ivs = cube.get(Dim::kSaddr).intervals();
+CubeIndex::Key CubeIndex::KeyOf(const Cube& cube, Dim dim) {
+  const IntervalSet::Intervals& ivs = cube.get(dim).intervals();
   Value lo = ivs.front().lo, hi = ivs.back().hi;
   return {BitWidth(hi - lo), lo};
 }
 
 int CubeIndex::Add(Cube cube) {
-  Key key = KeyOf(cube);
   int id;
   if (!free_.empty()) {
     id = free_.back();
@@ -36,18 +35,35 @@ int CubeIndex::Add(Cube cube) {
     cubes_.push_back(std::move(cube));
     alive_.push_back(1);
   }
-  by_start_[key.length_class].emplace(key.lo, id);
+  for (int i = 0; i < kIndexes; ++i) {
+    Key key = KeyOf(cubes_[id], kIndexed[i]);
+    by_start_[i][key.length_class].emplace(key.lo, id);
+  }
   ++live_;
   return id;
 }
 
 template <class F>
 void CubeIndex::Candidates(const Cube& query, F f) const {
-  const IntervalSet::Intervals& ivs = query.get(Dim::kSaddr).intervals();
-  if (ivs.empty()) return;
+  // The dimension where the query is narrowest for its range.
+  int best = 0;
+  double best_fraction = 2;
+  for (int i = 0; i < kIndexes; ++i) {
+    const IntervalSet::Intervals& ivs = query.get(kIndexed[i]).intervals();
+    if (ivs.empty()) return;
+    const Value width = ivs.back().hi - ivs.front().lo;
+    const double range = kIndexed[i] == Dim::kDport ? 65536.0
+                         : ivs.back().hi >> 32 ? 0x1p128 : 0x1p32;
+    const double fraction = static_cast<double>(width) / range;
+    if (fraction < best_fraction) {
+      best = i;
+      best_fraction = fraction;
+    }
+  }
+  const IntervalSet::Intervals& ivs = query.get(kIndexed[best]).intervals();
   const Value lo = ivs.front().lo, hi = ivs.back().hi;
   for (int c = 0; c < kClasses; ++c) {
-    const auto& map = by_start_[c];
+    const auto& map = by_start_[best][c];
     if (map.empty()) continue;
     // Intervals of class c are shorter than 2^c: those starting at or
     // before lo - 2^c end before lo.
@@ -78,12 +94,14 @@ bool CubeIndex::AnyOverlapping(const Cube& query) const {
 }
 
 Cube CubeIndex::Take(int id) {
-  Key key = KeyOf(cubes_[id]);
-  auto& map = by_start_[key.length_class];
-  for (auto it = map.lower_bound(key.lo); it != map.end() && it->first == key.lo; ++it) {
-    if (it->second == id) {
-      map.erase(it);
-      break;
+  for (int i = 0; i < kIndexes; ++i) {
+    Key key = KeyOf(cubes_[id], kIndexed[i]);
+    auto& map = by_start_[i][key.length_class];
+    for (auto it = map.lower_bound(key.lo); it != map.end() && it->first == key.lo; ++it) {
+      if (it->second == id) {
+        map.erase(it);
+        break;
+      }
     }
   }
   alive_[id] = 0;
@@ -101,7 +119,9 @@ std::vector<Cube> CubeIndex::TakeAll() {
   cubes_.clear();
   alive_.clear();
   free_.clear();
-  for (auto& map : by_start_) map.clear();
+  for (auto& index : by_start_) {
+    for (auto& map : index) map.clear();
+  }
   live_ = 0;
   return out;
 }

@@ -9,11 +9,12 @@
 //     Cube c = index.Take(id);   // split it, Add the pieces back ...
 //   }
 //
-// How: each cube is filed under the bounding interval of its source
-// address set, in a sorted map per length class (class c holds intervals
-// shorter than 2^c); a query looks in each non-empty class only at starts
-// that can reach its own interval, then checks the whole cube. Cubes with
-// any source address (class 128) are always candidates.
+// How: each cube is filed under the bounding interval of its set in each
+// of three dimensions (source and destination address, destination port),
+// in a sorted map per length class (class c holds intervals shorter than
+// 2^c). A query picks the dimension where it is narrowest (relative to the
+// dimension's range), looks in each non-empty class of that dimension only
+// at starts that can reach its own interval, then checks the whole cube.
 #ifndef RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
 #define RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
 
@@ -39,11 +40,13 @@ class CubeIndex {
 
  private:
   static constexpr int kClasses = 129;
+  static constexpr Dim kIndexed[] = {Dim::kSaddr, Dim::kDaddr};
+  static constexpr int kIndexes = 2;
   struct Key {
     int length_class;
     Value lo;
   };
-  static Key KeyOf(const Cube& cube);
+  static Key KeyOf(const Cube& cube, Dim dim);
   // Calls f(id) for candidates (bounding intervals overlap); f returns
   // false to stop.
   template <class F>
@@ -52,7 +55,8 @@ class CubeIndex {
   std::vector<Cube> cubes_;
   std::vector<char> alive_;
   std::vector<int> free_;
-  std::array<absl::btree_multimap<Value, int>, kClasses> by_start_;
+  using ByStart = std::array<absl::btree_multimap<Value, int>, kClasses>;
+  std::array<ByStart, kIndexes> by_start_;
   size_t live_ = 0;
 };
 

@@ -153,6 +153,10 @@ struct Sym {
   int start_word = 0;
   uint32_t bytes = 0;  // whole words written
   bool monotone = false;
+  // A load over several adjacent fields (nft merges `tcp sport 1 tcp dport
+  // 2` into one 4-byte load): `chain` starts with that load and the symbol
+  // has no single dimension. Only compared by equality (see SplitMerged).
+  bool merged = false;
 };
 
 struct FieldBytes {
@@ -233,6 +237,17 @@ Region Restrict(const Region& region, const Region& parts, bool invert,
   return out;
 }
 
+// Bytes [off, off+len) of `b` (callers check the size).
+ir::Bytes KeyBytes(const ir::Bytes& b, uint32_t off, uint32_t len) {
+  return ir::Bytes(b.begin() + off, b.begin() + off + len);
+}
+
+// [a, b]; empty when either is missing or a > b.
+IntervalSet Between(std::optional<Value> a, std::optional<Value> b) {
+  if (!a || !b) return {};
+  return IntervalSet::Range(*a, *b);
+}
+
 // Per-rule lifting state, for one packet family.
 class RuleLifter {
  public:
@@ -264,6 +279,18 @@ class RuleLifter {
   const Sym* Read(ir::Reg reg, uint32_t len, const char* what);
   const Sym* ReadWord(int word, uint32_t len, const char* what);
   bool Payload(const ir::PayloadLoad& e);
+  std::span<const FieldBytes> Fields() const;
+  // Whether the load's bytes are all bytes of modelled fields.
+  bool CoveredByFields(const ir::PayloadLoad& e) const;
+  // One field's share of a merged load: bytes [at, at+len) of the register,
+  // and a symbol that loads (and masks) just them into register 1.
+  struct MergedPart {
+    uint32_t at = 0;
+    uint32_t len = 0;
+    Sym sym;
+  };
+  std::optional<std::vector<MergedPart>> SplitMerged(const Sym& sym, uint32_t cmp_len);
+  bool MergedCmp(const Sym& sym, const ir::Cmp& e);
   bool Meta(const ir::MetaLoad& e);
   bool Ct(const ir::CtLoad& e);
   bool Derived(ir::Reg sreg, ir::Reg dreg, uint32_t len, const ir::Expr& e,
@@ -377,9 +404,98 @@ bool RuleLifter::Payload(const ir::PayloadLoad& e) {
       return Write(e.dreg, e.len, std::move(sym));
     }
   }
+  if (CoveredByFields(e)) {
+    return Write(e.dreg, e.len, Sym{.chain = {e}, .merged = true});
+  }
   return Fail(absl::StrCat("reads ", v6 ? "IPv6 " : "IPv4 ", BaseName(e.base),
                            " header bytes ", e.offset, "..", e.offset + e.len - 1,
                            ", which are not a modelled field"));
+}
+
+std::span<const FieldBytes> RuleLifter::Fields() const {
+  return packet_family_ == kFamilyIpv6 ? std::span<const FieldBytes>(kFields6)
+                                       : std::span<const FieldBytes>(kFields4);
+}
+
+bool RuleLifter::CoveredByFields(const ir::PayloadLoad& e) const {
+  uint64_t pos = e.offset;
+  const uint64_t end = e.offset + uint64_t{e.len};
+  while (pos < end) {
+    bool found = false;
+    for (const FieldBytes& f : Fields()) {
+      if (f.base == e.base && f.begin <= pos && pos < f.end) {
+        pos = f.end;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<RuleLifter::MergedPart>> RuleLifter::SplitMerged(
+    const Sym& sym, uint32_t cmp_len) {
+  const auto& load = std::get<ir::PayloadLoad>(sym.chain.front());
+  std::vector<MergedPart> parts;
+  for (const FieldBytes& f : Fields()) {
+    if (f.base != load.base) continue;
+    uint64_t lo = std::max<uint64_t>(f.begin, load.offset);
+    uint64_t hi = std::min<uint64_t>(f.end, load.offset + uint64_t{load.len});
+    if (lo >= hi) continue;
+    const uint32_t at = static_cast<uint32_t>(lo - load.offset);  // in the register
+    if (at >= cmp_len) continue;  // not compared
+    const uint32_t len = std::min<uint32_t>(static_cast<uint32_t>(hi - lo), cmp_len - at);
+    MergedPart part{at, len, Sym{.dim = f.dim}};
+    part.sym.chain.push_back(ir::PayloadLoad{.base = load.base,
+                                             .offset = static_cast<uint32_t>(lo),
+                                             .len = len,
+                                             .dreg = 1});
+    bool monotone = lo == f.begin;
+    for (size_t i = 1; i < sym.chain.size(); ++i) {
+      const auto* b = std::get_if<ir::Bitwise>(&sym.chain[i]);
+      if (b == nullptr || b->op != ir::BitwiseOp::kMaskXor ||
+          b->mask.size() < at + len || b->xor_.size() < at + len) {
+        Fail("a merged load of several fields goes through an operation "
+             "other than a mask");
+        return std::nullopt;
+      }
+      ir::Bitwise piece{.op = ir::BitwiseOp::kMaskXor, .sreg = 1, .dreg = 1, .len = len,
+                        .mask = KeyBytes(b->mask, at, len),
+                        .xor_ = KeyBytes(b->xor_, at, len)};
+      monotone = monotone && LeadingOnesMask(piece.mask, piece.xor_);
+      part.sym.chain.push_back(std::move(piece));
+    }
+    part.sym.monotone = monotone;
+    part.sym.bytes = (len + 3) / 4 * 4;
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+bool RuleLifter::MergedCmp(const Sym& sym, const ir::Cmp& e) {
+  if (e.op != ir::CmpOp::kEq && e.op != ir::CmpOp::kNeq) {
+    return Fail("compares a merged load of several fields by order");
+  }
+  std::optional<std::vector<MergedPart>> parts =
+      SplitMerged(sym, static_cast<uint32_t>(e.data.size()));
+  if (!parts) return false;
+  // Equal bytes = equal in every field's bytes: a product of intervals.
+  Cube cube = Cube::Full(space_);
+  for (const MergedPart& p : *parts) {
+    ir::Cmp piece{.op = ir::CmpOp::kEq, .sreg = 1, .data = KeyBytes(e.data, p.at, p.len)};
+    auto monotone = [&]() -> std::optional<IntervalSet> {
+      return Between(FirstGte(p.sym, 1, piece.data), LastLte(p.sym, 1, piece.data));
+    };
+    std::optional<IntervalSet> set = Solve(
+        p.sym, [&](const uint8_t* regs) { return ir::EvalCmp(piece, regs); }, monotone,
+        true);
+    if (!set) return false;
+    cube.set(p.sym.dim) = cube.get(p.sym.dim).Intersect(*set);
+  }
+  region_ = Restrict(region_, {cube}, e.op == ir::CmpOp::kNeq, space_);
+  if (region_.empty()) never_ = true;
+  return true;
 }
 
 bool RuleLifter::Meta(const ir::MetaLoad& e) {
@@ -513,12 +629,6 @@ std::optional<Value> RuleLifter::LastLte(const Sym& sym, ir::Reg sreg,
   return lo;
 }
 
-// [a, b]; empty when either is missing or a > b.
-IntervalSet Between(std::optional<Value> a, std::optional<Value> b) {
-  if (!a || !b) return {};
-  return IntervalSet::Range(*a, *b);
-}
-
 std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
                                              const Solver& monotone,
                                              bool equality_only_names) {
@@ -556,6 +666,7 @@ bool RuleLifter::CmpExpr(const ir::Cmp& e) {
   const Sym* sym = Read(e.sreg, e.data.size(), "cmp");
   if (sym == nullptr) return false;
   const Sym s = *sym;
+  if (s.merged) return MergedCmp(s, e);
   const Value max = DimMax(s);
   auto monotone = [&]() -> std::optional<IntervalSet> {
     std::optional<Value> a = FirstGte(s, e.sreg, e.data);
@@ -585,6 +696,7 @@ bool RuleLifter::RangeExpr(const ir::Range& e) {
   const Sym* sym = Read(e.sreg, std::max(e.from.size(), e.to.size()), "range");
   if (sym == nullptr) return false;
   const Sym s = *sym;
+  if (s.merged) return Fail("compares a merged load of several fields with a range");
   const Value max = DimMax(s);
   auto monotone = [&]() -> std::optional<IntervalSet> {
     IntervalSet in = Between(FirstGte(s, e.sreg, e.from), LastLte(s, e.sreg, e.to));
@@ -610,10 +722,6 @@ std::optional<IntervalSet> RuleLifter::BytesBetween(const Sym& sym, ir::Reg reg,
   return Solve(sym, test, monotone, names_ok && lo == hi);
 }
 
-// The first key_len bytes of `b` (callers check the size).
-ir::Bytes KeyPart(const ir::Bytes& b, uint32_t off, uint32_t len) {
-  return ir::Bytes(b.begin() + off, b.begin() + off + len);
-}
 
 bool RuleLifter::LookupExpr(const ir::Lookup& e) {
   const ir::Table& table = ruleset_.tables[table_];
@@ -630,6 +738,7 @@ bool RuleLifter::LookupExpr(const ir::Lookup& e) {
   const Sym* sym = Read(e.sreg, set->key_len, "lookup");
   if (sym == nullptr) return false;
   const Sym s = *sym;
+  if (s.merged) return Fail("looks up a merged load of several fields");
   // Values per element, first element winning where they overlap (as
   // SetIndex::Find does).
   std::vector<IntervalSet> per_element(set->elements.size());
@@ -640,10 +749,10 @@ bool RuleLifter::LookupExpr(const ir::Lookup& e) {
     for (size_t i = 0; i < set->elements.size(); ++i) {
       const ir::SetElement& el = set->elements[i];
       if (el.key.size() < set->key_len) continue;  // never found
-      ir::Bytes key = KeyPart(el.key, 0, set->key_len);
+      ir::Bytes key = KeyBytes(el.key, 0, set->key_len);
       ir::Bytes end = key;
       if (set->interval() && el.key_end && el.key_end->size() >= set->key_len) {
-        end = KeyPart(*el.key_end, 0, set->key_len);
+        end = KeyBytes(*el.key_end, 0, set->key_len);
       }
       IntervalSet in = Between(FirstGte(s, e.sreg, key), LastLte(s, e.sreg, end));
       per_element[i] = in.Minus(taken, max);
@@ -701,6 +810,7 @@ bool RuleLifter::ConcatLookup(const ir::Lookup& e, const ir::Set& set) {
     const Sym* sym = ReadWord(first_word + static_cast<int>(off / 4), len,
                               "concatenated lookup");
     if (sym == nullptr) return false;
+    if (sym->merged) return Fail("looks up a merged load of several fields");
     fields.push_back(*sym);
     offsets.push_back(off);
     off += (len + 3) / 4 * 4;
@@ -725,8 +835,8 @@ bool RuleLifter::ConcatLookup(const ir::Lookup& e, const ir::Set& set) {
                                           : (set.field_lens[f] + 3) / 4 * 4;
       const ir::Reg reg = static_cast<ir::Reg>(8 + first_word + offsets[f] / 4);
       std::optional<IntervalSet> in =
-          BytesBetween(fields[f], reg, KeyPart(el.key, offsets[f], len),
-                       KeyPart(hi_key, offsets[f], len), !set.interval());
+          BytesBetween(fields[f], reg, KeyBytes(el.key, offsets[f], len),
+                       KeyBytes(hi_key, offsets[f], len), !set.interval());
       if (!in) return false;
       if (fields[f].constant) {
         none = in->empty();

@@ -24,6 +24,8 @@
 //   - interface names are compared only for (in)equality and exact-key
 //     lookups, over a domain that holds one value per class of names those
 //     comparisons can tell apart (see BuildSpace).
+// A load over adjacent fields (nft merges `th sport 1 th dport 2` into one
+// 4-byte load) compared by equality is the product of its fields' values.
 // Set lookups with concatenated keys (`ip saddr . tcp dport { ... }`) are a
 // union of cubes, one per element (the product of its fields' intervals);
 // verdict maps give one branch per element. Anything else (other header

@@ -19,6 +19,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/analysis/diff.h"
 #include "compiler/analysis/header_space.h"
 #include "compiler/analysis/packet_model.h"
@@ -477,6 +478,24 @@ TEST(DiffMapTest, ConcatenatedIntervalsAndNegatedLookup) {
   EXPECT_TRUE(Diff(a, b).regions.empty());
 }
 
+TEST(DiffTest, MergedLoadsOfAdjacentFields) {
+  // nft loads th sport and th dport as one 4-byte word when they follow
+  // each other; in another order they are separate loads.
+  ir::Ruleset a = Nft(InputChain("    ip saddr 10.0.0.0/8 th sport 88 th dport 80 accept\n"
+                                 "    th sport 53 th dport 53 drop\n"
+                                 "    th sport 1-100 th dport 53 accept\n", "drop"));
+  ir::Ruleset b = Nft(InputChain("    th dport 80 ip saddr 10.0.0.0/8 th sport 89 accept\n"
+                                 "    th dport 53 th sport 53 drop\n"
+                                 "    th dport 53 th sport 1-100 accept\n", "drop"));
+  DiffResult d = Diff(a, b);
+  ASSERT_EQ(d.regions.size(), 2u);
+  std::vector<std::string> got;
+  for (const DiffRegion& r : d.regions) got.push_back(DescribeCube(r.cube, d.space));
+  std::sort(got.begin(), got.end());
+  EXPECT_THAT(got, ::testing::ElementsAre("ip saddr 10.0.0.0/8 th sport 88 th dport 80",
+                                          "ip saddr 10.0.0.0/8 th sport 89 th dport 80"));
+}
+
 TEST(DiffMapTest, DataMapsAreReportedNotExact) {
   ir::Ruleset a = Nft(InputChain("    meta mark set tcp dport map { 22 : 1, 80 : 2 }\n"
                                  "    meta mark 1 drop\n"));
@@ -586,13 +605,21 @@ struct GenRule {
   std::string iif;      // "" none, else a name or a wildcard
   int ct = 0;           // 0 none, 1 new, 2 established,related
   bool syn_only = false;  // tcp flags & (syn|ack) == syn (tcp rules)
+  // The address is IPv6: 2001:db8:(prefix_addr)::/(32 + prefix_len), in an
+  // inet table.
+  bool v6 = false;
   bool drop = false;
 };
 
 std::string RuleText(const GenRule& r) {
   std::string t = "    ";
   if (!r.iif.empty()) absl::StrAppend(&t, "iifname \"", r.iif, "\" ");
-  if (r.prefix_len > 0) {
+  if (r.prefix_len > 0 && r.v6) {
+    absl::StrAppend(&t, "ip6 saddr ", r.not_addr ? "!= " : "",
+                    absl::StrFormat("2001:db8:%x:%x::/%d", r.prefix_addr >> 16,
+                                    r.prefix_addr & 0xffff, 32 + r.prefix_len),
+                    " ");
+  } else if (r.prefix_len > 0) {
     absl::StrAppend(&t, "ip saddr ", r.not_addr ? "!= " : "", r.prefix_addr >> 24, ".",
                     (r.prefix_addr >> 16) & 0xff, ".", (r.prefix_addr >> 8) & 0xff,
                     ".", r.prefix_addr & 0xff, "/", r.prefix_len, " ");
@@ -613,13 +640,15 @@ std::string RuleText(const GenRule& r) {
 
 uint32_t MaskOf(int len) { return len == 0 ? 0 : ~0u << (32 - len); }
 
-GenRule RandomRule(std::mt19937& rng) {
+// `inet`: half the rules match IPv6 addresses instead.
+GenRule RandomRule(std::mt19937& rng, bool inet) {
   static constexpr uint32_t kAddrs[] = {0x0a000000, 0x0a010000, 0x0a010100,
                                         0xc0a80000};
   static constexpr int kLens[] = {0, 8, 16, 24};
   static constexpr int kPorts[] = {22, 53, 80, 443, 1000};
   static const char* kIifs[] = {"", "", "eth0", "eth*"};
   GenRule r;
+  r.v6 = inet && rng() % 2;
   int len = kLens[rng() % 4];
   r.prefix_len = len;
   r.prefix_addr = kAddrs[rng() % 4] & MaskOf(len);
@@ -663,16 +692,21 @@ void Mutate(std::vector<GenRule>& rules, std::mt19937& rng) {
   }
 }
 
-std::string Render(const std::vector<GenRule>& rules, bool policy_drop) {
+std::string Render(const std::vector<GenRule>& rules, bool policy_drop, bool inet) {
   std::string body;
   for (const GenRule& r : rules) body += RuleText(r);
-  return InputChain(body, policy_drop ? "drop" : "accept");
+  return inet ? FamilyChain("inet", body, policy_drop ? "drop" : "accept")
+              : InputChain(body, policy_drop ? "drop" : "accept");
 }
 
-// Candidate values per dimension from the rules' boundaries.
-std::vector<uint32_t> Boundaries(const std::vector<GenRule>& a,
-                                 const std::vector<GenRule>& b, bool ports) {
-  std::vector<uint32_t> v = {0};
+// The IPv6 address of a generated prefix: 2001:db8:(32 bits)::.
+Value V6(uint32_t bits) { return (Value{0x20010db8} << 96) | (Value{bits} << 64); }
+
+// Candidate values per dimension from the rules' boundaries (addresses of
+// the rules of one family).
+std::vector<Value> Boundaries(const std::vector<GenRule>& a, const std::vector<GenRule>& b,
+                              bool ports, bool v6 = false) {
+  std::vector<Value> v = {0};
   for (const auto* rules : {&a, &b}) {
     for (const GenRule& r : *rules) {
       if (ports && r.port_lo >= 0) {
@@ -680,12 +714,14 @@ std::vector<uint32_t> Boundaries(const std::vector<GenRule>& a,
           if (p >= 0 && p <= 0xffff) v.push_back(p);
         }
       }
-      if (!ports && r.prefix_len > 0) {
-        uint32_t lo = r.prefix_addr, hi = r.prefix_addr | ~MaskOf(r.prefix_len);
+      if (!ports && r.prefix_len > 0 && r.v6 == v6) {
+        uint32_t lo32 = r.prefix_addr, hi32 = r.prefix_addr | ~MaskOf(r.prefix_len);
+        Value lo = v6 ? V6(lo32) : lo32;
+        Value hi = v6 ? V6(hi32) | ~(~Value{0} << 64) : hi32;
         v.push_back(lo);
         v.push_back(hi);
         if (lo > 0) v.push_back(lo - 1);
-        if (hi < 0xffffffffu) v.push_back(hi + 1);
+        if (hi < (v6 ? kValueMax : 0xffffffffu)) v.push_back(hi + 1);
       }
     }
   }
@@ -699,10 +735,12 @@ std::vector<uint32_t> Boundaries(const std::vector<GenRule>& a,
 // none, ct states new / established (same class as related) / invalid (same
 // class as untracked), tcp flags syn alone or with ack.
 std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
-                                  const std::vector<GenRule>& b) {
+                                  const std::vector<GenRule>& b, bool inet) {
   std::vector<Point> out;
-  for (uint32_t saddr : Boundaries(a, b, false)) {
-    for (uint32_t dport : Boundaries(a, b, true)) {
+  for (uint32_t family : {kFamilyIpv4, kFamilyIpv6}) {
+   if (family == kFamilyIpv6 && !inet) break;
+   for (Value saddr : Boundaries(a, b, false, family == kFamilyIpv6)) {
+    for (Value dport : Boundaries(a, b, true)) {
       for (uint32_t proto : {1u, 6u, 17u}) {
         for (uint32_t iif : {0u, 1u, 2u, 3u}) {
           for (uint32_t ct : {0u, 1u, 3u}) {
@@ -714,12 +752,14 @@ std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
               p[static_cast<int>(Dim::kIifName)] = iif;
               p[static_cast<int>(Dim::kCtState)] = ct;
               p[static_cast<int>(Dim::kTcpFlags)] = flags;
+              p[static_cast<int>(Dim::kFamily)] = family;
               out.push_back(p);
             }
           }
         }
       }
     }
+   }
   }
   return out;
 }
@@ -727,14 +767,15 @@ std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
 // Whether some boundary packet gets different verdicts.
 bool BruteForceDiffers(const ir::Ruleset& ra, const ir::Ruleset& rb,
                        const std::vector<GenRule>& a,
-                       const std::vector<GenRule>& b) {
+                       const std::vector<GenRule>& b, bool inet) {
   auto pa = Compile(ra);
   auto pb = Compile(rb);
   Space space;
   space.has_iif = true;
   space.iif = {{"eth0", ""}, {"eth1", ""}, {"lo", ""}, {"", ""}};
   space.oif = {{"", ""}};
-  for (const Point& p : BoundaryPoints(a, b)) {
+  space.ipv6 = inet;
+  for (const Point& p : BoundaryPoints(a, b, inet)) {
     ModelPacket pkt = BuildModelPacket(p, space, ir::Hook::kInput);
     if (pa->Run(ir::Hook::kInput, pkt.View(), pkt.meta).verdict !=
         pb->Run(ir::Hook::kInput, pkt.View(), pkt.meta).verdict) {
@@ -744,24 +785,26 @@ bool BruteForceDiffers(const ir::Ruleset& ra, const ir::Ruleset& rb,
   return false;
 }
 
-TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
-  std::mt19937 rng(20261202);
+// Seeded rounds of generate, mutate, diff, brute force; `inet`: an inet
+// table with IPv4 and IPv6 rules.
+void MutationRounds(uint32_t seed, bool inet) {
+  std::mt19937 rng(seed);
   int differing = 0, equivalent = 0;
   for (int round = 0; round < 150; ++round) {
     std::vector<GenRule> a;
     int n = 2 + static_cast<int>(rng() % 5);
-    for (int i = 0; i < n; ++i) a.push_back(RandomRule(rng));
+    for (int i = 0; i < n; ++i) a.push_back(RandomRule(rng, inet));
     bool policy_drop = rng() % 2;
     std::vector<GenRule> b = a;
     Mutate(b, rng);
-    std::string ta = Render(a, policy_drop), tb = Render(b, policy_drop);
+    std::string ta = Render(a, policy_drop, inet), tb = Render(b, policy_drop, inet);
     ir::Ruleset ra = Nft(ta), rb = Nft(tb);
     DiffResult d = Diff(ra, rb);
-    bool brute = BruteForceDiffers(ra, rb, a, b);
+    bool brute = BruteForceDiffers(ra, rb, a, b, inet);
     EXPECT_EQ(!d.regions.empty(), brute) << "round " << round << "\nOLD\n"
                                          << ta << "NEW\n" << tb;
     (brute ? differing : equivalent)++;
-    if (HasFailure()) break;
+    if (::testing::Test::HasFailure()) break;
   }
   std::cout << "mutation rounds: " << differing << " different, "
             << equivalent << " equivalent\n";
@@ -769,6 +812,12 @@ TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
   EXPECT_GT(differing, 20);
   EXPECT_GT(equivalent, 20);
 }
+
+TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
+  MutationRounds(20261202, false);
+}
+
+TEST(DiffMutationTest, InetTablesWithIpv6Rules) { MutationRounds(20261203, true); }
 
 }  // namespace
 }  // namespace rulejit::analysis
