@@ -403,6 +403,24 @@ std::string PortPrefix(const Cube& cube) {
   return "th";
 }
 
+// "icmp type { 8, 0 }" when the cube is ICMP/ICMPv6 and its sport (type
+// and code bytes) is whole types, any code; else nullopt.
+std::optional<std::string> IcmpTypes(const Cube& cube) {
+  const IntervalSet& proto = cube.get(Dim::kProto);
+  const char* name = proto == IntervalSet::Single(1)    ? "icmp type "
+                     : proto == IntervalSet::Single(58) ? "icmpv6 type "
+                                                        : nullptr;
+  if (name == nullptr) return std::nullopt;
+  std::vector<std::string> types;
+  for (const Interval& iv : cube.get(Dim::kSport).intervals()) {
+    if ((iv.lo & 0xff) != 0 || (iv.hi & 0xff) != 0xff) return std::nullopt;
+    const uint32_t lo = static_cast<uint32_t>(iv.lo >> 8), hi = static_cast<uint32_t>(iv.hi >> 8);
+    types.push_back(lo == hi ? absl::StrCat(lo) : absl::StrCat(lo, "-", hi));
+  }
+  if (types.size() == 1) return absl::StrCat(name, types[0]);
+  return absl::StrCat(name, "{ ", absl::StrJoin(types, ", "), " }");
+}
+
 }  // namespace
 
 std::string AddressText(Value v, bool ipv6) {
@@ -460,9 +478,18 @@ std::string DescribeCube(const Cube& cube, const Space& space) {
     if (ipv6 && (dim == Dim::kSaddr || dim == Dim::kDaddr)) {
       name = dim == Dim::kSaddr ? "ip6 saddr" : "ip6 daddr";
     }
-    if (dim == Dim::kSport) name = PortPrefix(cube) + " sport";
+    if (dim == Dim::kSport) {
+      if (std::optional<std::string> icmp = IcmpTypes(cube)) {
+        parts.push_back(*icmp);
+        continue;
+      }
+      name = PortPrefix(cube) + " sport";
+    }
     if (dim == Dim::kDport) name = PortPrefix(cube) + " dport";
     if (dim == Dim::kMark && s.Size() != 1) name = "meta mark (register order)";
+    if (dim == Dim::kProto && IcmpTypes(cube) && !cube.get(Dim::kSport).IsFull(0xffff)) {
+      continue;  // said by "icmp type"
+    }
     if (dim == Dim::kProto && (s == IntervalSet::Single(6) ||
                                s == IntervalSet::Single(17))) {
       // Ports already say tcp/udp; keep the protocol explicit only when the

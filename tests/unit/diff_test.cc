@@ -386,6 +386,7 @@ TEST(DiffIpv6Test, Icmpv6TypesAndNextHeader) {
   ASSERT_EQ(d.regions.size(), 1u);
   EXPECT_TRUE(d.regions[0].witness[static_cast<int>(Dim::kProto)] == 58u);
   EXPECT_TRUE(d.regions[0].witness[static_cast<int>(Dim::kSport)] >> 8 == 129u);
+  EXPECT_EQ(DescribeCube(d.regions[0].cube, d.space), "meta nfproto ipv6 icmpv6 type 129");
 }
 
 TEST(DiffIpv6Test, InetTableAgainstIpAndIp6Tables) {
