@@ -4,56 +4,66 @@
 #include <map>
 #include <tuple>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "compiler/analysis/cube_index.h"
 
 namespace rulejit::analysis {
 namespace {
 
-bool SameRef(const ir::RuleRef& a, const ir::RuleRef& b) {
-  return a.table == b.table && a.chain == b.chain && a.rule == b.rule;
-}
-
-bool SameSides(const DiffRegion& a, const DiffRegion& b) {
-  return a.old_side.verdict == b.old_side.verdict &&
-         a.new_side.verdict == b.new_side.verdict &&
-         SameRef(a.old_side.rule, b.old_side.rule) &&
-         SameRef(a.new_side.rule, b.new_side.rule);
-}
-
-// The one dimension in which two cubes differ, or -1 (none or several).
-int OnlyDifferingDim(const Cube& a, const Cube& b) {
-  int found = -1;
+// Hash of a cube's sets except dimension `skip`.
+size_t HashExcept(const Cube& cube, int skip) {
+  size_t h = 0;
   for (int d = 0; d < kDims; ++d) {
-    if (a.get(static_cast<Dim>(d)) == b.get(static_cast<Dim>(d))) continue;
-    if (found >= 0) return -1;
-    found = d;
+    if (d == skip) continue;
+    for (const Interval& iv : cube.get(static_cast<Dim>(d)).intervals()) {
+      h = absl::HashOf(h, static_cast<uint64_t>(iv.lo), static_cast<uint64_t>(iv.lo >> 64),
+                       static_cast<uint64_t>(iv.hi), static_cast<uint64_t>(iv.hi >> 64), d);
+    }
   }
-  return found;
+  return h;
 }
 
-// Above this many regions with the same sides, they are left unmerged
-// (merging is quadratic).
-constexpr size_t kMergeMax = 2000;
+bool EqualExcept(const Cube& a, const Cube& b, int skip) {
+  for (int d = 0; d < kDims; ++d) {
+    if (d != skip && !(a.get(static_cast<Dim>(d)) == b.get(static_cast<Dim>(d)))) {
+      return false;
+    }
+  }
+  return true;
+}
 
-// Merges regions with the same sides that differ in one dimension (their
-// union is then a cube). Repeats until nothing merges.
+// Merges regions (all with the same sides) that differ in one dimension
+// only: their union is then a cube. One pass per dimension groups the
+// regions by their other dimensions (hashed), repeated until nothing
+// merges; linear in the number of regions per pass.
 void MergeGroup(std::vector<DiffRegion>& regions) {
-  if (regions.size() > kMergeMax) return;
   bool merged = true;
   while (merged) {
     merged = false;
-    for (size_t i = 0; i < regions.size() && !merged; ++i) {
-      for (size_t j = i + 1; j < regions.size(); ++j) {
-        if (!SameSides(regions[i], regions[j])) continue;
-        int d = OnlyDifferingDim(regions[i].cube, regions[j].cube);
-        if (d < 0) continue;
-        Dim dim = static_cast<Dim>(d);
-        regions[i].cube.set(dim) =
-            regions[i].cube.get(dim).Union(regions[j].cube.get(dim));
-        regions.erase(regions.begin() + j);
-        merged = true;
-        break;
+    for (int d = 0; d < kDims; ++d) {
+      const Dim dim = static_cast<Dim>(d);
+      absl::flat_hash_map<size_t, std::vector<size_t>> by_rest;
+      std::vector<bool> gone(regions.size(), false);
+      for (size_t i = 0; i < regions.size(); ++i) {
+        std::vector<size_t>& same = by_rest[HashExcept(regions[i].cube, d)];
+        bool absorbed = false;
+        for (size_t k : same) {
+          if (!EqualExcept(regions[k].cube, regions[i].cube, d)) continue;
+          regions[k].cube.set(dim) =
+              regions[k].cube.get(dim).Union(regions[i].cube.get(dim));
+          gone[i] = absorbed = merged = true;
+          break;
+        }
+        if (!absorbed) same.push_back(i);
       }
+      size_t kept = 0;
+      for (size_t i = 0; i < regions.size(); ++i) {
+        if (gone[i]) continue;
+        if (kept != i) regions[kept] = std::move(regions[i]);
+        ++kept;
+      }
+      regions.resize(kept);
     }
   }
 }

@@ -9,8 +9,8 @@
 //
 // Both rulesets are flattened over the same Space; every pair of decisions
 // with different verdicts whose cubes intersect is a region (regions are
-// disjoint; neighbours with the same deciding rules are merged when they
-// differ in one dimension only). Decisions are compared through a
+// disjoint; regions with the same deciding rules are merged when they
+// differ in one dimension only, found by hashing the other dimensions). Decisions are compared through a
 // CubeIndex, so only overlapping pairs are ever looked at.
 #ifndef RULEJIT_COMPILER_ANALYSIS_DIFF_H_
 #define RULEJIT_COMPILER_ANALYSIS_DIFF_H_
