@@ -3,10 +3,12 @@
 //
 // On success prints one summary line to stdout:
 //   FILE: ok, 1 tables, 5 chains, 12 rules
-// Shadowed rules are warnings on stderr, located at the rule and naming the
-// earlier rules that take its packets:
+// Shadowed and unreachable rules are warnings on stderr, located at the
+// rule and naming the earlier rules that take its packets:
 //   rules.ipt:14:1: warning: rule is shadowed: no packet that reaches it
 //   matches it (covered by rules.ipt:12)
+//   rules.nft:9:5: warning: rule is unreachable: no packet gets to it
+//   (earlier rules decide every packet: rules.nft:8)
 // `--lint` also reports redundant rules (removing them changes no
 // verdict). Warnings do not change the exit code: 0 unless there is an
 // error (then the located diagnostics go to stderr and the exit is 1).
@@ -49,16 +51,23 @@ std::string ShadowMessage(const ir::Ruleset& ruleset,
   if (finding.kind == analysis::LintKind::kRedundant) {
     return "rule is redundant: removing it changes no verdict";
   }
-  std::string message = "rule is shadowed: no packet that reaches it matches it";
+  const bool unreachable = finding.kind == analysis::LintKind::kUnreachable;
+  std::string message =
+      unreachable ? "rule is unreachable: no packet gets to it"
+                  : "rule is shadowed: no packet that reaches it matches it";
   if (finding.blocked_by.empty()) {
-    return absl::StrCat(message, " (the conditions that lead to its chain exclude it)");
+    return absl::StrCat(message, unreachable
+                                     ? " (nothing jumps to its chain)"
+                                     : " (the conditions that lead to its chain exclude it)");
   }
   std::string covering;
   for (const ir::RuleRef& r : finding.blocked_by) {
     const ir::Rule& rule = ruleset.tables[r.table].chains[r.chain].rules[r.rule];
     absl::StrAppend(&covering, covering.empty() ? "" : ", ", ruleset.Where(rule.loc));
   }
-  return absl::StrCat(message, " (covered by ", covering, ")");
+  return absl::StrCat(message, unreachable ? " (earlier rules decide every packet: "
+                                           : " (covered by ",
+                      covering, ")");
 }
 
 // Prints the lint findings as located warnings, quoting the source lines.

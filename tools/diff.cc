@@ -2,12 +2,14 @@
 //                       [--format F]`
 //
 // Compares two rulesets (either syntax, each detected from its content)
-// exactly over header space (compiler/analysis/) and prints every region
+// exactly over header space (compiler/analysis/: IPv4, and IPv6 when some
+// table sees it) and prints every region
 // where the verdicts differ, with one witness packet and the deciding rule
 // on each side:
 //   ip saddr 10.0.0.0/10 tcp dport 22-25: OLD accept (old.ipt:14) NEW drop (new.nft:9)
 //     witness: tcp 10.0.0.0:0 -> 0.0.0.0:22 flags 0x00 iif "(...)" ct new mark 0x0
-// then a summary line. Exit 0 equivalent, 1 different, 2 error: bad command
+// then a summary line. A progress bar goes to stderr when it is a terminal
+// and the comparison runs for more than a second. Exit 0 equivalent, 1 different, 2 error: bad command
 // line or input, or rules reached that can't be reasoned about exactly
 // (listed on stderr with their locations: never a silent "equivalent").
 // Without --iif/--oif, interface names are a dimension of the comparison.
@@ -15,7 +17,13 @@
 // order) to a pcap file; replaying it with `rulejit eval` reproduces the
 // verdicts when eval's own model gives the same metadata (--iif/--oif for
 // names, conntrack from the frames: a lone SYN or UDP packet is new, mark 0).
+#include <malloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -34,9 +42,47 @@ constexpr int kExitDifferent = 1;
 constexpr int kExitError = 2;
 constexpr size_t kIfNameMax = 15;
 
-constexpr absl::string_view kScope =
-    "scope: IPv4 packets, unfragmented, no IP options, 20-byte transport "
-    "region";
+// What the comparison covers.
+std::string Scope(const analysis::Space& space) {
+  std::string families;
+  if (space.ipv4) families = "IPv4 packets (unfragmented, no IP options)";
+  if (space.ipv6) {
+    absl::StrAppend(&families, families.empty() ? "" : " and ",
+                    "IPv6 packets (no extension headers)");
+  }
+  return absl::StrCat("scope: ", families, ", 20-byte transport region");
+}
+
+// A progress bar on stderr, drawn only when stderr is a terminal and once
+// the diff has run for a second; erased when done.
+class ProgressBar {
+ public:
+  explicit ProgressBar(std::ostream& err)
+      : err_(err), tty_(&err == &std::cerr && isatty(STDERR_FILENO) != 0),
+        start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() {
+    if (drawn_) err_ << "\r" << std::string(kWidth + 20, ' ') << "\r" << std::flush;
+  }
+  void Update(double fraction) {
+    if (!tty_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1)) return;
+    if (drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * kWidth);
+    err_ << "\rdiff [" << std::string(filled, '#')
+         << std::string(kWidth - filled, ' ') << "] "
+         << static_cast<int>(fraction * 100) << "%" << std::flush;
+  }
+
+ private:
+  static constexpr int kWidth = 40;
+  std::ostream& err_;
+  bool tty_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_, last_;
+};
 
 const char* VerdictName(ir::VerdictCode v) {
   return v == ir::VerdictCode::kDrop ? "drop" : "accept";
@@ -138,17 +184,17 @@ void PrintText(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
         << "\n";
   }
   if (d.regions.empty()) {
-    out << "equivalent (" << kScope << ")\n";
+    out << "equivalent (" << Scope(d.space) << ")\n";
   } else {
     out << d.regions.size() << " differing region"
-        << (d.regions.size() == 1 ? "" : "s") << " (" << kScope << ")\n";
+        << (d.regions.size() == 1 ? "" : "s") << " (" << Scope(d.space) << ")\n";
   }
 }
 
 void PrintJson(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
                const ir::Ruleset& new_rs, std::ostream& out) {
   out << "{\"equivalent\":" << (d.regions.empty() ? "true" : "false")
-      << ",\"scope\":" << JsonString(kScope.substr(7)) << ",\"regions\":[";
+      << ",\"scope\":" << JsonString(Scope(d.space).substr(7)) << ",\"regions\":[";
   for (size_t i = 0; i < d.regions.size(); ++i) {
     const analysis::DiffRegion& r = d.regions[i];
     out << (i ? "," : "") << "{\"region\":"
@@ -177,8 +223,18 @@ int RunDiff(const Args& args, Streams io) {
       LoadRuleset(args.positional(1), *format, io.err);
   if (!old_rs || !new_rs) return kExitError;
 
-  analysis::DiffResult d =
-      analysis::DiffRulesets(old_rs->ruleset, new_rs->ruleset, *options);
+  // The analysis allocates and frees many large vectors: keep freed memory
+  // for reuse rather than returning it to the kernel and faulting it back
+  // in (a third of the time on a 10000-rule diff).
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+  analysis::DiffResult d;
+  {
+    ProgressBar bar(io.err);
+    d = analysis::DiffRulesets(old_rs->ruleset, new_rs->ruleset, *options,
+                               [&bar](double f) { bar.Update(f); });
+  }
   if (!d.exact()) {
     ReportInexact("OLD", old_rs->ruleset, d.old_inexact, io.err);
     ReportInexact("NEW", new_rs->ruleset, d.new_inexact, io.err);

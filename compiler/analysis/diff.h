@@ -9,8 +9,9 @@
 //
 // Both rulesets are flattened over the same Space; every pair of decisions
 // with different verdicts whose cubes intersect is a region (regions are
-// disjoint; neighbours with the same deciding rules are merged when they
-// differ in one dimension only).
+// disjoint; regions with the same deciding rules are merged when they
+// differ in one dimension only, found by hashing the other dimensions). Decisions are compared through a
+// CubeIndex, so only overlapping pairs are ever looked at.
 #ifndef RULEJIT_COMPILER_ANALYSIS_DIFF_H_
 #define RULEJIT_COMPILER_ANALYSIS_DIFF_H_
 
@@ -42,8 +43,10 @@ struct DiffResult {
   bool exact() const { return old_inexact.empty() && new_inexact.empty(); }
 };
 
+// `progress`, when set, is called now and then with the fraction done.
 DiffResult DiffRulesets(const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
-                        const SpaceOptions& options);
+                        const SpaceOptions& options,
+                        const Progress& progress = {});
 
 }  // namespace rulejit::analysis
 

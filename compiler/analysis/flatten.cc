@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "compiler/analysis/cube_index.h"
 #include "compiler/analysis/lift.h"
 #include "ir/hook_order.h"
 
@@ -13,12 +14,18 @@ constexpr int kJumpStackSize = 16;  // NFT_JUMP_STACK_SIZE, as the interpreter
 
 using Region = std::vector<Cube>;  // disjoint cubes
 
+// A rule's decided packets within one walk of its chain.
+struct Taken {
+  ir::RuleRef rule;
+  Region region;
+};
+
 class Walker {
  public:
   Walker(const ir::Ruleset& ruleset, ir::Hook hook, const Space& space,
-         Flattened& out)
+         bool record_reach, Flattened& out)
       : ruleset_(ruleset), space_(space), lifter_(ruleset, space, hook),
-        out_(out) {}
+        out_(out), record_reach_(record_reach) {}
 
   // Runs `region` through chain `chain` of `table` from its first rule;
   // returns the part that returns to the caller (or falls off the end).
@@ -27,11 +34,28 @@ class Walker {
   Region Walk(int table, int chain, Region region, int depth, bool& certain);
   // Moves what was recorded per rule into `out.reach`.
   void Finish();
+  // Reports the fraction of the rules of base chain (table, chain) walked
+  // to `progress` (may be empty).
+  void Watch(int table, int chain, Progress progress) {
+    watched_ = {table, chain};
+    progress_ = std::move(progress);
+  }
+  // Records the rules of a chain from `from` on, which a walk never got to (earlier rules,
+  // `taken`, decided everything).
+  void PassOver(int table, int chain, size_t from,
+                const std::vector<Taken>& taken);
+
+  // What `branch` of rule `ref` does with the packets `hit` it matched:
+  // decides them, returns them, or walks them through another chain
+  // (what comes back goes on in `region` or returns with `returned`).
+  void Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch,
+             Region hit, int depth, bool& certain, CubeIndex& region,
+             Region& returned, std::vector<Taken>& taken);
 
  private:
   const LiftedRule& Lifted(int table, int chain, int rule);
-  void Emit(const Region& region, ir::VerdictCode verdict, ir::RuleRef ref) {
-    for (const Cube& c : region) out_.decisions.push_back({c, verdict, ref});
+  void Emit(Region& region, ir::VerdictCode verdict, ir::RuleRef ref) {
+    for (Cube& c : region) out_.decisions.push_back({std::move(c), verdict, ref});
   }
 
   const ir::Ruleset& ruleset_;
@@ -41,32 +65,42 @@ class Walker {
   std::map<std::tuple<int, int, int>, LiftedRule> cache_;
   std::map<std::tuple<int, int, int>, bool> reported_;
   std::map<std::tuple<int, int, int>, RuleReach> reach_;
+  bool record_reach_;
+  std::pair<int, int> watched_{-1, -1};
+  Progress progress_;
 };
 
-// A rule's decided packets within one walk of its chain.
-struct Taken {
-  ir::RuleRef rule;
-  Region region;
-};
 
-// Records that `region` reached exact rule `ref` whose match is `match`;
+bool AnyOverlap(const CubeIndex& region, const LiftedRule& rule) {
+  for (const LiftedBranch& b : rule.branches) {
+    if (region.AnyOverlapping(b.match)) return true;
+  }
+  return false;
+}
+
+bool AnyOverlap(const Region& region, const LiftedRule& rule) {
+  for (const LiftedBranch& b : rule.branches) {
+    for (const Cube& c : region) {
+      if (Overlaps(c, b.match)) return true;
+    }
+  }
+  return false;
+}
+
+// Records that `region` reached exact rule `ref` (lifted as `lifted`);
 // `taken` holds what earlier rules of this chain walk decided.
-void Record(RuleReach& reach, const ir::RuleRef& ref, const Region& region,
-            const std::optional<Cube>& match, bool certain,
+void Record(RuleReach& reach, const ir::RuleRef& ref, const CubeIndex& region,
+            const LiftedRule& lifted, bool certain,
             const std::vector<Taken>& taken) {
   reach.rule = ref;
   (certain ? reach.reached_certain : reach.reached_uncertain) = true;
-  if (!match) return;
-  for (const Cube& c : region) {
-    if (Overlaps(c, *match)) {
-      reach.matched = true;
-      return;
-    }
+  if (lifted.branches.empty()) return;
+  if (AnyOverlap(region, lifted)) {
+    reach.matched = true;
+    return;
   }
   for (const Taken& t : taken) {
-    bool overlaps = false;
-    for (const Cube& c : t.region) overlaps = overlaps || Overlaps(c, *match);
-    if (overlaps) AddRuleOnce(reach.covered_by, t.rule);
+    if (AnyOverlap(t.region, lifted)) AddRuleOnce(reach.covered_by, t.rule);
   }
 }
 
@@ -85,29 +119,75 @@ const LiftedRule& Walker::Lifted(int table, int chain, int rule) {
   return it->second;
 }
 
-// Moves the cubes of `region` into `hit` (∩ match) and `rest` (\ match).
-void Split(Region& region, const Cube& match, Region& hit, Region& rest,
-           const Space& space) {
-  rest.reserve(rest.size() + region.size() + kDims);
-  for (Cube& c : region) {
-    if (!Overlaps(c, match)) {
-      rest.push_back(std::move(c));
-      continue;
-    }
+// Moves the part of `region` inside `match` to `hit`.
+void Split(CubeIndex& region, const Cube& match, Region& hit, const Space& space) {
+  std::vector<int> ids = region.Overlapping(match);
+  std::vector<Cube> taken;
+  taken.reserve(ids.size());
+  for (int id : ids) taken.push_back(region.Take(id));
+  for (Cube& c : taken) {
     hit.push_back(*Intersect(c, match));
-    for (Cube& piece : Subtract(c, match, space)) rest.push_back(std::move(piece));
+    for (Cube& piece : Subtract(c, match, space)) region.Add(std::move(piece));
   }
-  region.clear();
 }
 
-Region Walker::Walk(int table, int chain, Region region, int depth,
+void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch,
+                   Region hit, int depth, bool& certain, CubeIndex& region,
+                   Region& returned, std::vector<Taken>& taken) {
+  // Decided for this chain (jumps may come back, so they don't count).
+  if (record_reach_ && branch.verdict != ir::VerdictCode::kJump) {
+    taken.push_back({ref, hit});
+  }
+  switch (branch.verdict) {
+    case ir::VerdictCode::kAccept:
+    case ir::VerdictCode::kDrop:
+      Emit(hit, branch.verdict, ref);
+      break;
+    case ir::VerdictCode::kReturn:
+      returned.insert(returned.end(), hit.begin(), hit.end());
+      break;
+    case ir::VerdictCode::kJump:
+    case ir::VerdictCode::kGoto: {
+      const ir::Table& t = ruleset_.tables[table];
+      const ir::Chain* target = t.FindChain(branch.target);
+      if (target == nullptr) {  // the interpreter: no match
+        for (Cube& c : hit) region.Add(std::move(c));
+        break;
+      }
+      int target_index = static_cast<int>(target - t.chains.data());
+      if (branch.verdict == ir::VerdictCode::kJump) {
+        if (depth >= kJumpStackSize) {
+          Emit(hit, ir::VerdictCode::kDrop, ref);
+          break;
+        }
+        Region back = Walk(table, target_index, std::move(hit), depth + 1, certain);
+        for (Cube& c : back) region.Add(std::move(c));
+      } else {
+        Region back = Walk(table, target_index, std::move(hit), depth, certain);
+        returned.insert(returned.end(), back.begin(), back.end());
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+Region Walker::Walk(int table, int chain, Region input, int depth,
                     bool& certain) {
+  CubeIndex region;
+  for (Cube& c : input) region.Add(std::move(c));
   const ir::Table& t = ruleset_.tables[table];
   const ir::Chain& ch = t.chains[chain];
   Region returned;
   std::vector<Taken> taken;
-  for (size_t i = 0; i < ch.rules.size() && !region.empty(); ++i) {
+  size_t i = 0;
+  for (; i < ch.rules.size() && !region.empty(); ++i) {
     const int rule = static_cast<int>(i);
+    if (progress_ && (i & 63) == 0 && depth == 0 &&
+        watched_ == std::make_pair(table, chain)) {
+      progress_(static_cast<double>(i) / ch.rules.size());
+    }
     const LiftedRule& lifted = Lifted(table, chain, rule);
     const ir::RuleRef ref{table, chain, rule};
     if (!lifted.exact) {
@@ -118,57 +198,53 @@ Region Walker::Walk(int table, int chain, Region region, int depth,
       certain = false;
       continue;
     }
-    Record(reach_[{table, chain, rule}], ref, region, lifted.match, certain, taken);
-    if (!lifted.match) continue;
-    if (lifted.verdict == ir::VerdictCode::kContinue ||
-        lifted.verdict == ir::VerdictCode::kBreak) {
-      continue;  // matching packets go on with the next rule anyway
+    if (record_reach_) {
+      Record(reach_[{table, chain, rule}], ref, region, lifted, certain, taken);
     }
-    Region hit, rest;
-    Split(region, *lifted.match, hit, rest, space_);
-    region = std::move(rest);
-    if (hit.empty()) continue;
-    // Decided for this chain (jumps may come back, so they don't count).
-    if (lifted.verdict != ir::VerdictCode::kJump) taken.push_back({ref, hit});
-    switch (lifted.verdict) {
-      case ir::VerdictCode::kAccept:
-      case ir::VerdictCode::kDrop:
-        Emit(hit, lifted.verdict, ref);
-        break;
-      case ir::VerdictCode::kReturn:
-        returned.insert(returned.end(), hit.begin(), hit.end());
-        break;
-      case ir::VerdictCode::kJump:
-      case ir::VerdictCode::kGoto: {
-        const ir::Chain* target = t.FindChain(lifted.target);
-        if (target == nullptr) {  // the interpreter: no match
-          region.insert(region.end(), hit.begin(), hit.end());
-          break;
-        }
-        int target_index = static_cast<int>(target - t.chains.data());
-        if (lifted.verdict == ir::VerdictCode::kJump) {
-          if (depth >= kJumpStackSize) {
-            Emit(hit, ir::VerdictCode::kDrop, ref);
-            break;
-          }
-          Region back = Walk(table, target_index, std::move(hit), depth + 1, certain);
-          region.insert(region.end(), back.begin(), back.end());
-        } else {
-          Region back = Walk(table, target_index, std::move(hit), depth, certain);
-          returned.insert(returned.end(), back.begin(), back.end());
-        }
-        break;
+    for (const LiftedBranch& branch : lifted.branches) {
+      if (region.empty()) break;
+      if (branch.verdict == ir::VerdictCode::kContinue ||
+          branch.verdict == ir::VerdictCode::kBreak) {
+        continue;  // matching packets go on with the next rule anyway
       }
-      default:
-        break;
+      Region hit;
+      Split(region, branch.match, hit, space_);
+      if (hit.empty()) continue;
+      Apply(table, ref, branch, std::move(hit), depth, certain, region,
+            returned, taken);
     }
   }
-  returned.insert(returned.end(), region.begin(), region.end());
+  if (record_reach_) PassOver(table, chain, i, taken);
+  for (Cube& c : region.TakeAll()) returned.push_back(std::move(c));
   return returned;
 }
 
-bool SeesIpv4(const ir::Table& table) {
-  return table.family == ir::Family::kIp || table.family == ir::Family::kInet;
+void Walker::PassOver(int table, int chain, size_t from,
+                      const std::vector<Taken>& taken) {
+  const ir::Chain& ch = ruleset_.tables[table].chains[chain];
+  for (size_t i = from; i < ch.rules.size(); ++i) {
+    const int rule = static_cast<int>(i);
+    const LiftedRule& lifted = Lifted(table, chain, rule);
+    RuleReach& reach = reach_[{table, chain, rule}];
+    reach.rule = {table, chain, rule};
+    reach.passed_over = true;
+    for (const Taken& t : taken) {
+      if (lifted.branches.empty() || AnyOverlap(t.region, lifted)) {
+        AddRuleOnce(reach.covered_by, t.rule);
+      }
+    }
+  }
+}
+
+// Whether the table's base chains see packets of the cube's family.
+bool Sees(const ir::Table& table, const Cube& cube) {
+  const bool v6 = cube.get(Dim::kFamily) == IntervalSet::Single(kFamilyIpv6);
+  switch (table.family) {
+    case ir::Family::kIp: return !v6;
+    case ir::Family::kIp6: return v6;
+    case ir::Family::kInet: return true;
+    default: return false;
+  }
 }
 
 }  // namespace
@@ -181,25 +257,46 @@ void AddRuleOnce(std::vector<ir::RuleRef>& rules, const ir::RuleRef& rule) {
 }
 
 Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
-                      const Space& space) {
+                      const Space& space, const Progress& progress,
+                      bool record_reach) {
   Flattened out;
-  Walker walker(ruleset, hook, space, out);
+  Walker walker(ruleset, hook, space, record_reach, out);
   // No base chain: the kernel accepts (decided_by stays {-1, -1, -1}).
-  std::vector<Decision> accepts = {
-      {Cube::Full(space), ir::VerdictCode::kAccept, ir::RuleRef{}}};
+  std::vector<Decision> accepts;
+  for (Cube& c : FullRegion(space)) {
+    accepts.push_back({std::move(c), ir::VerdictCode::kAccept, ir::RuleRef{}});
+  }
   // Inexact rules of one base chain can change what later ones see.
   bool certain = true;
-  for (const ir::RuleRef& base : ir::BaseChainsAt(ruleset, hook)) {
+  const std::vector<ir::RuleRef> bases = ir::BaseChainsAt(ruleset, hook);
+  for (size_t k = 0; k < bases.size(); ++k) {
+    const ir::RuleRef& base = bases[k];
     const ir::Table& table = ruleset.tables[base.table];
+    if (progress) {
+      walker.Watch(base.table, base.chain, [&progress, k, n = bases.size()](double f) {
+        progress((k + f) / n);
+      });
+    }
     if (hook == ir::Hook::kIngress || hook == ir::Hook::kEgress) {
       out.inexact.push_back(
           {base, "ingress/egress chains are not reasoned about exactly yet"});
       continue;
     }
-    if (!SeesIpv4(table)) continue;
+    // The chain decides afresh for everything of its families accepted so
+    // far; the rest stays accepted as it was.
     Region input;
-    for (const Decision& d : accepts) input.push_back(d.cube);
-    // The chain decides afresh for everything accepted so far.
+    std::vector<Decision> unseen;
+    for (Decision& d : accepts) {
+      if (Sees(table, d.cube)) {
+        input.push_back(std::move(d.cube));
+      } else {
+        unseen.push_back(std::move(d));
+      }
+    }
+    if (input.empty()) {
+      accepts = std::move(unseen);
+      continue;
+    }
     const size_t first = out.decisions.size();
     Region fell = walker.Walk(base.table, base.chain, std::move(input), 0, certain);
     const ir::VerdictCode policy =
@@ -209,19 +306,22 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
     for (Cube& c : fell) {
       out.decisions.push_back({std::move(c), policy, {base.table, base.chain, -1}});
     }
-    accepts.clear();
-    std::vector<Decision> kept(out.decisions.begin(), out.decisions.begin() + first);
+    accepts = std::move(unseen);
+    if (k + 1 == bases.size()) break;  // what it accepted is final: leave it
+    // Accepted packets go on to the next base chain; drops are final.
+    size_t kept = first;
     for (size_t i = first; i < out.decisions.size(); ++i) {
       Decision& d = out.decisions[i];
       if (d.verdict == ir::VerdictCode::kAccept) {
         accepts.push_back(std::move(d));
       } else {
-        kept.push_back(std::move(d));
+        if (kept != i) out.decisions[kept] = std::move(d);
+        ++kept;
       }
     }
-    out.decisions = std::move(kept);
+    out.decisions.resize(kept, Decision{});
   }
-  out.decisions.insert(out.decisions.end(), accepts.begin(), accepts.end());
+  for (Decision& d : accepts) out.decisions.push_back(std::move(d));
   walker.Finish();
   return out;
 }

@@ -6,8 +6,8 @@
 //   if (!f.inexact.empty()) ...   // rules reached that can't be lifted
 //   for (const Decision& d : f.decisions) ...  // disjoint, cover the space
 //
-// Semantics (ir/interp.h): base chains of tables that see IPv4 (ip, inet)
-// in priority order; accept goes on with the next base chain, drop (and
+// Semantics (ir/interp.h): base chains of tables that see the packet's
+// family (ip: IPv4, ip6: IPv6, inet: both) in priority order; accept goes on with the next base chain, drop (and
 // reject) is final; jump pushes (at most 16 deep, then drop), goto
 // replaces, return and the end of a chain pop, the base chain's policy
 // decides what falls off its end; no base chain: accept. Rules that can't
@@ -17,6 +17,7 @@
 #ifndef RULEJIT_COMPILER_ANALYSIS_FLATTEN_H_
 #define RULEJIT_COMPILER_ANALYSIS_FLATTEN_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct RuleReach {
   // Earlier rules of the same chain whose decided packets overlap the
   // rule's match: what shadows it when nothing reaching it matches.
   std::vector<ir::RuleRef> covered_by;
+  // A walk of its chain ended before the rule because earlier rules
+  // (`covered_by` then lists them) had decided every packet.
+  bool passed_over = false;
 };
 
 // Appends `rule` to `rules` unless it is there already.
@@ -56,11 +60,19 @@ void AddRuleOnce(std::vector<ir::RuleRef>& rules, const ir::RuleRef& rule);
 struct Flattened {
   std::vector<Decision> decisions;
   std::vector<InexactRule> inexact;
-  std::vector<RuleReach> reach;  // exact rules some packet reached
+  // Exact rules some packet reached, and rules a walk of their chain never
+  // got to (passed_over).
+  std::vector<RuleReach> reach;
 };
 
+// Called now and then with the fraction of the work done (0..1).
+using Progress = std::function<void(double)>;
+
+// `progress`: called with the fraction of the top-level rules walked.
+// `record_reach`: fill Flattened::reach (lint needs it, diff doesn't).
 Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
-                      const Space& space);
+                      const Space& space, const Progress& progress = {},
+                      bool record_reach = true);
 
 }  // namespace rulejit::analysis
 

@@ -21,6 +21,7 @@ const char* DimName(Dim dim) {
     case Dim::kOifName: return "oifname";
     case Dim::kCtState: return "ct state";
     case Dim::kMark: return "meta mark";
+    case Dim::kFamily: return "meta nfproto";
   }
   return "?";
 }
@@ -28,37 +29,41 @@ const char* DimName(Dim dim) {
 // ---------------------------------------------------------------------------
 // IntervalSet
 
-IntervalSet IntervalSet::Range(uint32_t lo, uint32_t hi) {
+IntervalSet IntervalSet::Range(Value lo, Value hi) {
   IntervalSet s;
   if (lo <= hi) s.ivs_.push_back({lo, hi});
   return s;
 }
 
-bool IntervalSet::Contains(uint32_t v) const {
+bool IntervalSet::Contains(Value v) const {
   auto it = std::upper_bound(
       ivs_.begin(), ivs_.end(), v,
-      [](uint32_t x, const Interval& iv) { return x < iv.lo; });
+      [](Value x, const Interval& iv) { return x < iv.lo; });
   return it != ivs_.begin() && std::prev(it)->hi >= v;
 }
 
-bool IntervalSet::IsFull(uint32_t max) const {
+bool IntervalSet::IsFull(Value max) const {
   return ivs_.size() == 1 && ivs_[0].lo == 0 && ivs_[0].hi == max;
 }
 
-uint64_t IntervalSet::Size() const {
-  uint64_t n = 0;
-  for (const Interval& iv : ivs_) n += uint64_t{iv.hi} - iv.lo + 1;
+Value IntervalSet::Size() const {
+  Value n = 0;
+  for (const Interval& iv : ivs_) {
+    Value len = iv.hi - iv.lo;  // size - 1
+    if (len == kValueMax || n > kValueMax - len - 1) return kValueMax;
+    n += len + 1;
+  }
   return n;
 }
 
-void IntervalSet::Add(uint32_t lo, uint32_t hi) {
+void IntervalSet::Add(Value lo, Value hi) {
   if (lo > hi) return;
-  std::vector<Interval> out;
+  Intervals out;
   out.reserve(ivs_.size() + 1);
   bool placed = false;
   auto push = [&out](Interval iv) {
     // Merge with the previous interval when overlapping or adjacent.
-    if (!out.empty() && uint64_t{out.back().hi} + 1 >= iv.lo) {
+    if (!out.empty() && (out.back().hi == kValueMax || out.back().hi + 1 >= iv.lo)) {
       out.back().hi = std::max(out.back().hi, iv.hi);
     } else {
       out.push_back(iv);
@@ -83,12 +88,19 @@ IntervalSet IntervalSet::Union(const IntervalSet& other) const {
 
 IntervalSet IntervalSet::Intersect(const IntervalSet& other) const {
   IntervalSet out;
+  // The common case of single intervals, without the merge loop.
+  if (ivs_.size() == 1 && other.ivs_.size() == 1) {
+    Value lo = std::max(ivs_[0].lo, other.ivs_[0].lo);
+    Value hi = std::min(ivs_[0].hi, other.ivs_[0].hi);
+    if (lo <= hi) out.ivs_.push_back({lo, hi});
+    return out;
+  }
   size_t i = 0, j = 0;
   while (i < ivs_.size() && j < other.ivs_.size()) {
     const Interval& a = ivs_[i];
     const Interval& b = other.ivs_[j];
-    uint32_t lo = std::max(a.lo, b.lo);
-    uint32_t hi = std::min(a.hi, b.hi);
+    Value lo = std::max(a.lo, b.lo);
+    Value hi = std::min(a.hi, b.hi);
     if (lo <= hi) out.ivs_.push_back({lo, hi});
     if (a.hi < b.hi) {
       ++i;
@@ -114,29 +126,41 @@ bool IntervalSet::Overlaps(const IntervalSet& other) const {
   return false;
 }
 
-IntervalSet IntervalSet::Complement(uint32_t max) const {
-  IntervalSet out;
-  uint64_t next = 0;
-  for (const Interval& iv : ivs_) {
-    if (iv.lo > next) out.ivs_.push_back({static_cast<uint32_t>(next), iv.lo - 1});
-    next = uint64_t{iv.hi} + 1;
+bool IntervalSet::Covers(const IntervalSet& other) const {
+  size_t i = 0;
+  for (const Interval& b : other.ivs_) {
+    while (i < ivs_.size() && ivs_[i].hi < b.lo) ++i;
+    if (i == ivs_.size() || ivs_[i].lo > b.lo || ivs_[i].hi < b.hi) return false;
   }
-  if (next <= max) out.ivs_.push_back({static_cast<uint32_t>(next), max});
+  return true;
+}
+
+IntervalSet IntervalSet::Complement(Value max) const {
+  IntervalSet out;
+  Value next = 0;
+  for (const Interval& iv : ivs_) {
+    if (iv.lo > max) break;
+    if (iv.lo > next) out.ivs_.push_back({next, iv.lo - 1});
+    if (iv.hi >= max) return out;
+    next = iv.hi + 1;
+  }
+  out.ivs_.push_back({next, max});
   return out;
 }
 
-IntervalSet IntervalSet::Minus(const IntervalSet& other, uint32_t max) const {
+IntervalSet IntervalSet::Minus(const IntervalSet& other, Value max) const {
   return Intersect(other.Complement(max));
 }
 
 // ---------------------------------------------------------------------------
 // Space and cubes
 
-uint32_t Space::Max(Dim dim) const {
+Value Space::Max(Dim dim) const {
   switch (dim) {
     case Dim::kSaddr:
-    case Dim::kDaddr:
+    case Dim::kDaddr: return kValueMax;
     case Dim::kMark: return 0xffffffffu;
+    case Dim::kFamily: return kFamilyIpv6;
     case Dim::kProto:
     case Dim::kTcpFlags: return 0xff;
     case Dim::kSport:
@@ -146,6 +170,31 @@ uint32_t Space::Max(Dim dim) const {
     case Dim::kCtState: return kCtStateDomain.size() - 1;
   }
   return 0;
+}
+
+Cube FamilyCube(const Space& space, uint32_t family) {
+  Cube c = Cube::Full(space);
+  c.set(Dim::kFamily) = IntervalSet::Single(family);
+  if (family == kFamilyIpv4) {
+    c.set(Dim::kSaddr) = IntervalSet::Range(0, 0xffffffffu);
+    c.set(Dim::kDaddr) = IntervalSet::Range(0, 0xffffffffu);
+  } else {
+    // ipv6_find_hdr walks these (hop-by-hop, routing, fragment,
+    // destination options): packets with them are outside the space.
+    IntervalSet proto;
+    proto.Add(1, 42);
+    proto.Add(45, 59);
+    proto.Add(61, 255);
+    c.set(Dim::kProto) = proto;
+  }
+  return c;
+}
+
+std::vector<Cube> FullRegion(const Space& space) {
+  std::vector<Cube> out;
+  if (space.ipv4) out.push_back(FamilyCube(space, kFamilyIpv4));
+  if (space.ipv6) out.push_back(FamilyCube(space, kFamilyIpv6));
+  return out;
 }
 
 Cube Cube::Full(const Space& space) {
@@ -166,9 +215,16 @@ bool Overlaps(const Cube& a, const Cube& b) {
   static constexpr Dim kOrder[] = {Dim::kSaddr,   Dim::kDport,   Dim::kDaddr,
                                    Dim::kSport,   Dim::kProto,   Dim::kTcpFlags,
                                    Dim::kIifName, Dim::kOifName, Dim::kCtState,
-                                   Dim::kMark};
+                                   Dim::kMark,    Dim::kFamily};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
+  }
+  return true;
+}
+
+bool Covers(const Cube& a, const Cube& b) {
+  for (int d = 0; d < kDims; ++d) {
+    if (!a.get(static_cast<Dim>(d)).Covers(b.get(static_cast<Dim>(d)))) return false;
   }
   return true;
 }
@@ -186,6 +242,7 @@ std::optional<Cube> Intersect(const Cube& a, const Cube& b) {
 
 std::vector<Cube> Subtract(const Cube& a, const Cube& b, const Space& space) {
   if (!Overlaps(a, b)) return {a};
+  if (Covers(b, a)) return {};
   // Peel one dimension at a time: the part of `a` outside b in dimension d,
   // restricted to b in the dimensions before d.
   std::vector<Cube> out;
@@ -230,92 +287,108 @@ uint32_t Bswap(uint32_t c) {
   return (c >> 24) | ((c >> 8) & 0xff00) | ((c << 8) & 0xff0000) | (c << 24);
 }
 
-std::string Ip(uint32_t v) {
-  return absl::StrFormat("%u.%u.%u.%u", v >> 24, (v >> 16) & 0xff,
-                         (v >> 8) & 0xff, v & 0xff);
+// Values below 2^64 as decimal (all but addresses).
+std::string Dec(Value v) { return absl::StrCat(static_cast<uint64_t>(v)); }
+
+// Mask of the low `bits` bits (bits <= 128).
+Value LowMask(int bits) {
+  return bits >= 128 ? kValueMax : (Value{1} << bits) - 1;
 }
 
-// An address interval as CIDR blocks.
-void AddressBlocks(uint32_t lo, uint32_t hi, std::vector<std::string>& out) {
-  uint64_t cur = lo;
-  while (cur <= hi) {
+bool IsIpv6Cube(const Cube& cube) {
+  return cube.get(Dim::kFamily) == IntervalSet::Single(kFamilyIpv6);
+}
+
+// An address interval as CIDR blocks (32- or 128-bit addresses).
+void AddressBlocks(Value lo, Value hi, bool ipv6, std::vector<std::string>& out) {
+  const int width = ipv6 ? 128 : 32;
+  Value cur = lo;
+  while (true) {
     int bits = 0;  // host bits of the largest aligned block from cur
-    while (bits < 32 && (cur & ((uint64_t{1} << (bits + 1)) - 1)) == 0 &&
-           cur + (uint64_t{1} << (bits + 1)) - 1 <= hi) {
+    while (bits < width && (cur & LowMask(bits + 1)) == 0 &&
+           hi - cur >= LowMask(bits + 1)) {
       ++bits;
     }
-    uint32_t v = static_cast<uint32_t>(cur);
-    out.push_back(bits == 0 ? Ip(v) : absl::StrCat(Ip(v), "/", 32 - bits));
-    cur += uint64_t{1} << bits;
+    std::string text = AddressText(cur, ipv6);
+    out.push_back(bits == 0 ? text : absl::StrCat(text, "/", width - bits));
+    Value last = cur + LowMask(bits);
+    if (last >= hi) break;
+    cur = last + 1;
   }
 }
 
-std::string ProtoName(uint32_t p) {
-  switch (p) {
+std::string ProtoName(Value p, bool ipv6) {
+  switch (static_cast<uint32_t>(p)) {
     case 1: return "icmp";
     case 6: return "tcp";
     case 17: return "udp";
-    default: return absl::StrCat(p);
+    case 58: return ipv6 ? "icmpv6" : "58";
+    default: return Dec(p);
   }
 }
 
-std::string CtStateName(uint32_t index) {
+std::string CtStateName(Value index) {
   static constexpr const char* kNames[] = {"new", "established", "related",
                                            "invalid", "untracked"};
-  return index < 5 ? kNames[index] : "?";
+  return index < 5 ? kNames[static_cast<int>(index)] : "?";
 }
 
-std::string ValueText(Dim dim, uint32_t lo, uint32_t hi, const Space& space) {
+std::string ValueText(Dim dim, Value lo, Value hi, bool ipv6) {
   switch (dim) {
     case Dim::kProto:
-      return lo == hi ? ProtoName(lo) : absl::StrCat(lo, "-", hi);
+      return lo == hi ? ProtoName(lo, ipv6) : absl::StrCat(Dec(lo), "-", Dec(hi));
     case Dim::kMark:
-      if (lo == hi) return absl::StrFormat("0x%x", Bswap(lo));
-      return absl::StrFormat("0x%x-0x%x", lo, hi);
+      if (lo == hi) return absl::StrFormat("0x%x", Bswap(static_cast<uint32_t>(lo)));
+      return absl::StrFormat("0x%x-0x%x", static_cast<uint32_t>(lo),
+                             static_cast<uint32_t>(hi));
     case Dim::kTcpFlags:
-      return lo == hi ? absl::StrFormat("0x%x", lo)
-                      : absl::StrFormat("0x%x-0x%x", lo, hi);
+      return lo == hi ? absl::StrFormat("0x%x", static_cast<uint32_t>(lo))
+                      : absl::StrFormat("0x%x-0x%x", static_cast<uint32_t>(lo),
+                                        static_cast<uint32_t>(hi));
+    case Dim::kFamily:
+      return lo == hi ? (lo == kFamilyIpv6 ? "ipv6" : "ipv4") : "{ ipv4, ipv6 }";
     default:
       break;
   }
-  return lo == hi ? absl::StrCat(lo) : absl::StrCat(lo, "-", hi);
+  return lo == hi ? Dec(lo) : absl::StrCat(Dec(lo), "-", Dec(hi));
 }
 
 // `& 0x12 == 0x2` when the 8-bit set is exactly the values whose masked
 // bits equal a constant (how tcp flag tests look), else nullopt.
 std::optional<std::string> MaskForm(const IntervalSet& set) {
-  uint32_t first = set.intervals().front().lo;
+  uint32_t first = static_cast<uint32_t>(set.intervals().front().lo);
   uint32_t varying = 0;
   for (const Interval& iv : set.intervals()) {
-    for (uint32_t v = iv.lo; v <= iv.hi; ++v) varying |= v ^ first;
+    for (uint32_t v = static_cast<uint32_t>(iv.lo); v <= iv.hi; ++v) varying |= v ^ first;
   }
   uint32_t mask = ~varying & 0xff;
-  if (set.Size() != (uint64_t{1} << (8 - __builtin_popcount(mask)))) {
+  if (set.Size() != (Value{1} << (8 - __builtin_popcount(mask)))) {
     return std::nullopt;
   }
   return absl::StrFormat("& 0x%x == 0x%x", mask, first & mask);
 }
 
-std::string SetText(Dim dim, const IntervalSet& set, const Space& space) {
+std::string SetText(Dim dim, const IntervalSet& set, const Space& space,
+                    bool ipv6) {
   if (dim == Dim::kTcpFlags && set.Size() > 1) {
     if (std::optional<std::string> form = MaskForm(set)) return *form;
   }
   std::vector<std::string> items;
   for (const Interval& iv : set.intervals()) {
     if (dim == Dim::kSaddr || dim == Dim::kDaddr) {
-      AddressBlocks(iv.lo, iv.hi, items);
+      AddressBlocks(iv.lo, iv.hi, ipv6, items);
     } else if (dim == Dim::kIifName || dim == Dim::kOifName ||
                dim == Dim::kCtState) {
-      for (uint32_t v = iv.lo; v <= iv.hi; ++v) {
+      for (Value v = iv.lo; v <= iv.hi; ++v) {
         if (dim == Dim::kCtState) {
           items.push_back(CtStateName(v));
         } else {
           const auto& names = dim == Dim::kIifName ? space.iif : space.oif;
-          items.push_back(names[v].label);
+          items.push_back(names[static_cast<size_t>(v)].label);
         }
       }
     } else {
-      items.push_back(ValueText(dim, iv.lo, iv.hi, space));
+      items.push_back(ValueText(dim, iv.lo, iv.hi, ipv6));
     }
   }
   if (items.size() == 1) return items[0];
@@ -330,18 +403,93 @@ std::string PortPrefix(const Cube& cube) {
   return "th";
 }
 
+// "icmp type { 8, 0 }" when the cube is ICMP/ICMPv6 and its sport (type
+// and code bytes) is whole types, any code; else nullopt.
+std::optional<std::string> IcmpTypes(const Cube& cube) {
+  const IntervalSet& proto = cube.get(Dim::kProto);
+  const char* name = proto == IntervalSet::Single(1)    ? "icmp type "
+                     : proto == IntervalSet::Single(58) ? "icmpv6 type "
+                                                        : nullptr;
+  if (name == nullptr) return std::nullopt;
+  std::vector<std::string> types;
+  for (const Interval& iv : cube.get(Dim::kSport).intervals()) {
+    if ((iv.lo & 0xff) != 0 || (iv.hi & 0xff) != 0xff) return std::nullopt;
+    const uint32_t lo = static_cast<uint32_t>(iv.lo >> 8), hi = static_cast<uint32_t>(iv.hi >> 8);
+    types.push_back(lo == hi ? absl::StrCat(lo) : absl::StrCat(lo, "-", hi));
+  }
+  if (types.size() == 1) return absl::StrCat(name, types[0]);
+  return absl::StrCat(name, "{ ", absl::StrJoin(types, ", "), " }");
+}
+
 }  // namespace
 
+std::string AddressText(Value v, bool ipv6) {
+  if (!ipv6) {
+    uint32_t a = static_cast<uint32_t>(v);
+    return absl::StrFormat("%u.%u.%u.%u", a >> 24, (a >> 16) & 0xff,
+                           (a >> 8) & 0xff, a & 0xff);
+  }
+  uint16_t words[8];
+  for (int i = 0; i < 8; ++i) {
+    words[i] = static_cast<uint16_t>(v >> (16 * (7 - i)));
+  }
+  // RFC 5952: the longest run (of two or more) of zero words becomes "::".
+  int best = -1, best_len = 1;
+  for (int i = 0; i < 8;) {
+    int j = i;
+    while (j < 8 && words[j] == 0) ++j;
+    if (j - i > best_len) {
+      best = i;
+      best_len = j - i;
+    }
+    i = j == i ? i + 1 : j;
+  }
+  std::string out;
+  for (int i = 0; i < 8; ++i) {
+    if (i == best) {
+      out += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!out.empty() && out.back() != ':') out += ":";
+    absl::StrAppend(&out, absl::StrFormat("%x", words[i]));
+  }
+  return out;
+}
+
 std::string DescribeCube(const Cube& cube, const Space& space) {
+  const bool ipv6 = IsIpv6Cube(cube);
+  // Full within the cube's family (IPv4 addresses stop at 2^32-1).
+  const bool one_family = cube.get(Dim::kFamily).Size() == 1;
+  const Cube family =
+      one_family ? FamilyCube(space, static_cast<uint32_t>(
+                                         cube.get(Dim::kFamily).intervals()[0].lo))
+                 : Cube::Full(space);
   std::vector<std::string> parts;
   for (int d = 0; d < kDims; ++d) {
     Dim dim = static_cast<Dim>(d);
     const IntervalSet& s = cube.get(dim);
-    if (s.IsFull(space.Max(dim))) continue;
+    if (s == family.get(dim) || s.IsFull(space.Max(dim))) continue;
+    if (dim == Dim::kFamily) {
+      // Said by the address names, or alone when nothing else is.
+      continue;
+    }
     std::string name = DimName(dim);
-    if (dim == Dim::kSport) name = PortPrefix(cube) + " sport";
+    if (ipv6 && (dim == Dim::kSaddr || dim == Dim::kDaddr)) {
+      name = dim == Dim::kSaddr ? "ip6 saddr" : "ip6 daddr";
+    }
+    if (dim == Dim::kSport) {
+      if (std::optional<std::string> icmp = IcmpTypes(cube)) {
+        parts.push_back(*icmp);
+        continue;
+      }
+      name = PortPrefix(cube) + " sport";
+    }
     if (dim == Dim::kDport) name = PortPrefix(cube) + " dport";
     if (dim == Dim::kMark && s.Size() != 1) name = "meta mark (register order)";
+    if (dim == Dim::kProto && IcmpTypes(cube) && !cube.get(Dim::kSport).IsFull(0xffff)) {
+      continue;  // said by "icmp type"
+    }
     if (dim == Dim::kProto && (s == IntervalSet::Single(6) ||
                                s == IntervalSet::Single(17))) {
       // Ports already say tcp/udp; keep the protocol explicit only when the
@@ -351,7 +499,11 @@ std::string DescribeCube(const Cube& cube, const Space& space) {
         continue;
       }
     }
-    parts.push_back(absl::StrCat(name, " ", SetText(dim, s, space)));
+    parts.push_back(absl::StrCat(name, " ", SetText(dim, s, space, ipv6)));
+  }
+  // Say the family when the space has both.
+  if (space.ipv4 && space.ipv6 && one_family) {
+    parts.insert(parts.begin(), ipv6 ? "meta nfproto ipv6" : "meta nfproto ipv4");
   }
   if (parts.empty()) return "all packets";
   return absl::StrJoin(parts, " ");
@@ -359,19 +511,24 @@ std::string DescribeCube(const Cube& cube, const Space& space) {
 
 std::string DescribePoint(const Point& p, const Space& space) {
   auto at = [&p](Dim d) { return p[static_cast<int>(d)]; };
+  const bool ipv6 = at(Dim::kFamily) == kFamilyIpv6;
+  auto host = [ipv6](Value addr, Value port) {
+    std::string a = AddressText(addr, ipv6);
+    return ipv6 ? absl::StrCat("[", a, "]:", Dec(port)) : absl::StrCat(a, ":", Dec(port));
+  };
   std::string out = absl::StrCat(
-      ProtoName(at(Dim::kProto)), " ", Ip(at(Dim::kSaddr)), ":",
-      at(Dim::kSport), " -> ", Ip(at(Dim::kDaddr)), ":", at(Dim::kDport),
-      absl::StrFormat(" flags 0x%02x", at(Dim::kTcpFlags)));
+      ProtoName(at(Dim::kProto), ipv6), " ", host(at(Dim::kSaddr), at(Dim::kSport)),
+      " -> ", host(at(Dim::kDaddr), at(Dim::kDport)),
+      absl::StrFormat(" flags 0x%02x", static_cast<uint32_t>(at(Dim::kTcpFlags))));
   if (space.has_iif) {
-    absl::StrAppend(&out, " iif \"", space.iif[at(Dim::kIifName)].name, "\"");
+    absl::StrAppend(&out, " iif \"", space.iif[static_cast<size_t>(at(Dim::kIifName))].name, "\"");
   }
   if (space.has_oif) {
-    absl::StrAppend(&out, " oif \"", space.oif[at(Dim::kOifName)].name, "\"");
+    absl::StrAppend(&out, " oif \"", space.oif[static_cast<size_t>(at(Dim::kOifName))].name, "\"");
   }
   absl::StrAppend(&out, " ct ", CtStateName(at(Dim::kCtState)));
   // The mark coordinate is the register bytes big-endian: show the value.
-  absl::StrAppend(&out, absl::StrFormat(" mark 0x%x", Bswap(at(Dim::kMark))));
+  absl::StrAppend(&out, absl::StrFormat(" mark 0x%x", Bswap(static_cast<uint32_t>(at(Dim::kMark)))));
   return out;
 }
 

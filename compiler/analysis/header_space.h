@@ -7,21 +7,27 @@
 //   ssh.set(Dim::kDport) = IntervalSet::Single(22);
 //   std::vector<Cube> rest = Subtract(all, ssh, space);
 //
-// The space is IPv4, unfragmented, no IP options, with a 20-byte transport
-// region after the IP header (so every load of transport bytes 0..19 is in
-// bounds whatever the protocol). Its dimensions:
-//   ip saddr, ip daddr (32 bits), l4proto (8), th sport, th dport (16),
+// The space is IPv4 (unfragmented, no IP options) and, when some table of
+// the comparison sees IPv6, IPv6 without extension headers (next header is
+// never hop-by-hop, routing, fragment or destination options), each with a
+// 20-byte transport region after the IP header (so every load of transport
+// bytes 0..19 is in bounds whatever the protocol). Its dimensions:
+//   ip/ip6 saddr, daddr (one 128-bit dimension each; IPv4 packets use
+//   0..2^32-1), l4proto (8; the IPv6 next header), th sport, th dport (16;
+//   icmp/icmpv6 type and code are the sport bytes),
 //   tcp flags (transport byte 13, 8 bits), iifname / oifname (finite
 //   domains: the names the rulesets mention plus one name per prefix class
 //   and one "other"), ct state (new established related invalid untracked),
 //   meta mark (32 bits, coordinate = the register bytes read big-endian, so
-//   that memcmp order is numeric order).
+//   that memcmp order is numeric order), family (0 IPv4, 1 IPv6).
 // Every other header byte, length, and metadata is outside the space:
 // rules that read them are "not reasoned about exactly".
 //
 // A cube is one interval set per dimension (their product). Values of the
 // enumerated dimensions (names, ct state) are indexes into the Space's
-// domain lists.
+// domain lists. Every cube the analyses build lies inside one family's cube
+// (FamilyCube: its address and protocol domains), because they all start
+// from FullRegion and only intersect and subtract.
 #ifndef RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
 #define RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
 
@@ -31,19 +37,29 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace rulejit::analysis {
 
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
-  kCtState, kMark,
+  kCtState, kMark, kFamily,
 };
-inline constexpr int kDims = 10;
+inline constexpr int kDims = 11;
 const char* DimName(Dim dim);
+
+// A dimension value: wide enough for IPv6 addresses.
+using Value = unsigned __int128;
+inline constexpr Value kValueMax = ~Value{0};
+
+// Values of Dim::kFamily.
+inline constexpr uint32_t kFamilyIpv4 = 0;
+inline constexpr uint32_t kFamilyIpv6 = 1;
 
 // Inclusive interval of dimension values.
 struct Interval {
-  uint32_t lo = 0;
-  uint32_t hi = 0;
+  Value lo = 0;
+  Value hi = 0;
   bool operator==(const Interval&) const = default;
 };
 
@@ -51,26 +67,30 @@ struct Interval {
 class IntervalSet {
  public:
   IntervalSet() = default;
-  static IntervalSet Range(uint32_t lo, uint32_t hi);  // empty when lo > hi
-  static IntervalSet Single(uint32_t v) { return Range(v, v); }
+  // Most sets of a cube are one interval: kept inline, no allocation.
+  using Intervals = absl::InlinedVector<Interval, 1>;
+
+  static IntervalSet Range(Value lo, Value hi);  // empty when lo > hi
+  static IntervalSet Single(Value v) { return Range(v, v); }
 
   bool empty() const { return ivs_.empty(); }
-  const std::vector<Interval>& intervals() const { return ivs_; }
-  bool Contains(uint32_t v) const;
-  bool IsFull(uint32_t max) const;
-  uint64_t Size() const;
+  const Intervals& intervals() const { return ivs_; }
+  bool Contains(Value v) const;
+  bool IsFull(Value max) const;
+  Value Size() const;  // saturates at kValueMax
 
   IntervalSet Intersect(const IntervalSet& other) const;
   bool Overlaps(const IntervalSet& other) const;  // without allocating
+  bool Covers(const IntervalSet& other) const;    // other ⊆ this
   IntervalSet Union(const IntervalSet& other) const;
-  IntervalSet Complement(uint32_t max) const;  // within [0, max]
-  IntervalSet Minus(const IntervalSet& other, uint32_t max) const;
-  void Add(uint32_t lo, uint32_t hi);  // any order; merges
+  IntervalSet Complement(Value max) const;  // within [0, max]
+  IntervalSet Minus(const IntervalSet& other, Value max) const;
+  void Add(Value lo, Value hi);  // any order; merges
 
   bool operator==(const IntervalSet&) const = default;
 
  private:
-  std::vector<Interval> ivs_;
+  Intervals ivs_;
 };
 
 // The conntrack states of the ct state domain, in domain order.
@@ -90,12 +110,15 @@ struct Space {
   std::vector<NameValue> oif;
   bool has_iif = false;  // the hook has an input device
   bool has_oif = false;
+  bool ipv4 = true;   // the families in the space
+  bool ipv6 = false;
 
-  uint32_t Max(Dim dim) const;  // largest value of the dimension
+  Value Max(Dim dim) const;  // largest value of the dimension, any family
 };
 
 class Cube {
  public:
+  // Every dimension at [0, Max]: a bounding box of all families.
   static Cube Full(const Space& space);
   const IntervalSet& get(Dim d) const { return sets_[static_cast<int>(d)]; }
   IntervalSet& set(Dim d) { return sets_[static_cast<int>(d)]; }
@@ -106,15 +129,23 @@ class Cube {
   std::array<IntervalSet, kDims> sets_;
 };
 
+// The packets of one family (kFamilyIpv4 / kFamilyIpv6): IPv4 addresses
+// are 0..2^32-1, IPv6 next headers leave out the extension headers.
+Cube FamilyCube(const Space& space, uint32_t family);
+// The whole space: one FamilyCube per family of the space.
+std::vector<Cube> FullRegion(const Space& space);
+
 // Whether a ∩ b is non-empty (cheap: no allocation).
 bool Overlaps(const Cube& a, const Cube& b);
+// Whether b ⊆ a.
+bool Covers(const Cube& a, const Cube& b);
 // a ∩ b, or nullopt when empty.
 std::optional<Cube> Intersect(const Cube& a, const Cube& b);
 // a \ b as disjoint cubes (at most kDims of them).
 std::vector<Cube> Subtract(const Cube& a, const Cube& b, const Space& space);
 
 // A concrete point: one value per dimension.
-using Point = std::array<uint32_t, kDims>;
+using Point = std::array<Value, kDims>;
 // A point of the cube (prefers TCP, then UDP, for the protocol, SYN for
 // the tcp flags; lowest values elsewhere, so ct state new and mark 0 when
 // the cube has them). The cube must not be empty.
@@ -123,8 +154,11 @@ Point PickPoint(const Cube& cube);
 // nft-like text of a cube: `ip saddr 10.0.0.0/10 tcp dport 22-25`; full
 // dimensions are left out; "all packets" when every dimension is full.
 std::string DescribeCube(const Cube& cube, const Space& space);
-// One line for a point: `tcp 10.0.0.1:1024 -> 10.0.0.2:22 flags 0x02 ...`.
+// One line for a point: `tcp 10.0.0.1:1024 -> 10.0.0.2:22 flags 0x02 ...`
+// (IPv6: `tcp [2001:db8::1]:1024 -> [::]:22 ...`).
 std::string DescribePoint(const Point& point, const Space& space);
+// Address text: dotted quad for IPv4, RFC 5952 for IPv6.
+std::string AddressText(Value v, bool ipv6);
 
 }  // namespace rulejit::analysis
 

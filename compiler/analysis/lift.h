@@ -1,11 +1,15 @@
-// Lifting rules into header space: each rule becomes one cube (the packets
-// it matches) and the verdict it gives them, or the reason it can't be
-// reasoned about exactly.
+// Lifting rules into header space: each rule becomes disjoint cubes (the
+// packets it matches), each with the verdict it gives them (several for a
+// verdict map), or the reason it can't be reasoned about exactly.
 //
 //   Space space = BuildSpace({&old_rs, &new_rs}, {.hook = ir::Hook::kInput});
 //   Lifter lifter(ruleset, space);
 //   LiftedRule r = lifter.Lift(table_index, rule);
 //   if (!r.exact) report(r.reason);
+//   for (const LiftedBranch& b : r.branches) ... b.match, b.verdict
+//
+// A rule of an inet table is lifted once per family of the space (its
+// payload offsets mean different fields for IPv4 and IPv6).
 //
 // How: registers are tracked symbolically within a rule (which dimension a
 // register holds, through which loads, masks, byte-order changes). Each
@@ -20,8 +24,13 @@
 //   - interface names are compared only for (in)equality and exact-key
 //     lookups, over a domain that holds one value per class of names those
 //     comparisons can tell apart (see BuildSpace).
-// Anything else (other header bytes, lengths, limits, meta mark set, maps,
-// concatenations, registers carried over from an earlier rule) is not exact.
+// A load over adjacent fields (nft merges `th sport 1 th dport 2` into one
+// 4-byte load) compared by equality is the product of its fields' values.
+// Set lookups with concatenated keys (`ip saddr . tcp dport { ... }`) are a
+// union of cubes, one per element (the product of its fields' intervals);
+// verdict maps give one branch per element. Anything else (other header
+// bytes, lengths, limits, meta mark set, data maps, registers carried over
+// from an earlier rule) is not exact.
 #ifndef RULEJIT_COMPILER_ANALYSIS_LIFT_H_
 #define RULEJIT_COMPILER_ANALYSIS_LIFT_H_
 
@@ -45,13 +54,23 @@ struct SpaceOptions {
 Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
                  const SpaceOptions& options);
 
+// Matching packets that get one verdict.
+struct LiftedBranch {
+  Cube match;
+  // kContinue when the rule has no verdict (e.g. a counter only).
+  ir::VerdictCode verdict = ir::VerdictCode::kContinue;
+  std::string target;  // jump/goto
+};
+
 struct LiftedRule {
   bool exact = true;
   std::string reason;  // why not, when !exact
-  std::optional<Cube> match;  // nullopt: the rule never matches
-  // The rule's verdict: kContinue when it has none (e.g. a counter only).
-  ir::VerdictCode verdict = ir::VerdictCode::kContinue;
-  std::string target;  // jump/goto
+  std::vector<LiftedBranch> branches;  // disjoint; empty: never matches
+  // The match when it is one cube with one verdict (as `branches[0]`);
+  // nullopt when the rule never matches or needs several cubes.
+  std::optional<Cube> match;
+  ir::VerdictCode verdict = ir::VerdictCode::kContinue;  // of `match`
+  std::string target;
 };
 
 class Lifter {

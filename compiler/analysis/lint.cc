@@ -1,6 +1,7 @@
 // Shadowed and redundant rules (see lint.h).
 #include "compiler/analysis/lint.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -31,6 +32,7 @@ void Merge(RuleReach& into, const RuleReach& from) {
   into.reached_certain |= from.reached_certain;
   into.reached_uncertain |= from.reached_uncertain;
   into.matched |= from.matched;
+  into.passed_over |= from.passed_over;
   for (const ir::RuleRef& r : from.covered_by) AddRuleOnce(into.covered_by, r);
 }
 
@@ -84,6 +86,29 @@ bool RemovalChangesNothing(const ir::Ruleset& ruleset, const ir::RuleRef& ref,
   return true;
 }
 
+// Tables whose rules the header space covers.
+bool Judged(const ir::Table& table) {
+  return table.family == ir::Family::kIp || table.family == ir::Family::kIp6 ||
+         table.family == ir::Family::kInet;
+}
+
+// Rules of judged tables that no walk recorded: their chain is never
+// jumped to from a base chain (requires an exact flattening).
+void AddUnvisited(const ir::Ruleset& ruleset,
+                  const std::map<Key, RuleReach>& reach,
+                  std::vector<LintFinding>& out) {
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
+    if (!Judged(ruleset.tables[t])) continue;
+    const auto& chains = ruleset.tables[t].chains;
+    for (size_t c = 0; c < chains.size(); ++c) {
+      for (size_t r = 0; r < chains[c].rules.size(); ++r) {
+        ir::RuleRef ref{static_cast<int>(t), static_cast<int>(c), static_cast<int>(r)};
+        if (!reach.contains(KeyOf(ref))) out.push_back({LintKind::kUnreachable, ref, {}});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
@@ -95,7 +120,13 @@ LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
   result.redundancy_checked = check_redundant;
   for (auto& [key, reach] : flat.reach) {
     const ir::Table& table = ruleset.tables[reach.rule.table];
-    if (table.family != ir::Family::kIp) continue;
+    if (!Judged(table)) continue;
+    if (!reach.reached_certain && !reach.reached_uncertain) {
+      if (flat.exact && reach.passed_over) {
+        result.findings.push_back({LintKind::kUnreachable, reach.rule, reach.covered_by});
+      }
+      continue;
+    }
     if (!reach.reached_certain || reach.reached_uncertain) continue;
     if (!reach.matched) {
       result.findings.push_back({LintKind::kShadowed, reach.rule, reach.covered_by});
@@ -105,6 +136,11 @@ LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
       result.findings.push_back({LintKind::kRedundant, reach.rule, {}});
     }
   }
+  if (flat.exact && !hooks.empty()) AddUnvisited(ruleset, flat.reach, result.findings);
+  std::sort(result.findings.begin(), result.findings.end(),
+            [](const LintFinding& a, const LintFinding& b) {
+              return KeyOf(a.rule) < KeyOf(b.rule);
+            });
   return result;
 }
 

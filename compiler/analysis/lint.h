@@ -9,14 +9,16 @@
 // the conditions of the jumps that lead to its chain take every such
 // packet. It is *redundant* (opt-in, it costs one exact diff per rule)
 // when it does match packets but removing it changes no verdict at any
-// hook.
+// hook. It is *unreachable* when no packet gets to it at all: earlier
+// rules of its chain (`blocked_by`) decide every packet that enters the
+// chain, or nothing jumps to its chain (`blocked_by` empty).
 //
-// Only what the analysis can prove is reported: rules of `ip` family tables
-// (the header space is IPv4; inet tables also see IPv6), reached at some
-// netfilter hook with only exactly-lifted rules before them on every path
-// (flatten.h), and the redundancy check only for rulesets that lift exactly.
-// The space is unfragmented IPv4 without options (header_space.h), so a
-// finding is exact for those packets.
+// Only what the analysis can prove is reported: rules of ip, ip6 and inet
+// tables, reached at some netfilter hook with only exactly-lifted rules
+// before them on every path (flatten.h); unreachable rules and the
+// redundancy check only for rulesets that lift exactly. The space is
+// unfragmented IPv4 without options and IPv6 without extension headers
+// (header_space.h), so a finding is exact for those packets.
 #ifndef RULEJIT_COMPILER_ANALYSIS_LINT_H_
 #define RULEJIT_COMPILER_ANALYSIS_LINT_H_
 
@@ -27,12 +29,12 @@
 
 namespace rulejit::analysis {
 
-enum class LintKind { kShadowed, kRedundant };
+enum class LintKind { kShadowed, kRedundant, kUnreachable };
 
 struct LintFinding {
   LintKind kind = LintKind::kShadowed;
   ir::RuleRef rule;
-  std::vector<ir::RuleRef> blocked_by;  // kShadowed; may be empty
+  std::vector<ir::RuleRef> blocked_by;  // kShadowed, kUnreachable; may be empty
 };
 
 struct LintOptions {

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "runtime/packet_parse.h"
+
 namespace rulejit::analysis {
 namespace {
 
@@ -14,6 +16,10 @@ void Put16(uint8_t* p, uint32_t v) {
 void Put32(uint8_t* p, uint32_t v) {
   Put16(p, v >> 16);
   Put16(p + 2, v & 0xffff);
+}
+
+void PutAddr6(uint8_t* p, Value v) {
+  for (int i = 0; i < 16; ++i) p[i] = static_cast<uint8_t>(v >> (8 * (15 - i)));
 }
 
 uint32_t Bswap(uint32_t c) {
@@ -28,66 +34,84 @@ void CopyName(char (&dst)[16], const std::string& name) {
 }  // namespace
 
 ir::PacketView ModelPacket::View() const {
-  ir::PacketView v;
-  v.data = frame.data();
-  v.len = static_cast<uint32_t>(frame.size());
-  v.link_off = link_visible ? 0 : ir::kAbsent;
-  v.network_off = kModelLinkLen;
-  v.transport_off = kModelLinkLen + kModelIpLen;
-  v.inner_off = kModelLinkLen + kModelIpLen + kModelL4Len;
-  v.protocol = 0x0800;
-  v.nfproto = ir::kNfProtoIpv4;
-  v.l4proto = proto;
-  v.l4proto_valid = true;
+  ir::PacketView v = runtime::ParseEthernet(frame.data(),
+                                            static_cast<uint32_t>(frame.size()));
+  // At output/postrouting the kernel has no link header: same offsets,
+  // link loads fail.
+  if (!link_visible) v.link_off = ir::kAbsent;
   return v;
 }
 
-ModelPacket BuildModelPacket(const Point& point, const Space& space,
-                             ir::Hook hook) {
+uint32_t BuildModelFrame(const Point& point, uint8_t* out) {
   auto at = [&point](Dim d) { return point[static_cast<int>(d)]; };
-  ModelPacket pkt;
-  pkt.frame.assign(kModelLinkLen + kModelIpLen + kModelL4Len, 0);
-  uint8_t* eth = pkt.frame.data();
+  const bool ipv6 = at(Dim::kFamily) == kFamilyIpv6;
+  const uint32_t ip_len = ipv6 ? kModelIp6Len : kModelIpLen;
+  const uint32_t len = kModelLinkLen + ip_len + kModelL4Len;
+  std::memset(out, 0, len);
+  uint8_t* eth = out;
   const uint8_t dst_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
   const uint8_t src_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
   std::memcpy(eth, dst_mac, 6);
   std::memcpy(eth + 6, src_mac, 6);
-  Put16(eth + 12, 0x0800);
+  Put16(eth + 12, ipv6 ? 0x86dd : 0x0800);
   uint8_t* ip = eth + kModelLinkLen;
-  ip[0] = 0x45;
-  Put16(ip + 2, kModelIpLen + kModelL4Len);
-  ip[8] = 64;  // ttl
-  pkt.proto = static_cast<uint8_t>(at(Dim::kProto));
-  ip[9] = pkt.proto;
-  Put32(ip + 12, at(Dim::kSaddr));
-  Put32(ip + 16, at(Dim::kDaddr));
-  uint8_t* l4 = ip + kModelIpLen;
-  Put16(l4, at(Dim::kSport));
-  Put16(l4 + 2, at(Dim::kDport));
+  const uint8_t proto = static_cast<uint8_t>(at(Dim::kProto));
+  if (ipv6) {
+    ip[0] = 0x60;
+    Put16(ip + 4, kModelL4Len);  // payload length
+    ip[6] = proto;               // next header
+    ip[7] = 64;                  // hop limit
+    PutAddr6(ip + 8, at(Dim::kSaddr));
+    PutAddr6(ip + 24, at(Dim::kDaddr));
+  } else {
+    ip[0] = 0x45;
+    Put16(ip + 2, kModelIpLen + kModelL4Len);
+    ip[8] = 64;  // ttl
+    ip[9] = proto;
+    Put32(ip + 12, static_cast<uint32_t>(at(Dim::kSaddr)));
+    Put32(ip + 16, static_cast<uint32_t>(at(Dim::kDaddr)));
+  }
+  uint8_t* l4 = ip + ip_len;
+  Put16(l4, static_cast<uint32_t>(at(Dim::kSport)));
+  Put16(l4 + 2, static_cast<uint32_t>(at(Dim::kDport)));
   l4[12] = 0x50;  // TCP data offset: 5 words
   l4[13] = static_cast<uint8_t>(at(Dim::kTcpFlags));
-  pkt.link_visible =
-      hook != ir::Hook::kOutput && hook != ir::Hook::kPostrouting;
+  return len;
+}
 
-  ir::PacketMeta& m = pkt.meta;
+ModelPacket BuildModelPacket(const Point& point, const Space& space,
+                             ir::Hook hook) {
+  ModelPacket pkt;
+  pkt.frame.resize(kModelMaxLen);
+  pkt.frame.resize(BuildModelFrame(point, pkt.frame.data()));
+  pkt.proto = static_cast<uint8_t>(point[static_cast<int>(Dim::kProto)]);
+  pkt.meta = BuildModelMeta(point, space);
+  pkt.link_visible = LinkVisible(hook);
+  return pkt;
+}
+
+ir::PacketMeta BuildModelMeta(const Point& point, const Space& space) {
+  auto at = [&point](Dim d) { return point[static_cast<int>(d)]; };
+  ir::PacketMeta m;
+
   m.has_iif = space.has_iif;
   m.has_oif = space.has_oif;
   if (space.has_iif) {
-    const std::string& name = space.iif[at(Dim::kIifName)].name;
+    const std::string& name = space.iif[static_cast<size_t>(at(Dim::kIifName))].name;
     CopyName(m.iifname, name);
     m.iif = name.empty() ? 0 : 1;
   }
   if (space.has_oif) {
-    const std::string& name = space.oif[at(Dim::kOifName)].name;
+    const std::string& name = space.oif[static_cast<size_t>(at(Dim::kOifName))].name;
     CopyName(m.oifname, name);
     m.oif = name.empty() ? 0 : 2;
   }
   // Register bytes of the mark coordinate, read back in host order.
-  m.mark = Bswap(at(Dim::kMark));
-  const uint32_t state = kCtStateDomain[at(Dim::kCtState)];
+  m.mark = Bswap(static_cast<uint32_t>(at(Dim::kMark)));
+  const uint32_t state = kCtStateDomain[static_cast<size_t>(at(Dim::kCtState))];
   m.ct_state = state;
   m.ct_valid = state != ir::kCtStateInvalid && state != ir::kCtStateUntracked;
-  return pkt;
+  return m;
 }
 
 }  // namespace rulejit::analysis

@@ -6,9 +6,12 @@
 //   program->Run(hook, view, pkt.meta);
 //
 // Layout: Ethernet II (hidden at output/postrouting, as the kernel has no
-// link header there), IPv4 header of 20 bytes (protocol, addresses from the
-// point), then a 20-byte transport region: ports at 0..3, TCP data offset at
-// 12, the tcp flags dimension at byte 13, whatever the protocol.
+// link header there), an IPv4 header of 20 bytes or an IPv6 header of 40
+// (protocol / next header, addresses from the point), then a 20-byte
+// transport region: ports at 0..3, TCP data offset at 12, the tcp flags
+// dimension at byte 13, whatever the protocol. The view is what the frame
+// parser (runtime/packet_parse.h) makes of the frame, so a witness replayed
+// from a pcap by `rulejit eval` is seen exactly as the analysis saw it.
 #ifndef RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
 #define RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
 
@@ -24,10 +27,12 @@ namespace rulejit::analysis {
 
 inline constexpr uint32_t kModelLinkLen = 14;
 inline constexpr uint32_t kModelIpLen = 20;
+inline constexpr uint32_t kModelIp6Len = 40;
 inline constexpr uint32_t kModelL4Len = 20;
+inline constexpr uint32_t kModelMaxLen = kModelLinkLen + kModelIp6Len + kModelL4Len;
 
 struct ModelPacket {
-  std::vector<uint8_t> frame;  // Ethernet + IPv4 + transport region
+  std::vector<uint8_t> frame;  // Ethernet + IPv4/IPv6 + transport region
   bool link_visible = true;    // false at output/postrouting
   uint8_t proto = 0;
   ir::PacketMeta meta;
@@ -38,6 +43,15 @@ struct ModelPacket {
 
 ModelPacket BuildModelPacket(const Point& point, const Space& space,
                              ir::Hook hook);
+
+// The parts of BuildModelPacket, for callers that probe many points without
+// allocating: the frame into `out` (kModelMaxLen bytes; returns its
+// length), the metadata, and whether the hook sees the link header.
+uint32_t BuildModelFrame(const Point& point, uint8_t* out);
+ir::PacketMeta BuildModelMeta(const Point& point, const Space& space);
+inline bool LinkVisible(ir::Hook hook) {
+  return hook != ir::Hook::kOutput && hook != ir::Hook::kPostrouting;
+}
 
 // Whether the hook has an input / output device: ir/hook_order.h.
 using ir::HookHasInputDevice;

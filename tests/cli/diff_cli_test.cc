@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -208,6 +209,54 @@ TEST_F(DiffCliTest, PcapWitnessesReplayWithEval) {
   };
   EXPECT_EQ(eval("old.ipt"), "0 accept old.ipt:5\n");
   EXPECT_EQ(eval("new.nft"), "0 drop new.nft:4\n");
+}
+
+// IPv6 and inet tables: the witness frames in the pcap are IPv6 (and IPv4)
+// frames that eval parses itself; each gets the verdict and deciding rule
+// the diff printed for its region, on both sides.
+TEST_F(DiffCliTest, Ipv6PcapWitnessesReplayWithEval) {
+  Write("old6.nft",
+        "table inet f {\n"
+        "  chain INPUT {\n"
+        "    type filter hook input priority 0; policy accept;\n"
+        "    ip6 saddr 2001:db8::/32 tcp dport 22 drop\n"
+        "    icmpv6 type echo-request drop\n"
+        "    ip saddr 10.0.0.0/8 udp dport 53 drop\n"
+        "  }\n"
+        "}\n");
+  Write("new6.nft",
+        "table ip6 f {\n"
+        "  chain INPUT {\n"
+        "    type filter hook input priority 0; policy accept;\n"
+        "    ip6 saddr 2001:db8::/48 tcp dport 22 drop\n"
+        "  }\n"
+        "}\n");
+  Outcome o = Diff({"old6.nft", "new6.nft", "--pcap", "w6.pcap"});
+  ASSERT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("ip6 saddr"));
+  // "REGION: OLD v (RULE) NEW v (RULE)" lines, in pcap order.
+  const std::regex region(R"(: OLD (\w+) \(([^)]*)\) NEW (\w+) \(([^)]*)\)$)");
+  std::vector<std::string> want_old, want_new;
+  auto rule_name = [](const std::string& r) {
+    return r.find("policy") != std::string::npos || r == "no base chain" ? "policy" : r;
+  };
+  for (const std::string& line : SplitLines(o.out)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, region)) continue;
+    const std::string index = std::to_string(want_old.size());
+    want_old.push_back(index + " " + m[1].str() + " " + rule_name(m[2].str()));
+    want_new.push_back(index + " " + m[3].str() + " " + rule_name(m[4].str()));
+  }
+  ASSERT_EQ(want_old.size(), 3u) << o.out;
+  auto eval = [&](const std::string& file) {
+    std::string command = "cd " + Quote(dir_) + " && " + Quote(RULEJIT_TOOL) +
+                          " eval " + Quote(file) + " w6.pcap --explain " +
+                          "--backend interp >eval.out 2>eval.err";
+    EXPECT_EQ(std::system(command.c_str()), 0) << Slurp(dir_ + "/eval.err");
+    return SplitLines(Slurp(dir_ + "/eval.out"));
+  };
+  EXPECT_EQ(eval("old6.nft"), want_old);
+  EXPECT_EQ(eval("new6.nft"), want_new);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/analysis/diff.h"
 #include "compiler/analysis/header_space.h"
 #include "compiler/analysis/packet_model.h"
@@ -119,12 +120,32 @@ DiffResult Diff(const ir::Ruleset& a, const ir::Ruleset& b,
 TEST(IntervalSetTest, ComplementAndMinus) {
   IntervalSet s = IntervalSet::Range(10, 20).Union(IntervalSet::Range(30, 40));
   EXPECT_EQ(s.Complement(50).intervals(),
-            (std::vector<Interval>{{0, 9}, {21, 29}, {41, 50}}));
+            (IntervalSet::Intervals{{0, 9}, {21, 29}, {41, 50}}));
   EXPECT_EQ(s.Minus(IntervalSet::Range(15, 35), 50).intervals(),
-            (std::vector<Interval>{{10, 14}, {36, 40}}));
+            (IntervalSet::Intervals{{10, 14}, {36, 40}}));
   EXPECT_TRUE(IntervalSet::Range(0, 0xffffffffu).Complement(0xffffffffu).empty());
   s.Add(21, 29);  // adjacent on both sides: one interval
-  EXPECT_EQ(s.intervals(), (std::vector<Interval>{{10, 40}}));
+  EXPECT_EQ(s.intervals(), (IntervalSet::Intervals{{10, 40}}));
+}
+
+TEST(IntervalSetTest, WideValuesAtTheTopOfTheRange) {
+  IntervalSet s = IntervalSet::Range(kValueMax - 5, kValueMax);
+  EXPECT_EQ(s.Complement(kValueMax).intervals(),
+            (IntervalSet::Intervals{{0, kValueMax - 6}}));
+  EXPECT_TRUE(IntervalSet::Range(0, kValueMax).Complement(kValueMax).empty());
+  EXPECT_EQ(IntervalSet::Range(0, kValueMax).Size(), kValueMax);  // saturated
+  s.Add(0, kValueMax - 6);
+  EXPECT_TRUE(s.IsFull(kValueMax));
+  EXPECT_TRUE(IntervalSet::Range(3, 9).Covers(IntervalSet::Range(4, 9)));
+  EXPECT_FALSE(IntervalSet::Range(3, 9).Covers(IntervalSet::Range(4, 10)));
+}
+
+TEST(HeaderSpaceTest, Ipv6AddressText) {
+  Value a = (Value{0x20010db8} << 96) | 1;
+  EXPECT_EQ(AddressText(a, true), "2001:db8::1");
+  EXPECT_EQ(AddressText(0, true), "::");
+  EXPECT_EQ(AddressText((Value{1} << 112) | (Value{1} << 80), true), "1:0:1::");
+  EXPECT_EQ(AddressText(0x0a000001, false), "10.0.0.1");
 }
 
 TEST(CubeTest, SubtractIsDisjointAndCovers) {
@@ -323,6 +344,168 @@ TEST(DiffTest, NotExactConstructsAreReported) {
 }
 
 // ---------------------------------------------------------------------------
+// IPv6, inet tables, maps, named sets, concatenations
+
+// A table of `family` with one input chain.
+std::string FamilyChain(const std::string& family, const std::string& rules,
+                        const std::string& policy = "accept",
+                        const std::string& extra = "") {
+  return absl::StrCat("table ", family, " filter {\n", extra,
+                      "  chain input {\n"
+                      "    type filter hook input priority 0; policy ",
+                      policy, ";\n", rules, "  }\n}\n");
+}
+
+TEST(DiffIpv6Test, PrefixNegationAndWitnessFrames) {
+  ir::Ruleset a = Nft(FamilyChain("ip6", "    ip6 saddr 2001:db8::/32 tcp dport 22 accept\n"
+                                         "    ip6 daddr != fe80::/10 drop\n"));
+  ir::Ruleset b = Nft(FamilyChain("ip6", "    ip6 saddr 2001:db8::/48 tcp dport 22 accept\n"
+                                         "    ip6 daddr != fe80::/10 drop\n"));
+  DiffResult d = Diff(a, b);
+  ASSERT_FALSE(d.regions.empty());
+  for (const DiffRegion& r : d.regions) {
+    EXPECT_EQ(r.witness[static_cast<int>(Dim::kFamily)], kFamilyIpv6);
+    // Inside 2001:db8::/32 but outside 2001:db8::/48.
+    Value saddr = r.witness[static_cast<int>(Dim::kSaddr)];
+    EXPECT_TRUE((saddr >> 96) == 0x20010db8u);
+    EXPECT_TRUE((saddr >> 80) != (Value{0x20010db8} << 16));
+    ModelPacket pkt = BuildModelPacket(r.witness, d.space, ir::Hook::kInput);
+    EXPECT_EQ(pkt.frame[12], 0x86);  // an IPv6 frame
+    EXPECT_EQ(pkt.View().nfproto, ir::kNfProtoIpv6);
+  }
+  EXPECT_THAT(DescribeCube(d.regions[0].cube, d.space),
+              ::testing::HasSubstr("ip6 saddr"));
+}
+
+TEST(DiffIpv6Test, Icmpv6TypesAndNextHeader) {
+  ir::Ruleset a = Nft(FamilyChain("ip6", "    icmpv6 type echo-request accept\n"
+                                         "    meta l4proto udp accept\n", "drop"));
+  ir::Ruleset b = Nft(FamilyChain("ip6", "    icmpv6 type { echo-request, echo-reply } accept\n"
+                                         "    ip6 nexthdr udp accept\n", "drop"));
+  DiffResult d = Diff(a, b);
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_TRUE(d.regions[0].witness[static_cast<int>(Dim::kProto)] == 58u);
+  EXPECT_TRUE(d.regions[0].witness[static_cast<int>(Dim::kSport)] >> 8 == 129u);
+  EXPECT_EQ(DescribeCube(d.regions[0].cube, d.space), "meta nfproto ipv6 icmpv6 type 129");
+}
+
+TEST(DiffIpv6Test, InetTableAgainstIpAndIp6Tables) {
+  // One inet table does what an ip and an ip6 table do together.
+  ir::Ruleset a = Nft(FamilyChain("inet", "    ip saddr 10.0.0.0/8 drop\n"
+                                          "    ip6 saddr fd00::/8 drop\n"
+                                          "    tcp dport 22 drop\n"));
+  ir::Ruleset b = Nft(FamilyChain("ip", "    ip saddr 10.0.0.0/8 drop\n"
+                                        "    tcp dport 22 drop\n") +
+                      FamilyChain("ip6", "    ip6 saddr fd00::/8 drop\n"
+                                         "    tcp dport 22 drop\n"));
+  EXPECT_TRUE(Diff(a, b).regions.empty());
+  // Without the ip6 table, IPv6 packets to port 22 and from fd00::/8 pass.
+  ir::Ruleset c = Nft(FamilyChain("ip", "    ip saddr 10.0.0.0/8 drop\n"
+                                        "    tcp dport 22 drop\n"));
+  DiffResult d = Diff(a, c);
+  ASSERT_FALSE(d.regions.empty());
+  for (const DiffRegion& r : d.regions) {
+    EXPECT_TRUE(r.witness[static_cast<int>(Dim::kFamily)] == kFamilyIpv6);
+    EXPECT_EQ(r.old_side.verdict, ir::VerdictCode::kDrop);
+  }
+}
+
+TEST(DiffIpv6Test, Ip6tablesDumpAgainstNft) {
+  ir::Ruleset a = Ipt("# Generated by ip6tables-save v1.8.9\n*filter\n"
+                      ":INPUT DROP [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+                      "-A INPUT -s 2001:db8::/32 -p tcp -m tcp --dport 443 -j ACCEPT\n"
+                      "-A INPUT -p ipv6-icmp -m icmp6 --icmpv6-type 128 -j ACCEPT\n"
+                      "COMMIT\n");
+  ir::Ruleset b = Nft(FamilyChain("ip6", "    ip6 saddr 2001:db8::/32 tcp dport 443 accept\n"
+                                         "    icmpv6 type echo-request accept\n", "drop"));
+  EXPECT_TRUE(Diff(a, b).regions.empty());
+  ir::Ruleset c = Nft(FamilyChain("ip6", "    ip6 saddr 2001:db8::/32 tcp dport 443 accept\n",
+                                  "drop"));
+  DiffResult d = Diff(a, c);
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_EQ(d.regions[0].old_side.rule.rule, 1);
+}
+
+TEST(DiffMapTest, VerdictMapAgainstRules) {
+  ir::Ruleset a = Nft(InputChain("    tcp dport vmap { 22 : accept, 80 : jump web, 23 : drop }\n",
+                                 "drop",
+                                 "  chain web {\n    ip saddr 10.0.0.0/8 accept\n  }\n"));
+  ir::Ruleset b = Nft(InputChain("    tcp dport 22 accept\n"
+                                 "    tcp dport 80 ip saddr 10.0.0.0/8 accept\n",
+                                 "drop"));
+  EXPECT_TRUE(Diff(a, b).regions.empty());
+  ir::Ruleset c = Nft(InputChain("    tcp dport { 22, 80 } accept\n", "drop"));
+  DiffResult d = Diff(a, c);
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_EQ(DescribeCube(d.regions[0].cube, d.space),
+            "ip saddr { 0.0.0.0/5, 8.0.0.0/7, 11.0.0.0/8, 12.0.0.0/6, 16.0.0.0/4, "
+            "32.0.0.0/3, 64.0.0.0/2, 128.0.0.0/1 } tcp dport 80");
+}
+
+TEST(DiffMapTest, NamedSetsAndConcatenations) {
+  const std::string sets =
+      "  set web { type ipv4_addr . inet_service; elements = { 10.0.0.1 . 80, 10.0.0.2 . 443 } }\n"
+      "  set admins { type ipv4_addr; flags interval; elements = { 192.168.0.0/16 } }\n";
+  ir::Ruleset a = Nft(InputChain("    ip saddr . tcp dport @web accept\n"
+                                 "    ip saddr @admins accept\n",
+                                 "drop", sets));
+  ir::Ruleset b = Nft(InputChain("    ip saddr 10.0.0.1 tcp dport 80 accept\n"
+                                 "    ip saddr 10.0.0.2 tcp dport 443 accept\n"
+                                 "    ip saddr 192.168.0.0/16 accept\n",
+                                 "drop"));
+  EXPECT_TRUE(Diff(a, b).regions.empty());
+  ir::Ruleset c = Nft(InputChain("    ip saddr . tcp dport { 10.0.0.1 . 80, 10.0.0.2 . 80 } accept\n"
+                                 "    ip saddr 192.168.0.0/16 accept\n",
+                                 "drop"));
+  DiffResult d = Diff(a, c);
+  ASSERT_EQ(d.regions.size(), 2u);
+  std::vector<std::string> got;
+  for (const DiffRegion& r : d.regions) got.push_back(DescribeCube(r.cube, d.space));
+  std::sort(got.begin(), got.end());
+  EXPECT_THAT(got, ::testing::ElementsAre("ip saddr 10.0.0.2 tcp dport 443",
+                                          "ip saddr 10.0.0.2 tcp dport 80"));
+}
+
+TEST(DiffMapTest, ConcatenatedIntervalsAndNegatedLookup) {
+  ir::Ruleset a = Nft(InputChain(
+      "    ip saddr . tcp dport { 10.0.0.0/8 . 20-30, 192.168.1.0/24 . 1000-2000 } drop\n"
+      "    ip daddr != { 1.1.1.1, 8.8.8.8 } udp dport 53 drop\n"));
+  ir::Ruleset b = Nft(InputChain(
+      "    ip saddr 10.0.0.0/8 tcp dport 20-30 drop\n"
+      "    ip saddr 192.168.1.0/24 tcp dport 1000-2000 drop\n"
+      "    ip daddr 1.1.1.1 accept\n"
+      "    ip daddr 8.8.8.8 accept\n"
+      "    udp dport 53 drop\n"));
+  EXPECT_TRUE(Diff(a, b).regions.empty());
+}
+
+TEST(DiffTest, MergedLoadsOfAdjacentFields) {
+  // nft loads th sport and th dport as one 4-byte word when they follow
+  // each other; in another order they are separate loads.
+  ir::Ruleset a = Nft(InputChain("    ip saddr 10.0.0.0/8 th sport 88 th dport 80 accept\n"
+                                 "    th sport 53 th dport 53 drop\n"
+                                 "    th sport 1-100 th dport 53 accept\n", "drop"));
+  ir::Ruleset b = Nft(InputChain("    th dport 80 ip saddr 10.0.0.0/8 th sport 89 accept\n"
+                                 "    th dport 53 th sport 53 drop\n"
+                                 "    th dport 53 th sport 1-100 accept\n", "drop"));
+  DiffResult d = Diff(a, b);
+  ASSERT_EQ(d.regions.size(), 2u);
+  std::vector<std::string> got;
+  for (const DiffRegion& r : d.regions) got.push_back(DescribeCube(r.cube, d.space));
+  std::sort(got.begin(), got.end());
+  EXPECT_THAT(got, ::testing::ElementsAre("ip saddr 10.0.0.0/8 th sport 88 th dport 80",
+                                          "ip saddr 10.0.0.0/8 th sport 89 th dport 80"));
+}
+
+TEST(DiffMapTest, DataMapsAreReportedNotExact) {
+  ir::Ruleset a = Nft(InputChain("    meta mark set tcp dport map { 22 : 1, 80 : 2 }\n"
+                                 "    meta mark 1 drop\n"));
+  DiffResult d = DiffRulesets(a, Nft(InputChain("")), {});
+  ASSERT_FALSE(d.exact());
+  EXPECT_EQ(d.old_inexact[0].rule.rule, 0);
+}
+
+// ---------------------------------------------------------------------------
 // iptables → nft translations (../shared/corpus/iptables-ext/*.txlate):
 // every pair both frontends parse, with an ACCEPT/DROP target, put in a
 // chain whose policy is the opposite verdict, must never be reported
@@ -345,15 +528,16 @@ std::optional<ir::Ruleset> TryParse(const std::string& text, bool nft) {
 
 TEST(DiffTxlateTest, TranslationsAreEquivalent) {
   const std::regex ipt_line(
-      R"(^(?:iptables-translate|iptables) -[AI] (INPUT|FORWARD|OUTPUT) (.*)$)");
+      R"(^(ip6?)(?:tables-translate|tables) -[AI] (INPUT|FORWARD|OUTPUT) (.*)$)");
   const std::regex nft_line(
-      R"(^nft '((?:add|insert) rule ip filter (INPUT|FORWARD|OUTPUT) .*)'$)");
-  int equivalent = 0, inexact = 0, pairs = 0;
+      R"(^nft '((?:add|insert) rule (ip6?) filter (INPUT|FORWARD|OUTPUT) .*)'$)");
+  int equivalent = 0, inexact = 0, pairs = 0, ipv6_equivalent = 0;
   for (const auto& entry : std::filesystem::directory_iterator(
            std::string(RULEJIT_SHARED_DIR) + "/corpus/iptables-ext")) {
     std::string name = entry.path().filename().string();
     if (entry.path().extension() != ".txlate" ||
-        (name.rfind("libxt_", 0) != 0 && name.rfind("libipt_", 0) != 0)) {
+        (name.rfind("libxt_", 0) != 0 && name.rfind("libipt_", 0) != 0 &&
+         name.rfind("libip6t_", 0) != 0)) {
       continue;
     }
     std::vector<std::string> lines;
@@ -365,17 +549,20 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
           !std::regex_match(lines[i + 1], b, nft_line)) {
         continue;
       }
-      std::string rule = a[2].str();
+      const bool v6 = a[1].str() == "ip6";
+      if (b[2].str() != a[1].str()) continue;
+      std::string rule = a[3].str();
       bool accept = rule.find("-j ACCEPT") != std::string::npos;
       if (!accept && rule.find("-j DROP") == std::string::npos) continue;
       std::string policy = accept ? "DROP" : "ACCEPT";
-      std::string chain = a[1].str();
+      std::string chain = a[2].str();
       std::optional<ir::Ruleset> old_rs = TryParse(
-          absl::StrCat("*filter\n:INPUT ", policy, " [0:0]\n:FORWARD ", policy,
+          absl::StrCat(v6 ? "# Generated by ip6tables-save v1.8.9\n" : "",
+                       "*filter\n:INPUT ", policy, " [0:0]\n:FORWARD ", policy,
                        " [0:0]\n:OUTPUT ", policy, " [0:0]\n-A ", chain, " ",
                        rule, "\nCOMMIT\n"),
           false);
-      std::string nft = "table ip filter {\n";
+      std::string nft = absl::StrCat("table ", a[1].str(), " filter {\n");
       for (const char* c : {"INPUT", "FORWARD", "OUTPUT"}) {
         std::string hook = absl::AsciiStrToLower(c);
         absl::StrAppend(&nft, "  chain ", c, " { type filter hook ", hook,
@@ -398,10 +585,11 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
           << name << ": " << lines[i] << "\n" << lines[i + 1] << "\n"
           << DescribeCube(d.regions[0].cube, d.space);
       equivalent += d.regions.empty();
+      ipv6_equivalent += v6 && d.regions.empty();
     }
   }
   std::cout << "txlate pairs: " << pairs << ", equivalent " << equivalent
-            << ", not exact " << inexact << "\n";
+            << " (IPv6 " << ipv6_equivalent << "), not exact " << inexact << "\n";
   EXPECT_GE(equivalent, 15);
 }
 
@@ -418,13 +606,21 @@ struct GenRule {
   std::string iif;      // "" none, else a name or a wildcard
   int ct = 0;           // 0 none, 1 new, 2 established,related
   bool syn_only = false;  // tcp flags & (syn|ack) == syn (tcp rules)
+  // The address is IPv6: 2001:db8:(prefix_addr)::/(32 + prefix_len), in an
+  // inet table.
+  bool v6 = false;
   bool drop = false;
 };
 
 std::string RuleText(const GenRule& r) {
   std::string t = "    ";
   if (!r.iif.empty()) absl::StrAppend(&t, "iifname \"", r.iif, "\" ");
-  if (r.prefix_len > 0) {
+  if (r.prefix_len > 0 && r.v6) {
+    absl::StrAppend(&t, "ip6 saddr ", r.not_addr ? "!= " : "",
+                    absl::StrFormat("2001:db8:%x:%x::/%d", r.prefix_addr >> 16,
+                                    r.prefix_addr & 0xffff, 32 + r.prefix_len),
+                    " ");
+  } else if (r.prefix_len > 0) {
     absl::StrAppend(&t, "ip saddr ", r.not_addr ? "!= " : "", r.prefix_addr >> 24, ".",
                     (r.prefix_addr >> 16) & 0xff, ".", (r.prefix_addr >> 8) & 0xff,
                     ".", r.prefix_addr & 0xff, "/", r.prefix_len, " ");
@@ -445,13 +641,15 @@ std::string RuleText(const GenRule& r) {
 
 uint32_t MaskOf(int len) { return len == 0 ? 0 : ~0u << (32 - len); }
 
-GenRule RandomRule(std::mt19937& rng) {
+// `inet`: half the rules match IPv6 addresses instead.
+GenRule RandomRule(std::mt19937& rng, bool inet) {
   static constexpr uint32_t kAddrs[] = {0x0a000000, 0x0a010000, 0x0a010100,
                                         0xc0a80000};
   static constexpr int kLens[] = {0, 8, 16, 24};
   static constexpr int kPorts[] = {22, 53, 80, 443, 1000};
   static const char* kIifs[] = {"", "", "eth0", "eth*"};
   GenRule r;
+  r.v6 = inet && rng() % 2;
   int len = kLens[rng() % 4];
   r.prefix_len = len;
   r.prefix_addr = kAddrs[rng() % 4] & MaskOf(len);
@@ -495,16 +693,21 @@ void Mutate(std::vector<GenRule>& rules, std::mt19937& rng) {
   }
 }
 
-std::string Render(const std::vector<GenRule>& rules, bool policy_drop) {
+std::string Render(const std::vector<GenRule>& rules, bool policy_drop, bool inet) {
   std::string body;
   for (const GenRule& r : rules) body += RuleText(r);
-  return InputChain(body, policy_drop ? "drop" : "accept");
+  return inet ? FamilyChain("inet", body, policy_drop ? "drop" : "accept")
+              : InputChain(body, policy_drop ? "drop" : "accept");
 }
 
-// Candidate values per dimension from the rules' boundaries.
-std::vector<uint32_t> Boundaries(const std::vector<GenRule>& a,
-                                 const std::vector<GenRule>& b, bool ports) {
-  std::vector<uint32_t> v = {0};
+// The IPv6 address of a generated prefix: 2001:db8:(32 bits)::.
+Value V6(uint32_t bits) { return (Value{0x20010db8} << 96) | (Value{bits} << 64); }
+
+// Candidate values per dimension from the rules' boundaries (addresses of
+// the rules of one family).
+std::vector<Value> Boundaries(const std::vector<GenRule>& a, const std::vector<GenRule>& b,
+                              bool ports, bool v6 = false) {
+  std::vector<Value> v = {0};
   for (const auto* rules : {&a, &b}) {
     for (const GenRule& r : *rules) {
       if (ports && r.port_lo >= 0) {
@@ -512,12 +715,14 @@ std::vector<uint32_t> Boundaries(const std::vector<GenRule>& a,
           if (p >= 0 && p <= 0xffff) v.push_back(p);
         }
       }
-      if (!ports && r.prefix_len > 0) {
-        uint32_t lo = r.prefix_addr, hi = r.prefix_addr | ~MaskOf(r.prefix_len);
+      if (!ports && r.prefix_len > 0 && r.v6 == v6) {
+        uint32_t lo32 = r.prefix_addr, hi32 = r.prefix_addr | ~MaskOf(r.prefix_len);
+        Value lo = v6 ? V6(lo32) : lo32;
+        Value hi = v6 ? V6(hi32) | ~(~Value{0} << 64) : hi32;
         v.push_back(lo);
         v.push_back(hi);
         if (lo > 0) v.push_back(lo - 1);
-        if (hi < 0xffffffffu) v.push_back(hi + 1);
+        if (hi < (v6 ? kValueMax : 0xffffffffu)) v.push_back(hi + 1);
       }
     }
   }
@@ -531,10 +736,12 @@ std::vector<uint32_t> Boundaries(const std::vector<GenRule>& a,
 // none, ct states new / established (same class as related) / invalid (same
 // class as untracked), tcp flags syn alone or with ack.
 std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
-                                  const std::vector<GenRule>& b) {
+                                  const std::vector<GenRule>& b, bool inet) {
   std::vector<Point> out;
-  for (uint32_t saddr : Boundaries(a, b, false)) {
-    for (uint32_t dport : Boundaries(a, b, true)) {
+  for (uint32_t family : {kFamilyIpv4, kFamilyIpv6}) {
+   if (family == kFamilyIpv6 && !inet) break;
+   for (Value saddr : Boundaries(a, b, false, family == kFamilyIpv6)) {
+    for (Value dport : Boundaries(a, b, true)) {
       for (uint32_t proto : {1u, 6u, 17u}) {
         for (uint32_t iif : {0u, 1u, 2u, 3u}) {
           for (uint32_t ct : {0u, 1u, 3u}) {
@@ -546,12 +753,14 @@ std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
               p[static_cast<int>(Dim::kIifName)] = iif;
               p[static_cast<int>(Dim::kCtState)] = ct;
               p[static_cast<int>(Dim::kTcpFlags)] = flags;
+              p[static_cast<int>(Dim::kFamily)] = family;
               out.push_back(p);
             }
           }
         }
       }
     }
+   }
   }
   return out;
 }
@@ -559,14 +768,15 @@ std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
 // Whether some boundary packet gets different verdicts.
 bool BruteForceDiffers(const ir::Ruleset& ra, const ir::Ruleset& rb,
                        const std::vector<GenRule>& a,
-                       const std::vector<GenRule>& b) {
+                       const std::vector<GenRule>& b, bool inet) {
   auto pa = Compile(ra);
   auto pb = Compile(rb);
   Space space;
   space.has_iif = true;
   space.iif = {{"eth0", ""}, {"eth1", ""}, {"lo", ""}, {"", ""}};
   space.oif = {{"", ""}};
-  for (const Point& p : BoundaryPoints(a, b)) {
+  space.ipv6 = inet;
+  for (const Point& p : BoundaryPoints(a, b, inet)) {
     ModelPacket pkt = BuildModelPacket(p, space, ir::Hook::kInput);
     if (pa->Run(ir::Hook::kInput, pkt.View(), pkt.meta).verdict !=
         pb->Run(ir::Hook::kInput, pkt.View(), pkt.meta).verdict) {
@@ -576,24 +786,26 @@ bool BruteForceDiffers(const ir::Ruleset& ra, const ir::Ruleset& rb,
   return false;
 }
 
-TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
-  std::mt19937 rng(20261202);
+// Seeded rounds of generate, mutate, diff, brute force; `inet`: an inet
+// table with IPv4 and IPv6 rules.
+void MutationRounds(uint32_t seed, bool inet) {
+  std::mt19937 rng(seed);
   int differing = 0, equivalent = 0;
   for (int round = 0; round < 150; ++round) {
     std::vector<GenRule> a;
     int n = 2 + static_cast<int>(rng() % 5);
-    for (int i = 0; i < n; ++i) a.push_back(RandomRule(rng));
+    for (int i = 0; i < n; ++i) a.push_back(RandomRule(rng, inet));
     bool policy_drop = rng() % 2;
     std::vector<GenRule> b = a;
     Mutate(b, rng);
-    std::string ta = Render(a, policy_drop), tb = Render(b, policy_drop);
+    std::string ta = Render(a, policy_drop, inet), tb = Render(b, policy_drop, inet);
     ir::Ruleset ra = Nft(ta), rb = Nft(tb);
     DiffResult d = Diff(ra, rb);
-    bool brute = BruteForceDiffers(ra, rb, a, b);
+    bool brute = BruteForceDiffers(ra, rb, a, b, inet);
     EXPECT_EQ(!d.regions.empty(), brute) << "round " << round << "\nOLD\n"
                                          << ta << "NEW\n" << tb;
     (brute ? differing : equivalent)++;
-    if (HasFailure()) break;
+    if (::testing::Test::HasFailure()) break;
   }
   std::cout << "mutation rounds: " << differing << " different, "
             << equivalent << " equivalent\n";
@@ -601,6 +813,12 @@ TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
   EXPECT_GT(differing, 20);
   EXPECT_GT(equivalent, 20);
 }
+
+TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
+  MutationRounds(20261202, false);
+}
+
+TEST(DiffMutationTest, InetTablesWithIpv6Rules) { MutationRounds(20261203, true); }
 
 }  // namespace
 }  // namespace rulejit::analysis

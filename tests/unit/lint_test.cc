@@ -33,7 +33,10 @@ std::vector<std::string> Summary(const ir::Ruleset& rs, bool redundant = false) 
     const auto line = [&](const ir::RuleRef& r) {
       return std::to_string(rs.tables[r.table].chains[r.chain].rules[r.rule].loc.line);
     };
-    std::string s = (f.kind == LintKind::kShadowed ? "shadowed@" : "redundant@") + line(f.rule);
+    std::string s = (f.kind == LintKind::kShadowed      ? "shadowed@"
+                     : f.kind == LintKind::kUnreachable ? "unreachable@"
+                                                        : "redundant@") +
+                    line(f.rule);
     for (size_t i = 0; i < f.blocked_by.size(); ++i) {
       s += (i == 0 ? "<-" : ",") + line(f.blocked_by[i]);
     }
@@ -104,13 +107,49 @@ TEST(LintTest, RedundantOnlyWhenAsked) {
   EXPECT_THAT(Summary(rs, true), ::testing::ElementsAre("redundant@6"));
 }
 
-TEST(LintTest, InetTablesAreNotJudged) {
+TEST(LintTest, InetAndIp6TablesAreJudged) {
   ir::Ruleset rs = Parse(
       "table inet t {\n"
       "  chain in {\n"
       "    type filter hook input priority 0; policy drop;\n"
       "    tcp dport 22 accept\n"
       "    tcp dport 22 drop\n"
+      "    ip6 saddr 2001:db8::/32 accept\n"
+      "    ip6 saddr 2001:db8:1::/48 udp dport 53 drop\n"
+      "    ip saddr 2.0.0.0/8 accept\n"
+      "  }\n"
+      "}\n");
+  EXPECT_THAT(Summary(rs), ::testing::ElementsAre("shadowed@5<-4", "shadowed@7<-6"));
+}
+
+TEST(LintTest, RulesAfterACatchAllAreUnreachable) {
+  ir::Ruleset rs = Parse(
+      "table ip t {\n"
+      "  chain in {\n"
+      "    type filter hook input priority 0; policy drop;\n"
+      "    tcp dport 22 accept\n"
+      "    meta l4proto tcp drop\n"
+      "    accept\n"
+      "    udp dport 53 drop\n"
+      "    tcp dport 80 accept\n"
+      "  }\n"
+      "  chain orphan {\n"
+      "    tcp dport 443 accept\n"
+      "  }\n"
+      "}\n");
+  EXPECT_THAT(Summary(rs), ::testing::ElementsAre("unreachable@7<-6", "unreachable@8<-5",
+                                                  "unreachable@11"));
+}
+
+TEST(LintTest, NoUnreachableClaimsWhenSomethingIsNotExact) {
+  ir::Ruleset rs = Parse(
+      "table ip t {\n"
+      "  chain in {\n"
+      "    type filter hook input priority 0; policy drop;\n"
+      "    limit rate 10/second jump orphan\n"
+      "  }\n"
+      "  chain orphan {\n"
+      "    tcp dport 443 accept\n"
       "  }\n"
       "}\n");
   EXPECT_THAT(Summary(rs), ::testing::IsEmpty());

@@ -1,0 +1,129 @@
+// Cubes indexed by their source address bounds (see cube_index.h).
+#include "compiler/analysis/cube_index.h"
+
+namespace rulejit::analysis {
+namespace {
+
+// Number of significant bits of v (0 for 0).
+int BitWidth(Value v) {
+  int n = 0;
+  if (v >> 64) {
+    n = 64;
+    v >>= 64;
+  }
+  uint64_t low = static_cast<uint64_t>(v);
+  return low == 0 ? n : n + 64 - __builtin_clzll(low);
+}
+
+}  // namespace
+
+CubeIndex::Key CubeIndex::KeyOf(const Cube& cube, Dim dim) {
+  const IntervalSet::Intervals& ivs = cube.get(dim).intervals();
+  Value lo = ivs.front().lo, hi = ivs.back().hi;
+  return {BitWidth(hi - lo), lo};
+}
+
+int CubeIndex::Add(Cube cube) {
+  int id;
+  if (!free_.empty()) {
+    id = free_.back();
+    free_.pop_back();
+    cubes_[id] = std::move(cube);
+    alive_[id] = 1;
+  } else {
+    id = static_cast<int>(cubes_.size());
+    cubes_.push_back(std::move(cube));
+    alive_.push_back(1);
+  }
+  for (int i = 0; i < kIndexes; ++i) {
+    Key key = KeyOf(cubes_[id], kIndexed[i]);
+    by_start_[i][key.length_class].emplace(key.lo, id);
+  }
+  ++live_;
+  return id;
+}
+
+template <class F>
+void CubeIndex::Candidates(const Cube& query, F f) const {
+  // The dimension where the query is narrowest for its range.
+  int best = 0;
+  double best_fraction = 2;
+  for (int i = 0; i < kIndexes; ++i) {
+    const IntervalSet::Intervals& ivs = query.get(kIndexed[i]).intervals();
+    if (ivs.empty()) return;
+    const Value width = ivs.back().hi - ivs.front().lo;
+    const double range = kIndexed[i] == Dim::kDport ? 65536.0
+                         : ivs.back().hi >> 32 ? 0x1p128 : 0x1p32;
+    const double fraction = static_cast<double>(width) / range;
+    if (fraction < best_fraction) {
+      best = i;
+      best_fraction = fraction;
+    }
+  }
+  const IntervalSet::Intervals& ivs = query.get(kIndexed[best]).intervals();
+  const Value lo = ivs.front().lo, hi = ivs.back().hi;
+  for (int c = 0; c < kClasses; ++c) {
+    const auto& map = by_start_[best][c];
+    if (map.empty()) continue;
+    // Intervals of class c are shorter than 2^c: those starting at or
+    // before lo - 2^c end before lo.
+    Value span = c >= 128 ? kValueMax : (Value{1} << c);
+    Value from = lo > span ? lo - span + 1 : 0;
+    for (auto it = map.lower_bound(from); it != map.end() && it->first <= hi; ++it) {
+      if (!f(it->second)) return;
+    }
+  }
+}
+
+std::vector<int> CubeIndex::Overlapping(const Cube& query) const {
+  std::vector<int> out;
+  Candidates(query, [&](int id) {
+    if (Overlaps(cubes_[id], query)) out.push_back(id);
+    return true;
+  });
+  return out;
+}
+
+bool CubeIndex::AnyOverlapping(const Cube& query) const {
+  bool found = false;
+  Candidates(query, [&](int id) {
+    found = Overlaps(cubes_[id], query);
+    return !found;
+  });
+  return found;
+}
+
+Cube CubeIndex::Take(int id) {
+  for (int i = 0; i < kIndexes; ++i) {
+    Key key = KeyOf(cubes_[id], kIndexed[i]);
+    auto& map = by_start_[i][key.length_class];
+    for (auto it = map.lower_bound(key.lo); it != map.end() && it->first == key.lo; ++it) {
+      if (it->second == id) {
+        map.erase(it);
+        break;
+      }
+    }
+  }
+  alive_[id] = 0;
+  free_.push_back(id);
+  --live_;
+  return std::move(cubes_[id]);
+}
+
+std::vector<Cube> CubeIndex::TakeAll() {
+  std::vector<Cube> out;
+  out.reserve(live_);
+  for (size_t i = 0; i < cubes_.size(); ++i) {
+    if (alive_[i]) out.push_back(std::move(cubes_[i]));
+  }
+  cubes_.clear();
+  alive_.clear();
+  free_.clear();
+  for (auto& index : by_start_) {
+    for (auto& map : index) map.clear();
+  }
+  live_ = 0;
+  return out;
+}
+
+}  // namespace rulejit::analysis

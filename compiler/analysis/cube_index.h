@@ -1,0 +1,65 @@
+// A set of cubes that finds the ones overlapping a query cube without
+// scanning them all: what makes flattening and diffing 10000-rule rulesets
+// fast (every rule asks which cubes of the packets still undecided it
+// matches; most rules name specific addresses).
+//
+//   CubeIndex index;
+//   for (Cube& c : region) index.Add(std::move(c));
+//   for (int id : index.Overlapping(rule_cube)) {
+//     Cube c = index.Take(id);   // split it, Add the pieces back ...
+//   }
+//
+// How: each cube is filed under the bounding interval of its set in each
+// of three dimensions (source and destination address, destination port),
+// in a sorted map per length class (class c holds intervals shorter than
+// 2^c). A query picks the dimension where it is narrowest (relative to the
+// dimension's range), looks in each non-empty class of that dimension only
+// at starts that can reach its own interval, then checks the whole cube.
+#ifndef RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
+#define RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
+
+#include <array>
+#include <vector>
+
+#include "absl/container/btree_map.h"
+#include "compiler/analysis/header_space.h"
+
+namespace rulejit::analysis {
+
+class CubeIndex {
+ public:
+  int Add(Cube cube);
+  // Ids of the cubes that overlap `query`, in no particular order.
+  std::vector<int> Overlapping(const Cube& query) const;
+  bool AnyOverlapping(const Cube& query) const;
+  const Cube& at(int id) const { return cubes_[id]; }
+  Cube Take(int id);  // removes the cube
+  std::vector<Cube> TakeAll();
+  size_t size() const { return live_; }
+  bool empty() const { return live_ == 0; }
+
+ private:
+  static constexpr int kClasses = 129;
+  static constexpr Dim kIndexed[] = {Dim::kSaddr, Dim::kDaddr};
+  static constexpr int kIndexes = 2;
+  struct Key {
+    int length_class;
+    Value lo;
+  };
+  static Key KeyOf(const Cube& cube, Dim dim);
+  // Calls f(id) for candidates (bounding intervals overlap); f returns
+  // false to stop.
+  template <class F>
+  void Candidates(const Cube& query, F f) const;
+
+  std::vector<Cube> cubes_;
+  std::vector<char> alive_;
+  std::vector<int> free_;
+  using ByStart = std::array<absl::btree_multimap<Value, int>, kClasses>;
+  std::array<ByStart, kIndexes> by_start_;
+  size_t live_ = 0;
+};
+
+}  // namespace rulejit::analysis
+
+#endif  // RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
