@@ -10,7 +10,8 @@
 #                                 FORWARD rules)                        a blackhole there)
 #
 # Rows, each the median (and min/max) of --runs windows of --seconds after a
-# 1 s warm-up, all in one run so they can be compared side by side:
+# 1 s warm-up, all in one run so they can be compared side by side; the runs
+# are rounds over all rows (load drifting over the run hits every row):
 #   rulejit  empty          FORWARD policy ACCEPT, no rules
 #   rulejit  seed 10000     10000 x `-A FORWARD ! -s 10.0.0.0/10 -j DROP`
 #                           (the traffic, from 10.1.1.1, is inside 10.0.0.0/10:
@@ -19,6 +20,8 @@
 #                           --dport N -j DROP`, all different, none matches
 #   kernel   empty / seed / distinct in iptables-legacy, then the same files
 #            through iptables-restore-translate into nft
+#   rulejit  seed.nft / distinct.nft: those nft translations, the same chain
+#            the kernel's nft runs
 # Frames for rulejit are addressed to d0 (a transparent bump in the wire),
 # for the kernel to fwin (a router, which rewrites them to d0): d0 receives
 # the same frames either way. The sender is pinned to the last CPU, rulejit
@@ -28,7 +31,7 @@
 #
 #   sudo bench/forward_bench.sh [--rulejit build/rulejit] [--runs 5] [--seconds 3] [--rules 10000]
 #
-# Not part of .ci/run: it takes ~3 minutes and its figures depend on the
+# Not part of .ci/run: it takes ~5 minutes and its figures depend on the
 # machine's load. Namespaces are removed on exit, whatever the exit.
 set -euo pipefail
 
@@ -189,34 +192,24 @@ SEND_CPU=${CPUS[${#CPUS[@]}-1]}
 rx() { ip netns exec "$DST" cat /sys/class/net/d0/statistics/rx_packets; }
 now() { date +%s.%N; }
 
-# measure DST_MAC: prints the window rates (packets/s), one a line.
-measure() {
-  local total; total=$(awk -v r="$RUNS" -v s="$SECONDS_PER_RUN" 'BEGIN { print r * s + 2 }')
+# window DST_MAC: the sender runs 1 s of warm-up and one window; prints
+# the packets/s d0 received in the window.
+window() {
+  local total; total=$(awk -v s="$SECONDS_PER_RUN" 'BEGIN { print s + 1.5 }')
   ip netns exec "$SRC" taskset -c "$SEND_CPU" "$WORK/sender" s0 "$1" $S0_MAC "$total" &
   SENDER_PID=$!
   sleep 1
-  for ((run = 0; run < RUNS; ++run)); do
-    local c0 t0 c1 t1
-    c0=$(rx); t0=$(now)
-    sleep "$SECONDS_PER_RUN"
-    c1=$(rx); t1=$(now)
-    awk -v a="$c0" -v b="$c1" -v t="$t0" -v u="$t1" 'BEGIN { printf "%.0f\n", (b - a) / (u - t) }'
-  done
+  local c0 t0 c1 t1
+  c0=$(rx); t0=$(now)
+  sleep "$SECONDS_PER_RUN"
+  c1=$(rx); t1=$(now)
   wait "$SENDER_PID" || true
   SENDER_PID=""
+  awk -v a="$c0" -v b="$c1" -v t="$t0" -v u="$t1" 'BEGIN { printf "%.0f\n", (b - a) / (u - t) }'
 }
 
-# median min max of the numbers on stdin
-summary() { sort -n | awk '{ v[NR] = $1 } END { printf "%d %d %d\n", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
-
-declare -A MEDIAN MINV MAXV
-record() {  # record NAME < rates
-  read -r MEDIAN[$1] MINV[$1] MAXV[$1] < <(summary)
-  echo "  $1: median ${MEDIAN[$1]} pps (min ${MINV[$1]}, max ${MAXV[$1]})" >&2
-}
-
-rulejit_row() {  # rulejit_row NAME FILE
-  ip netns exec "$FW" taskset -c "$RJ_CPU" "$RULEJIT" run "$2" --in fwin --out fwout \
+rulejit_window() {  # rulejit_window FILE: one window with `rulejit run FILE`
+  ip netns exec "$FW" taskset -c "$RJ_CPU" "$RULEJIT" run "$1" --in fwin --out fwout \
     --ctl none --backend "$BACKEND" > "$WORK/run.log" 2>&1 &
   RJ_PID=$!
   for ((i = 0; i < 600; ++i)); do
@@ -225,19 +218,15 @@ rulejit_row() {  # rulejit_row NAME FILE
     sleep 0.1
   done
   grep -q '^ready ' "$WORK/run.log" || { echo "rulejit run never got ready" >&2; cat "$WORK/run.log" >&2; exit 1; }
-  echo "$1: $(grep '^ready ' "$WORK/run.log")" >&2
-  measure $D0_MAC > "$WORK/rates"
-  record "$1" < "$WORK/rates"
+  window $D0_MAC
   kill -TERM "$RJ_PID"; wait "$RJ_PID" || true; RJ_PID=""
-  grep '^final' "$WORK/run.log" >&2
+  # The frames the worker got but could not keep up with show here.
+  grep '^final fwin' "$WORK/run.log" | sed 's/^/    /' >&2
 }
 
-kernel_row() {  # kernel_row NAME LOAD_COMMAND...
-  local name=$1; shift
+kernel_window() {  # kernel_window LOAD_COMMAND...: one window, kernel forwarding
   "$@"
-  echo "$name: loaded" >&2
-  measure $FWIN_MAC > "$WORK/rates"
-  record "$name" < "$WORK/rates"
+  window $FWIN_MAC
   ip netns exec "$FW" iptables-legacy -F FORWARD
   ip netns exec "$FW" nft flush ruleset
 }
@@ -245,11 +234,38 @@ kernel_row() {  # kernel_row NAME LOAD_COMMAND...
 ipt() { ip netns exec "$FW" iptables-legacy-restore < "$WORK/$1.ipt"; }
 nftl() { ip netns exec "$FW" nft -f "$WORK/$1.nft"; }
 
-echo "forward_bench: $RUNS x ${SECONDS_PER_RUN}s per row, $RULES rules, sender on CPU $SEND_CPU, rulejit on CPU $RJ_CPU" >&2
-ROWS=()
-for r in empty seed distinct; do rulejit_row "rulejit/$r" "$WORK/$r.ipt"; ROWS+=("rulejit/$r"); done
-for r in empty seed distinct; do kernel_row "iptables-legacy/$r" ipt "$r"; ROWS+=("iptables-legacy/$r"); done
-for r in empty seed distinct; do kernel_row "nft/$r" nftl "$r"; ROWS+=("nft/$r"); done
+# Rows: name and the command measuring one window of it. rulejit runs the
+# iptables files and also the nft translations the nft rows load (the same
+# chain as the kernel's nft: iptables' `-p udp --dport` carries the implicit
+# non-fragment test that nft's `udp dport` has not).
+ROWS=(rulejit/empty rulejit/seed.ipt rulejit/distinct.ipt rulejit/seed.nft rulejit/distinct.nft
+      iptables-legacy/empty iptables-legacy/seed iptables-legacy/distinct
+      nft/empty nft/seed nft/distinct)
+one_window() {  # one_window ROW
+  local r=${1#*/}
+  case "$1" in
+    rulejit/empty) rulejit_window "$WORK/empty.ipt" ;;
+    rulejit/*) rulejit_window "$WORK/$r" ;;
+    iptables-legacy/*) kernel_window ipt "$r" ;;
+    nft/*) kernel_window nftl "$r" ;;
+  esac
+}
+
+# Rounds interleave the rows, so load that drifts over the run (the machine
+# is shared) spreads over all of them instead of biasing one.
+echo "forward_bench: $RUNS rounds x ${SECONDS_PER_RUN}s per row, $RULES rules, sender on CPU $SEND_CPU, rulejit on CPU $RJ_CPU" >&2
+declare -A RATES MEDIAN MINV MAXV
+for ((round = 1; round <= RUNS; ++round)); do
+  for row in "${ROWS[@]}"; do
+    rate=$(one_window "$row")
+    echo "round $round $row $rate pps" >&2
+    RATES[$row]+="$rate "
+  done
+done
+for row in "${ROWS[@]}"; do
+  read -r MEDIAN[$row] MINV[$row] MAXV[$row] < <(echo ${RATES[$row]} | xargs -n1 | sort -n |
+    awk '{ v[NR] = $1 } END { printf "%d %d %d\n", v[int((NR + 1) / 2)], v[1], v[NR] }')
+done
 
 # ------------------------------------------------------------ table
 base=${MEDIAN[rulejit/empty]}
@@ -260,7 +276,9 @@ for row in "${ROWS[@]}"; do
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
 echo
-echo "rulejit seed/empty:           $(ratio "${MEDIAN[rulejit/seed]}" "$base") (target >= 0.9)"
-echo "rulejit distinct/empty:       $(ratio "${MEDIAN[rulejit/distinct]}" "$base") (target >= 0.9)"
-echo "rulejit seed / nft seed:      $(ratio "${MEDIAN[rulejit/seed]}" "${MEDIAN[nft/seed]}") (target >= 10)"
-echo "rulejit distinct / nft dist.: $(ratio "${MEDIAN[rulejit/distinct]}" "${MEDIAN[nft/distinct]}") (target >= 10)"
+for r in seed.ipt distinct.ipt seed.nft distinct.nft; do
+  echo "rulejit $r / rulejit empty: $(ratio "${MEDIAN[rulejit/$r]}" "$base") (target >= 0.9)"
+done
+for r in seed distinct; do
+  echo "rulejit $r.nft / kernel nft $r: $(ratio "${MEDIAN[rulejit/$r.nft]}" "${MEDIAN[nft/$r]}") (target >= 10)"
+done
