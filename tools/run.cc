@@ -2,12 +2,13 @@
 //                   [--stats-interval S] [--duration S] [--backend B]
 //                   [--generic] [--format F]`
 //
-// A bump-in-the-wire firewall: frames arriving on A are classified by the
-// ruleset's forward hook (iif A, oif B; for iptables dumps the FORWARD
-// chain) and accepted ones are sent out of B unchanged; the same from B to
-// A. See runtime/xdp/engine.h. Output on stdout:
+// A bump-in-the-wire firewall: frames arriving on A pass the ruleset's
+// netdev ingress chains of device A, its forward hook (iif A, oif B; for
+// iptables dumps the FORWARD chain) and the egress chains of device B, and
+// those no hook dropped are sent out of B unchanged; the same from B to A.
+// See runtime/xdp/engine.h. Output on stdout:
 //
-//   ready in=fwin/native out=fwout/native backend=jit hook=forward queues=1 ctl=/run/rulejit/fwin-fwout.sock
+//   ready in=fwin/native/copy out=fwout/native/copy backend=jit hooks=ingress,forward/forward queues=1 ctl=/run/rulejit/fwin-fwout.sock
 //   stats t=1.0 fwin rx=120 tx=0 drop=20 err=0 fwout rx=0 tx=100 drop=0 err=0
 //   reload generation=2 file=rules.ipt ok
 //   reload failed file=rules.ipt (generation 2 keeps running)
@@ -17,7 +18,9 @@
 //   policy filter/FORWARD packets=20
 //
 // `ready` comes once the AF_XDP sockets and the control socket are open (scripts
-// wait for it); `stats` every --stats-interval seconds; `reload` after each
+// wait for it); it gives per interface the XDP mode (native/generic) and
+// the sockets' mode (zerocopy where the driver has it, else copy), and the
+// hooks frames pass from --in / from --out (`none`: everything passes); `stats` every --stats-interval seconds; `reload` after each
 // reload (ctl or SIGHUP); the `final` and per-rule lines when SIGINT/SIGTERM
 // arrives or --duration seconds have passed. `rule` lines list every rule
 // (packets/bytes of its counter, 0 for rules without one), `policy` lines
@@ -51,6 +54,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "rulejit/rulejit.h"
 #include "runtime/xdp/engine.h"
 #include "tools/commands.h"
@@ -126,6 +130,25 @@ std::string StatsLine(const runtime::Engine& engine, double elapsed) {
                     " drop=", s.dropped, " err=", s.tx_errors);
   }
   return line + "\n";
+}
+
+// "copy" or "zerocopy" when every queue's socket on `side` got that mode,
+// else the mode of each queue in order ("zerocopy,copy").
+std::string SocketModes(const runtime::Engine& engine, runtime::Engine::Side side) {
+  std::vector<std::string> modes;
+  bool same = true;
+  for (uint32_t q = 0; q < engine.queues(); ++q) {
+    modes.push_back(engine.ZeroCopy(side, q) ? "zerocopy" : "copy");
+    same = same && modes.back() == modes.front();
+  }
+  return same ? modes.front() : absl::StrJoin(modes, ",");
+}
+
+// The hooks frames from `side` pass ("ingress,forward,egress"), or "none".
+std::string HookList(const runtime::Engine& engine, runtime::Engine::Side side) {
+  std::vector<std::string> names;
+  for (Hook hook : engine.Hooks(side)) names.push_back(ir::HookName(hook));
+  return names.empty() ? "none" : absl::StrJoin(names, ",");
 }
 
 // One line per interface, starting with `prefix` ("final" or "iface").
@@ -368,9 +391,12 @@ int RunRun(const Args& args, Streams io) {
   const runtime::XdpAttachment& in = running.attachment(runtime::Engine::kIn);
   const runtime::XdpAttachment& out = running.attachment(runtime::Engine::kOut);
   io.out << "ready in=" << in.name() << "/" << runtime::XdpModeName(in.mode())
+         << "/" << SocketModes(running, runtime::Engine::kIn)
          << " out=" << out.name() << "/" << runtime::XdpModeName(out.mode())
+         << "/" << SocketModes(running, runtime::Engine::kOut)
          << " backend=" << BackendName(backend)
-         << " hook=" << ir::HookName(options->engine.hook)
+         << " hooks=" << HookList(running, runtime::Engine::kIn) << "/"
+         << HookList(running, runtime::Engine::kOut)
          << " queues=" << running.queues()
          << " ctl=" << (server ? server->path() : "none") << "\n"
          << std::flush;
@@ -396,7 +422,7 @@ Command RunCommand() {
           "[--generic] [--format F]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "
-          "(forward hook; `rulejit ctl` or SIGHUP reload it, SIGINT/SIGTERM "
+          "(netdev ingress, forward, netdev egress hooks; `rulejit ctl` or SIGHUP reload it, SIGINT/SIGTERM "
           "stop it and print counters)",
       .spec = {.flags = {{"in", true},
                          {"out", true},

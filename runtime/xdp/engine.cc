@@ -11,9 +11,17 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "ir/hook_order.h"
 #include "ir/printer.h"
 
 namespace rulejit::runtime {
+
+// One hook a frame passes on its way from one side to the other.
+struct Stage {
+  Hook hook;
+  PacketMeta meta;
+};
+
 namespace {
 
 constexpr int kIdlePollMs = 50;
@@ -38,20 +46,82 @@ void SetName(char (&dst)[16], const std::string& name) {
   std::memcpy(dst, name.data(), std::min(name.size(), sizeof dst - 1));
 }
 
-// What the forward hook knows of a frame that came in on `from` and will
-// leave on `to`.
-PacketMeta ForwardMeta(const XdpAttachment& from, const XdpAttachment& to) {
+// What a hook knows of a frame that came in on `from` and will leave on
+// `to`: ingress has only the input device, egress only the output device,
+// forward both (ir/hook_order.h).
+PacketMeta HookMeta(Hook hook, const XdpAttachment& from,
+                    const XdpAttachment& to) {
   PacketMeta meta;
-  meta.has_iif = true;
-  meta.has_oif = true;
-  meta.iif = from.ifindex();
-  meta.oif = to.ifindex();
-  SetName(meta.iifname, from.name());
-  SetName(meta.oifname, to.name());
+  meta.has_iif = ir::HookHasInputDevice(hook);
+  meta.has_oif = ir::HookHasOutputDevice(hook);
+  if (meta.has_iif) {
+    meta.iif = from.ifindex();
+    SetName(meta.iifname, from.name());
+  }
+  if (meta.has_oif) {
+    meta.oif = to.ifindex();
+    SetName(meta.oifname, to.name());
+  }
   // The wire hands us frames addressed through the box, as the kernel's
   // FORWARD hook only sees PACKET_HOST frames.
   meta.pkttype = ir::kPktHost;
   return meta;
+}
+
+// Whether some base chain at `hook` may see frames with `meta`: any chain
+// at forward; at ingress/egress only chains bound to the device (the rest
+// of ChainSeesPacket, the family, is left to the Program).
+bool HookMaySee(const ir::Ruleset& ruleset, Hook hook, const PacketMeta& meta) {
+  for (const RuleRef& ref : ir::BaseChainsAt(ruleset, hook)) {
+    const ir::Chain& chain = ruleset.tables[ref.table].chains[ref.chain];
+    if (hook == Hook::kForward) return true;
+    const char* device = hook == Hook::kIngress ? meta.iifname : meta.oifname;
+    if (chain.base->device == device) return true;
+  }
+  return false;
+}
+
+// One hook's stage over the frames live[0..*count) of a burst: classifies
+// them (in one burst those still carrying the stage's marks, alone the
+// others), counts policy verdicts, and removes dropped frames from `live`.
+// results[i] holds frame i's latest result (its marks for the next stage).
+template <class CountPolicy>
+void RunStage(const Program& program, const Stage& stage, RunState* state,
+              const uint8_t* const* frames, const uint32_t* lens,
+              uint32_t* live, uint32_t* count, Result* results,
+              CountPolicy&& count_policy) {
+  const uint8_t* batch[Engine::kBurst];
+  uint32_t batch_lens[Engine::kBurst];
+  uint32_t batch_of[Engine::kBurst];
+  Result batch_results[Engine::kBurst];
+  uint32_t m = 0;
+  for (uint32_t k = 0; k < *count; ++k) {
+    const uint32_t i = live[k];
+    if (results[i].mark == stage.meta.mark &&
+        results[i].ct_mark == stage.meta.ct_mark) {
+      batch[m] = frames[i];
+      batch_lens[m] = lens[i];
+      batch_of[m++] = i;
+    } else {
+      PacketMeta meta = stage.meta;
+      meta.mark = results[i].mark;
+      meta.ct_mark = results[i].ct_mark;
+      results[i] = program.Classify(stage.hook, frames[i], lens[i], meta, state);
+    }
+  }
+  if (m > 0) {
+    program.ClassifyBurst(stage.hook, batch, batch_lens, m, stage.meta,
+                          batch_results, state);
+    for (uint32_t j = 0; j < m; ++j) results[batch_of[j]] = batch_results[j];
+  }
+  uint32_t kept = 0;
+  for (uint32_t k = 0; k < *count; ++k) {
+    const uint32_t i = live[k];
+    const RuleRef& by = results[i].decided_by;
+    if (by.rule < 0 && by.table >= 0 && by.chain >= 0) count_policy(by);
+    if (results[i].verdict != Verdict::kDrop) live[kept++] = i;
+  }
+  *count = kept;
 }
 
 // The CPUs this process may run on, in order.
@@ -96,6 +166,7 @@ struct Engine::Generation {
   std::vector<size_t> policy_base;  // [table] -> first index of its chains
   size_t policy_size = 0;
   std::unique_ptr<Slot[]> slots;  // by worker
+  std::vector<Stage> stages[2];   // by receiving side, in hook order
   uint32_t slot_count = 0;
   // From earlier generations (control thread only), flat in table, chain,
   // rule order / by PolicyIndex; empty until a reload fills them.
@@ -150,8 +221,6 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     }
     engine->workers_.push_back(std::move(worker));
   }
-  engine->meta_[kIn] = ForwardMeta(*engine->attach_[kIn], *engine->attach_[kOut]);
-  engine->meta_[kOut] = ForwardMeta(*engine->attach_[kOut], *engine->attach_[kIn]);
   engine->quiescent_ = std::make_unique<QuiescentSlots>(options.queues);
   engine->owned_ = engine->MakeGeneration(std::move(program), 1);
   engine->current_.store(engine->owned_.get());
@@ -176,6 +245,14 @@ std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
     program->PrepareState(&slot.state);
     slot.policy =
         std::make_unique<std::atomic<uint64_t>[]>(gen->policy_size + 1);
+  }
+  for (Side from : {kIn, kOut}) {
+    const XdpAttachment& rx = *attach_[from];
+    const XdpAttachment& tx = *attach_[from == kIn ? kOut : kIn];
+    for (Hook hook : {Hook::kIngress, Hook::kForward, Hook::kEgress}) {
+      Stage stage{hook, HookMeta(hook, rx, tx)};
+      if (HookMaySee(ruleset, hook, stage.meta)) gen->stages[from].push_back(stage);
+    }
   }
   gen->program = std::move(program);
   return gen;
@@ -215,26 +292,34 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   uint32_t lens[kBurst];
   uint64_t addrs[kBurst];
   Result results[kBurst];
+  uint32_t live[kBurst];
   uint32_t n = rx.Peek(kBurst, frames, lens, addrs);
   if (n == 0) return 0;
-  gen.program->ClassifyBurst(options_.hook, frames, lens, n, meta_[from],
-                             results, &slot.state);
-  uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, dropped = 0, errors = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    rx_bytes += lens[i];
-    const RuleRef& by = results[i].decided_by;
-    if (by.rule < 0 && by.table >= 0 && by.chain >= 0) {
-      Bump(slot.policy[gen.PolicyIndex(by)], 1);
-    }
-    if (results[i].verdict == Verdict::kDrop) {
-      ++dropped;
-    } else if (tx.Send(frames[i], lens[i])) {
+    results[i] = Result{};
+    live[i] = i;
+  }
+  uint32_t count = n;
+  auto count_policy = [&](const RuleRef& by) {
+    Bump(slot.policy[gen.PolicyIndex(by)], 1);
+  };
+  for (const Stage& stage : gen.stages[from]) {
+    if (count == 0) break;
+    RunStage(*gen.program, stage, &slot.state, frames, lens, live, &count,
+             results, count_policy);
+  }
+  uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0;
+  for (uint32_t i = 0; i < n; ++i) rx_bytes += lens[i];
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint32_t i = live[k];
+    if (tx.Send(frames[i], lens[i])) {
       ++sent;
       sent_bytes += lens[i];
     } else {
       ++errors;
     }
   }
+  const uint64_t dropped = n - count;
   rx.Release(n, addrs);  // frames were copied out: RX frames go back now
   tx.Flush();
   tx.ReapCompletions();
@@ -315,6 +400,12 @@ uint64_t Engine::Reload(std::unique_ptr<const Program> program) {
 }
 
 uint64_t Engine::generation() const { return owned_->number; }
+
+std::vector<Hook> Engine::Hooks(Side from) const {
+  std::vector<Hook> hooks;
+  for (const Stage& stage : owned_->stages[from]) hooks.push_back(stage.hook);
+  return hooks;
+}
 const Program& Engine::program() const { return *owned_->program; }
 
 PortStats Engine::QueueStats(Side side, uint32_t queue) const {
@@ -339,6 +430,10 @@ PortStats Engine::Stats(Side side) const {
     total.tx_errors += s.tx_errors;
   }
   return total;
+}
+
+bool Engine::ZeroCopy(Side side, uint32_t queue) const {
+  return workers_[queue]->ports[side]->zero_copy();
 }
 
 XskKernelStats Engine::KernelStats(Side side) const {

@@ -1,9 +1,19 @@
 // The AF_XDP bump-in-the-wire engine: two interfaces, one compiled Program
 // that can be swapped while frames flow.
 //
-//   in  ──rx──▶ ClassifyBurst(hook, iif=in,  oif=out) ──accept──▶ copy ──tx──▶ out
-//   out ──rx──▶ ClassifyBurst(hook, iif=out, oif=in ) ──accept──▶ copy ──tx──▶ in
-//                                       └──drop──▶ frame straight back to fill
+//   in  ──rx──▶ ingress(iif=in) ▶ forward(iif=in, oif=out) ▶ egress(oif=out) ──accept──▶ copy ──tx──▶ out
+//   out ──rx──▶ ingress(iif=out) ▶ forward(iif=out, oif=in) ▶ egress(oif=in) ──accept──▶ copy ──tx──▶ in
+//                  └───────────────────┴──── drop ──────────┴──▶ frame straight back to fill
+//
+// Hooks: the path a forwarded frame takes through the kernel, each stage a
+// Program::ClassifyBurst at that hook with the devices the kernel gives it:
+// netdev (and inet) `ingress` chains bound to the receiving device, then the
+// forward hook (iptables dumps: FORWARD with -i/-o), then `egress` chains
+// bound to the sending device. A drop at any stage drops the frame and later
+// stages never see it (nor count it); a stage with no chain that can see the
+// frame is skipped, which is what the kernel's empty hook does (accept). A
+// frame whose meta mark or ct mark an earlier stage changed is classified
+// alone at the later stages, with that mark, as the kernel's skb keeps it.
 //
 // Queues: one worker thread per RX queue q (0 <= q < queues), pinned to a
 // CPU, owning the AF_XDP sockets of queue q on both interfaces (each with
@@ -62,9 +72,6 @@ namespace rulejit::runtime {
 struct EngineOptions {
   std::string in;   // interface A
   std::string out;  // interface B
-  // The hook whose chains decide; forward sees iif and oif, as the kernel's
-  // FORWARD chain (iptables dumps) and `hook forward` chains do.
-  Hook hook = Hook::kForward;
   bool force_generic = false;  // skip the native XDP attempt
   uint32_t queues = 1;         // RX queues served, one worker each
 };
@@ -108,10 +115,15 @@ class Engine {
   uint64_t Reload(std::unique_ptr<const Program> program);
   uint64_t generation() const;
   const Program& program() const;  // control thread only
+  // The hooks frames received on `from` pass, in order (those with a
+  // chain that may see them); control thread only.
+  std::vector<Hook> Hooks(Side from) const;
 
   PortStats Stats(Side side) const;            // any thread
   PortStats QueueStats(Side side, uint32_t queue) const;  // one worker's
   XskKernelStats KernelStats(Side side) const;  // summed over queues
+  // Whether queue `queue`'s socket on `side` got zero-copy (else copy).
+  bool ZeroCopy(Side side, uint32_t queue) const;
   CounterSnapshot Counters() const;            // control thread only
   const XdpAttachment& attachment(Side side) const { return *attach_[side]; }
   uint32_t queues() const { return static_cast<uint32_t>(workers_.size()); }
@@ -131,7 +143,6 @@ class Engine {
   EngineOptions options_;
   std::unique_ptr<XdpAttachment> attach_[2];  // outlive the sockets
   std::vector<std::unique_ptr<Worker>> workers_;
-  PacketMeta meta_[2];  // by receiving side
   std::atomic<Generation*> current_{nullptr};
   std::unique_ptr<Generation> owned_;  // what current_ points to
   std::unique_ptr<QuiescentSlots> quiescent_;

@@ -66,30 +66,17 @@ absl::Status XskPort::Create(XdpAttachment& attachment, uint32_t queue) {
   area_ = static_cast<uint8_t*>(area);
   rings_ = std::make_unique<Rings>();
 
-  xsk_umem_config umem_config{.fill_size = kRingSize,
-                              .comp_size = kRingSize,
-                              .frame_size = kFrameSize,
-                              .frame_headroom = 0,
-                              .flags = 0};
-  int err = xsk_umem__create(&umem_, area_, area_size_, &rings_->fill,
-                             &rings_->comp, &umem_config);
-  if (err != 0) {
-    umem_ = nullptr;
-    return XdpError(-err, name_, queue, "creating the UMEM");
+  // Zero-copy needs the driver's own XDP (native mode) and AF_XDP support
+  // in the driver (veth has none); any failure to bind it falls back to
+  // copy mode, whose error, if it fails too, is the one reported.
+  int err = EOPNOTSUPP;
+  std::string what;
+  if (attachment.mode() == XdpMode::kNative) {
+    err = Bind(XDP_ZEROCOPY, &what);
+    zero_copy_ = err == 0;
   }
-  xsk_socket_config config{};
-  config.rx_size = kRingSize;
-  config.tx_size = kRingSize;
-  // The attachment owns the XDP program; libxdp must not load its own.
-  config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
-  // Copy mode works on every driver; zero-copy is for later.
-  config.bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP;
-  err = xsk_socket__create(&socket_, name_.c_str(), queue, umem_,
-                           &rings_->rx, &rings_->tx, &config);
-  if (err != 0) {
-    socket_ = nullptr;
-    return XdpError(-err, name_, queue, "creating the socket");
-  }
+  if (err != 0) err = Bind(XDP_COPY, &what);
+  if (err != 0) return XdpError(err, name_, queue, what);
   if (absl::Status s = attachment.Register(queue, fd()); !s.ok()) return s;
 
   for (uint32_t i = 0; i < kTxFrames; ++i) {
@@ -104,6 +91,40 @@ XskPort::~XskPort() {
   if (socket_ != nullptr) xsk_socket__delete(socket_);
   if (umem_ != nullptr) xsk_umem__delete(umem_);
   if (area_ != nullptr) munmap(area_, area_size_);
+}
+
+int XskPort::Bind(uint32_t mode_flag, std::string* what) {
+  if (socket_ != nullptr) xsk_socket__delete(socket_);
+  if (umem_ != nullptr) xsk_umem__delete(umem_);
+  socket_ = nullptr;
+  umem_ = nullptr;
+  *rings_ = Rings{};
+  xsk_umem_config umem_config{.fill_size = kRingSize,
+                              .comp_size = kRingSize,
+                              .frame_size = kFrameSize,
+                              .frame_headroom = 0,
+                              .flags = 0};
+  int err = xsk_umem__create(&umem_, area_, area_size_, &rings_->fill,
+                             &rings_->comp, &umem_config);
+  if (err != 0) {
+    umem_ = nullptr;
+    *what = "creating the UMEM";
+    return -err;
+  }
+  xsk_socket_config config{};
+  config.rx_size = kRingSize;
+  config.tx_size = kRingSize;
+  // The attachment owns the XDP program; libxdp must not load its own.
+  config.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+  config.bind_flags = static_cast<uint16_t>(mode_flag | XDP_USE_NEED_WAKEUP);
+  err = xsk_socket__create(&socket_, name_.c_str(), queue_, umem_,
+                           &rings_->rx, &rings_->tx, &config);
+  if (err != 0) {
+    socket_ = nullptr;
+    *what = "creating the socket";
+    return -err;
+  }
+  return 0;
 }
 
 int XskPort::fd() const { return xsk_socket__fd(socket_); }

@@ -9,6 +9,10 @@
 //   fill ──kernel──▶ rx ──Peek──▶ [caller classifies] ──Release──▶ fill
 //   free ──Send (copy in)──▶ tx ──kernel──▶ completion ──Reap──▶ free
 //
+// Zero-copy (XDP_ZEROCOPY: the driver DMAs straight into the UMEM) is
+// tried first where the XDP program runs in native mode; where the driver
+// has no AF_XDP support (veth, for one) the socket is bound in copy mode.
+//
 // A port is used by one thread at a time; nothing here locks. The XDP
 // program that feeds the socket belongs to the interface's XdpAttachment
 // (xdp_attach.h), which must outlive its ports; opening a port registers
@@ -56,6 +60,8 @@ class XskPort {
   uint32_t ifindex() const { return ifindex_; }
   uint32_t queue() const { return queue_; }
   int fd() const;
+  // Whether the socket is bound in zero-copy mode (else copy mode).
+  bool zero_copy() const { return zero_copy_; }
 
   // Up to `max` received frames: pointers into the UMEM (valid until
   // Release), lengths, and UMEM addresses to hand back to Release.
@@ -81,6 +87,9 @@ class XskPort {
   struct Rings;
   XskPort() = default;
   absl::Status Create(XdpAttachment& attachment, uint32_t queue);
+  // (Re)creates the UMEM and binds the socket with XDP_ZEROCOPY or
+  // XDP_COPY: 0, or a positive errno and what failed.
+  int Bind(uint32_t mode_flag, std::string* what);
   void FillAll();
   uint32_t TxUnconsumed();  // TX descriptors the kernel has not taken yet
 
@@ -95,6 +104,7 @@ class XskPort {
   std::vector<uint64_t> free_tx_;  // UMEM addresses of idle TX frames
   uint32_t tx_queued_ = 0;         // reserved but not yet submitted
   uint32_t tx_in_flight_ = 0;      // submitted, not yet completed
+  bool zero_copy_ = false;
 };
 
 }  // namespace rulejit::runtime

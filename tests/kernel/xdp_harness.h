@@ -361,6 +361,68 @@ inline bool Send(int fd, int ifindex, const Frame& frame) {
          static_cast<ssize_t>(frame.size());
 }
 
+// A run of identical frames, src -> dst or back, and whether the firewall
+// should let them through.
+struct Flow {
+  bool forward;  // src -> dst (else dst -> src)
+  uint8_t proto;
+  uint16_t sport;
+  uint16_t dport;
+  int count;
+  bool allowed;
+};
+
+// Sends `flows` in order, one frame every 200 us, from s0 (forward) or d0,
+// and captures what arrives at the other end. Empty on success, else what
+// failed.
+inline std::string SendFlows(const Topology& topo, const std::vector<Flow>& flows,
+                             Arrivals& at_dst, Arrivals& at_src) {
+  int src_index = 0, dst_index = 0;
+  int src_fd = PacketSocket(topo.src(), "s0", &src_index);
+  int dst_fd = PacketSocket(topo.dst(), "d0", &dst_index);
+  std::string error = src_fd < 0 || dst_fd < 0 ? "cannot open the AF_PACKET sockets" : "";
+  uint32_t tag = 0x7a000000;
+  for (const Flow& flow : flows) {
+    for (int i = 0; error.empty() && i < flow.count; ++i) {
+      Frame frame = flow.forward
+                        ? MakeFrame(kSrcMac, kDstMac, flow.proto, flow.sport, flow.dport, tag++)
+                        : MakeFrame(kDstMac, kSrcMac, flow.proto, flow.sport, flow.dport, tag++);
+      if (!Send(flow.forward ? src_fd : dst_fd, flow.forward ? src_index : dst_index, frame)) {
+        error = "sendto failed";
+      }
+      usleep(200);
+      Drain(dst_fd, 0, at_dst);
+      Drain(src_fd, 0, at_src);
+    }
+  }
+  if (error.empty()) {
+    Drain(dst_fd, 300, at_dst);
+    Drain(src_fd, 300, at_src);
+  }
+  if (src_fd >= 0) close(src_fd);
+  if (dst_fd >= 0) close(dst_fd);
+  return error;
+}
+
+// "KEY arrived N, want M" for each flow whose frames did not all arrive
+// (allowed) or did arrive at all (denied); empty when all are as wanted.
+inline std::string FlowMismatches(const std::vector<Flow>& flows, const Arrivals& at_dst,
+                                  const Arrivals& at_src) {
+  std::string mismatches;
+  for (const Flow& flow : flows) {
+    const Arrivals& seen = flow.forward ? at_dst : at_src;
+    std::string key = absl::StrCat(flow.proto == IPPROTO_TCP ? "tcp" : "udp", "/",
+                                   flow.dport, "/", flow.sport);
+    auto it = seen.find(key);
+    int got = it == seen.end() ? 0 : it->second;
+    if (got != (flow.allowed ? flow.count : 0)) {
+      absl::StrAppend(&mismatches, flow.forward ? "src->dst " : "dst->src ", key,
+                      " arrived ", got, ", want ", flow.allowed ? flow.count : 0, "\n");
+    }
+  }
+  return mismatches;
+}
+
 // ------------------------------------------------------------ output
 
 // "packets=N" of the first line that starts with `prefix`, or -1.
@@ -390,6 +452,28 @@ inline int64_t LineValue(const std::string& output, const std::string& what,
     }
   }
   return -1;
+}
+
+// One expected `key=value` of an interface's line.
+struct LineWant {
+  const char* ifname;
+  const char* key;
+  int64_t value;
+};
+
+// "IF key=got, want N" for each of `wants` that `WHAT IF ...` lines of
+// `output` don't show; empty when all do.
+inline std::string LineMismatches(const std::string& output, const std::string& what,
+                                  const std::vector<LineWant>& wants) {
+  std::string mismatches;
+  for (const LineWant& want : wants) {
+    int64_t got = LineValue(output, what, want.ifname, want.key);
+    if (got != want.value) {
+      absl::StrAppend(&mismatches, want.ifname, " ", want.key, "=", got,
+                      ", want ", want.value, "\n");
+    }
+  }
+  return mismatches;
 }
 
 inline int64_t FinalValue(const std::string& output, const std::string& ifname,
