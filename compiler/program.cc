@@ -410,6 +410,8 @@ PacketView ParseAtHook(Hook hook, const uint8_t* frame, uint32_t len) {
   if (hook == Hook::kOutput || hook == Hook::kPostrouting) {
     pkt.link_off = ir::kAbsent;
   }
+  // At netdev egress skb->data is the link header (meta len, byte counters).
+  if (hook == Hook::kEgress) pkt.skb_off = pkt.link_off;
   return pkt;
 }
 
