@@ -263,6 +263,11 @@ bool Parser::FillSet(ir::Set& set, const SetType& st,
       set.elements.push_back(std::move(out));
       continue;
     }
+    // Elements parsed before a later `type` line changed the fields.
+    if (e.key.size() != st.fields.size()) {
+      return Error(e.loc, absl::StrCat("element has ", e.key.size(), " field(s), the set type ",
+                                       st.fields.size()));
+    }
     ir::Bytes end;
     bool ranged = false;
     for (size_t i = 0; i < st.fields.size(); ++i) {

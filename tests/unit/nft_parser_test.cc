@@ -363,6 +363,13 @@ TEST(NftParserErrors, ExthdrMistakes) {
               "IPv6 expression in an ip table");
 }
 
+TEST(NftParserErrors, SetTypeChangedAfterItsElements) {
+  // Found by ruleset_parse_fuzz: elements of one field, then a two-field type.
+  ExpectError("table ip t {\n set s {\n  type ifname\n  elements = { \"eth0\" }\n"
+              "  type ifname . mark\n }\n}\n",
+              4, 16, "element has 1 field(s), the set type 2");
+}
+
 TEST(NftLowering, PayloadSetMergesIntoWholeWords) {
   // ttl is one byte: with the ip checksum it is written as a 16-bit word.
   EXPECT_EQ(Lower("ip", "ip ttl set 23"),
