@@ -27,14 +27,13 @@
 #include "absl/container/flat_hash_set.h"
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rule_effects.h"
-#include "ir/printer.h"
 
 namespace rulejit::passes {
 namespace {
 
 std::string Text(const ir::Rule& rule) {
   std::string text;
-  for (const ir::Node& node : rule.exprs) text += ir::PrintExpr(node.expr) + "\n";
+  for (const ir::Node& node : rule.exprs) text += ExprKey(node.expr) + "\n";
   return text;
 }
 

@@ -80,7 +80,7 @@ struct RuleText {
 
 RuleText Describe(const ir::Rule& rule) {
   RuleText t;
-  for (const ir::Node& n : rule.exprs) t.exprs.push_back(ir::PrintExpr(n.expr));
+  for (const ir::Node& n : rule.exprs) t.exprs.push_back(ExprKey(n.expr));
   t.eligible = !rule.exprs.empty() && !ChangesStateOrJumps(rule);
   return t;
 }

@@ -122,6 +122,24 @@ TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
   EXPECT_TRUE((*off)->ruleset().tables[0].chains[0].set_runs.empty());
 }
 
+// Anonymous sets all print as `__set%d`: rules whose shared prefixes look
+// up sets of different elements are not alike (the prefix would run once,
+// with the first rule's set, for the whole run).
+TEST(SetRuns, PrefixesWithOtherAnonymousSetsAreNoRun) {
+  const std::string text =
+      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n"
+      "  ip saddr { 10.0.0.1, 10.0.0.2 } tcp dport 1 accept\n"
+      "  ip saddr { 10.0.0.3, 10.0.0.4 } tcp dport 2 accept\n"
+      "  ip saddr { 10.0.0.5, 10.0.0.6 } tcp dport 3 accept\n"
+      "  ip saddr { 10.0.0.7, 10.0.0.8 } tcp dport 4 accept\n"
+      " }\n}\n";
+  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "sets.nft");
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  EXPECT_TRUE((*jit)->ruleset().tables[0].chains[0].set_runs.empty());
+}
+
 // A base chain whose rules jump to small chains made of runs and returns.
 std::string RandomJumps(std::mt19937& rng, int* small_chains) {
   const int chains = 1 + static_cast<int>(rng() % 3);

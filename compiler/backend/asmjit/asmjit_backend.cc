@@ -157,13 +157,14 @@ class Emitter {
     const std::vector<ClassifiedRun>* runs =
         chain_index() < plan_.size() ? &plan_[chain_index()] : nullptr;
     size_t next_run = 0;
+    size_t next_set_run = 0;
     for (size_t r = 0; r < chain.rules.size();) {
       if (runs && next_run < runs->size() && (*runs)[next_run].begin == r) {
         EmitClassifiedRun(chain, (*runs)[next_run++]);
         r = (*runs).at(next_run - 1).end;
         continue;
       }
-      if (const ir::SetRun* set_run = SetRunAt(chain, r, runs, next_run)) {
+      if (const ir::SetRun* set_run = SetRunAt(chain, r, runs, next_run, next_set_run)) {
         EmitSetRun(chain, *set_run);
         r = set_run->end;
         continue;
@@ -204,15 +205,17 @@ class Emitter {
   }
 
   // The set run starting at rule r, unless a classified run overlaps it
-  // (the classifier answers those rules already).
+  // (the classifier answers those rules already). Set runs are sorted and
+  // disjoint; next_set_run walks them as r grows.
   const ir::SetRun* SetRunAt(const ir::Chain& chain, size_t r,
-                             const std::vector<ClassifiedRun>* runs, size_t next_run) const {
-    for (const ir::SetRun& s : chain.set_runs) {
-      if (s.begin != r) continue;
-      if (runs && next_run < runs->size() && (*runs)[next_run].begin < s.end) return nullptr;
-      return &s;
-    }
-    return nullptr;
+                             const std::vector<ClassifiedRun>* runs, size_t next_run,
+                             size_t& next_set_run) const {
+    const std::vector<ir::SetRun>& set_runs = chain.set_runs;
+    while (next_set_run < set_runs.size() && set_runs[next_set_run].begin < r) ++next_set_run;
+    if (next_set_run == set_runs.size() || set_runs[next_set_run].begin != r) return nullptr;
+    const ir::SetRun& s = set_runs[next_set_run];
+    if (runs && next_run < runs->size() && (*runs)[next_run].begin < s.end) return nullptr;
+    return &s;
   }
 
   // Rules [begin, end) alike but for the constant of equality `node`
