@@ -405,9 +405,19 @@ struct Table {
   const Set* FindSet(std::string_view set_name) const;
 };
 
+// Optimizer annotation (compiler/passes/share_loads.cc): a header field
+// several rules load; a backend may load it once per packet.
+struct SharedLoad {
+  PayloadBase base = PayloadBase::kNetwork;
+  uint32_t offset = 0;
+  uint32_t len = 0;  // 1, 2 or 4
+};
+inline constexpr size_t kMaxSharedLoads = 16;
+
 struct Ruleset {
   std::vector<Table> tables;
   std::vector<std::string> files;  // SourceLoc::file indexes this
+  std::vector<SharedLoad> shared_loads;  // at most kMaxSharedLoads
 
   // "FILE:LINE" for a location, or "" when synthetic.
   std::string Where(const SourceLoc& loc) const;

@@ -22,6 +22,8 @@ const std::vector<PassInfo>& AllPasses() {
       {"merge-set-runs",
        "runs of rules alike but for one equality's constant become one lookup (last)",
        &MergeSetRuns},
+      {"share-loads", "load each header field several rules read once per packet (asmjit)",
+       &ShareLoads},
   };
   return kPasses;
 }

@@ -24,7 +24,14 @@ inline ::testing::AssertionResult AgreeOnRandomFrames(const Program& reference,
     ir::PacketMeta meta = RandomMeta(rng);
     Result a = reference.Classify(Hook::kForward, frame.data(), frame.size(), meta, &s1);
     Result b = compiled.Classify(Hook::kForward, frame.data(), frame.size(), meta, &s2);
-    if (!SameResult(a, b)) return ::testing::AssertionFailure() << "frame " << i << " differs";
+    if (!SameResult(a, b)) {
+      return ::testing::AssertionFailure()
+             << "frame " << i << " differs: verdicts " << static_cast<int>(a.verdict) << "/"
+             << static_cast<int>(b.verdict) << " rules " << a.decided_by.table << "/"
+             << a.decided_by.chain << "/" << a.decided_by.rule << " vs " << b.decided_by.table
+             << "/" << b.decided_by.chain << "/" << b.decided_by.rule << " marks " << a.mark
+             << "/" << b.mark;
+    }
   }
   for (size_t t = 0; t < rs.tables.size(); ++t) {
     for (size_t c = 0; c < rs.tables[t].chains.size(); ++c) {

@@ -103,12 +103,14 @@ class Emitter {
     bodies_.resize(layout_.chain_count);
     trampolines_.resize(layout_.chain_count);
     for (auto& l : bodies_) l = a_.newLabel();
+    for (size_t i = 0; i < ruleset_.shared_loads.size(); ++i) loaders_.push_back(a_.newLabel());
     ForEachChain(ruleset_, [&](int t, int c, const ir::Chain& chain) {
       table_ = t;
       chain_ = c;
       if (chain.base) EmitTrampoline(chain);
       EmitBody(chain);
     });
+    for (size_t i = 0; i < loaders_.size(); ++i) EmitSharedLoader(i);
   }
 
   const std::vector<Label>& bodies() const { return bodies_; }
@@ -126,6 +128,12 @@ class Emitter {
     a_.push(x86::rbx);
     a_.push(x86::r12);
     a_.push(x86::r13);
+    if (!loaders_.empty()) {  // shared loads: nothing loaded yet this packet
+      a_.push(x86::r14);      // (two more pushes keep the body's stack aligned)
+      a_.push(x86::r15);
+      a_.xor_(x86::r14d, x86::r14d);
+      a_.xor_(x86::r15d, x86::r15d);
+    }
     a_.mov(x86::rbx, x86::rdi);
     a_.mov(x86::r12, CtxField(offsetof(JitContext, data), 8));
     a_.mov(x86::r13, CtxField(offsetof(JitContext, len), 8));
@@ -138,6 +146,10 @@ class Emitter {
     a_.mov(x86::eax, imm(chain.base->policy == ir::VerdictCode::kDrop ? kJitDrop
                                                                      : kJitAccept));
     a_.bind(done);
+    if (!loaders_.empty()) {
+      a_.pop(x86::r15);
+      a_.pop(x86::r14);
+    }
     a_.pop(x86::r13);
     a_.pop(x86::r12);
     a_.pop(x86::rbx);
@@ -428,9 +440,62 @@ class Emitter {
     a_.ja(next);  // past the end of the frame
   }
 
+  // ---- shared loads (compiler/passes/share_loads.cc) --------------------
+  // r14 bit i: field i was read this packet; r15 bit i: it was present (in
+  // the frame), its value in JitContext::shared_values[i] (zero-extended).
+
+  int SharedIndex(const ir::PayloadLoad& e) const {
+    const auto& shared = ruleset_.shared_loads;
+    for (size_t i = 0; i < shared.size(); ++i) {
+      if (shared[i].base == e.base && shared[i].offset == e.offset && shared[i].len == e.len) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
+
+  // Field i's loader, called at most once a packet: marks it read, and
+  // when its bytes are in the frame keeps them and marks it present.
+  void EmitSharedLoader(size_t i) {
+    const ir::SharedLoad& f = ruleset_.shared_loads[i];
+    Label absent = a_.newLabel();
+    a_.bind(loaders_[i]);
+    a_.bts(x86::r14d, imm(i));
+    EmitBoundsCheck(f.base, f.offset, f.len, absent);
+    x86::Mem src = x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(f.offset));
+    src.setSize(f.len);
+    if (f.len == 4) {
+      a_.mov(x86::edx, src);
+    } else {
+      a_.movzx(x86::edx, src);
+    }
+    a_.mov(CtxField(offsetof(JitContext, shared_values) + 4 * i, 4), x86::edx);
+    a_.bts(x86::r15d, imm(i));
+    a_.bind(absent);
+    a_.ret();
+  }
+
+  // edx = shared field i (loading it if this packet has not yet); a field
+  // not in the frame ends the rule, as its load would.
+  void EmitSharedValue(int i, Label next) {
+    Label have = a_.newLabel();
+    a_.bt(x86::r14d, imm(i));
+    a_.jc(have);
+    a_.call(loaders_[i]);
+    a_.bind(have);
+    a_.bt(x86::r15d, imm(i));
+    a_.jnc(next);
+    a_.mov(x86::edx, CtxField(offsetof(JitContext, shared_values) + 4 * i, 4));
+  }
+
   // [ payload load LEN @ BASE + OFF => reg D ]: bounds-checked copy.
   void Emit(const ir::PayloadLoad& e, Label next) {
     const uint32_t word = ir::RegWord(e.dreg);
+    if (const int i = SharedIndex(e); i >= 0) {  // the value, zero-padded to a word
+      EmitSharedValue(i, next);
+      a_.mov(RegMem(word * 4, 4), x86::edx);
+      return;
+    }
     EmitBoundsCheck(e.base, e.offset, e.len, next);
     a_.lea(x86::rsi, x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.offset)));
     if (e.len % 4) a_.mov(RegMem(word * 4 + e.len / 4 * 4, 4), imm(0));
@@ -689,14 +754,18 @@ class Emitter {
   // leaves them); fails to `next` when the bytes are not in the frame.
   void EmitFusedValue(const ir::FusedCmp& e, uint32_t width, Label next) {
     const uint32_t len = e.load.len;
-    EmitBoundsCheck(e.load.base, e.load.offset, len, next);
-    const x86::Gp value = width == 8 ? x86::Gp(x86::rdx) : x86::Gp(x86::edx);
-    x86::Mem src = x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.load.offset));
-    src.setSize(len);
-    if (len <= 2) {
-      a_.movzx(x86::edx, src);
+    if (const int i = SharedIndex(e.load); i >= 0) {
+      EmitSharedValue(i, next);
     } else {
-      a_.mov(value, src);
+      EmitBoundsCheck(e.load.base, e.load.offset, len, next);
+      const x86::Gp value = width == 8 ? x86::Gp(x86::rdx) : x86::Gp(x86::edx);
+      x86::Mem src = x86::ptr(x86::r12, x86::rax, 0, static_cast<int32_t>(e.load.offset));
+      src.setSize(len);
+      if (len <= 2) {
+        a_.movzx(x86::edx, src);
+      } else {
+        a_.mov(value, src);
+      }
     }
     const uint64_t keep_bits = FusedKeepBits(e, width);
     const uint64_t all = width == 8 ? ~0ull : 0xffffffffull;
@@ -766,6 +835,7 @@ class Emitter {
   int table_ = 0;
   int chain_ = 0;
   uint32_t rule_id_ = 0;
+  std::vector<Label> loaders_;  // per shared load (EmitSharedLoader)
   bool inlining_ = false;  // emitting an inlined chain (EmitInlined)
   Label inline_return_;    // where its return goes
 };

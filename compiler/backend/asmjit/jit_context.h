@@ -31,6 +31,9 @@ struct JitContext {
   const ir::PacketMeta* meta;
 
   alignas(16) uint32_t regs[ir::kRegWords];  // the VM's data registers
+  // Values of ir::Ruleset::shared_loads fields read this packet (valid
+  // where the generated code's r14 "loaded" and r15 "present" bits say).
+  uint32_t shared_values[ir::kMaxSharedLoads];
   uint32_t verdict_reg;                // vmap result: kind | chain << 8
   uint32_t decided_rule;               // global rule id of the deciding rule
   uint32_t skb_len;                    // meta len (bytes from network header)
