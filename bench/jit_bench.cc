@@ -9,6 +9,8 @@
 //   BM_Seed*      the seed chain: N x `! -s 10.0.0.0/10 -j DROP` (parsed
 //                 from iptables-save text, default options), a packet from
 //                 10.1.1.1 that every rule lets pass; BM_CompileSeed*
+//   BM_SharedFields*  N nft rules loading the same four fields, passing
+//                 all but the last range: share-loads on, and off (NoShare)
 //
 //   build/bench/jit_bench --benchmark_filter='Jit|Llvm'
 #include <benchmark/benchmark.h>
@@ -120,6 +122,44 @@ BENCHMARK(BM_SeedJit)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_SeedLlvm)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_CompileSeedJit)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompileSeedLlvm)->RangeMultiplier(10)->Range(10, 10000)->Unit(benchmark::kMillisecond);
+
+// N rules `ip saddr 10.0.0.0/8 ip daddr 10.0.0.0/16 tcp sport 1024-65535
+// tcp dport P-P+1 accept` that the miss frame passes but for the last
+// range: every rule loads four fields the others load too (share-loads).
+ir::Ruleset SharedFieldsChain(int rules) {
+  std::string text = "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n";
+  for (int i = 0; i < rules; ++i) {
+    const int port = 10 + 2 * (i % 30000);
+    text += "  ip saddr 10.0.0.0/8 ip daddr 10.0.0.0/16 tcp sport 1024-65535 tcp dport " +
+            std::to_string(port) + "-" + std::to_string(port + 1) + " accept\n";
+  }
+  text += " }\n}\n";
+  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "shared.nft");
+  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
+}
+
+void SharedFields(benchmark::State& state, bool share) {
+  CompileOptions options{.backend = Backend::kJit};
+  options.classify = false;
+  if (!share) options.passes.disabled.push_back("share-loads");
+  auto program = Program::Compile(SharedFieldsChain(state.range(0)), options);
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return;
+  }
+  std::vector<uint8_t> frame = MissFrame();
+  PacketMeta meta;
+  RunState run_state;
+  for (auto _ : state) {
+    Result r = (*program)->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+void BM_SharedFieldsJit(benchmark::State& s) { SharedFields(s, true); }
+void BM_SharedFieldsNoShareJit(benchmark::State& s) { SharedFields(s, false); }
+BENCHMARK(BM_SharedFieldsJit)->RangeMultiplier(10)->Range(10, 1000);
+BENCHMARK(BM_SharedFieldsNoShareJit)->RangeMultiplier(10)->Range(10, 1000);
 
 void Classify(benchmark::State& state, Backend backend, bool classify = true) {
   CompileOptions options{.backend = backend};

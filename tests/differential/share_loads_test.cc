@@ -27,10 +27,6 @@ TEST(ShareLoads, JitAgreesWithTheInterpreter) {
     ASSERT_TRUE(interp.ok()) << interp.status();
     CompileOptions options{.backend = Backend::kJit};
     options.classify_min_rules = seed % 3 ? 1u << 30 : 2;
-    // This pass alone with the others: drop-repeated-rules gets seed 296
-    // wrong with or without shared loads (a deciding rule in the second of
-    // two base chains), a known bug still to find.
-    options.passes.disabled.push_back("drop-repeated-rules");
     auto jit = Program::Compile(rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
     shared += (*jit)->ruleset().shared_loads.size();
