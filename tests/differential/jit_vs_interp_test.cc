@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
+#include "tests/support/env.h"
 #include "tests/support/ir_gen.h"
 
 namespace rulejit {
@@ -107,11 +108,13 @@ void CompareSeed(int seed, const testing::IrGenOptions& gen, int frames, Stats& 
   }
 }
 
+// A longer campaign: RULEJIT_DIFF_RULESETS=5000 [RULEJIT_DIFF_SEED=N].
 TEST(CompiledTiersVsInterp, RandomRulesetsAndFrames) {
-  constexpr int kRulesets = 300;
+  const int kRulesets = testing::EnvInt("RULEJIT_DIFF_RULESETS", 300);
+  const int first = testing::EnvInt("RULEJIT_DIFF_SEED", 1);
   constexpr int kFrames = 200;
   Stats stats;
-  for (int seed = 1; seed <= kRulesets; ++seed) {
+  for (int seed = first; seed < first + kRulesets; ++seed) {
     CompareSeed(seed, {}, kFrames, stats);
     if (::testing::Test::HasFatalFailure()) return;
   }
