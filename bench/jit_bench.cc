@@ -3,11 +3,15 @@
 // no rule (the worst case: every rule runs) and compile time per tier.
 //   BM_Classify*  default options (runs of >= 256 liftable rules go to a
 //                 classifier, so from 1000 rules the tiers share it)
-//   BM_Linear*    classify off: every rule is the tier's own code
+//   BM_Linear*    classify off: every rule is the tier's own code (runs of
+//                 rules alike but for one constant still share a compare
+//                 tree: merge-set-runs); BM_LinearRules* also without that
+//                 pass, one rule after the other (NoShare: nor share-loads)
 //   BM_Compile*   Program::Compile, default options; BM_CompileLinear*
 //                 classify off
-//   BM_Seed*      the seed chain: N x `! -s 10.0.0.0/10 -j DROP` (parsed
-//                 from iptables-save text, default options), a packet from
+//   BM_Seed*      the seed chain: INPUT jumps to N x `-A test ! -s
+//                 10.0.0.0/10 -j DROP` (parsed from iptables-save text,
+//                 default options), a packet from
 //                 10.1.1.1 that every rule lets pass; BM_CompileSeed*
 //   BM_SharedFields*  N nft rules loading the same four fields, passing
 //                 all but the last range: share-loads on, and off (NoShare)
@@ -76,10 +80,12 @@ std::vector<uint8_t> MissFrame() {
   return f;
 }
 
-// The seed chain as iptables-save prints it.
+// The seed chain as iptables-save prints it: INPUT jumps to `test`, which
+// holds N copies of the rule.
 ir::Ruleset SeedChain(int rules) {
-  std::string text = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n";
-  for (int i = 0; i < rules; ++i) text += "-A FORWARD ! -s 10.0.0.0/10 -j DROP\n";
+  std::string text = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+                     ":test - [0:0]\n-A INPUT -j test\n";
+  for (int i = 0; i < rules; ++i) text += "-A test ! -s 10.0.0.0/10 -j DROP\n";
   text += "COMMIT\n";
   absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "seed.ipt");
   return rs.ok() ? *std::move(rs) : ir::Ruleset{};
@@ -97,7 +103,7 @@ void Seed(benchmark::State& state, Backend backend) {
   meta.has_iif = meta.has_oif = true;
   RunState run_state;
   for (auto _ : state) {
-    Result r = (*program)->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
+    Result r = (*program)->Classify(Hook::kInput, frame.data(), frame.size(), meta, &run_state);
     if (r.verdict != Verdict::kAccept) state.SkipWithError("seed frame was dropped");
     benchmark::DoNotOptimize(r);
   }
@@ -161,9 +167,12 @@ void BM_SharedFieldsNoShareJit(benchmark::State& s) { SharedFields(s, false); }
 BENCHMARK(BM_SharedFieldsJit)->RangeMultiplier(10)->Range(10, 1000);
 BENCHMARK(BM_SharedFieldsNoShareJit)->RangeMultiplier(10)->Range(10, 1000);
 
-void Classify(benchmark::State& state, Backend backend, bool classify = true) {
+void Classify(benchmark::State& state, Backend backend, bool classify = true,
+              bool merge_runs = true, bool share_loads = true) {
   CompileOptions options{.backend = backend};
   options.classify = classify;
+  if (!merge_runs) options.passes.disabled.push_back("merge-set-runs");
+  if (!share_loads) options.passes.disabled.push_back("share-loads");
   auto program = Program::Compile(LinearChain(state.range(0)), options);
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
@@ -185,11 +194,19 @@ void BM_ClassifyJit(benchmark::State& s) { Classify(s, Backend::kJit); }
 void BM_ClassifyLlvm(benchmark::State& s) { Classify(s, Backend::kLlvm); }
 void BM_LinearJit(benchmark::State& s) { Classify(s, Backend::kJit, false); }
 void BM_LinearLlvm(benchmark::State& s) { Classify(s, Backend::kLlvm, false); }
+void BM_LinearRulesInterp(benchmark::State& s) { Classify(s, Backend::kInterp, false, false); }
+void BM_LinearRulesJit(benchmark::State& s) { Classify(s, Backend::kJit, false, false); }
+void BM_LinearRulesNoShareJit(benchmark::State& s) {
+  Classify(s, Backend::kJit, false, false, false);
+}
 BENCHMARK(BM_ClassifyInterp)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_ClassifyJit)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_ClassifyLlvm)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_LinearJit)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_LinearLlvm)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_LinearRulesInterp)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_LinearRulesJit)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_LinearRulesNoShareJit)->RangeMultiplier(10)->Range(10, 10000);
 
 void Compile(benchmark::State& state, Backend backend, bool classify = true) {
   ir::Ruleset rs = LinearChain(state.range(0));

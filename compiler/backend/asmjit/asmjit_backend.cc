@@ -111,6 +111,7 @@ class Emitter {
       EmitBody(chain);
     });
     for (size_t i = 0; i < loaders_.size(); ++i) EmitSharedLoader(i);
+    for (const SharedMiss& miss : shared_misses_) EmitSharedMiss(miss);
   }
 
   const std::vector<Label>& bodies() const { return bodies_; }
@@ -477,15 +478,31 @@ class Emitter {
 
   // edx = shared field i (loading it if this packet has not yet); a field
   // not in the frame ends the rule, as its load would.
+  // A present field (the common case) costs one test and one branch
+  // inline; the rest is out of line after all chains (EmitSharedMiss), so
+  // a long chain's hot code stays small.
   void EmitSharedValue(int i, Label next) {
-    Label have = a_.newLabel();
-    a_.bt(x86::r14d, imm(i));
-    a_.jc(have);
-    a_.call(loaders_[i]);
-    a_.bind(have);
+    SharedMiss miss{i, a_.newLabel(), a_.newLabel(), next};
     a_.bt(x86::r15d, imm(i));
-    a_.jnc(next);
+    a_.jnc(miss.entry);
+    a_.bind(miss.back);
     a_.mov(x86::edx, CtxField(offsetof(JitContext, shared_values) + 4 * i, 4));
+    shared_misses_.push_back(miss);
+  }
+
+  // Field i not present (yet): absent when read before, else read it now.
+  struct SharedMiss {
+    int field;
+    Label entry, back, next;
+  };
+  void EmitSharedMiss(const SharedMiss& miss) {
+    a_.bind(miss.entry);
+    a_.bt(x86::r14d, imm(miss.field));
+    a_.jc(miss.next);  // read before: absent
+    a_.call(loaders_[miss.field]);
+    a_.bt(x86::r15d, imm(miss.field));
+    a_.jnc(miss.next);
+    a_.jmp(miss.back);
   }
 
   // [ payload load LEN @ BASE + OFF => reg D ]: bounds-checked copy.
@@ -836,6 +853,7 @@ class Emitter {
   int chain_ = 0;
   uint32_t rule_id_ = 0;
   std::vector<Label> loaders_;  // per shared load (EmitSharedLoader)
+  std::vector<SharedMiss> shared_misses_;  // per use (EmitSharedMiss)
   bool inlining_ = false;  // emitting an inlined chain (EmitInlined)
   Label inline_return_;    // where its return goes
 };
