@@ -6,8 +6,9 @@
 //   program->Run(hook, view, pkt.meta);
 //
 // Layout: Ethernet II (hidden at output/postrouting, as the kernel has no
-// link header there), an IPv4 header of 20 bytes or an IPv6 header of 40
-// (protocol / next header, addresses from the point), then a 20-byte
+// link header there; the destination MAC gives the pkttype, the source MAC
+// is the ether saddr dimension), an IPv4 header of 20 bytes or an IPv6 header of 40
+// (protocol / next header, ttl / hop limit, addresses from the point), then a 20-byte
 // transport region: ports at 0..3, TCP data offset at 12, the tcp flags
 // dimension at byte 13, whatever the protocol. The view is what the frame
 // parser (runtime/packet_parse.h) makes of the frame, so a witness replayed
