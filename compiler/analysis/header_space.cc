@@ -28,6 +28,7 @@ const char* DimName(Dim dim) {
     case Dim::kCtMark: return "ct mark";
     case Dim::kPktType: return "meta pkttype";
     case Dim::kEtherSaddr: return "ether saddr";
+    case Dim::kLength: return "meta length";
   }
   return "?";
 }
@@ -168,6 +169,7 @@ Value Space::Max(Dim dim) const {
     case Dim::kMark:
     case Dim::kCtMark: return 0xffffffffu;
     case Dim::kTtl: return 0xff;
+    case Dim::kLength: return kMaxLength6;
     case Dim::kPktType: return link ? kPktTypeDomain.size() - 1 : 0;
     case Dim::kEtherSaddr: return link ? 0xffffffffffffu : 0;
     case Dim::kFamily: return kFamilyIpv6;
@@ -188,7 +190,9 @@ Cube FamilyCube(const Space& space, uint32_t family) {
   if (family == kFamilyIpv4) {
     c.set(Dim::kSaddr) = IntervalSet::Range(0, 0xffffffffu);
     c.set(Dim::kDaddr) = IntervalSet::Range(0, 0xffffffffu);
+    c.set(Dim::kLength) = IntervalSet::Range(kMinLength4, kMaxLength4);
   } else {
+    c.set(Dim::kLength) = IntervalSet::Range(kMinLength6, kMaxLength6);
     // ipv6_find_hdr walks these (hop-by-hop, routing, fragment,
     // destination options): packets with them are outside the space.
     IntervalSet proto;
@@ -226,7 +230,8 @@ bool Overlaps(const Cube& a, const Cube& b) {
                                    Dim::kSport,   Dim::kProto,   Dim::kTcpFlags,
                                    Dim::kIifName, Dim::kOifName, Dim::kCtState,
                                    Dim::kMark,    Dim::kFamily,  Dim::kTtl,
-                                   Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr};
+                                   Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
+                                   Dim::kLength};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -633,6 +638,9 @@ std::string DescribePoint(const Point& p, const Space& space) {
                                           Bswap(static_cast<uint32_t>(at(Dim::kCtMark)))));
   }
   if (at(Dim::kPktType) != 0) absl::StrAppend(&out, " pkttype ", PktTypeName(at(Dim::kPktType)));
+  if (at(Dim::kLength) != (ipv6 ? kMinLength6 : kMinLength4)) {
+    absl::StrAppend(&out, " length ", Dec(at(Dim::kLength)));
+  }
   if (space.link && at(Dim::kEtherSaddr) != kModelSrcMac) {
     absl::StrAppend(&out, " ether saddr ", MacText(at(Dim::kEtherSaddr)));
   }

@@ -24,7 +24,9 @@
 //   only packets with a conntrack entry have one), meta pkttype (host,
 //   broadcast, multicast: what the destination MAC says; only host where
 //   the hook has no link header) and ether saddr (48 bits; a single value
-//   where the hook has no link header, whose loads then fail).
+//   where the hook has no link header, whose loads then fail), meta length
+//   (the IP packet's length: IPv4 40..65535, IPv6 60..65575; the model
+//   pads the transport region with zeros up to it).
 // Every other header byte, length, and metadata is outside the space:
 // rules that read them are "not reasoned about exactly".
 //
@@ -48,9 +50,17 @@ namespace rulejit::analysis {
 
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
-  kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr,
+  kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
 };
-inline constexpr int kDims = 15;
+inline constexpr int kDims = 16;
+
+// meta length of each family's smallest packet (IP header and the 20-byte
+// transport region) and largest one (the 16-bit IPv4 total length / IPv6
+// payload length).
+inline constexpr uint32_t kMinLength4 = 40;
+inline constexpr uint32_t kMinLength6 = 60;
+inline constexpr uint32_t kMaxLength4 = 0xffff;
+inline constexpr uint32_t kMaxLength6 = 0xffff + 40;
 const char* DimName(Dim dim);
 
 // A dimension value: wide enough for IPv6 addresses.

@@ -1,6 +1,7 @@
 // Rules → cubes (see lift.h).
 #include "compiler/analysis/lift.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <functional>
@@ -159,9 +160,12 @@ struct Sym {
   // has no single dimension. Only compared by equality (see SplitMerged).
   bool merged = false;
   // The first expression is a load of the whole value, big-endian in the
-  // register (`load_len` bytes): what MaskedEquals needs.
+  // register (`load_len` bytes), or little-endian when `host_endian` (meta
+  // length: a byteorder hton then makes it monotone): what MaskedEquals
+  // needs.
   bool load_monotone = false;
   uint32_t load_len = 0;
+  bool host_endian = false;
 };
 
 struct FieldBytes {
@@ -531,6 +535,11 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
       sym.load_len = 4;
       break;
     case ir::MetaKey::kPktType: sym.dim = Dim::kPktType; sym.monotone = true; break;
+    case ir::MetaKey::kLen:
+      sym.dim = Dim::kLength;
+      sym.load_monotone = sym.host_endian = true;
+      sym.load_len = 4;
+      break;
     case ir::MetaKey::kIifName: sym.dim = Dim::kIifName; break;
     case ir::MetaKey::kOifName: sym.dim = Dim::kOifName; break;
     case ir::MetaKey::kNfProto:
@@ -707,19 +716,31 @@ static Value BigEndian(const uint8_t* p, uint32_t len) {
 std::optional<IntervalSet> RuleLifter::MaskedEquals(const Sym& sym, const ir::Cmp& e) const {
   // The chain must be: a load whose register bytes are the dimension's
   // value big-endian (a whole field, or meta/ct mark), then one mask/xor.
-  if (sym.constant || sym.chain.size() != 2 || !sym.load_monotone) return std::nullopt;
-  const auto* b = std::get_if<ir::Bitwise>(&sym.chain[1]);
-  if (b == nullptr || b->op != ir::BitwiseOp::kMaskXor) return std::nullopt;
+  if (sym.constant || sym.chain.size() > 2 || !sym.load_monotone) return std::nullopt;
+  const uint32_t width = sym.load_len;  // bytes of the dimension's value
   const Value max = DimMax(sym);
-  uint32_t width = 0;  // bytes of the dimension's value
-  while (width < 16 && (max >> (8 * width)) != 0) ++width;
-  if (width == 0 || (width < 16 && max != (Value{1} << (8 * width)) - 1)) return std::nullopt;
-  if (sym.load_len != width || b->len != width || b->mask.size() < width ||
-      b->xor_.size() < width || e.data.size() != width) {
+  if (width == 0 || width > 16 || (width < 16 && (max >> (8 * width)) != 0) ||
+      e.data.size() != width) {
     return std::nullopt;
   }
-  const Value mask = BigEndian(b->mask.data(), width);
-  const Value want = BigEndian(e.data.data(), width) ^ BigEndian(b->xor_.data(), width);
+  ir::Bytes mask_bytes(width, 0xff), xor_bytes(width, 0);
+  if (sym.chain.size() == 2) {
+    const auto* b = std::get_if<ir::Bitwise>(&sym.chain[1]);
+    if (b == nullptr || b->op != ir::BitwiseOp::kMaskXor || b->len != width ||
+        b->mask.size() < width || b->xor_.size() < width) {
+      return std::nullopt;
+    }
+    mask_bytes = KeyBytes(b->mask, 0, width);
+    xor_bytes = KeyBytes(b->xor_, 0, width);
+  }
+  ir::Bytes data = e.data;
+  if (sym.host_endian) {  // register bytes = the value little-endian
+    std::reverse(mask_bytes.begin(), mask_bytes.end());
+    std::reverse(xor_bytes.begin(), xor_bytes.end());
+    std::reverse(data.begin(), data.end());
+  }
+  const Value mask = BigEndian(mask_bytes.data(), width);
+  const Value want = BigEndian(data.data(), width) ^ BigEndian(xor_bytes.data(), width);
   IntervalSet set;
   if ((want & ~mask) == 0) {
     // Bits below the mask's lowest one are free (one interval each);
@@ -987,7 +1008,17 @@ bool RuleLifter::Step(const ir::Expr& expr) {
             return Derived(e.sreg, e.dreg, e.len, expr, keeps, "bitwise");
           },
           [&](const ir::Byteorder& e) {
-            return Derived(e.sreg, e.dreg, e.len, expr, false, "byteorder");
+            // hton of a whole host-endian value: big-endian, so monotone.
+            const Sym* src = Read(e.sreg, e.len, "byteorder");
+            if (src == nullptr) return false;
+            const bool to_big = src->host_endian && src->chain.size() == 1 &&
+                                e.op == ir::ByteorderOp::kHton &&
+                                e.len == src->load_len && e.size == src->load_len;
+            if (!Derived(e.sreg, e.dreg, e.len, expr, false, "byteorder")) return false;
+            if (to_big) syms_.back().monotone = true;
+            syms_.back().host_endian = false;
+            syms_.back().load_monotone = false;
+            return true;
           },
           [&](const ir::Cmp& e) { return CmpExpr(e); },
           [&](const ir::Range& e) { return RangeExpr(e); },

@@ -47,7 +47,11 @@ uint32_t BuildModelFrame(const Point& point, uint8_t* out) {
   auto at = [&point](Dim d) { return point[static_cast<int>(d)]; };
   const bool ipv6 = at(Dim::kFamily) == kFamilyIpv6;
   const uint32_t ip_len = ipv6 ? kModelIp6Len : kModelIpLen;
-  const uint32_t len = kModelLinkLen + ip_len + kModelL4Len;
+  // meta length: the IP packet, its transport region padded with zeros.
+  const uint32_t length = std::clamp<uint32_t>(static_cast<uint32_t>(at(Dim::kLength)),
+                                               ip_len + kModelL4Len,
+                                               ipv6 ? kMaxLength6 : kMaxLength4);
+  const uint32_t len = kModelLinkLen + length;
   std::memset(out, 0, len);
   uint8_t* eth = out;
   // The destination MAC says the packet type (as `rulejit eval` reads it).
@@ -63,14 +67,14 @@ uint32_t BuildModelFrame(const Point& point, uint8_t* out) {
   const uint8_t proto = static_cast<uint8_t>(at(Dim::kProto));
   if (ipv6) {
     ip[0] = 0x60;
-    Put16(ip + 4, kModelL4Len);  // payload length
+    Put16(ip + 4, length - kModelIp6Len);  // payload length
     ip[6] = proto;               // next header
     ip[7] = static_cast<uint8_t>(at(Dim::kTtl));  // hop limit
     PutAddr6(ip + 8, at(Dim::kSaddr));
     PutAddr6(ip + 24, at(Dim::kDaddr));
   } else {
     ip[0] = 0x45;
-    Put16(ip + 2, kModelIpLen + kModelL4Len);
+    Put16(ip + 2, length);
     ip[8] = static_cast<uint8_t>(at(Dim::kTtl));
     ip[9] = proto;
     Put32(ip + 12, static_cast<uint32_t>(at(Dim::kSaddr)));
@@ -87,7 +91,7 @@ uint32_t BuildModelFrame(const Point& point, uint8_t* out) {
 ModelPacket BuildModelPacket(const Point& point, const Space& space,
                              ir::Hook hook) {
   ModelPacket pkt;
-  pkt.frame.resize(kModelMaxLen);
+  pkt.frame.resize(kModelMaxLen);  // then cut to the frame's length
   pkt.frame.resize(BuildModelFrame(point, pkt.frame.data()));
   pkt.proto = static_cast<uint8_t>(point[static_cast<int>(Dim::kProto)]);
   pkt.meta = BuildModelMeta(point, space);
