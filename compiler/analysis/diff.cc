@@ -4,69 +4,10 @@
 #include <map>
 #include <tuple>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/hash/hash.h"
 #include "compiler/analysis/cube_index.h"
 
 namespace rulejit::analysis {
 namespace {
-
-// Hash of a cube's sets except dimension `skip`.
-size_t HashExcept(const Cube& cube, int skip) {
-  size_t h = 0;
-  for (int d = 0; d < kDims; ++d) {
-    if (d == skip) continue;
-    for (const Interval& iv : cube.get(static_cast<Dim>(d)).intervals()) {
-      h = absl::HashOf(h, static_cast<uint64_t>(iv.lo), static_cast<uint64_t>(iv.lo >> 64),
-                       static_cast<uint64_t>(iv.hi), static_cast<uint64_t>(iv.hi >> 64), d);
-    }
-  }
-  return h;
-}
-
-bool EqualExcept(const Cube& a, const Cube& b, int skip) {
-  for (int d = 0; d < kDims; ++d) {
-    if (d != skip && !(a.get(static_cast<Dim>(d)) == b.get(static_cast<Dim>(d)))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Merges regions (all with the same sides) that differ in one dimension
-// only: their union is then a cube. One pass per dimension groups the
-// regions by their other dimensions (hashed), repeated until nothing
-// merges; linear in the number of regions per pass.
-void MergeGroup(std::vector<DiffRegion>& regions) {
-  bool merged = true;
-  while (merged) {
-    merged = false;
-    for (int d = 0; d < kDims; ++d) {
-      const Dim dim = static_cast<Dim>(d);
-      absl::flat_hash_map<size_t, std::vector<size_t>> by_rest;
-      std::vector<bool> gone(regions.size(), false);
-      for (size_t i = 0; i < regions.size(); ++i) {
-        std::vector<size_t>& same = by_rest[HashExcept(regions[i].cube, d)];
-        bool absorbed = false;
-        for (size_t k : same) {
-          if (!EqualExcept(regions[k].cube, regions[i].cube, d)) continue;
-          regions[k].cube.set(dim) =
-              regions[k].cube.get(dim).Union(regions[i].cube.get(dim));
-          gone[i] = absorbed = merged = true;
-          break;
-        }
-        if (!absorbed) same.push_back(i);
-      }
-      size_t kept = 0;
-      for (size_t i = 0; i < regions.size(); ++i) {
-        if (gone[i]) continue;
-        if (kept != i) regions[kept] = std::move(regions[i]);
-        ++kept;
-      }
-      regions.resize(kept);
-    }
-  }
-}
 
 using SidesKey = std::tuple<int, int, int, int, int, int, int, int>;
 
@@ -77,20 +18,50 @@ SidesKey KeyOf(const DiffRegion& r) {
           r.new_side.rule.chain, r.new_side.rule.rule};
 }
 
-// MergeGroup over each group of regions with the same sides; keeps the
+// MergeAdjacent over each group of regions with the same sides; keeps the
 // order of first appearance.
 void MergeRegions(std::vector<DiffRegion>& regions) {
   std::map<SidesKey, size_t> group_of;
-  std::vector<std::vector<DiffRegion>> groups;
-  for (DiffRegion& r : regions) {
+  std::vector<std::vector<Cube>> groups;
+  std::vector<const DiffRegion*> first;
+  for (const DiffRegion& r : regions) {
     auto [it, fresh] = group_of.emplace(KeyOf(r), groups.size());
-    if (fresh) groups.emplace_back();
-    groups[it->second].push_back(std::move(r));
+    if (fresh) {
+      groups.emplace_back();
+      first.push_back(&r);
+    }
+    groups[it->second].push_back(r.cube);
   }
-  regions.clear();
-  for (auto& g : groups) {
-    MergeGroup(g);
-    for (DiffRegion& r : g) regions.push_back(std::move(r));
+  std::vector<DiffRegion> out;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    MergeAdjacent(groups[g]);
+    for (Cube& c : groups[g]) {
+      out.push_back({std::move(c), {}, first[g]->old_side, first[g]->new_side});
+    }
+  }
+  regions = std::move(out);
+}
+
+// The same for one side's decisions (same verdict and deciding rule):
+// fewer, larger cubes to intersect.
+void MergeDecisions(std::vector<Decision>& decisions) {
+  std::map<std::tuple<int, int, int, int>, size_t> group_of;
+  std::vector<std::vector<Cube>> groups;
+  std::vector<std::pair<ir::VerdictCode, ir::RuleRef>> sides;
+  for (Decision& d : decisions) {
+    auto [it, fresh] = group_of.emplace(
+        std::make_tuple(static_cast<int>(d.verdict), d.rule.table, d.rule.chain, d.rule.rule),
+        groups.size());
+    if (fresh) {
+      groups.emplace_back();
+      sides.emplace_back(d.verdict, d.rule);
+    }
+    groups[it->second].push_back(std::move(d.cube));
+  }
+  decisions.clear();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    MergeAdjacent(groups[g]);
+    for (Cube& c : groups[g]) decisions.push_back({std::move(c), sides[g].first, sides[g].second});
   }
 }
 
@@ -110,6 +81,8 @@ DiffResult DiffRulesets(const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
   result.old_inexact = std::move(a.inexact);
   result.new_inexact = std::move(b.inexact);
   if (!result.exact()) return result;
+  MergeDecisions(a.decisions);
+  MergeDecisions(b.decisions);
   // NEW's drop and accept decisions, indexed; each OLD decision meets the
   // ones of the other verdict.
   CubeIndex accepts, drops;

@@ -9,9 +9,11 @@
 //
 // Both rulesets are flattened over the same Space; every pair of decisions
 // with different verdicts whose cubes intersect is a region (regions are
-// disjoint; regions with the same deciding rules are merged when they
-// differ in one dimension only, found by hashing the other dimensions). Decisions are compared through a
-// CubeIndex, so only overlapping pairs are ever looked at.
+// disjoint). Each side's decisions with the same deciding rule, and then
+// the regions with the same deciding rules, are coalesced where they
+// differ in one dimension only (MergeAdjacent): fewer, larger cubes to
+// intersect and to report. Decisions are compared through a CubeIndex, so
+// only overlapping pairs are ever looked at.
 #ifndef RULEJIT_COMPILER_ANALYSIS_DIFF_H_
 #define RULEJIT_COMPILER_ANALYSIS_DIFF_H_
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -22,6 +24,11 @@ const char* DimName(Dim dim) {
     case Dim::kCtState: return "ct state";
     case Dim::kMark: return "meta mark";
     case Dim::kFamily: return "meta nfproto";
+    case Dim::kTtl: return "ip ttl";
+    case Dim::kCtMark: return "ct mark";
+    case Dim::kPktType: return "meta pkttype";
+    case Dim::kEtherSaddr: return "ether saddr";
+    case Dim::kLength: return "meta length";
   }
   return "?";
 }
@@ -159,7 +166,12 @@ Value Space::Max(Dim dim) const {
   switch (dim) {
     case Dim::kSaddr:
     case Dim::kDaddr: return kValueMax;
-    case Dim::kMark: return 0xffffffffu;
+    case Dim::kMark:
+    case Dim::kCtMark: return 0xffffffffu;
+    case Dim::kTtl: return 0xff;
+    case Dim::kLength: return kMaxLength6;
+    case Dim::kPktType: return link ? kPktTypeDomain.size() - 1 : 0;
+    case Dim::kEtherSaddr: return link ? 0xffffffffffffu : 0;
     case Dim::kFamily: return kFamilyIpv6;
     case Dim::kProto:
     case Dim::kTcpFlags: return 0xff;
@@ -178,7 +190,9 @@ Cube FamilyCube(const Space& space, uint32_t family) {
   if (family == kFamilyIpv4) {
     c.set(Dim::kSaddr) = IntervalSet::Range(0, 0xffffffffu);
     c.set(Dim::kDaddr) = IntervalSet::Range(0, 0xffffffffu);
+    c.set(Dim::kLength) = IntervalSet::Range(kMinLength4, kMaxLength4);
   } else {
+    c.set(Dim::kLength) = IntervalSet::Range(kMinLength6, kMaxLength6);
     // ipv6_find_hdr walks these (hop-by-hop, routing, fragment,
     // destination options): packets with them are outside the space.
     IntervalSet proto;
@@ -215,7 +229,9 @@ bool Overlaps(const Cube& a, const Cube& b) {
   static constexpr Dim kOrder[] = {Dim::kSaddr,   Dim::kDport,   Dim::kDaddr,
                                    Dim::kSport,   Dim::kProto,   Dim::kTcpFlags,
                                    Dim::kIifName, Dim::kOifName, Dim::kCtState,
-                                   Dim::kMark,    Dim::kFamily};
+                                   Dim::kMark,    Dim::kFamily,  Dim::kTtl,
+                                   Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
+                                   Dim::kLength};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -269,6 +285,10 @@ Point PickPoint(const Cube& cube) {
   if (cube.get(Dim::kTcpFlags).Contains(0x02)) {
     p[static_cast<int>(Dim::kTcpFlags)] = 0x02;
   }
+  if (cube.get(Dim::kTtl).Contains(kModelTtl)) p[static_cast<int>(Dim::kTtl)] = kModelTtl;
+  if (cube.get(Dim::kEtherSaddr).Contains(kModelSrcMac)) {
+    p[static_cast<int>(Dim::kEtherSaddr)] = kModelSrcMac;
+  }
   const IntervalSet& proto = cube.get(Dim::kProto);
   if (proto.Contains(6)) {
     p[static_cast<int>(Dim::kProto)] = 6;
@@ -276,6 +296,68 @@ Point PickPoint(const Cube& cube) {
     p[static_cast<int>(Dim::kProto)] = 17;
   }
   return p;
+}
+
+// ---------------------------------------------------------------------------
+// Merging
+
+namespace {
+
+// Hash of a cube's sets except dimension `skip`.
+size_t HashExcept(const Cube& cube, int skip) {
+  size_t h = 0;
+  for (int d = 0; d < kDims; ++d) {
+    if (d == skip) continue;
+    for (const Interval& iv : cube.get(static_cast<Dim>(d)).intervals()) {
+      h = absl::HashOf(h, static_cast<uint64_t>(iv.lo), static_cast<uint64_t>(iv.lo >> 64),
+                       static_cast<uint64_t>(iv.hi), static_cast<uint64_t>(iv.hi >> 64), d);
+    }
+  }
+  return h;
+}
+
+bool EqualExcept(const Cube& a, const Cube& b, int skip) {
+  for (int d = 0; d < kDims; ++d) {
+    if (d != skip && !(a.get(static_cast<Dim>(d)) == b.get(static_cast<Dim>(d)))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// One pass per dimension groups the cubes by their other dimensions
+// (hashed), repeated until nothing merges; linear in the number of cubes
+// per pass.
+void MergeAdjacent(std::vector<Cube>& cubes) {
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    for (int d = 0; d < kDims; ++d) {
+      const Dim dim = static_cast<Dim>(d);
+      absl::flat_hash_map<size_t, std::vector<size_t>> by_rest;
+      std::vector<bool> gone(cubes.size(), false);
+      for (size_t i = 0; i < cubes.size(); ++i) {
+        std::vector<size_t>& same = by_rest[HashExcept(cubes[i], d)];
+        bool absorbed = false;
+        for (size_t k : same) {
+          if (!EqualExcept(cubes[k], cubes[i], d)) continue;
+          cubes[k].set(dim) = cubes[k].get(dim).Union(cubes[i].get(dim));
+          gone[i] = absorbed = merged = true;
+          break;
+        }
+        if (!absorbed) same.push_back(i);
+      }
+      size_t kept = 0;
+      for (size_t i = 0; i < cubes.size(); ++i) {
+        if (gone[i]) continue;
+        if (kept != i) cubes[kept] = std::move(cubes[i]);
+        ++kept;
+      }
+      cubes.resize(kept);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -333,11 +415,26 @@ std::string CtStateName(Value index) {
   return index < 5 ? kNames[static_cast<int>(index)] : "?";
 }
 
+std::string MacText(Value v) {
+  return absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", static_cast<uint32_t>(v >> 40) & 0xff,
+                         static_cast<uint32_t>(v >> 32) & 0xff, static_cast<uint32_t>(v >> 24) & 0xff,
+                         static_cast<uint32_t>(v >> 16) & 0xff, static_cast<uint32_t>(v >> 8) & 0xff,
+                         static_cast<uint32_t>(v) & 0xff);
+}
+
+std::string PktTypeName(Value index) {
+  static constexpr const char* kNames[] = {"host", "broadcast", "multicast"};
+  return index < 3 ? kNames[static_cast<int>(index)] : "?";
+}
+
 std::string ValueText(Dim dim, Value lo, Value hi, bool ipv6) {
   switch (dim) {
+    case Dim::kEtherSaddr:
+      return lo == hi ? MacText(lo) : absl::StrCat(MacText(lo), "-", MacText(hi));
     case Dim::kProto:
       return lo == hi ? ProtoName(lo, ipv6) : absl::StrCat(Dec(lo), "-", Dec(hi));
     case Dim::kMark:
+    case Dim::kCtMark:
       if (lo == hi) return absl::StrFormat("0x%x", Bswap(static_cast<uint32_t>(lo)));
       return absl::StrFormat("0x%x-0x%x", static_cast<uint32_t>(lo),
                              static_cast<uint32_t>(hi));
@@ -378,10 +475,12 @@ std::string SetText(Dim dim, const IntervalSet& set, const Space& space,
     if (dim == Dim::kSaddr || dim == Dim::kDaddr) {
       AddressBlocks(iv.lo, iv.hi, ipv6, items);
     } else if (dim == Dim::kIifName || dim == Dim::kOifName ||
-               dim == Dim::kCtState) {
+               dim == Dim::kCtState || dim == Dim::kPktType) {
       for (Value v = iv.lo; v <= iv.hi; ++v) {
         if (dim == Dim::kCtState) {
           items.push_back(CtStateName(v));
+        } else if (dim == Dim::kPktType) {
+          items.push_back(PktTypeName(v));
         } else {
           const auto& names = dim == Dim::kIifName ? space.iif : space.oif;
           items.push_back(names[static_cast<size_t>(v)].label);
@@ -487,6 +586,8 @@ std::string DescribeCube(const Cube& cube, const Space& space) {
     }
     if (dim == Dim::kDport) name = PortPrefix(cube) + " dport";
     if (dim == Dim::kMark && s.Size() != 1) name = "meta mark (register order)";
+    if (dim == Dim::kCtMark && s.Size() != 1) name = "ct mark (register order)";
+    if (dim == Dim::kTtl && ipv6) name = "ip6 hoplimit";
     if (dim == Dim::kProto && IcmpTypes(cube) && !cube.get(Dim::kSport).IsFull(0xffff)) {
       continue;  // said by "icmp type"
     }
@@ -529,6 +630,20 @@ std::string DescribePoint(const Point& p, const Space& space) {
   absl::StrAppend(&out, " ct ", CtStateName(at(Dim::kCtState)));
   // The mark coordinate is the register bytes big-endian: show the value.
   absl::StrAppend(&out, absl::StrFormat(" mark 0x%x", Bswap(static_cast<uint32_t>(at(Dim::kMark)))));
+  // The newer dimensions only when they are not the preferred values, so
+  // witnesses of rulesets that don't look at them read as before.
+  if (at(Dim::kTtl) != kModelTtl) absl::StrAppend(&out, " ttl ", Dec(at(Dim::kTtl)));
+  if (at(Dim::kCtMark) != 0) {
+    absl::StrAppend(&out, absl::StrFormat(" ct mark 0x%x",
+                                          Bswap(static_cast<uint32_t>(at(Dim::kCtMark)))));
+  }
+  if (at(Dim::kPktType) != 0) absl::StrAppend(&out, " pkttype ", PktTypeName(at(Dim::kPktType)));
+  if (at(Dim::kLength) != (ipv6 ? kMinLength6 : kMinLength4)) {
+    absl::StrAppend(&out, " length ", Dec(at(Dim::kLength)));
+  }
+  if (space.link && at(Dim::kEtherSaddr) != kModelSrcMac) {
+    absl::StrAppend(&out, " ether saddr ", MacText(at(Dim::kEtherSaddr)));
+  }
   return out;
 }
 

@@ -19,7 +19,14 @@
 //   domains: the names the rulesets mention plus one name per prefix class
 //   and one "other"), ct state (new established related invalid untracked),
 //   meta mark (32 bits, coordinate = the register bytes read big-endian, so
-//   that memcmp order is numeric order), family (0 IPv4, 1 IPv6).
+//   that memcmp order is numeric order), family (0 IPv4, 1 IPv6),
+//   ip ttl / ip6 hoplimit (8), ct mark (32 bits, coordinate as meta mark;
+//   only packets with a conntrack entry have one), meta pkttype (host,
+//   broadcast, multicast: what the destination MAC says; only host where
+//   the hook has no link header) and ether saddr (48 bits; a single value
+//   where the hook has no link header, whose loads then fail), meta length
+//   (the IP packet's length: IPv4 40..65535, IPv6 60..65575; the model
+//   pads the transport region with zeros up to it).
 // Every other header byte, length, and metadata is outside the space:
 // rules that read them are "not reasoned about exactly".
 //
@@ -43,9 +50,17 @@ namespace rulejit::analysis {
 
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
-  kCtState, kMark, kFamily,
+  kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
 };
-inline constexpr int kDims = 11;
+inline constexpr int kDims = 16;
+
+// meta length of each family's smallest packet (IP header and the 20-byte
+// transport region) and largest one (the 16-bit IPv4 total length / IPv6
+// payload length).
+inline constexpr uint32_t kMinLength4 = 40;
+inline constexpr uint32_t kMinLength6 = 60;
+inline constexpr uint32_t kMaxLength4 = 0xffff;
+inline constexpr uint32_t kMaxLength6 = 0xffff + 40;
 const char* DimName(Dim dim);
 
 // A dimension value: wide enough for IPv6 addresses.
@@ -98,6 +113,10 @@ inline constexpr std::array<uint32_t, 5> kCtStateDomain = {
     1u << 3 /*new*/, 1u << 1 /*established*/, 1u << 2 /*related*/,
     1u << 0 /*invalid*/, 1u << 6 /*untracked*/};
 
+// The packet types of the meta pkttype domain, in domain order
+// (PACKET_HOST, PACKET_BROADCAST, PACKET_MULTICAST).
+inline constexpr std::array<uint8_t, 3> kPktTypeDomain = {0, 1, 2};
+
 // One value of an interface-name dimension.
 struct NameValue {
   std::string name;   // a concrete name (witness); "" = no device
@@ -112,6 +131,7 @@ struct Space {
   bool has_oif = false;
   bool ipv4 = true;   // the families in the space
   bool ipv6 = false;
+  bool link = true;   // the hook sees the link header (not output/postrouting)
 
   Value Max(Dim dim) const;  // largest value of the dimension, any family
 };
@@ -144,10 +164,20 @@ std::optional<Cube> Intersect(const Cube& a, const Cube& b);
 // a \ b as disjoint cubes (at most kDims of them).
 std::vector<Cube> Subtract(const Cube& a, const Cube& b, const Space& space);
 
+// Coalesces disjoint cubes that differ in one dimension only (their union
+// is then a cube), repeated until none do: the same set of packets in
+// fewer, larger cubes. Order of first appearance is kept.
+void MergeAdjacent(std::vector<Cube>& cubes);
+
 // A concrete point: one value per dimension.
 using Point = std::array<Value, kDims>;
+// The ttl and source MAC witnesses prefer (those of the model packet
+// before these were dimensions).
+inline constexpr uint32_t kModelTtl = 64;
+inline constexpr Value kModelSrcMac = 0x020000000001;
 // A point of the cube (prefers TCP, then UDP, for the protocol, SYN for
-// the tcp flags; lowest values elsewhere, so ct state new and mark 0 when
+// the tcp flags, ttl 64 and the model's source MAC 02:00:00:00:00:01;
+// lowest values elsewhere, so ct state new, pkttype host and marks 0 when
 // the cube has them). The cube must not be empty.
 Point PickPoint(const Cube& cube);
 
@@ -155,7 +185,8 @@ Point PickPoint(const Cube& cube);
 // dimensions are left out; "all packets" when every dimension is full.
 std::string DescribeCube(const Cube& cube, const Space& space);
 // One line for a point: `tcp 10.0.0.1:1024 -> 10.0.0.2:22 flags 0x02 ...`
-// (IPv6: `tcp [2001:db8::1]:1024 -> [::]:22 ...`).
+// (IPv6: `tcp [2001:db8::1]:1024 -> [::]:22 ...`); ttl, ct mark, pkttype
+// and MAC only when they are not PickPoint's preferred values.
 std::string DescribePoint(const Point& point, const Space& space);
 // Address text: dotted quad for IPv4, RFC 5952 for IPv6.
 std::string AddressText(Value v, bool ipv6);

@@ -1,6 +1,7 @@
 // Rules → cubes (see lift.h).
 #include "compiler/analysis/lift.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <functional>
@@ -23,6 +24,7 @@ template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
 
 constexpr uint32_t kEnumerateMax = 0xffff;  // probe every value up to this
+constexpr size_t kMaskFreeBitsMax = 12;     // MaskedEquals: 4096 intervals
 
 // ---------------------------------------------------------------------------
 // Interface-name classes
@@ -157,6 +159,13 @@ struct Sym {
   // 2` into one 4-byte load): `chain` starts with that load and the symbol
   // has no single dimension. Only compared by equality (see SplitMerged).
   bool merged = false;
+  // The first expression is a load of the whole value, big-endian in the
+  // register (`load_len` bytes), or little-endian when `host_endian` (meta
+  // length: a byteorder hton then makes it monotone): what MaskedEquals
+  // needs.
+  bool load_monotone = false;
+  uint32_t load_len = 0;
+  bool host_endian = false;
 };
 
 struct FieldBytes {
@@ -165,6 +174,8 @@ struct FieldBytes {
   Dim dim;
 };
 constexpr FieldBytes kFields4[] = {
+    {ir::PayloadBase::kLink, 6, 12, Dim::kEtherSaddr},
+    {ir::PayloadBase::kNetwork, 8, 9, Dim::kTtl},
     {ir::PayloadBase::kNetwork, 9, 10, Dim::kProto},
     {ir::PayloadBase::kNetwork, 12, 16, Dim::kSaddr},
     {ir::PayloadBase::kNetwork, 16, 20, Dim::kDaddr},
@@ -173,7 +184,9 @@ constexpr FieldBytes kFields4[] = {
     {ir::PayloadBase::kTransport, 13, 14, Dim::kTcpFlags},
 };
 constexpr FieldBytes kFields6[] = {
+    {ir::PayloadBase::kLink, 6, 12, Dim::kEtherSaddr},
     {ir::PayloadBase::kNetwork, 6, 7, Dim::kProto},  // next header
+    {ir::PayloadBase::kNetwork, 7, 8, Dim::kTtl},    // hop limit
     {ir::PayloadBase::kNetwork, 8, 24, Dim::kSaddr},
     {ir::PayloadBase::kNetwork, 24, 40, Dim::kDaddr},
     {ir::PayloadBase::kTransport, 0, 2, Dim::kSport},
@@ -252,8 +265,9 @@ IntervalSet Between(std::optional<Value> a, std::optional<Value> b) {
 class RuleLifter {
  public:
   RuleLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
-             int table, uint32_t family)
+             int table, uint32_t family, bool reads_ct_mark)
       : ruleset_(ruleset), space_(space), hook_(hook), table_(table),
+        reads_ct_mark_(reads_ct_mark),
         family_(ruleset.tables[table].family), packet_family_(family),
         family_cube_(FamilyCube(space, family)),
         base_point_(PickPoint(family_cube_)),
@@ -302,6 +316,10 @@ class RuleLifter {
                                    const Solver& monotone,
                                    bool equality_only_names);
   bool CmpExpr(const ir::Cmp& e);
+  // `(value & mask) ^ xor == data` (or !=) over a whole field, solved
+  // exactly: an interval per setting of the mask's zero bits above its
+  // lowest one (at most 2^kMaskFreeBitsMax); nullopt when it doesn't apply.
+  std::optional<IntervalSet> MaskedEquals(const Sym& sym, const ir::Cmp& e) const;
   bool RangeExpr(const ir::Range& e);
   bool LookupExpr(const ir::Lookup& e);
   bool ConcatLookup(const ir::Lookup& e, const ir::Set& set);
@@ -341,6 +359,7 @@ class RuleLifter {
   const Space& space_;
   ir::Hook hook_;
   int table_;
+  bool reads_ct_mark_;       // some rule of the ruleset loads ct mark
   ir::Family family_;        // the table's
   uint32_t packet_family_;   // kFamilyIpv4 / kFamilyIpv6
   Cube family_cube_;
@@ -390,6 +409,12 @@ const Sym* RuleLifter::Read(ir::Reg reg, uint32_t len, const char* what) {
 
 bool RuleLifter::Payload(const ir::PayloadLoad& e) {
   const bool v6 = packet_family_ == kFamilyIpv6;
+  // Without a link header (output, postrouting) every link load fails:
+  // the rule matches nothing.
+  if (e.base == ir::PayloadBase::kLink && !LinkVisible(hook_)) {
+    never_ = true;
+    return true;
+  }
   // IPv4 flags and fragment offset: the space is unfragmented, so they are
   // the same for every packet of it (iptables' fragment checks read them).
   if (!v6 && e.base == ir::PayloadBase::kNetwork && e.offset >= 6 &&
@@ -401,6 +426,8 @@ bool RuleLifter::Payload(const ir::PayloadLoad& e) {
     if (f.base == e.base && e.offset >= f.begin &&
         e.offset + uint64_t{e.len} <= f.end) {
       Sym sym{.dim = f.dim, .chain = {e}, .monotone = e.offset == f.begin};
+      sym.load_monotone = e.offset == f.begin && e.len == f.end - f.begin;
+      sym.load_len = e.len;
       return Write(e.dreg, e.len, std::move(sym));
     }
   }
@@ -502,7 +529,17 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
   Sym sym{.chain = {e}};
   switch (e.key) {
     case ir::MetaKey::kL4Proto: sym.dim = Dim::kProto; sym.monotone = true; break;
-    case ir::MetaKey::kMark: sym.dim = Dim::kMark; sym.monotone = true; break;
+    case ir::MetaKey::kMark:
+      sym.dim = Dim::kMark;
+      sym.monotone = sym.load_monotone = true;
+      sym.load_len = 4;
+      break;
+    case ir::MetaKey::kPktType: sym.dim = Dim::kPktType; sym.monotone = true; break;
+    case ir::MetaKey::kLen:
+      sym.dim = Dim::kLength;
+      sym.load_monotone = sym.host_endian = true;
+      sym.load_len = 4;
+      break;
     case ir::MetaKey::kIifName: sym.dim = Dim::kIifName; break;
     case ir::MetaKey::kOifName: sym.dim = Dim::kOifName; break;
     case ir::MetaKey::kNfProto:
@@ -519,6 +556,13 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
 }
 
 bool RuleLifter::Ct(const ir::CtLoad& e) {
+  if (e.key == ir::CtKey::kMark) {
+    // Only packets with a conntrack entry (new, established, related)
+    // have a mark: for the others the load fails and the rule can't match.
+    if (!Constrain(Sym{.dim = Dim::kCtState}, IntervalSet::Range(0, 2))) return false;
+    return Write(e.dreg, 4, Sym{.dim = Dim::kCtMark, .chain = {e}, .monotone = true,
+                                .load_monotone = true, .load_len = 4});
+  }
   if (e.key != ir::CtKey::kState) {
     return Fail(absl::StrCat("ct ", ir::CtKeyName(e.key),
                              " is not a modelled dimension"));
@@ -662,12 +706,75 @@ std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
   return set;
 }
 
+// Big-endian value of `len` bytes (len <= 16).
+static Value BigEndian(const uint8_t* p, uint32_t len) {
+  Value v = 0;
+  for (uint32_t i = 0; i < len; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+std::optional<IntervalSet> RuleLifter::MaskedEquals(const Sym& sym, const ir::Cmp& e) const {
+  // The chain must be: a load whose register bytes are the dimension's
+  // value big-endian (a whole field, or meta/ct mark), then one mask/xor.
+  if (sym.constant || sym.chain.size() > 2 || !sym.load_monotone) return std::nullopt;
+  const uint32_t width = sym.load_len;  // bytes of the dimension's value
+  const Value max = DimMax(sym);
+  if (width == 0 || width > 16 || (width < 16 && (max >> (8 * width)) != 0) ||
+      e.data.size() != width) {
+    return std::nullopt;
+  }
+  ir::Bytes mask_bytes(width, 0xff), xor_bytes(width, 0);
+  if (sym.chain.size() == 2) {
+    const auto* b = std::get_if<ir::Bitwise>(&sym.chain[1]);
+    if (b == nullptr || b->op != ir::BitwiseOp::kMaskXor || b->len != width ||
+        b->mask.size() < width || b->xor_.size() < width) {
+      return std::nullopt;
+    }
+    mask_bytes = KeyBytes(b->mask, 0, width);
+    xor_bytes = KeyBytes(b->xor_, 0, width);
+  }
+  ir::Bytes data = e.data;
+  if (sym.host_endian) {  // register bytes = the value little-endian
+    std::reverse(mask_bytes.begin(), mask_bytes.end());
+    std::reverse(xor_bytes.begin(), xor_bytes.end());
+    std::reverse(data.begin(), data.end());
+  }
+  const Value mask = BigEndian(mask_bytes.data(), width);
+  const Value want = BigEndian(data.data(), width) ^ BigEndian(xor_bytes.data(), width);
+  IntervalSet set;
+  if ((want & ~mask) == 0) {
+    // Bits below the mask's lowest one are free (one interval each);
+    // enumerate the free bits above it.
+    int low = 0;
+    while (low < 8 * static_cast<int>(width) && ((mask >> low) & 1) == 0) ++low;
+    std::vector<int> free_bits;
+    for (int bit = low; bit < 8 * static_cast<int>(width); ++bit) {
+      if (((mask >> bit) & 1) == 0) free_bits.push_back(bit);
+    }
+    if (free_bits.size() > kMaskFreeBitsMax) return std::nullopt;
+    const Value block = low >= 128 ? kValueMax : (Value{1} << low) - 1;
+    for (uint32_t combo = 0; combo < (1u << free_bits.size()); ++combo) {
+      Value base = want;
+      for (size_t i = 0; i < free_bits.size(); ++i) {
+        if ((combo >> i) & 1) base |= Value{1} << free_bits[i];
+      }
+      set.Add(base, base | block);
+    }
+  }
+  if (e.op == ir::CmpOp::kNeq) set = set.Complement(max);
+  return set.Intersect(family_cube_.get(sym.dim));
+}
+
 bool RuleLifter::CmpExpr(const ir::Cmp& e) {
   const Sym* sym = Read(e.sreg, e.data.size(), "cmp");
   if (sym == nullptr) return false;
   const Sym s = *sym;
   if (s.merged) return MergedCmp(s, e);
   const Value max = DimMax(s);
+  if ((e.op == ir::CmpOp::kEq || e.op == ir::CmpOp::kNeq) && !Searchable(s) &&
+      s.dim != Dim::kIifName && s.dim != Dim::kOifName) {
+    if (std::optional<IntervalSet> set = MaskedEquals(s, e)) return Constrain(s, *set);
+  }
   auto monotone = [&]() -> std::optional<IntervalSet> {
     std::optional<Value> a = FirstGte(s, e.sreg, e.data);
     std::optional<Value> b = LastLte(s, e.sreg, e.data);
@@ -901,7 +1008,17 @@ bool RuleLifter::Step(const ir::Expr& expr) {
             return Derived(e.sreg, e.dreg, e.len, expr, keeps, "bitwise");
           },
           [&](const ir::Byteorder& e) {
-            return Derived(e.sreg, e.dreg, e.len, expr, false, "byteorder");
+            // hton of a whole host-endian value: big-endian, so monotone.
+            const Sym* src = Read(e.sreg, e.len, "byteorder");
+            if (src == nullptr) return false;
+            const bool to_big = src->host_endian && src->chain.size() == 1 &&
+                                e.op == ir::ByteorderOp::kHton &&
+                                e.len == src->load_len && e.size == src->load_len;
+            if (!Derived(e.sreg, e.dreg, e.len, expr, false, "byteorder")) return false;
+            if (to_big) syms_.back().monotone = true;
+            syms_.back().host_endian = false;
+            syms_.back().load_monotone = false;
+            return true;
           },
           [&](const ir::Cmp& e) { return CmpExpr(e); },
           [&](const ir::Range& e) { return RangeExpr(e); },
@@ -921,7 +1038,8 @@ bool RuleLifter::Step(const ir::Expr& expr) {
             return true;
           },
           [&](const ir::MetaSet& e) {
-            if (e.key == ir::MetaKey::kMark || e.key == ir::MetaKey::kPriority) {
+            if (e.key == ir::MetaKey::kMark || e.key == ir::MetaKey::kPriority ||
+                e.key == ir::MetaKey::kPktType) {
               return Fail(absl::StrCat("sets meta ", ir::MetaKeyName(e.key),
                                        " (a side effect later rules may see)"));
             }
@@ -936,8 +1054,14 @@ bool RuleLifter::Step(const ir::Expr& expr) {
           [&](const ir::Exthdr&) {
             return Fail("extension headers and options are not modelled");
           },
+          [&](const ir::CtSet& e) {
+            if (e.key == ir::CtKey::kMark && reads_ct_mark_) {
+              return Fail("sets ct mark, which rules of this ruleset read "
+                          "(a side effect later rules may see)");
+            }
+            return true;
+          },
           // No effect on the verdict of this or later rules in the space.
-          [&](const ir::CtSet&) { return true; },
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },
           [&](const ir::Notrack&) { return true; },
@@ -970,6 +1094,7 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
   Space space;
   space.has_iif = HookHasInputDevice(options.hook);
   space.has_oif = HookHasOutputDevice(options.hook);
+  space.link = LinkVisible(options.hook);
   auto domain = [](bool has, const std::optional<std::string>& fixed,
                    const std::vector<NameCandidate>& cands) {
     if (!has) return std::vector<NameValue>{{"", "(none)"}};
@@ -1000,8 +1125,24 @@ static bool TableSees(ir::Family family, uint32_t packet_family) {
   }
 }
 
+// Whether some rule loads ct mark (then `ct mark set` is a state change).
+static bool ReadsCtMark(const ir::Ruleset& ruleset) {
+  for (const ir::Table& table : ruleset.tables) {
+    for (const ir::Chain& chain : table.chains) {
+      for (const ir::Rule& rule : chain.rules) {
+        for (const ir::Node& node : rule.exprs) {
+          const auto* ct = std::get_if<ir::CtLoad>(&node.expr);
+          if (ct != nullptr && ct->key == ir::CtKey::kMark) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 Lifter::Lifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook)
-    : ruleset_(ruleset), space_(space), hook_(hook) {}
+    : ruleset_(ruleset), space_(space), hook_(hook),
+      reads_ct_mark_(ReadsCtMark(ruleset)) {}
 
 LiftedRule Lifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
@@ -1010,7 +1151,7 @@ LiftedRule Lifter::Lift(int table, const ir::Rule& rule) const {
     if (!TableSees(family, f) || !(f == kFamilyIpv4 ? space_.ipv4 : space_.ipv6)) {
       continue;
     }
-    LiftedRule r = RuleLifter(ruleset_, space_, hook_, table, f).Run(rule);
+    LiftedRule r = RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_).Run(rule);
     if (!r.exact) {
       r.reason = absl::StrCat(f == kFamilyIpv6 ? "IPv6: " : "", r.reason);
       return r;

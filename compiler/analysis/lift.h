@@ -29,8 +29,9 @@
 // Set lookups with concatenated keys (`ip saddr . tcp dport { ... }`) are a
 // union of cubes, one per element (the product of its fields' intervals);
 // verdict maps give one branch per element. Anything else (other header
-// bytes, lengths, limits, meta mark set, data maps, registers carried over
-// from an earlier rule) is not exact.
+// bytes, lengths, limits, meta mark set, ct mark set when the ruleset
+// reads ct mark, data maps, registers carried over from an earlier rule)
+// is not exact.
 #ifndef RULEJIT_COMPILER_ANALYSIS_LIFT_H_
 #define RULEJIT_COMPILER_ANALYSIS_LIFT_H_
 
@@ -83,6 +84,7 @@ class Lifter {
   const ir::Ruleset& ruleset_;
   const Space& space_;
   ir::Hook hook_;
+  bool reads_ct_mark_;
 };
 
 }  // namespace rulejit::analysis

@@ -1,6 +1,7 @@
 // Concrete packets of header-space points (see packet_model.h).
 #include "compiler/analysis/packet_model.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/packet_parse.h"
@@ -46,27 +47,35 @@ uint32_t BuildModelFrame(const Point& point, uint8_t* out) {
   auto at = [&point](Dim d) { return point[static_cast<int>(d)]; };
   const bool ipv6 = at(Dim::kFamily) == kFamilyIpv6;
   const uint32_t ip_len = ipv6 ? kModelIp6Len : kModelIpLen;
-  const uint32_t len = kModelLinkLen + ip_len + kModelL4Len;
+  // meta length: the IP packet, its transport region padded with zeros.
+  const uint32_t length = std::clamp<uint32_t>(static_cast<uint32_t>(at(Dim::kLength)),
+                                               ip_len + kModelL4Len,
+                                               ipv6 ? kMaxLength6 : kMaxLength4);
+  const uint32_t len = kModelLinkLen + length;
   std::memset(out, 0, len);
   uint8_t* eth = out;
-  const uint8_t dst_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
-  const uint8_t src_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
-  std::memcpy(eth, dst_mac, 6);
-  std::memcpy(eth + 6, src_mac, 6);
+  // The destination MAC says the packet type (as `rulejit eval` reads it).
+  static constexpr uint8_t kDstMac[3][6] = {
+      {0x02, 0, 0, 0, 0, 0x02},                 // host
+      {0xff, 0xff, 0xff, 0xff, 0xff, 0xff},     // broadcast
+      {0x01, 0x00, 0x5e, 0x00, 0x00, 0x01}};    // multicast
+  std::memcpy(eth, kDstMac[std::min<Value>(at(Dim::kPktType), 2)], 6);
+  const Value src_mac = at(Dim::kEtherSaddr);
+  for (int i = 0; i < 6; ++i) eth[6 + i] = static_cast<uint8_t>(src_mac >> (8 * (5 - i)));
   Put16(eth + 12, ipv6 ? 0x86dd : 0x0800);
   uint8_t* ip = eth + kModelLinkLen;
   const uint8_t proto = static_cast<uint8_t>(at(Dim::kProto));
   if (ipv6) {
     ip[0] = 0x60;
-    Put16(ip + 4, kModelL4Len);  // payload length
+    Put16(ip + 4, length - kModelIp6Len);  // payload length
     ip[6] = proto;               // next header
-    ip[7] = 64;                  // hop limit
+    ip[7] = static_cast<uint8_t>(at(Dim::kTtl));  // hop limit
     PutAddr6(ip + 8, at(Dim::kSaddr));
     PutAddr6(ip + 24, at(Dim::kDaddr));
   } else {
     ip[0] = 0x45;
-    Put16(ip + 2, kModelIpLen + kModelL4Len);
-    ip[8] = 64;  // ttl
+    Put16(ip + 2, length);
+    ip[8] = static_cast<uint8_t>(at(Dim::kTtl));
     ip[9] = proto;
     Put32(ip + 12, static_cast<uint32_t>(at(Dim::kSaddr)));
     Put32(ip + 16, static_cast<uint32_t>(at(Dim::kDaddr)));
@@ -82,7 +91,7 @@ uint32_t BuildModelFrame(const Point& point, uint8_t* out) {
 ModelPacket BuildModelPacket(const Point& point, const Space& space,
                              ir::Hook hook) {
   ModelPacket pkt;
-  pkt.frame.resize(kModelMaxLen);
+  pkt.frame.resize(kModelMaxLen);  // then cut to the frame's length
   pkt.frame.resize(BuildModelFrame(point, pkt.frame.data()));
   pkt.proto = static_cast<uint8_t>(point[static_cast<int>(Dim::kProto)]);
   pkt.meta = BuildModelMeta(point, space);
@@ -111,6 +120,8 @@ ir::PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   const uint32_t state = kCtStateDomain[static_cast<size_t>(at(Dim::kCtState))];
   m.ct_state = state;
   m.ct_valid = state != ir::kCtStateInvalid && state != ir::kCtStateUntracked;
+  m.ct_mark = Bswap(static_cast<uint32_t>(at(Dim::kCtMark)));
+  m.pkttype = kPktTypeDomain[std::min<size_t>(static_cast<size_t>(at(Dim::kPktType)), 2)];
   return m;
 }
 

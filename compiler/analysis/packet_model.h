@@ -6,9 +6,10 @@
 //   program->Run(hook, view, pkt.meta);
 //
 // Layout: Ethernet II (hidden at output/postrouting, as the kernel has no
-// link header there), an IPv4 header of 20 bytes or an IPv6 header of 40
-// (protocol / next header, addresses from the point), then a 20-byte
-// transport region: ports at 0..3, TCP data offset at 12, the tcp flags
+// link header there; the destination MAC gives the pkttype, the source MAC
+// is the ether saddr dimension), an IPv4 header of 20 bytes or an IPv6 header of 40
+// (protocol / next header, ttl / hop limit, addresses from the point), then a 20-byte
+// transport region (then zeros up to the point's meta length): ports at 0..3, TCP data offset at 12, the tcp flags
 // dimension at byte 13, whatever the protocol. The view is what the frame
 // parser (runtime/packet_parse.h) makes of the frame, so a witness replayed
 // from a pcap by `rulejit eval` is seen exactly as the analysis saw it.
@@ -29,7 +30,8 @@ inline constexpr uint32_t kModelLinkLen = 14;
 inline constexpr uint32_t kModelIpLen = 20;
 inline constexpr uint32_t kModelIp6Len = 40;
 inline constexpr uint32_t kModelL4Len = 20;
-inline constexpr uint32_t kModelMaxLen = kModelLinkLen + kModelIp6Len + kModelL4Len;
+// The longest frame (meta length up to kMaxLength6).
+inline constexpr uint32_t kModelMaxLen = kModelLinkLen + kMaxLength6;
 
 struct ModelPacket {
   std::vector<uint8_t> frame;  // Ethernet + IPv4/IPv6 + transport region
