@@ -102,6 +102,9 @@ uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot) {
     case HeaderSlot::kTransport: return later_fragment ? kAbsent : pkt.transport_off;
     case HeaderSlot::kInner: return later_fragment ? kAbsent : pkt.inner_off;
     case HeaderSlot::kTransportFast: return later_fragment ? pkt.l4_off : pkt.transport_off;
+    // KERNEL: ip6tables' matches refuse non-first fragments (ip6t_off is
+    // kAbsent there), whatever the load's size.
+    case HeaderSlot::kIp6tTransport: return pkt.ip6t_off;
   }
   return kAbsent;
 }
@@ -139,7 +142,8 @@ uint32_t FindIpv6Header(const PacketView& pkt, uint8_t target) {
   for (;;) {
     const bool found = nexthdr == target;
     if (!Ipv6ExtHdr(nexthdr) || nexthdr == 59) return found ? static_cast<uint32_t>(start) : kAbsent;
-    if (start + 2 > pkt.len) return kAbsent;
+    // KERNEL: a routing header is read as struct ipv6_rt_hdr (4 bytes).
+    if (start + (nexthdr == 43 ? 4 : 2) > pkt.len) return kAbsent;
     const uint8_t* hp = pkt.data + start;
     uint64_t hdrlen;
     if (nexthdr == 44) {
@@ -286,10 +290,11 @@ uint32_t L4ChecksumOffset(const PacketView& pkt, const uint8_t* data) {
 
 bool EvalPayloadWrite(const PayloadWrite& e, const PacketView& pkt, uint8_t* data,
                       const uint8_t* regs) {
-  HeaderSlot slot = e.base == PayloadBase::kLink        ? HeaderSlot::kLink
-                    : e.base == PayloadBase::kNetwork   ? HeaderSlot::kNetwork
-                    : e.base == PayloadBase::kTransport ? HeaderSlot::kTransport
-                                                        : HeaderSlot::kInner;
+  HeaderSlot slot = e.base == PayloadBase::kLink            ? HeaderSlot::kLink
+                    : e.base == PayloadBase::kNetwork       ? HeaderSlot::kNetwork
+                    : e.base == PayloadBase::kTransport     ? HeaderSlot::kTransport
+                    : e.base == PayloadBase::kIp6tTransport ? HeaderSlot::kIp6tTransport
+                                                            : HeaderSlot::kInner;
   const uint32_t base = SlotOffset(pkt, slot);
   const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, e.len);
   const uint64_t at = static_cast<uint64_t>(base) + e.offset;
@@ -353,6 +358,10 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
     case MetaKey::kL4Proto:
       if (!pkt.l4proto_valid) return false;
       Store8(dst, pkt.l4proto);
+      return true;
+    case MetaKey::kIp6tL4Proto:  // KERNEL: the kernel hotdrops when invalid
+      if (!pkt.ip6t_proto_valid) return false;
+      Store8(dst, pkt.ip6t_proto);
       return true;
     case MetaKey::kPriority: StoreWord(dst, mut.priority); return true;
     case MetaKey::kMark: StoreWord(dst, mut.mark); return true;

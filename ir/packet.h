@@ -44,6 +44,17 @@ struct PacketView {
   // points at it: the caller sets link_off there (tools/eval.cc; verified on
   // Linux 6.18 by KernelDiff.MetaLengthAtNetdevHooks).
   uint32_t skb_off = kAbsent;
+  // ip6tables-legacy's view of an IPv6 packet (ip6_packet_match:
+  // ipv6_find_hdr(skb, &protoff, -1, &fragoff, NULL), which walks over AH
+  // where nft's l4proto stops at it). ip6t_proto is the `-p` protocol,
+  // ip6t_proto_valid false when the walk fails (the kernel then drops the
+  // packet at the first rule with `-p`: hotdrop, not modelled, such a rule
+  // just does not match). ip6t_off is protoff, the header its tcp, udp,
+  // icmp6 and multiport matches read, kAbsent also on non-first fragments
+  // (those matches refuse par->fragoff != 0). kAbsent / false for IPv4.
+  uint32_t ip6t_off = kAbsent;
+  uint8_t ip6t_proto = 0;
+  bool ip6t_proto_valid = false;
 
   uint16_t protocol = 0;   // ethertype of the network header, host order
   uint8_t nfproto = 0;     // kNfProtoIpv4 / kNfProtoIpv6 / 0
