@@ -80,12 +80,27 @@ bool CmpHolds(CmpOp op, int d) {
   return false;
 }
 
+// Where the kernel's skb->data points: PacketView::skb_off, else the
+// network header (else the frame's start).
+uint32_t SkbData(const PacketView& pkt) {
+  return pkt.skb_off != kAbsent       ? pkt.skb_off
+         : pkt.network_off == kAbsent ? 0
+                                      : pkt.network_off;
+}
+
+// pkt->thoff of a non-first fragment as an offset into the frame: l4_off,
+// but KERNEL: an IPv6 one keeps thoff 0 (ipv6_find_hdr does not set it),
+// i.e. skb->data itself, which at netdev egress is the link header (found
+// by the kernel campaign, seed 1028: `tcp sport`, `tcp flags` read the
+// Ethernet header there; KernelDiff.NftTransportMatchOnIpv6Fragment).
+uint32_t LaterFragmentThoff(const PacketView& pkt) {
+  return pkt.nfproto == kNfProtoIpv6 && pkt.l4_off != kAbsent ? SkbData(pkt) : pkt.l4_off;
+}
+
 }  // namespace
 
 uint32_t SkbLen(const PacketView& pkt) {
-  uint32_t base = pkt.skb_off != kAbsent       ? pkt.skb_off
-                  : pkt.network_off == kAbsent ? 0
-                                               : pkt.network_off;
+  const uint32_t base = SkbData(pkt);
   return base <= pkt.len ? pkt.len - base : 0;
 }
 
@@ -101,7 +116,8 @@ uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot) {
     case HeaderSlot::kNetwork: return pkt.network_off;
     case HeaderSlot::kTransport: return later_fragment ? kAbsent : pkt.transport_off;
     case HeaderSlot::kInner: return later_fragment ? kAbsent : pkt.inner_off;
-    case HeaderSlot::kTransportFast: return later_fragment ? pkt.l4_off : pkt.transport_off;
+    case HeaderSlot::kTransportFast:
+      return later_fragment ? LaterFragmentThoff(pkt) : pkt.transport_off;
     // KERNEL: ip6tables' matches refuse non-first fragments (ip6t_off is
     // kAbsent there), whatever the load's size.
     case HeaderSlot::kIp6tTransport: return pkt.ip6t_off;
@@ -164,7 +180,7 @@ uint32_t FindIpv6Header(const PacketView& pkt, uint8_t target) {
 
 // pkt->thoff as the kernel keeps it (also set on non-first fragments).
 uint32_t TransportOffset(const PacketView& pkt) {
-  return pkt.fragoff != 0 ? pkt.l4_off : pkt.transport_off;
+  return pkt.fragoff != 0 ? LaterFragmentThoff(pkt) : pkt.transport_off;
 }
 
 // nft_exthdr_tcp_eval: the option of `type` in the TCP header (at most 60

@@ -34,8 +34,10 @@ struct PacketView {
   // The kernel's pkt->thoff on non-first fragments, where the fast-path
   // payload loads still read (see ir::PayloadSlot): IPv4, the fragment's
   // data after the IP header; IPv6, 0 from skb->data, i.e. the network
-  // header (ipv6_find_hdr leaves the offset untouched). kAbsent when meta
-  // l4proto is undefined. Unused for other packets (transport_off rules).
+  // header (ipv6_find_hdr leaves the offset untouched; skb->data, so the
+  // link header at netdev egress: ir::SlotOffset uses skb_off then). kAbsent
+  // when meta l4proto is undefined. Unused for other packets (transport_off
+  // rules).
   uint32_t l4_off = kAbsent;
   // Where the kernel's skb->data points, which `meta length` and the byte
   // counters count from (ir::SkbLen). kAbsent: the network header, as at

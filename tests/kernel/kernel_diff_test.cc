@@ -517,6 +517,68 @@ TEST_F(KernelDiff, NftTransportMatchOnIpv6Fragment) {
   }
 }
 
+// Found by the random test (seed 1028, Linux 6.18): the IPv6 fragment's
+// thoff 0 is skb->data, which at netdev egress is the Ethernet header, so
+// there `tcp sport` reads the destination MAC's first two bytes (02:52 on
+// every harness interface, so the injected frames show the same bytes:
+// 0x0252 = 594) where forward and ingress read the IPv6 header (0x6000).
+//   frame 0: tcp 594 -> 80, whole (control)   egress: drop     forward: drop
+//   frame 1: tcp non-first fragment            egress: drop     forward: accept
+TEST_F(KernelDiff, Ipv6FragmentTransportLoadAtEgress) {
+  const std::string skip = SkipReason({OracleSyntax::kNft});
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  std::vector<FrameSpec> packets;
+  for (int i = 0; i < 2; ++i) {
+    FrameSpec f;
+    f.src = "2001:db8::1";
+    f.dst = "2001:db8:1::1";
+    f.sport = 594;
+    f.payload.assign(8, 0);
+    f.ip_id = static_cast<uint16_t>(i + 1);
+    if (i == 1) {
+      f.ext_headers = {44};
+      f.frag_offset = 100;
+    }
+    packets.push_back(f);
+  }
+  absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  const ScratchDir scratch("rulejit-kdiff-frag6egress");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string pcap = scratch.path + "/frames.pcap";
+  ASSERT_TRUE(WritePcap(pcap, *frames));
+  struct HookCase {
+    const char* name;
+    OracleHook hook;
+    const char* table;
+    const char* hook_args;
+    std::vector<bool> kernel_expected;
+  };
+  const std::vector<HookCase> hooks = {
+      {"forward", OracleHook::kForward, "table ip6 t {\n  chain c {\n    type filter hook forward",
+       kHookArgs, {false, true}},
+      {"egress", OracleHook::kNetdevEgress,
+       "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
+       kEgressHookArgs, {false, false}},
+  };
+  for (const HookCase& h : hooks) {
+    const std::string nft = absl::StrCat(h.table, " priority 0; policy accept;\n",
+                                         "    tcp sport 594 drop\n  }\n}\n");
+    absl::StatusOr<std::vector<bool>> kernel =
+        KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft, .hook = h.hook}, *frames);
+    ASSERT_TRUE(kernel.ok()) << h.name << ": " << kernel.status();
+    EXPECT_EQ(*kernel, h.kernel_expected) << "kernel at " << h.name;
+    const std::string file = absl::StrCat(scratch.path, "/", h.name, ".nft");
+    std::ofstream(file) << nft;
+    for (const std::string& tier : SupportedTiers(scratch.path)) {
+      absl::StatusOr<std::vector<bool>> ours =
+          RulejitVerdicts(file, pcap, tier, frames->size(), "", h.hook_args);
+      ASSERT_TRUE(ours.ok()) << ours.status();
+      EXPECT_EQ(*ours, *kernel) << h.name << " " << tier;
+    }
+  }
+}
+
 // ip6tables-legacy and nft on non-first IPv6 fragments and AH headers.
 // ip6_packet_match's ipv6_find_hdr (no IP6_FH_F_AUTH) walks over AH, so
 // `-p` sees the protocol after it and the tcp/udp/icmp6 matches read the
