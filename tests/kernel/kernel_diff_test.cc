@@ -517,6 +517,40 @@ TEST_F(KernelDiff, NftTransportMatchOnIpv6Fragment) {
   }
 }
 
+// One nft rule (`rule`) at several hooks: the kernel must give each hook's
+// expected verdicts on `frames`, and rulejit the kernel's, on every tier.
+struct HookCase {
+  const char* name;
+  OracleHook hook;
+  const char* table;  // the table and base chain up to " priority"
+  const char* hook_args;
+  std::vector<bool> kernel_expected;
+};
+
+void ExpectKernelAndRulejitAtHooks(const Frames& frames, const std::string& rule,
+                                   const std::vector<HookCase>& hooks) {
+  const ScratchDir scratch("rulejit-kdiff-hooks");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string pcap = scratch.path + "/frames.pcap";
+  ASSERT_TRUE(WritePcap(pcap, frames));
+  for (const HookCase& h : hooks) {
+    const std::string nft =
+        absl::StrCat(h.table, " priority 0; policy accept;\n    ", rule, "\n  }\n}\n");
+    absl::StatusOr<std::vector<bool>> kernel =
+        KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft, .hook = h.hook}, frames);
+    ASSERT_TRUE(kernel.ok()) << h.name << ": " << kernel.status();
+    EXPECT_EQ(*kernel, h.kernel_expected) << "kernel at " << h.name;
+    const std::string file = absl::StrCat(scratch.path, "/", h.name, ".nft");
+    std::ofstream(file) << nft;
+    for (const std::string& tier : SupportedTiers(scratch.path)) {
+      absl::StatusOr<std::vector<bool>> ours =
+          RulejitVerdicts(file, pcap, tier, frames.size(), "", h.hook_args);
+      ASSERT_TRUE(ours.ok()) << ours.status();
+      EXPECT_EQ(*ours, *kernel) << h.name << " " << tier;
+    }
+  }
+}
+
 // Found by the random test (seed 1028, Linux 6.18): the IPv6 fragment's
 // thoff 0 is skb->data, which at netdev egress is the Ethernet header, so
 // there `tcp sport` reads the destination MAC's first two bytes (02:52 on
@@ -543,40 +577,13 @@ TEST_F(KernelDiff, Ipv6FragmentTransportLoadAtEgress) {
   }
   absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
   ASSERT_TRUE(frames.ok()) << frames.status();
-  const ScratchDir scratch("rulejit-kdiff-frag6egress");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string pcap = scratch.path + "/frames.pcap";
-  ASSERT_TRUE(WritePcap(pcap, *frames));
-  struct HookCase {
-    const char* name;
-    OracleHook hook;
-    const char* table;
-    const char* hook_args;
-    std::vector<bool> kernel_expected;
-  };
-  const std::vector<HookCase> hooks = {
-      {"forward", OracleHook::kForward, "table ip6 t {\n  chain c {\n    type filter hook forward",
-       kHookArgs, {false, true}},
-      {"egress", OracleHook::kNetdevEgress,
-       "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
-       kEgressHookArgs, {false, false}},
-  };
-  for (const HookCase& h : hooks) {
-    const std::string nft = absl::StrCat(h.table, " priority 0; policy accept;\n",
-                                         "    tcp sport 594 drop\n  }\n}\n");
-    absl::StatusOr<std::vector<bool>> kernel =
-        KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft, .hook = h.hook}, *frames);
-    ASSERT_TRUE(kernel.ok()) << h.name << ": " << kernel.status();
-    EXPECT_EQ(*kernel, h.kernel_expected) << "kernel at " << h.name;
-    const std::string file = absl::StrCat(scratch.path, "/", h.name, ".nft");
-    std::ofstream(file) << nft;
-    for (const std::string& tier : SupportedTiers(scratch.path)) {
-      absl::StatusOr<std::vector<bool>> ours =
-          RulejitVerdicts(file, pcap, tier, frames->size(), "", h.hook_args);
-      ASSERT_TRUE(ours.ok()) << ours.status();
-      EXPECT_EQ(*ours, *kernel) << h.name << " " << tier;
-    }
-  }
+  ExpectKernelAndRulejitAtHooks(
+      *frames, "tcp sport 594 drop",
+      {{"forward", OracleHook::kForward, "table ip6 t {\n  chain c {\n    type filter hook forward",
+        kHookArgs, {false, true}},
+       {"egress", OracleHook::kNetdevEgress,
+        "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
+        kEgressHookArgs, {false, false}}});
 }
 
 // ip6tables-legacy and nft on non-first IPv6 fragments and AH headers.
@@ -676,43 +683,16 @@ TEST_F(KernelDiff, MetaLengthAtNetdevHooks) {
   }
   absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
   ASSERT_TRUE(frames.ok()) << frames.status();
-  const ScratchDir scratch("rulejit-kdiff-len");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string pcap = scratch.path + "/frames.pcap";
-  ASSERT_TRUE(WritePcap(pcap, *frames));
-  struct HookCase {
-    const char* name;
-    OracleHook hook;
-    const char* base;
-    const char* hook_args;
-    std::vector<bool> kernel_expected;
-  };
-  const std::vector<HookCase> hooks = {
-      {"forward", OracleHook::kForward, "table ip t {\n  chain c {\n    type filter hook forward",
-       kHookArgs, {true, false, true}},
-      {"ingress", OracleHook::kNetdevIngress,
-       "table netdev t {\n  chain c {\n    type filter hook ingress device \"fwin\"",
-       kIngressHookArgs, {true, false, true}},
-      {"egress", OracleHook::kNetdevEgress,
-       "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
-       kEgressHookArgs, {false, true, true}},
-  };
-  for (const HookCase& h : hooks) {
-    const std::string nft = absl::StrCat(h.base, " priority 0; policy accept;\n",
-                                         "    meta length 100 drop\n  }\n}\n");
-    absl::StatusOr<std::vector<bool>> kernel =
-        KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft, .hook = h.hook}, *frames);
-    ASSERT_TRUE(kernel.ok()) << h.name << ": " << kernel.status();
-    EXPECT_EQ(*kernel, h.kernel_expected) << "kernel at " << h.name;
-    const std::string file = absl::StrCat(scratch.path, "/", h.name, ".nft");
-    std::ofstream(file) << nft;
-    for (const std::string& tier : SupportedTiers(scratch.path)) {
-      absl::StatusOr<std::vector<bool>> ours =
-          RulejitVerdicts(file, pcap, tier, frames->size(), "", h.hook_args);
-      ASSERT_TRUE(ours.ok()) << ours.status();
-      EXPECT_EQ(*ours, *kernel) << h.name << " " << tier;
-    }
-  }
+  ExpectKernelAndRulejitAtHooks(
+      *frames, "meta length 100 drop",
+      {{"forward", OracleHook::kForward, "table ip t {\n  chain c {\n    type filter hook forward",
+        kHookArgs, {true, false, true}},
+       {"ingress", OracleHook::kNetdevIngress,
+        "table netdev t {\n  chain c {\n    type filter hook ingress device \"fwin\"",
+        kIngressHookArgs, {true, false, true}},
+       {"egress", OracleHook::kNetdevEgress,
+        "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
+        kEgressHookArgs, {false, true, true}}});
 }
 
 // RULEJIT_KERNEL_REPLAY=DIR reruns a kept directory (rules.ipt, rules.nft,
