@@ -80,12 +80,27 @@ bool CmpHolds(CmpOp op, int d) {
   return false;
 }
 
+// Where the kernel's skb->data points: PacketView::skb_off, else the
+// network header (else the frame's start).
+uint32_t SkbData(const PacketView& pkt) {
+  return pkt.skb_off != kAbsent       ? pkt.skb_off
+         : pkt.network_off == kAbsent ? 0
+                                      : pkt.network_off;
+}
+
+// pkt->thoff of a non-first fragment as an offset into the frame: l4_off,
+// but KERNEL: an IPv6 one keeps thoff 0 (ipv6_find_hdr does not set it),
+// i.e. skb->data itself, which at netdev egress is the link header (found
+// by the kernel campaign, seed 1028: `tcp sport`, `tcp flags` read the
+// Ethernet header there; KernelDiff.NftTransportMatchOnIpv6Fragment).
+uint32_t LaterFragmentThoff(const PacketView& pkt) {
+  return pkt.nfproto == kNfProtoIpv6 && pkt.l4_off != kAbsent ? SkbData(pkt) : pkt.l4_off;
+}
+
 }  // namespace
 
 uint32_t SkbLen(const PacketView& pkt) {
-  uint32_t base = pkt.skb_off != kAbsent       ? pkt.skb_off
-                  : pkt.network_off == kAbsent ? 0
-                                               : pkt.network_off;
+  const uint32_t base = SkbData(pkt);
   return base <= pkt.len ? pkt.len - base : 0;
 }
 
@@ -101,7 +116,11 @@ uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot) {
     case HeaderSlot::kNetwork: return pkt.network_off;
     case HeaderSlot::kTransport: return later_fragment ? kAbsent : pkt.transport_off;
     case HeaderSlot::kInner: return later_fragment ? kAbsent : pkt.inner_off;
-    case HeaderSlot::kTransportFast: return later_fragment ? pkt.l4_off : pkt.transport_off;
+    case HeaderSlot::kTransportFast:
+      return later_fragment ? LaterFragmentThoff(pkt) : pkt.transport_off;
+    // KERNEL: ip6tables' matches refuse non-first fragments (ip6t_off is
+    // kAbsent there), whatever the load's size.
+    case HeaderSlot::kIp6tTransport: return pkt.ip6t_off;
   }
   return kAbsent;
 }
@@ -139,7 +158,8 @@ uint32_t FindIpv6Header(const PacketView& pkt, uint8_t target) {
   for (;;) {
     const bool found = nexthdr == target;
     if (!Ipv6ExtHdr(nexthdr) || nexthdr == 59) return found ? static_cast<uint32_t>(start) : kAbsent;
-    if (start + 2 > pkt.len) return kAbsent;
+    // KERNEL: a routing header is read as struct ipv6_rt_hdr (4 bytes).
+    if (start + (nexthdr == 43 ? 4 : 2) > pkt.len) return kAbsent;
     const uint8_t* hp = pkt.data + start;
     uint64_t hdrlen;
     if (nexthdr == 44) {
@@ -160,7 +180,7 @@ uint32_t FindIpv6Header(const PacketView& pkt, uint8_t target) {
 
 // pkt->thoff as the kernel keeps it (also set on non-first fragments).
 uint32_t TransportOffset(const PacketView& pkt) {
-  return pkt.fragoff != 0 ? pkt.l4_off : pkt.transport_off;
+  return pkt.fragoff != 0 ? LaterFragmentThoff(pkt) : pkt.transport_off;
 }
 
 // nft_exthdr_tcp_eval: the option of `type` in the TCP header (at most 60
@@ -286,10 +306,11 @@ uint32_t L4ChecksumOffset(const PacketView& pkt, const uint8_t* data) {
 
 bool EvalPayloadWrite(const PayloadWrite& e, const PacketView& pkt, uint8_t* data,
                       const uint8_t* regs) {
-  HeaderSlot slot = e.base == PayloadBase::kLink        ? HeaderSlot::kLink
-                    : e.base == PayloadBase::kNetwork   ? HeaderSlot::kNetwork
-                    : e.base == PayloadBase::kTransport ? HeaderSlot::kTransport
-                                                        : HeaderSlot::kInner;
+  HeaderSlot slot = e.base == PayloadBase::kLink            ? HeaderSlot::kLink
+                    : e.base == PayloadBase::kNetwork       ? HeaderSlot::kNetwork
+                    : e.base == PayloadBase::kTransport     ? HeaderSlot::kTransport
+                    : e.base == PayloadBase::kIp6tTransport ? HeaderSlot::kIp6tTransport
+                                                            : HeaderSlot::kInner;
   const uint32_t base = SlotOffset(pkt, slot);
   const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, e.len);
   const uint64_t at = static_cast<uint64_t>(base) + e.offset;
@@ -353,6 +374,10 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
     case MetaKey::kL4Proto:
       if (!pkt.l4proto_valid) return false;
       Store8(dst, pkt.l4proto);
+      return true;
+    case MetaKey::kIp6tL4Proto:  // KERNEL: the kernel hotdrops when invalid
+      if (!pkt.ip6t_proto_valid) return false;
+      Store8(dst, pkt.ip6t_proto);
       return true;
     case MetaKey::kPriority: StoreWord(dst, mut.priority); return true;
     case MetaKey::kMark: StoreWord(dst, mut.mark); return true;

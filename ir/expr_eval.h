@@ -58,8 +58,9 @@ enum class HeaderSlot : uint8_t {
   kTransport,      // generic path: absent on non-first fragments
   kInner,          // generic path: absent on non-first fragments
   kTransportFast,  // fast path: pkt->thoff, also on non-first fragments
+  kIp6tTransport,  // ip6tables' protoff (PayloadBase::kIp6tTransport)
 };
-inline constexpr int kHeaderSlots = 5;
+inline constexpr int kHeaderSlots = 6;
 
 constexpr HeaderSlot PayloadSlot(PayloadBase base, uint32_t offset, uint32_t len) {
   const bool fast = (len == 1 || len == 2 || len == 4) && offset % len == 0;
@@ -69,6 +70,7 @@ constexpr HeaderSlot PayloadSlot(PayloadBase base, uint32_t offset, uint32_t len
     case PayloadBase::kTransport:
       return fast ? HeaderSlot::kTransportFast : HeaderSlot::kTransport;
     case PayloadBase::kInner: return HeaderSlot::kInner;
+    case PayloadBase::kIp6tTransport: return HeaderSlot::kIp6tTransport;
   }
   return HeaderSlot::kInner;
 }

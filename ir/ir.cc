@@ -15,7 +15,7 @@ struct KeyInfo {
 };
 
 // Indexed by MetaKey; names as libnftnl prints them.
-constexpr std::array<KeyInfo, 36> kMetaKeys = {{
+constexpr std::array<KeyInfo, 37> kMetaKeys = {{
     {"len", 4},          {"protocol", 2},     {"priority", 4},
     {"mark", 4},         {"iif", 4},          {"oif", 4},
     {"iifname", 16},     {"oifname", 16},     {"iiftype", 2},
@@ -28,6 +28,7 @@ constexpr std::array<KeyInfo, 36> kMetaKeys = {{
     {"oifkind", 16},     {"bri_iifpvid", 2},  {"bri_iifvproto", 2},
     {"time", 8},         {"day", 1},          {"hour", 4},
     {"sdif", 4},         {"sdifname", 16},    {"broute", 1},
+    {"ip6t_l4proto", 1},
 }};
 
 // Indexed by CtKey; names as libnftnl prints them.

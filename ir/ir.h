@@ -88,7 +88,14 @@ struct Verdict {
 // ---------------------------------------------------------------------------
 // Expressions (one struct per nf_tables expression type)
 
-enum class PayloadBase : uint8_t { kLink, kNetwork, kTransport, kInner };
+// kIp6tTransport is no nf_tables base: it is ip6tables-legacy's transport
+// header (ip6_packet_match's protoff), which only the ip6tables frontend
+// emits, for loads only. It differs from kTransport in two ways: it walks
+// over AH headers (nft stops at them), and it is absent on non-first
+// fragments, where ip6tables' tcp, udp, icmp6 and multiport matches see
+// par->fragoff != 0 and refuse the packet (PacketView::ip6t_off).
+// Printed `@ ip6t-transport header + OFF`.
+enum class PayloadBase : uint8_t { kLink, kNetwork, kTransport, kInner, kIp6tTransport };
 
 // [ payload load LENb @ BASE header + OFF => reg R ]
 struct PayloadLoad {
@@ -123,7 +130,12 @@ enum class MetaKey : uint8_t {
   kOifGroup, kCgroup, kPRandom, kSecPath, kIifKind, kOifKind,
   kBriIifPvid, kBriIifVproto, kTimeNs, kTimeDay, kTimeHour, kSdif, kSdifName,
   kBriBroute,
+  // No nf_tables key: ip6tables-legacy's `-p` protocol (ipv6_find_hdr
+  // walking over AH, unlike l4proto), emitted by the ip6tables frontend
+  // only; printed `meta load ip6t_l4proto`. Load only (PacketView::ip6t_proto).
+  kIp6tL4Proto,
 };
+inline constexpr MetaKey kLastMetaKey = MetaKey::kIp6tL4Proto;
 const char* MetaKeyName(MetaKey key);
 std::optional<MetaKey> MetaKeyFromName(std::string_view name);
 // Size in bytes of the value a meta load writes (e.g. iifname 16, mark 4).

@@ -34,8 +34,10 @@ struct PacketView {
   // The kernel's pkt->thoff on non-first fragments, where the fast-path
   // payload loads still read (see ir::PayloadSlot): IPv4, the fragment's
   // data after the IP header; IPv6, 0 from skb->data, i.e. the network
-  // header (ipv6_find_hdr leaves the offset untouched). kAbsent when meta
-  // l4proto is undefined. Unused for other packets (transport_off rules).
+  // header (ipv6_find_hdr leaves the offset untouched; skb->data, so the
+  // link header at netdev egress: ir::SlotOffset uses skb_off then). kAbsent
+  // when meta l4proto is undefined. Unused for other packets (transport_off
+  // rules).
   uint32_t l4_off = kAbsent;
   // Where the kernel's skb->data points, which `meta length` and the byte
   // counters count from (ir::SkbLen). kAbsent: the network header, as at
@@ -44,6 +46,17 @@ struct PacketView {
   // points at it: the caller sets link_off there (tools/eval.cc; verified on
   // Linux 6.18 by KernelDiff.MetaLengthAtNetdevHooks).
   uint32_t skb_off = kAbsent;
+  // ip6tables-legacy's view of an IPv6 packet (ip6_packet_match:
+  // ipv6_find_hdr(skb, &protoff, -1, &fragoff, NULL), which walks over AH
+  // where nft's l4proto stops at it). ip6t_proto is the `-p` protocol,
+  // ip6t_proto_valid false when the walk fails (the kernel then drops the
+  // packet at the first rule with `-p`: hotdrop, not modelled, such a rule
+  // just does not match). ip6t_off is protoff, the header its tcp, udp,
+  // icmp6 and multiport matches read, kAbsent also on non-first fragments
+  // (those matches refuse par->fragoff != 0). kAbsent / false for IPv4.
+  uint32_t ip6t_off = kAbsent;
+  uint8_t ip6t_proto = 0;
+  bool ip6t_proto_valid = false;
 
   uint16_t protocol = 0;   // ethertype of the network header, host order
   uint8_t nfproto = 0;     // kNfProtoIpv4 / kNfProtoIpv6 / 0

@@ -65,6 +65,7 @@ const char* BaseName(PayloadBase base) {
     case PayloadBase::kNetwork: return "network";
     case PayloadBase::kTransport: return "transport";
     case PayloadBase::kInner: return "inner";
+    case PayloadBase::kIp6tTransport: return "ip6t-transport";
   }
   return "?";
 }
@@ -131,7 +132,7 @@ const char* LimitUnitName(uint64_t seconds) {
 
 // Key names, guarded: the printer may see IR no verifier has checked.
 const char* MetaName(MetaKey key) {
-  return key <= MetaKey::kBriBroute ? MetaKeyName(key) : "unknown";
+  return key <= kLastMetaKey ? MetaKeyName(key) : "unknown";
 }
 const char* CtName(CtKey key) {
   return key <= CtKey::kId ? CtKeyName(key) : "unknown";

@@ -199,8 +199,9 @@ PayloadBase ParsePayloadBase(Cursor& c) {
   if (c.TryLiteral("network")) return PayloadBase::kNetwork;
   if (c.TryLiteral("transport")) return PayloadBase::kTransport;
   if (c.TryLiteral("inner")) return PayloadBase::kInner;
+  if (c.TryLiteral("ip6t-transport")) return PayloadBase::kIp6tTransport;
   c.Fail(absl::StrCat("expected a payload base (link, network, transport, "
-                      "inner), found ", c.Found()));
+                      "inner, ip6t-transport), found ", c.Found()));
   return PayloadBase::kNetwork;
 }
 
@@ -254,7 +255,7 @@ Expr ParseMeta(Cursor& c) {
     c.Fail(absl::StrCat("expected 'load' or 'set', found ", c.Found()));
     return MetaLoad{};
   }
-  MetaKey key = ParseKey<MetaKey>(c, "meta", MetaKey::kBriBroute,
+  MetaKey key = ParseKey<MetaKey>(c, "meta", kLastMetaKey,
                                   &MetaKeyFromName, &MetaKeyName);
   if (load) {
     c.Literal(" => reg ");

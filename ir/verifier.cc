@@ -159,15 +159,19 @@ void Check(const PayloadLoad& e, RuleContext& ctx) {
                                           " bytes: the length must be 1..64"));
     return;
   }
-  if (e.base > PayloadBase::kInner) {
+  if (e.base > PayloadBase::kIp6tTransport) {
     ctx.diags.Error(ctx.loc, "payload load: invalid header base");
   }
   ctx.regs.Write(e.dreg, e.len, "payload load");
 }
 
 void Check(const PayloadWrite& e, RuleContext& ctx) {
-  if (e.len < 1 || e.len > 64 || e.base > PayloadBase::kInner) {
+  if (e.len < 1 || e.len > 64) {
     ctx.diags.Error(ctx.loc, "payload write: length must be 1..64");
+    return;
+  }
+  if (e.base > PayloadBase::kInner) {  // the ip6t-transport header is load only
+    ctx.diags.Error(ctx.loc, "payload write: invalid header base");
     return;
   }
   if (e.csum_type > kCsumInet || e.csum_flags > kCsumL4PseudoHdr) {
@@ -177,7 +181,7 @@ void Check(const PayloadWrite& e, RuleContext& ctx) {
 }
 
 void Check(const MetaLoad& e, RuleContext& ctx) {
-  if (e.key > MetaKey::kBriBroute) {
+  if (e.key > kLastMetaKey) {
     ctx.diags.Error(ctx.loc, "meta load: invalid meta key");
     return;
   }
@@ -186,7 +190,7 @@ void Check(const MetaLoad& e, RuleContext& ctx) {
 }
 
 void Check(const MetaSet& e, RuleContext& ctx) {
-  if (e.key > MetaKey::kBriBroute) {
+  if (e.key > MetaKey::kBriBroute) {  // ip6t_l4proto is load only
     ctx.diags.Error(ctx.loc, "meta set: invalid meta key");
     return;
   }

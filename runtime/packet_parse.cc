@@ -15,6 +15,9 @@
 //   non-first fragment reports the protocol after the fragment header with
 //   no transport header; a non-first fragment followed by another extension
 //   header, or a truncated extension header, leaves l4proto undefined.
+// - ip6tables-legacy walks the same headers but over AH (no IP6_FH_F_AUTH),
+//   and its port/icmp6 matches refuse non-first fragments: the ip6t_*
+//   fields (ir::PayloadBase::kIp6tTransport, ir::MetaKey::kIp6tL4Proto).
 // - The IP layer trims the frame to the IP total/payload length before the
 //   hooks, so Ethernet padding is not part of the packet.
 // Inner (L4 payload) offsets are computed for TCP (data offset), UDP and
@@ -114,42 +117,83 @@ bool IsIpv6ExtHeader(uint8_t nh) {
          nh == kProtoAh || nh == kProtoNone || nh == kProtoDstOpts;
 }
 
+// ipv6_find_hdr(skb, &thoff, -1, &fragoff, &flags) over the IPv6 header
+// at `off`. `stop_at_ah` is flags = IP6_FH_F_AUTH, as nf_tables passes
+// (AH is then the transport header); ip6tables passes no flags and walks
+// over AH, whose length counts 4-byte units (plus 2). `ok` false is
+// -EBADMSG (truncated) or -ENOENT (a non-first fragment followed by another
+// extension header). A non-first fragment (frag_bytes != 0) reports the
+// protocol after the fragment header and leaves thoff untouched.
+struct Ipv6Walk {
+  bool ok = false;
+  bool fragment = false;    // a fragment header was seen
+  uint8_t proto = 0;
+  uint64_t thoff = 0;       // the transport header (unless frag_bytes != 0)
+  uint16_t frag_bytes = 0;  // fragment offset in bytes
+};
+
+Ipv6Walk WalkIpv6(const ir::PacketView& v, uint32_t off, bool stop_at_ah) {
+  Ipv6Walk w{.proto = v.data[off + 6], .thoff = static_cast<uint64_t>(off) + 40};
+  // Each step advances at least 8 bytes and reads only checked bytes.
+  while (IsIpv6ExtHeader(w.proto) && w.proto != kProtoNone &&
+         !(stop_at_ah && w.proto == kProtoAh)) {
+    // The routing header is read as struct ipv6_rt_hdr (4 bytes) first.
+    const uint64_t need = w.proto == kProtoRouting || w.proto == kProtoFragment ? 4 : 2;
+    if (!Has(v, w.thoff, need)) return w;  // -EBADMSG
+    const uint8_t next = v.data[w.thoff];
+    uint64_t hdrlen = (static_cast<uint64_t>(v.data[w.thoff + 1]) + 1) * 8;
+    if (w.proto == kProtoFragment) {
+      w.fragment = true;
+      const uint16_t frag = Read16(v, static_cast<uint32_t>(w.thoff) + 2) & ~7u;
+      if (frag != 0) {
+        if (IsIpv6ExtHeader(next) && next != kProtoNone) return w;  // -ENOENT
+        w.frag_bytes = frag;
+        w.proto = next;
+        w.ok = true;
+        return w;
+      }
+      hdrlen = 8;
+    } else if (w.proto == kProtoAh) {
+      hdrlen = (static_cast<uint64_t>(v.data[w.thoff + 1]) + 2) * 4;  // ipv6_authlen
+    }
+    w.proto = next;
+    w.thoff += hdrlen;
+  }
+  w.ok = true;
+  return w;
+}
+
+// ip6tables-legacy's walk (PacketView::ip6t_*): protoff only when the
+// packet is not a non-first fragment.
+void SetIp6tables(ir::PacketView& v, uint32_t off) {
+  const Ipv6Walk w = WalkIpv6(v, off, /*stop_at_ah=*/false);
+  if (!w.ok) return;
+  v.ip6t_proto = w.proto;
+  v.ip6t_proto_valid = true;
+  if (w.frag_bytes == 0 && w.thoff <= v.len) v.ip6t_off = static_cast<uint32_t>(w.thoff);
+}
+
 void ParseIpv6(ir::PacketView& v, uint32_t off) {
   if (!Has(v, off, 40) || (v.data[off] >> 4) != 6) return;
   uint32_t payload = Read16(v, off + 4);
   if (payload != 0) TrimTo(v, static_cast<uint64_t>(off) + 40 + payload);
   v.nfproto = ir::kNfProtoIpv6;
-  uint8_t nh = v.data[off + 6];
-  uint64_t pos = static_cast<uint64_t>(off) + 40;
-  // Each step advances at least 8 bytes and reads only checked bytes.
-  while (IsIpv6ExtHeader(nh) && nh != kProtoAh && nh != kProtoNone) {
-    if (!Has(v, pos, 2)) return;  // -EBADMSG: l4proto undefined
-    uint8_t next = v.data[pos];
-    if (nh == kProtoFragment) {
-      if (!Has(v, pos, 4)) return;
-      v.is_fragment = true;
-      uint16_t offset_bytes = Read16(v, static_cast<uint32_t>(pos) + 2) & ~7u;
-      if (offset_bytes != 0) {
-        // Non-first fragment: protocol known, no transport header.
-        if (IsIpv6ExtHeader(next) && next != kProtoNone) return;  // -ENOENT
-        v.fragoff = offset_bytes >> 3;
-        v.l4proto = next;
-        v.l4proto_valid = true;
-        // KERNEL: thoff stays 0, i.e. skb->data (see packet.h; verified on
-        // Linux 6.18 by KernelDiff.NftTransportMatchOnIpv6Fragment).
-        v.l4_off = off;
-        return;
-      }
-      pos += 8;
-    } else {
-      pos += (static_cast<uint64_t>(v.data[pos + 1]) + 1) * 8;
-    }
-    nh = next;
-  }
-  v.l4proto = nh;
+  SetIp6tables(v, off);
+  const Ipv6Walk w = WalkIpv6(v, off, /*stop_at_ah=*/true);
+  v.is_fragment = w.fragment;
+  if (!w.ok) return;  // l4proto undefined
+  v.l4proto = w.proto;
   v.l4proto_valid = true;
-  if (pos <= UINT32_MAX) v.l4_off = static_cast<uint32_t>(pos);
-  SetTransport(v, pos);
+  if (w.frag_bytes != 0) {
+    // Non-first fragment: protocol known, no transport header.
+    v.fragoff = w.frag_bytes >> 3;
+    // KERNEL: thoff stays 0, i.e. skb->data (see packet.h; verified on
+    // Linux 6.18 by KernelDiff.NftTransportMatchOnIpv6Fragment).
+    v.l4_off = off;
+    return;
+  }
+  if (w.thoff <= UINT32_MAX) v.l4_off = static_cast<uint32_t>(w.thoff);
+  SetTransport(v, w.thoff);
 }
 
 void ParseNetwork(ir::PacketView& v, uint32_t off) {

@@ -192,6 +192,11 @@ constexpr FieldBytes kFields6[] = {
     {ir::PayloadBase::kTransport, 0, 2, Dim::kSport},
     {ir::PayloadBase::kTransport, 2, 4, Dim::kDport},
     {ir::PayloadBase::kTransport, 13, 14, Dim::kTcpFlags},
+    // ip6tables' transport header: the same one in this space (no extension
+    // headers, no fragments).
+    {ir::PayloadBase::kIp6tTransport, 0, 2, Dim::kSport},
+    {ir::PayloadBase::kIp6tTransport, 2, 4, Dim::kDport},
+    {ir::PayloadBase::kIp6tTransport, 13, 14, Dim::kTcpFlags},
 };
 
 const char* BaseName(ir::PayloadBase base) {
@@ -200,6 +205,7 @@ const char* BaseName(ir::PayloadBase base) {
     case ir::PayloadBase::kNetwork: return "network";
     case ir::PayloadBase::kTransport: return "transport";
     case ir::PayloadBase::kInner: return "inner";
+    case ir::PayloadBase::kIp6tTransport: return "ip6t-transport";
   }
   return "?";
 }
@@ -529,6 +535,13 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
   Sym sym{.chain = {e}};
   switch (e.key) {
     case ir::MetaKey::kL4Proto: sym.dim = Dim::kProto; sym.monotone = true; break;
+    case ir::MetaKey::kIp6tL4Proto:
+      // ip6tables' -p: l4proto for IPv6 without extension headers; never
+      // defined for IPv4 (not modelled: no ip6 table sees IPv4).
+      if (packet_family_ != kFamilyIpv6) return Fail("meta ip6t_l4proto on an IPv4 packet");
+      sym.dim = Dim::kProto;
+      sym.monotone = true;
+      break;
     case ir::MetaKey::kMark:
       sym.dim = Dim::kMark;
       sym.monotone = sym.load_monotone = true;

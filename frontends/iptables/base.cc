@@ -5,12 +5,20 @@
 //   -i +         nothing (matches every name)
 //   ! -i +       meta load iifname; cmp eq "INVAL/D\0"     (never matches)
 //   -p tcp       meta load l4proto; cmp eq 6               (-p all: nothing)
+//                (ip6tables, legacy flavour: meta load ip6t_l4proto, and the
+//                matches' transport loads read @ ip6t-transport; see
+//                LowerCtx::ip6t_legacy)
 //   -s A/M       payload load @ network + 12 (ip6: + 8), trimmed to the
 //                bytes the mask touches: /8 → 1 byte, no bitwise; a mask that
 //                is not whole bytes of ones → bitwise & M; /0 → nothing
 //   -f           payload load 2b @ network + 6; bitwise & 0x1fff; cmp neq 0
 //   (legacy flavour) before a rule's first tcp/udp/icmp/multiport match:
 //                the same test with cmp eq 0 (see IptablesFlavor)
+//   (ip6tables, legacy) after a tcp/udp/icmp6/multiport match that read
+//                nothing (`--sport :`, `--icmpv6-type any`), if the rule has
+//                no ip6t-transport load yet: payload load 1b @ ip6t-transport
+//                header + 0; cmp gte 0 (the header is there: not a non-first
+//                fragment)
 // `!` turns cmp eq into cmp neq.
 #include "absl/strings/str_cat.h"
 #include "frontends/iptables/internal.h"
@@ -65,7 +73,7 @@ bool LowerProtocol(LowerCtx& ctx, const Option& opt) {
     }
     return true;
   }
-  ctx.Meta(ir::MetaKey::kL4Proto, opt.loc);
+  ctx.Meta(ctx.ip6t_legacy ? ir::MetaKey::kIp6tL4Proto : ir::MetaKey::kL4Proto, opt.loc);
   ctx.Cmp(EqOp(opt.invert), ir::Bytes{*proto}, opt.loc);
   return true;
 }
@@ -122,11 +130,20 @@ bool LowerFragment(LowerCtx& ctx, const Option& opt) {
 
 bool RefusesFragments(std::string_view module) {
   return module == "tcp" || module == "udp" || module == "icmp" ||
-         module == "multiport";
+         module == "icmp6" || module == "multiport";
 }
 
 void LowerNotFragment(LowerCtx& ctx, ir::SourceLoc loc) {
   EmitFragmentOffsetTest(ctx, /*first=*/true, loc);
+}
+
+void LowerIp6tHeaderPresent(LowerCtx& ctx, ir::SourceLoc loc) {
+  for (const ir::Node& n : ctx.rule->exprs) {
+    const auto* load = std::get_if<ir::PayloadLoad>(&n.expr);
+    if (load != nullptr && load->base == ir::PayloadBase::kIp6tTransport) return;
+  }
+  ctx.Payload(ir::PayloadBase::kIp6tTransport, 0, 1, loc);
+  ctx.Cmp(ir::CmpOp::kGte, ir::Bytes{0}, loc);
 }
 
 bool LowerBase(LowerCtx& ctx) {

@@ -120,6 +120,10 @@ struct LowerCtx {
   const RuleSpec* spec = nullptr;
   ir::Rule* rule = nullptr;       // exprs are appended here
   int* next_set_id = nullptr;     // per-table "__setN" counter
+  // ip6tables-legacy (IptablesFlavor::kLegacy, family ip6): `-p` loads
+  // meta ip6t_l4proto and transport loads read the ip6t-transport header,
+  // ip6_tables' own view of the packet (ir::PayloadBase::kIp6tTransport).
+  bool ip6t_legacy = false;
 
   bool ipv6() const { return family == ir::Family::kIp6; }
   // The rule's `-p` protocol number when given and not inverted.
@@ -150,6 +154,11 @@ bool LowerBase(LowerCtx& ctx);
 // `! -f` at `loc`. See IptablesFlavor.
 bool RefusesFragments(std::string_view module);
 void LowerNotFragment(LowerCtx& ctx, ir::SourceLoc loc);
+// ip6tables-legacy's form of the same refusal: the match's loads read the
+// ip6t-transport header, absent on non-first fragments; a match that loads
+// nothing gets a test that the header is there, unless the rule already
+// reads it.
+void LowerIp6tHeaderPresent(LowerCtx& ctx, ir::SourceLoc loc);
 
 // An extension match. Unknown modules were rejected by ParseRuleOptions.
 bool LowerMatch(LowerCtx& ctx, const MatchUse& match);

@@ -31,8 +31,14 @@ enum class IpVersion { kAuto, kIpv4, kIpv6 };
 // (ir::PayloadSlot). kLegacy adds the fragment check iptables-legacy does,
 // as `ip frag-off & 0x1fff == 0` (the expressions of `! -f`), before the
 // first such match of a rule; kNft emits exactly iptables-nft's bytecode.
-// Not modelled: tcp's hotdrop of fragments at offset 1, and IPv6
-// (ip6tables) fragments.
+// ip6tables-legacy differs more: its `-p` and transport matches use
+// ip6_tables' own ipv6_find_hdr walk, which goes over AH headers, and the
+// matches see no transport header on non-first fragments; kLegacy lowers
+// them to `meta load ip6t_l4proto` and `payload load @ ip6t-transport`
+// (ir::PayloadBase::kIp6tTransport), no fragment test needed.
+// Not modelled: the kernel's hotdrops (a TCP fragment at offset 1; a
+// missing or truncated header where a match must read one; -p on an IPv6
+// packet whose header walk fails): rulejit's rule just does not match.
 enum class IptablesFlavor { kLegacy, kNft };
 
 [[nodiscard]] absl::StatusOr<ir::Ruleset> ParseIptablesSave(

@@ -28,6 +28,7 @@ void LowerCtx::Add(ir::Expr expr, ir::SourceLoc loc) {
 
 void LowerCtx::Payload(ir::PayloadBase base, uint32_t offset, uint32_t len,
                        ir::SourceLoc loc, ir::Reg dreg) {
+  if (ip6t_legacy && base == ir::PayloadBase::kTransport) base = ir::PayloadBase::kIp6tTransport;
   Add(ir::PayloadLoad{base, offset, len, dreg}, loc);
 }
 

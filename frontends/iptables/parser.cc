@@ -416,6 +416,7 @@ class SaveParser {
     ctx.spec = &spec;
     ctx.rule = &rule;
     ctx.next_set_id = &next_set_id_;
+    ctx.ip6t_legacy = flavor_ == IptablesFlavor::kLegacy && ctx.ipv6();
     const std::string chain_name = chain->name;  // table_.chains may grow
 
     bool ok = iptables_internal::LowerBase(ctx);
@@ -427,6 +428,9 @@ class SaveParser {
         guarded = true;
       }
       ok = ok && iptables_internal::LowerMatch(ctx, m);
+      if (ok && ctx.ip6t_legacy && iptables_internal::RefusesFragments(m.name)) {
+        iptables_internal::LowerIp6tHeaderPresent(ctx, m.loc);
+      }
     }
     if (!ok) return;
     ctx.Add(ir::Counter{packets, bytes}, rule.loc);

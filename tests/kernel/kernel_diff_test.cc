@@ -14,7 +14,10 @@
 //     every tier B the tool accepts (probed: interp, jit, llvm), packet for
 //     packet.
 // The seed picks the family and the netdev hook (FamilyOf, MakeCase): odd
-// seeds IPv4, even IPv6; ingress and egress alternate every two seeds.
+// seeds IPv4, even IPv6, but seeds divisible by 6 mixed: an nft `inet`
+// table with IPv4 and IPv6 rules and packets of both families (nft modes
+// only: one iptables dump holds one family); ingress and egress alternate
+// every two seeds.
 // One accept-all control run over all frames first proves the kernel forwards
 // every one of them, so the per-ruleset runs need no control run of their own.
 //
@@ -23,7 +26,8 @@
 //   RULEJIT_KERNEL_PACKETS   packets per ruleset (default 300)
 //   RULEJIT_KERNEL_SEED      seed of ruleset 0; ruleset k uses seed + k, so
 //                            one ruleset replays with RULESETS=1 SEED=seed+k
-//   RULEJIT_KERNEL_FAMILY=4|6  only that family (seeds then do not alternate)
+//   RULEJIT_KERNEL_FAMILY=4|6|inet  only that family, or only mixed inet
+//                            rulesets (seeds then do not alternate)
 //   RULEJIT_KERNEL_KEEP=1    keep every ruleset's directory, not only failing ones
 //   RULEJIT_KERNEL_REPLAY=DIR  rerun a kept directory (test KernelDiff.Replay)
 //   RULEJIT_KERNEL_FRAGMENTS=0  no fragments among the packets (on by
@@ -39,14 +43,14 @@
 // kept in a printed /tmp directory, with the `rulejit eval ... --explain`
 // command per mode that replays rulejit's side.
 //
-// Compared in the nft modes only: non-first IPv6 fragments. ip6tables-
-// legacy's tcp/udp/icmp6/multiport matches refuse them (par->fragoff from
-// ipv6_find_hdr), a check rulejit's ip6tables lowering lacks and its IR
-// cannot express yet (it needs "no fragment header, or offset 0": an exthdr
-// expression). nft's fast-path transport loads read the IPv6 header there
-// (thoff 0; NftTransportMatchOnIpv6Fragment). Not in the campaign: AH
-// headers (nft's l4proto stops at AH, IP6_FH_F_AUTH; ip6tables' -p skips it,
-// so the two renderings differ).
+// IPv6 non-first fragments and AH headers are compared in every mode:
+// ip6tables-legacy's tcp/udp/icmp6/multiport matches refuse non-first
+// fragments (par->fragoff from ipv6_find_hdr) and its -p walks over AH,
+// where nft's l4proto stops (IP6_FH_F_AUTH); rulejit's ip6tables lowering
+// models both (meta ip6t_l4proto, payload @ ip6t-transport;
+// Ip6tablesFragmentsAndAh). nft's fast-path transport loads read the IPv6
+// header on non-first fragments (thoff 0; NftTransportMatchOnIpv6Fragment).
+// So the two kernels differ there, and only their cross-check skips them.
 //
 // Needs root, `ip netns`, iptables-legacy-restore, ip6tables-legacy-restore,
 // nft and the rulejit binary; skips with the reason otherwise.
@@ -68,6 +72,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -95,7 +100,8 @@ int EnvInt(const char* name, int fallback) {
 struct Case {
   uint32_t seed = 0;
   GenFamily family = GenFamily::kIpv4;
-  std::string ipt, nft;  // ipt: an iptables-save or ip6tables-save dump
+  bool mixed = false;    // an inet ruleset of both families (then family is unused)
+  std::string ipt, nft;  // ipt: an iptables-save or ip6tables-save dump ("": none)
   // The same rules in a netdev base chain (empty: no netdev run).
   std::string netdev;
   OracleHook netdev_hook = OracleHook::kNetdevIngress;
@@ -113,12 +119,21 @@ GenFamily FamilyOf(uint32_t seed) {
   return seed % 2 == 1 ? GenFamily::kIpv4 : GenFamily::kIpv6;
 }
 
+// Seeds divisible by 6 make a mixed inet ruleset (all of them with
+// RULEJIT_KERNEL_FAMILY=inet, none with 4 or 6).
+bool MixedOf(uint32_t seed) {
+  const char* forced = getenv("RULEJIT_KERNEL_FAMILY");
+  if (forced != nullptr) return std::string(forced) == "inet";
+  return seed % 6 == 0;
+}
+
 Case MakeCase(uint32_t seed, int packets, bool fragments = true) {
   std::mt19937 rng(seed);
   Case c;
   c.seed = seed;
   c.family = FamilyOf(seed);
-  GenRuleset rs = GenerateRuleset(rng, {.family = c.family});
+  c.mixed = MixedOf(seed);
+  GenRuleset rs = GenerateRuleset(rng, {.family = c.family, .mixed = c.mixed});
   const bool ingress = (seed + 1) / 2 % 2 == 1;
   c.netdev_hook = ingress ? OracleHook::kNetdevIngress : OracleHook::kNetdevEgress;
   c.ipt = RenderIptablesSave(rs);
@@ -140,11 +155,14 @@ struct Mode {
 };
 
 std::vector<Mode> ModesOf(const Case& c) {
-  std::vector<Mode> modes = {
-      {"ipt", c.family == GenFamily::kIpv4 ? OracleSyntax::kIptablesSave : OracleSyntax::kIp6tablesSave,
-       OracleHook::kForward, &c.ipt, "rules.ipt", kHookArgs},
-      {"nft", OracleSyntax::kNft, OracleHook::kForward, &c.nft, "rules.nft", kHookArgs},
-  };
+  std::vector<Mode> modes;
+  if (!c.ipt.empty()) {
+    modes.push_back({"ipt",
+                     c.family == GenFamily::kIpv4 ? OracleSyntax::kIptablesSave
+                                                  : OracleSyntax::kIp6tablesSave,
+                     OracleHook::kForward, &c.ipt, "rules.ipt", kHookArgs});
+  }
+  modes.push_back({"nft", OracleSyntax::kNft, OracleHook::kForward, &c.nft, "rules.nft", kHookArgs});
   if (!c.netdev.empty()) {
     const bool ingress = c.netdev_hook == OracleHook::kNetdevIngress;
     modes.push_back({ingress ? "ingress" : "egress", OracleSyntax::kNft, c.netdev_hook, &c.netdev,
@@ -193,24 +211,22 @@ const Verdicts* KernelList(const std::vector<Verdicts>& lists, const std::string
 
 // Indexes where rulejit disagrees with the kernel in the same mode, or
 // where the two FORWARD kernels (iptables-legacy, nft) disagree. That last
-// check is skipped for non-first fragments: there the kernels really
-// differ (the iptables tcp/udp/icmp/multiport matches refuse fragments;
-// nft's fast-path payload loads (nf_tables_core.c, 1/2/4 aligned bytes) read
-// the fragment's data at the transport offset, not checking fragoff), so the
-// two renderings cannot agree. rulejit must still equal the kernel of the
-// same mode on them, except ip6tables-legacy on non-first IPv6 fragments
-// (its matches refuse them; rulejit's ip6tables lowering does not yet). The netdev modes are not compared with FORWARD: there
-// the other device is absent (ingress has no oif, egress no iif).
+// check is skipped for non-first fragments and IPv6 packets with AH: there
+// the kernels really differ (the iptables tcp/udp/icmp/multiport matches
+// refuse fragments; nft's fast-path payload loads (nf_tables_core.c, 1/2/4
+// aligned bytes) read the fragment's data at the transport offset, not
+// checking fragoff; ip6tables' -p walks over AH, nft's l4proto is AH), so
+// the two renderings cannot agree. rulejit must still equal the kernel of
+// the same mode on them. The netdev modes are not compared with FORWARD:
+// there the other device is absent (ingress has no oif, egress no iif).
 std::vector<size_t> Disagreements(const std::vector<Verdicts>& lists, const Frames& frames) {
   std::vector<size_t> out;
   const Verdicts* ipt = KernelList(lists, "ipt");
   const Verdicts* nft = KernelList(lists, "nft");
   for (size_t i = 0; i < frames.size(); ++i) {
     bool bad = ipt != nullptr && nft != nullptr && !NonFirstFragment(frames[i]) &&
-               ipt->accept[i] != nft->accept[i];
+               !HasIpv6Ah(frames[i]) && ipt->accept[i] != nft->accept[i];
     for (const Verdicts& v : lists) {
-      // rulejit's ip6tables lowering has no fragment check yet (packet_gen.h).
-      if (v.syntax == "ipt" && NonFirstIpv6Fragment(frames[i])) continue;
       const Verdicts* kernel = KernelList(lists, v.syntax);
       bad = bad || kernel == nullptr || v.accept[i] != kernel->accept[i];
     }
@@ -308,21 +324,37 @@ TEST(KernelDiffGenerators, SameSeedSameOutput) {
 
 // The seed cycles through both families and both netdev hooks, and each
 // rendering says what it is.
+// Mixed cases: an inet table with ip and ip6 rules, no iptables dump, and
+// packets of both families.
 TEST(KernelDiffGenerators, SeedsCoverFamiliesAndNetdevHooks) {
   if (getenv("RULEJIT_KERNEL_FAMILY") != nullptr) GTEST_SKIP() << "RULEJIT_KERNEL_FAMILY is set";
-  int seen[2][2] = {};
-  for (uint32_t seed = 1; seed <= 8; ++seed) {
-    Case c = MakeCase(seed, 20);
+  int seen[3][2] = {};  // IPv4, IPv6, mixed x egress, ingress
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    Case c = MakeCase(seed, 40);
     const bool v6 = c.family == GenFamily::kIpv6;
     const bool ingress = c.netdev_hook == OracleHook::kNetdevIngress;
-    ++seen[v6][ingress];
-    EXPECT_EQ(absl::StrContains(c.ipt, "ip6tables-save"), v6) << c.ipt;
+    ++seen[c.mixed ? 2 : v6][ingress];
     EXPECT_TRUE(absl::StrContains(c.netdev, ingress ? "hook ingress device \"fwin\""
                                                     : "hook egress device \"fwout\""))
         << c.netdev;
+    if (c.mixed) {
+      EXPECT_EQ(c.ipt, "");
+      EXPECT_TRUE(absl::StartsWith(c.nft, "table inet ")) << c.nft;
+      EXPECT_TRUE(absl::StrContains(c.nft, " ip6 ") || absl::StrContains(c.nft, "icmpv6") ||
+                  absl::StrContains(c.nft, "protocol ip6"))
+          << c.nft;
+      size_t v6_packets = 0;
+      for (const FrameSpec& p : c.packets) v6_packets += absl::StrContains(p.src, ":");
+      EXPECT_GT(v6_packets, 0u);
+      EXPECT_LT(v6_packets, c.packets.size());
+      continue;
+    }
+    EXPECT_EQ(absl::StrContains(c.ipt, "ip6tables-save"), v6) << c.ipt;
     for (const FrameSpec& p : c.packets) EXPECT_EQ(absl::StrContains(p.src, ":"), v6) << p.src;
   }
-  EXPECT_THAT(seen, ::testing::Each(::testing::Each(2)));
+  EXPECT_THAT(seen[0], ::testing::Each(3));
+  EXPECT_THAT(seen[1], ::testing::Each(2));
+  EXPECT_THAT(seen[2], ::testing::Each(1));
 }
 
 TEST(KernelDiffGenerators, PacketsKeepTheFrameContract) {
@@ -330,7 +362,7 @@ TEST(KernelDiffGenerators, PacketsKeepTheFrameContract) {
     Case c = MakeCase(seed, 100);
     ASSERT_EQ(c.packets.size(), 100u);
     for (const FrameSpec& s : c.packets) {
-      if (c.family == GenFamily::kIpv4) {
+      if (!absl::StrContains(s.src, ":")) {
         uint32_t src = 0, dst = 0;
         ASSERT_EQ(inet_pton(AF_INET, s.src.c_str(), &src), 1);
         ASSERT_EQ(inet_pton(AF_INET, s.dst.c_str(), &dst), 1);
@@ -374,6 +406,17 @@ TEST(KernelDiffGenerators, RulejitAcceptsEveryRendering) {
   }
 }
 
+// Why a test needing these syntaxes' tools and the rulejit binary cannot
+// run here; "" when it can.
+std::string SkipReason(std::initializer_list<OracleSyntax> syntaxes) {
+  for (OracleSyntax syntax : syntaxes) {
+    absl::Status available = OracleAvailable(syntax);
+    if (!available.ok()) return std::string(available.message());
+  }
+  if (access(RULEJIT_TOOL, X_OK) != 0) return absl::StrCat("no rulejit binary at ", RULEJIT_TOOL);
+  return "";
+}
+
 // Found by the random test (seed 1, Linux 6.18): on a non-first IPv4
 // fragment, `tcp dport 0 drop` drops in the kernel, because nft's fast-path
 // payload load (2 aligned bytes) reads the fragment's data at the transport
@@ -394,11 +437,8 @@ class KernelDiff : public ::testing::Test {
 // (nft_payload_fast_eval), which does not check the fragment offset, so they
 // read a non-first fragment's data; iptables-legacy's tcp match refuses it.
 TEST_F(KernelDiff, NftTransportMatchOnFragment) {
-  for (OracleSyntax syntax : {OracleSyntax::kIptablesSave, OracleSyntax::kNft}) {
-    absl::Status available = OracleAvailable(syntax);
-    if (!available.ok()) GTEST_SKIP() << available.message();
-  }
-  if (access(RULEJIT_TOOL, X_OK) != 0) GTEST_SKIP() << "no rulejit binary at " << RULEJIT_TOOL;
+  const std::string skip = SkipReason({OracleSyntax::kIptablesSave, OracleSyntax::kNft});
+  if (!skip.empty()) GTEST_SKIP() << skip;
   Case c;
   c.ipt = "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -p tcp -m tcp --dport 0 -j DROP\nCOMMIT\n";
   c.nft = "table ip filter {\n  chain forward {\n"
@@ -477,6 +517,147 @@ TEST_F(KernelDiff, NftTransportMatchOnIpv6Fragment) {
   }
 }
 
+// One nft rule (`rule`) at several hooks: the kernel must give each hook's
+// expected verdicts on `frames`, and rulejit the kernel's, on every tier.
+struct HookCase {
+  const char* name;
+  OracleHook hook;
+  const char* table;  // the table and base chain up to " priority"
+  const char* hook_args;
+  std::vector<bool> kernel_expected;
+};
+
+void ExpectKernelAndRulejitAtHooks(const Frames& frames, const std::string& rule,
+                                   const std::vector<HookCase>& hooks) {
+  const ScratchDir scratch("rulejit-kdiff-hooks");
+  ASSERT_FALSE(scratch.path.empty());
+  const std::string pcap = scratch.path + "/frames.pcap";
+  ASSERT_TRUE(WritePcap(pcap, frames));
+  for (const HookCase& h : hooks) {
+    const std::string nft =
+        absl::StrCat(h.table, " priority 0; policy accept;\n    ", rule, "\n  }\n}\n");
+    absl::StatusOr<std::vector<bool>> kernel =
+        KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft, .hook = h.hook}, frames);
+    ASSERT_TRUE(kernel.ok()) << h.name << ": " << kernel.status();
+    EXPECT_EQ(*kernel, h.kernel_expected) << "kernel at " << h.name;
+    const std::string file = absl::StrCat(scratch.path, "/", h.name, ".nft");
+    std::ofstream(file) << nft;
+    for (const std::string& tier : SupportedTiers(scratch.path)) {
+      absl::StatusOr<std::vector<bool>> ours =
+          RulejitVerdicts(file, pcap, tier, frames.size(), "", h.hook_args);
+      ASSERT_TRUE(ours.ok()) << ours.status();
+      EXPECT_EQ(*ours, *kernel) << h.name << " " << tier;
+    }
+  }
+}
+
+// Found by the random test (seed 1028, Linux 6.18): the IPv6 fragment's
+// thoff 0 is skb->data, which at netdev egress is the Ethernet header, so
+// there `tcp sport` reads the destination MAC's first two bytes (02:52 on
+// every harness interface, so the injected frames show the same bytes:
+// 0x0252 = 594) where forward and ingress read the IPv6 header (0x6000).
+//   frame 0: tcp 594 -> 80, whole (control)   egress: drop     forward: drop
+//   frame 1: tcp non-first fragment            egress: drop     forward: accept
+TEST_F(KernelDiff, Ipv6FragmentTransportLoadAtEgress) {
+  const std::string skip = SkipReason({OracleSyntax::kNft});
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  std::vector<FrameSpec> packets;
+  for (int i = 0; i < 2; ++i) {
+    FrameSpec f;
+    f.src = "2001:db8::1";
+    f.dst = "2001:db8:1::1";
+    f.sport = 594;
+    f.payload.assign(8, 0);
+    f.ip_id = static_cast<uint16_t>(i + 1);
+    if (i == 1) {
+      f.ext_headers = {44};
+      f.frag_offset = 100;
+    }
+    packets.push_back(f);
+  }
+  absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  ExpectKernelAndRulejitAtHooks(
+      *frames, "tcp sport 594 drop",
+      {{"forward", OracleHook::kForward, "table ip6 t {\n  chain c {\n    type filter hook forward",
+        kHookArgs, {false, true}},
+       {"egress", OracleHook::kNetdevEgress,
+        "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
+        kEgressHookArgs, {false, false}}});
+}
+
+// ip6tables-legacy and nft on non-first IPv6 fragments and AH headers.
+// ip6_packet_match's ipv6_find_hdr (no IP6_FH_F_AUTH) walks over AH, so
+// `-p` sees the protocol after it and the tcp/udp/icmp6 matches read the
+// header after it; on a non-first fragment `-p` still matches (the protocol
+// after the fragment header) but those matches refuse it (par->fragoff).
+// nft's l4proto stops at AH (51), and on a non-first fragment its fast-path
+// transport loads read the IPv6 header (thoff 0). Rules and frames:
+//   ip6tables: -p tcp --dport 0 DROP; -p udp DROP; -p icmpv6 --icmpv6-type 128 DROP
+//   nft:       tcp dport 0 drop; meta l4proto udp drop; icmpv6 type 128 drop
+//                                                   kernel ipt   kernel nft
+//   0 tcp 80 -> 80                                  accept       accept
+//   1 tcp non-first fragment                        accept       drop (flow label 0)
+//   2 AH, tcp 80 -> 0                               drop         accept
+//   3 AH, tcp 80 -> 80                              accept       accept
+//   4 udp non-first fragment                        drop         drop
+//   5 AH, udp                                       drop         accept
+//   6 AH, icmpv6 echo request                       drop         accept
+//   7 icmpv6 non-first fragment                     accept       accept
+// rulejit (ip6tables: meta ip6t_l4proto, @ ip6t-transport) must agree on
+// every tier in both modes.
+TEST_F(KernelDiff, Ip6tablesFragmentsAndAh) {
+  const std::string skip = SkipReason({OracleSyntax::kIp6tablesSave, OracleSyntax::kNft});
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Case c;
+  c.family = GenFamily::kIpv6;
+  c.ipt = "# Generated by ip6tables-save v1.8.9\n*filter\n:FORWARD ACCEPT [0:0]\n"
+          "-A FORWARD -p tcp -m tcp --dport 0 -j DROP\n-A FORWARD -p udp -j DROP\n"
+          "-A FORWARD -p ipv6-icmp -m icmp6 --icmpv6-type 128 -j DROP\nCOMMIT\n";
+  c.nft = "table ip6 filter {\n  chain forward {\n"
+          "    type filter hook forward priority 0; policy accept;\n"
+          "    tcp dport 0 drop\n    meta l4proto udp drop\n    icmpv6 type 128 drop\n  }\n}\n";
+  struct Shape {
+    uint8_t proto;
+    uint16_t dport;
+    bool ah, later_fragment;
+  };
+  const Shape shapes[] = {{6, 80, false, false}, {6, 80, false, true}, {6, 0, true, false},
+                          {6, 80, true, false},  {17, 80, false, true}, {17, 80, true, false},
+                          {58, 0, true, false},  {58, 0, false, true}};
+  for (const Shape& s : shapes) {
+    FrameSpec f;
+    f.src = "2001:db8::1";
+    f.dst = "2001:db8:1::1";
+    f.proto = s.proto;
+    f.sport = 80;
+    f.dport = s.dport;
+    f.icmp_type = 128;
+    f.payload.assign(8, 0);
+    f.ip_id = static_cast<uint16_t>(c.packets.size() + 1);
+    if (s.ah) f.ext_headers = {51};
+    if (s.later_fragment) {
+      f.ext_headers = {44};
+      f.frag_offset = 100;
+    }
+    c.packets.push_back(f);
+  }
+  absl::StatusOr<Frames> prepared = PrepareOracleFrames(BuildFrames(c.packets));
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  c.frames = *std::move(prepared);
+  const ScratchDir scratch("rulejit-kdiff-ip6t");
+  ASSERT_FALSE(scratch.path.empty());
+  Outcome outcome = RunCase(c, scratch.path, SupportedTiers(scratch.path));
+  ASSERT_TRUE(outcome.errors.empty()) << absl::StrJoin(outcome.errors, "\n");
+  using ::testing::ElementsAre;
+  EXPECT_THAT(outcome.lists[0].accept, ElementsAre(true, true, false, true, false, false, false, true))
+      << "kernel-ipt";
+  EXPECT_THAT(outcome.lists[1].accept, ElementsAre(true, false, true, true, false, true, true, true))
+      << "kernel-nft";
+  std::vector<size_t> bad = Disagreements(outcome.lists, c.frames);
+  EXPECT_TRUE(bad.empty()) << KeepForReplay(c, outcome, bad);
+}
+
 // Found by the random test (seed 8, netdev egress, Linux 6.18): `meta
 // length` is skb->len, counted from skb->data, which is the network header at
 // forward and netdev ingress (eth_type_trans pulled the Ethernet header) but
@@ -502,43 +683,16 @@ TEST_F(KernelDiff, MetaLengthAtNetdevHooks) {
   }
   absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
   ASSERT_TRUE(frames.ok()) << frames.status();
-  const ScratchDir scratch("rulejit-kdiff-len");
-  ASSERT_FALSE(scratch.path.empty());
-  const std::string pcap = scratch.path + "/frames.pcap";
-  ASSERT_TRUE(WritePcap(pcap, *frames));
-  struct HookCase {
-    const char* name;
-    OracleHook hook;
-    const char* base;
-    const char* hook_args;
-    std::vector<bool> kernel_expected;
-  };
-  const std::vector<HookCase> hooks = {
-      {"forward", OracleHook::kForward, "table ip t {\n  chain c {\n    type filter hook forward",
-       kHookArgs, {true, false, true}},
-      {"ingress", OracleHook::kNetdevIngress,
-       "table netdev t {\n  chain c {\n    type filter hook ingress device \"fwin\"",
-       kIngressHookArgs, {true, false, true}},
-      {"egress", OracleHook::kNetdevEgress,
-       "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
-       kEgressHookArgs, {false, true, true}},
-  };
-  for (const HookCase& h : hooks) {
-    const std::string nft = absl::StrCat(h.base, " priority 0; policy accept;\n",
-                                         "    meta length 100 drop\n  }\n}\n");
-    absl::StatusOr<std::vector<bool>> kernel =
-        KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft, .hook = h.hook}, *frames);
-    ASSERT_TRUE(kernel.ok()) << h.name << ": " << kernel.status();
-    EXPECT_EQ(*kernel, h.kernel_expected) << "kernel at " << h.name;
-    const std::string file = absl::StrCat(scratch.path, "/", h.name, ".nft");
-    std::ofstream(file) << nft;
-    for (const std::string& tier : SupportedTiers(scratch.path)) {
-      absl::StatusOr<std::vector<bool>> ours =
-          RulejitVerdicts(file, pcap, tier, frames->size(), "", h.hook_args);
-      ASSERT_TRUE(ours.ok()) << ours.status();
-      EXPECT_EQ(*ours, *kernel) << h.name << " " << tier;
-    }
-  }
+  ExpectKernelAndRulejitAtHooks(
+      *frames, "meta length 100 drop",
+      {{"forward", OracleHook::kForward, "table ip t {\n  chain c {\n    type filter hook forward",
+        kHookArgs, {true, false, true}},
+       {"ingress", OracleHook::kNetdevIngress,
+        "table netdev t {\n  chain c {\n    type filter hook ingress device \"fwin\"",
+        kIngressHookArgs, {true, false, true}},
+       {"egress", OracleHook::kNetdevEgress,
+        "table netdev t {\n  chain c {\n    type filter hook egress device \"fwout\"",
+        kEgressHookArgs, {false, true, true}}});
 }
 
 // RULEJIT_KERNEL_REPLAY=DIR reruns a kept directory (rules.ipt, rules.nft,
@@ -607,11 +761,11 @@ TEST_F(KernelDiff, GeneratedRulesetsAgreeWithTheKernel) {
                                << DescribePacket(cases[i / static_cast<size_t>(packets)].packets[i % static_cast<size_t>(packets)]);
   }
 
-  // Counts for the summary line, per family (0 IPv4, 1 IPv6).
-  size_t rulesets_of[2] = {}, compared_of[2] = {};
+  // Counts for the summary line, per family (0 IPv4, 1 IPv6, 2 mixed).
+  size_t rulesets_of[3] = {}, compared_of[3] = {};
   size_t verdict_lists = 0, bad_packets = 0, bad_rulesets = 0, accepted = 0, later_fragments = 0,
-         later_fragments6 = 0, ext_headers = 0, netdev_ingress = 0, netdev_egress = 0;
-  std::vector<bool> first_kernel;  // kernel-ipt verdicts of cases[0]
+         later_fragments6 = 0, ext_headers = 0, with_ah = 0, netdev_ingress = 0, netdev_egress = 0;
+  std::vector<bool> first_kernel;  // the first mode's kernel verdicts of cases[0]
   for (const Case& c : cases) {
     Outcome outcome = RunCase(c, work, tiers);
     if (&c == &cases[0] && !outcome.lists.empty()) first_kernel = outcome.lists[0].accept;
@@ -619,7 +773,7 @@ TEST_F(KernelDiff, GeneratedRulesetsAgreeWithTheKernel) {
     const bool complete =
         outcome.errors.empty() && outcome.lists.size() == modes * (1 + tiers.size());
     if (complete) {
-      const int f = c.family == GenFamily::kIpv6;
+      const int f = c.mixed ? 2 : c.family == GenFamily::kIpv6;
       ++rulesets_of[f];
       compared_of[f] += c.frames.size();
       verdict_lists += outcome.lists.size();
@@ -627,8 +781,9 @@ TEST_F(KernelDiff, GeneratedRulesetsAgreeWithTheKernel) {
       for (bool a : outcome.lists[0].accept) accepted += a;
       for (const FrameSpec& p : c.packets) {
         later_fragments += p.frag_offset != 0;
-        later_fragments6 += p.frag_offset != 0 && c.family == GenFamily::kIpv6;
+        later_fragments6 += p.frag_offset != 0 && absl::StrContains(p.src, ":");
         ext_headers += !p.ext_headers.empty();
+        with_ah += absl::c_linear_search(p.ext_headers, 51);
       }
     }
     if (!complete || outcome.mismatched_packets > 0) {
@@ -644,11 +799,16 @@ TEST_F(KernelDiff, GeneratedRulesetsAgreeWithTheKernel) {
   // front must disagree with the kernel on exactly the kernel's drops.
   if (!cases.empty()) {
     const Case& c = cases[0];
-    std::string planted = c.ipt;
-    planted.insert(planted.find("-A "), "-A FORWARD -j ACCEPT\n");
+    const Mode first = ModesOf(c).front();
+    std::string planted = *first.text;
+    if (first.name == "ipt") {
+      planted.insert(planted.find("-A "), "-A FORWARD -j ACCEPT\n");
+    } else {  // after the base chain's type line
+      planted.insert(planted.find('\n', planted.find("policy ")) + 1, "    accept\n");
+    }
     ASSERT_EQ(first_kernel.size(), c.frames.size());
     ASSERT_TRUE(WritePcap(absl::StrCat(work, "/frames.pcap"), c.frames));
-    const std::string file = absl::StrCat(work, "/planted.ipt");
+    const std::string file = absl::StrCat(work, "/planted.", first.name);
     std::ofstream(file) << planted;
     ToolOutput out = RunTool(absl::StrCat("eval ", file, " ", work, "/frames.pcap ", kHookArgs));
     absl::StatusOr<std::vector<bool>> ours = ParseEval(out.out, c.frames.size());
@@ -666,12 +826,14 @@ TEST_F(KernelDiff, GeneratedRulesetsAgreeWithTheKernel) {
   std::cout << "kernel diff: " << rulesets << " rulesets x " << packets << " packets (seed "
             << seed << "): IPv4 " << rulesets_of[0] << " rulesets / " << compared_of[0]
             << " packets, IPv6 " << rulesets_of[1] << " rulesets / " << compared_of[1]
-            << " packets; modes: iptables-legacy + nft forward + nft netdev (" << netdev_ingress
+            << " packets, mixed inet " << rulesets_of[2] << " rulesets / " << compared_of[2]
+            << " packets; modes: iptables-legacy (not mixed) + nft forward + nft netdev ("
+            << netdev_ingress
             << " ingress, " << netdev_egress << " egress), each kernel + " << tiers.size()
             << " tiers (" << absl::StrJoin(tiers, ",") << "): " << verdict_lists
-            << " verdict lists; " << accepted << " kernel-ipt accepts, " << later_fragments
-            << " non-first fragments (" << later_fragments6 << " IPv6), " << ext_headers
-            << " IPv6 packets with extension headers; " << bad_packets << " packets disagree in " << bad_rulesets
+            << " verdict lists; " << accepted << " kernel accepts (first mode), "
+            << later_fragments << " non-first fragments (" << later_fragments6 << " IPv6), "
+            << ext_headers << " IPv6 packets with extension headers (" << with_ah << " with AH); " << bad_packets << " packets disagree in " << bad_rulesets
             << " rulesets; " << seconds << " s\n";
   EXPECT_EQ(bad_rulesets, 0u);
 }

@@ -28,7 +28,8 @@ struct Pkt {
   uint8_t icmp_type = 8, icmp_code = 0;
   int length = 64;  // IP total length (IPv6: 40 + payload length)
   // IPv6 extension headers before the transport header (hop-by-hop,
-  // destination options, routing, and last a fragment header for fragments).
+  // destination options, routing, AH, and last a fragment header for
+  // fragments).
   std::vector<uint8_t> ext_headers;
   // Non-first fragment (offset in 8-byte units; no L4 header: iptables'
   // port, flag and icmp matches never match it, negated or not; nft's read
@@ -58,7 +59,10 @@ int L4HeaderLength(uint8_t proto) {
 int L4HeaderLength(const Pkt& p) { return p.frag_offset != 0 ? 0 : L4HeaderLength(p.proto); }
 // IP header with its extension headers (frames.h: 8 bytes each).
 int NetworkHeaderLength(const Pkt& p) {
-  return p.family == GenFamily::kIpv4 ? 20 : 40 + 8 * static_cast<int>(p.ext_headers.size());
+  if (p.family == GenFamily::kIpv4) return 20;
+  int length = 40;
+  for (uint8_t type : p.ext_headers) length += type == 51 ? 16 : 8;  // AH: 16
+  return length;
 }
 int MinLength(const Pkt& p) { return NetworkHeaderLength(p) + L4HeaderLength(p) + 4; }
 
@@ -105,13 +109,17 @@ GenAddr RandomAddress(std::mt19937& rng, GenFamily family) {
 }
 
 // Extension header chains the kernel forwards untouched (a hop-by-hop
-// header only first, as RFC 8200 requires; PadN options only).
+// header only first, as RFC 8200 requires; PadN options only), some with an
+// AH header (nft's l4proto stops at it, ip6tables' -p walks over it).
 std::vector<uint8_t> RandomExtHeaders(std::mt19937& rng) {
-  switch (Uniform(rng, 0, 4)) {
+  switch (Uniform(rng, 0, 7)) {
     case 0: return {0};
     case 1: return {60};
     case 2: return {0, 60};
     case 3: return {43};
+    case 4: return {51};
+    case 5: return {0, 51};
+    case 6: return {43, 51, 60};
     default: return {0, 43, 60};
   }
 }
@@ -316,6 +324,9 @@ bool PortsMatch(const GenPortMatch& m, const Pkt& p) {
 }
 
 bool RuleMatches(const GenRule& r, const Pkt& p) {
+  // A mixed ruleset's rule of the other family (roughly: its icmp matches
+  // are ignored).
+  if (r.family && *r.family != p.family && (r.src || r.dst || r.family_guard)) return false;
   auto in = [&p](const GenAddrMatch& m, GenAddr a) {
     return ((a & PrefixMask(m.prefix, p.family)) == m.network) != m.negate;
   };
@@ -371,10 +382,14 @@ bool Reaches(const GenRuleset& rs, const GenRule& target, const Pkt& p) {
   return std::find(reached.begin(), reached.end(), &target) != reached.end();
 }
 
-std::vector<const GenRule*> AllRules(const GenRuleset& rs) {
+// The rules a packet of `family` can be aimed at (a mixed ruleset's rules
+// of that family).
+std::vector<const GenRule*> RulesOf(const GenRuleset& rs, GenFamily family) {
   std::vector<const GenRule*> out;
   for (const GenChain& c : rs.chains) {
-    for (const GenRule& r : c.rules) out.push_back(&r);
+    for (const GenRule& r : c.rules) {
+      if (r.family.value_or(rs.family) == family) out.push_back(&r);
+    }
   }
   return out;
 }
@@ -397,16 +412,22 @@ bool ForwardableIpv6(GenAddr a) {
 
 std::vector<FrameSpec> GeneratePackets(const GenRuleset& rs, std::mt19937& rng,
                                        const PacketGenOptions& options) {
-  std::vector<const GenRule*> rules = AllRules(rs);
+  const std::vector<const GenRule*> rules_of[2] = {RulesOf(rs, GenFamily::kIpv4),
+                                                   RulesOf(rs, GenFamily::kIpv6)};
   std::vector<FrameSpec> out;
   for (int i = 0; i < options.count; ++i) {
-    Pkt p = RandomPacket(rng, options.fragments, rs.family);
+    // A mixed ruleset gets packets of both families, in random order.
+    const GenFamily family = !rs.mixed ? rs.family
+                             : Chance(rng, 0.5) ? GenFamily::kIpv4
+                                                : GenFamily::kIpv6;
+    const std::vector<const GenRule*>& rules = rules_of[family == GenFamily::kIpv6];
+    Pkt p = RandomPacket(rng, options.fragments, family);
     if (!rules.empty() && Chance(rng, options.aimed)) {
       const GenRule& r = *rules[static_cast<size_t>(Uniform(rng, 0, static_cast<int>(rules.size()) - 1))];
       const bool perturb = Chance(rng, 0.6);
       // A few tries for a packet that gets past the earlier rules to r.
       for (int attempt = 0; attempt < 12; ++attempt) {
-        p = RandomPacket(rng, options.fragments, rs.family);
+        p = RandomPacket(rng, options.fragments, family);
         Satisfy(rng, r, p);
         if (perturb) Perturb(rng, r, p);
         MakeForwardable(rng, p);

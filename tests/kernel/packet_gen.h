@@ -14,12 +14,15 @@
 // / 2001:2::/48 and the martian ranges, TTL / hop limit 64, at most 1500 bytes
 // of IP, at least 4 payload bytes (the harness writes the frame index there).
 // IPv6 packets: icmpv6 types, and a few carry extension headers (hop-by-hop,
-// destination options, routing) before the transport header; fragments carry
-// a fragment header last. Beware: ip6tables-legacy's tcp/udp/icmp6/multiport
-// matches refuse non-first IPv6 fragments (par->fragoff), a check rulejit's
-// ip6tables lowering does not make yet (frontends/iptables: IptablesFlavor),
-// so rulejit and ip6tables-legacy cannot agree on those (kernel_diff_test
-// compares them in the nft modes only).
+// destination options, routing, AH) before the transport header; fragments
+// carry a fragment header last (after it, another extension header in a
+// non-first fragment makes ipv6_find_hdr fail, and ip6tables hotdrop the
+// packet at any rule with -p, which rulejit does not model). ip6tables-
+// legacy's tcp/udp/icmp6/multiport matches refuse non-first IPv6 fragments
+// (par->fragoff) and its -p walks over AH; nft's transport matches read the
+// IPv6 header on non-first fragments and stop at AH.
+// A mixed ruleset (ruleset_gen.h) gets packets of both families, each aimed
+// at a rule of its own family.
 //
 //   std::mt19937 rng(seed);
 //   std::vector<FrameSpec> specs = GeneratePackets(ruleset, rng, {.count = 200});

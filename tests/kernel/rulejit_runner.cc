@@ -112,18 +112,39 @@ absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
   return ParseEval(out.out, count);
 }
 
-bool NonFirstIpv6Fragment(const std::vector<uint8_t>& frame) {
+namespace {
+
+// Walks the extension headers of an Ethernet + IPv6 frame up to a non-first
+// fragment: true when `stop(type, pos)` is true for one of them.
+template <class Stop>
+bool AnyIpv6ExtHeader(const std::vector<uint8_t>& frame, Stop stop) {
   if (frame.size() < 54 || frame[12] != 0x86 || frame[13] != 0xdd) return false;
   uint8_t next = frame[20];
   size_t pos = 54;
   while (pos + 8 <= frame.size()) {
-    if (next == 44) return ((frame[pos + 2] << 8 | frame[pos + 3]) & ~7) != 0;
-    if (next != 0 && next != 43 && next != 60 && next != 51) return false;
-    const size_t len = next == 51 ? (frame[pos + 1] + 2u) * 4 : (frame[pos + 1] + 1u) * 8;
+    if (next != 0 && next != 43 && next != 44 && next != 60 && next != 51) return false;
+    if (stop(next, pos)) return true;
+    if (next == 44 && ((frame[pos + 2] << 8 | frame[pos + 3]) & ~7) != 0) return false;
+    const size_t len = next == 51 ? (frame[pos + 1] + 2u) * 4
+                       : next == 44 ? 8u
+                                    : (frame[pos + 1] + 1u) * 8;
     next = frame[pos];
     pos += len;
   }
   return false;
+}
+
+// The IPv6 case of NonFirstFragment.
+bool NonFirstIpv6Fragment(const std::vector<uint8_t>& frame) {
+  return AnyIpv6ExtHeader(frame, [&frame](uint8_t type, size_t pos) {
+    return type == 44 && ((frame[pos + 2] << 8 | frame[pos + 3]) & ~7) != 0;
+  });
+}
+
+}  // namespace
+
+bool HasIpv6Ah(const std::vector<uint8_t>& frame) {
+  return AnyIpv6ExtHeader(frame, [](uint8_t type, size_t) { return type == 51; });
 }
 
 bool NonFirstFragment(const std::vector<uint8_t>& frame) {

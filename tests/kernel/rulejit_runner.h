@@ -66,8 +66,8 @@ std::vector<std::string> SupportedTiers(const std::string& dir);
 // fragment header (after hop-by-hop / routing / destination options / AH
 // headers) has a non-zero offset.
 bool NonFirstFragment(const std::vector<uint8_t>& frame);
-// Only the IPv6 case of NonFirstFragment.
-bool NonFirstIpv6Fragment(const std::vector<uint8_t>& frame);
+// Ethernet + IPv6 with an AH header (before any non-first fragment header).
+bool HasIpv6Ah(const std::vector<uint8_t>& frame);
 
 }  // namespace rulejit::testing
 

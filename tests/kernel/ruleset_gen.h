@@ -13,6 +13,11 @@
 // line names ip6tables-save so rulejit reads it as IPv6) and an nft `ip6` or
 // `inet` table. The same rules also render into a `table netdev` base chain
 // at ingress on fwin or egress on fwout (RenderNft's second argument).
+// A mixed ruleset (RulesetGenOptions::mixed) holds rules of both families
+// (GenRule::family) and renders as an nft `inet` table only: an IPv4 rule's
+// address and icmp matches are `ip`/`icmp` ones, an IPv6 rule's `ip6`/
+// `icmpv6`; a rule without address match may carry `meta protocol ip|ip6`
+// (GenRule::family_guard), else it applies to packets of both families.
 //
 // Matches: source/destination prefixes (optionally negated), protocol
 // (tcp/udp/icmp or icmpv6, optionally negated when nothing else needs it),
@@ -118,6 +123,10 @@ struct GenRule {
   std::optional<GenLengthMatch> length;
   GenVerdict verdict = GenVerdict::kAccept;
   int target = 0;  // chain index for kJump / kGoto
+  // Mixed rulesets only: the family of the rule's matches, and whether it
+  // renders `meta protocol ip|ip6` (only without address matches).
+  std::optional<GenFamily> family;
+  bool family_guard = false;
 };
 
 struct GenChain {
@@ -128,6 +137,7 @@ struct GenChain {
 struct GenRuleset {
   GenFamily family = GenFamily::kIpv4;
   bool nft_inet = false;  // RenderNft's forward table: inet, else ip / ip6
+  bool mixed = false;     // rules of both families (then nft_inet; no iptables)
   bool policy_accept = false;
   std::vector<GenChain> chains;  // chains[0] is FORWARD
 };
@@ -137,12 +147,14 @@ struct RulesetGenOptions {
   int max_forward_rules = 14;
   int max_user_chains = 3;
   int max_user_rules = 6;
+  bool mixed = false;  // rules of both families, each picks its own (family unused)
 };
 
 GenRuleset GenerateRuleset(std::mt19937& rng, const RulesetGenOptions& options = {});
 
 // `*filter` with INPUT/FORWARD/OUTPUT and the user chains, for
-// iptables-legacy-restore (ip6tables-legacy-restore for IPv6).
+// iptables-legacy-restore (ip6tables-legacy-restore for IPv6); "" for a
+// mixed ruleset.
 std::string RenderIptablesSave(const GenRuleset& rs);
 
 // Where RenderNft puts chain 0.

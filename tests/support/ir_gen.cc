@@ -85,7 +85,8 @@ class RuleGen {
   }
 
   void L4Proto(std::vector<ir::Node>& out) {
-    out.push_back(N(ir::MetaLoad{ir::MetaKey::kL4Proto, 1}));
+    // Sometimes ip6tables-legacy's protocol (walks over AH).
+    out.push_back(N(ir::MetaLoad{Chance(rng_, 10) ? ir::MetaKey::kIp6tL4Proto : ir::MetaKey::kL4Proto, 1}));
     out.push_back(N(ir::Cmp{Chance(rng_, 80) ? ir::CmpOp::kEq : ir::CmpOp::kNeq, 1,
                             Bytes{Pick(rng_, kProtos)}}));
   }
@@ -184,7 +185,7 @@ class RuleGen {
 
   // Loads at arbitrary offsets and lengths, including past the frame end.
   void RawLoad(std::vector<ir::Node>& out) {
-    auto base = static_cast<ir::PayloadBase>(Uniform(rng_, 0, 3));
+    auto base = static_cast<ir::PayloadBase>(Uniform(rng_, 0, 4));  // kIp6tTransport too
     uint32_t len = PickOf<uint32_t>(rng_, {1, 2, 3, 4, 6, 8, 12, 16});
     uint32_t off = Uniform(rng_, 0, 70);
     out.push_back(N(ir::PayloadLoad{base, off, len, 1}));
@@ -345,6 +346,18 @@ std::vector<uint8_t> RandomFrame(std::mt19937& rng) {
     f[l3 + 7] = 64;
     f[l3 + 23] = 1;
     f[l3 + 39] = 2;
+    // An extension header before the L4 header: AH (nft's l4proto stops
+    // there, ip6tables' walks over it), a first or non-first fragment
+    // header, or hop-by-hop.
+    if (Chance(rng, 30)) {
+      const uint8_t type = PickOf<uint8_t>(rng, {51, 44, 44, 0});
+      f[l3 + 6] = type;
+      std::vector<uint8_t> h(type == 51 ? 16 : 8, 0);
+      h[0] = proto;
+      if (type == 51) h[1] = 2;
+      if (type == 44 && Chance(rng, 50)) h[3] = 0x28;  // offset 5 (40 bytes)
+      f.insert(f.end(), h.begin(), h.end());
+    }
   } else {
     const size_t ihl = Chance(rng, 10) ? 24 : 20;
     f.resize(l3 + ihl, 0);
@@ -366,7 +379,7 @@ std::vector<uint8_t> RandomFrame(std::mt19937& rng) {
     f[l4 + 13] = static_cast<uint8_t>(Uniform(rng, 0, 63));
   }
   if (!v6) Put16(f, l3 + 2, static_cast<uint16_t>(f.size() - l3));
-  else Put16(f, l3 + 4, static_cast<uint16_t>(f.size() - l4));
+  else Put16(f, l3 + 4, static_cast<uint16_t>(f.size() - l3 - 40));
   for (size_t i = l4 + 4; i < f.size(); ++i) {
     if (Chance(rng, 20)) f[i] = static_cast<uint8_t>(Uniform(rng, 0, 255));
   }

@@ -209,6 +209,36 @@ TEST(InterpPayload, LaterFragmentsOnlyFastTransportLoads) {
   EXPECT_EQ(Interpreter(rs).Run(Hook::kInput, v, {}).verdict, VerdictCode::kAccept);
 }
 
+// ip6tables-legacy's view (ip6_packet_match): `meta ip6t_l4proto` walks
+// over AH, and every load from the ip6t-transport header, fast-path sized
+// or not, fails on a non-first fragment (par->fragoff != 0).
+TEST(InterpPayload, Ip6tablesTransportHeader) {
+  auto load6 = [](uint32_t off, uint32_t len) { return Load(PayloadBase::kIp6tTransport, off, len); };
+  // In an inet table, which sees both families.
+  auto Matches = [](std::vector<Expr> exprs, const Packet& p) {
+    exprs.push_back(Drop());
+    Ruleset rs = RS({T(Family::kInet, {Base("input", {R(std::move(exprs))})})});
+    return RunOn(rs, p, Hook::kInput).verdict == VerdictCode::kDrop;
+  };
+  Packet ah{BuildFrame(FrameSpec{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 6,
+                                 .sport = 7, .dport = 22, .ext_headers = {51}})};
+  EXPECT_TRUE(Matches({Meta(MetaKey::kIp6tL4Proto), CmpEq({6})}, ah));
+  EXPECT_TRUE(Matches({Meta(MetaKey::kL4Proto), CmpEq({51})}, ah));
+  EXPECT_TRUE(Matches({load6(2, 2), CmpEq({0, 22})}, ah));
+  EXPECT_TRUE(Matches({load6(0, 4), CmpEq({0, 7, 0, 22})}, ah));
+  Packet later{BuildFrame(FrameSpec{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 6,
+                                    .payload = {0, 0, 0, 0, 0, 0, 0, 0}, .frag_offset = 2,
+                                    .ext_headers = {44}})};
+  EXPECT_TRUE(Matches({Meta(MetaKey::kIp6tL4Proto), CmpEq({6})}, later));
+  EXPECT_TRUE(Matches({LoadTh(2, 2), CmpEq({0, 0})}, later));  // nft: the IPv6 header
+  EXPECT_FALSE(Matches({load6(2, 2), CmpOpOf(CmpOp::kNeq, {0xaa, 0xaa})}, later));
+  EXPECT_FALSE(Matches({load6(0, 1), CmpOpOf(CmpOp::kGte, {0})}, later));
+  // IPv4: neither is defined.
+  EXPECT_FALSE(Matches({Meta(MetaKey::kIp6tL4Proto), CmpOpOf(CmpOp::kNeq, {0})}, Tcp()));
+  EXPECT_FALSE(Matches({load6(0, 1), CmpOpOf(CmpOp::kGte, {0})}, Tcp()));
+  EXPECT_EQ(PayloadSlot(PayloadBase::kIp6tTransport, 2, 2), HeaderSlot::kIp6tTransport);
+}
+
 TEST(PayloadSlot, FastPathIsOneTwoOrFourAlignedBytes) {
   using S = HeaderSlot;
   EXPECT_EQ(PayloadSlot(PayloadBase::kTransport, 0, 1), S::kTransportFast);

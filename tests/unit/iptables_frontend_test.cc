@@ -219,10 +219,42 @@ TEST(IptablesLower, LegacyFlavourRefusesFragments) {
             "[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000001 ]\n" + not_fragment +
                 Lower("-p icmp --icmp-type 8").substr(
                     std::string("[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000001 ]\n").size()));
-  // ip6tables: not modelled, no check.
-  EXPECT_EQ(Lower("-p tcp -m tcp --dport 22", IpVersion::kIpv6, "filter", "INPUT",
-                  IptablesFlavor::kLegacy),
-            Lower("-p tcp -m tcp --dport 22", IpVersion::kIpv6));
+}
+
+// ip6tables-legacy: no fragment test, but its own protocol and transport
+// header (the AH-walking ipv6_find_hdr of ip6_packet_match, absent on
+// non-first fragments); ip6tables-nft's bytecode is nft's.
+TEST(IptablesLower, Ip6tablesLegacyFlavour) {
+  auto legacy6 = [](const std::string& rule) {
+    return Lower(rule, IpVersion::kIpv6, "filter", "INPUT", IptablesFlavor::kLegacy);
+  };
+  EXPECT_EQ(legacy6("-p tcp -m tcp --dport 22"),
+            "[ meta load ip6t_l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000006 ]\n"
+            "[ payload load 2b @ ip6t-transport header + 2 => reg 1 ]\n"
+            "[ cmp eq reg 1 0x00001600 ]");
+  EXPECT_EQ(legacy6("! -p udp"), "[ meta load ip6t_l4proto => reg 1 ]\n[ cmp neq reg 1 0x00000011 ]");
+  EXPECT_EQ(legacy6("-p ipv6-icmp -m icmp6 --icmpv6-type 128"),
+            "[ meta load ip6t_l4proto => reg 1 ]\n[ cmp eq reg 1 0x0000003a ]\n"
+            "[ payload load 1b @ ip6t-transport header + 0 => reg 1 ]\n"
+            "[ cmp eq reg 1 0x00000080 ]");
+  EXPECT_EQ(Lower("-p tcp -m tcp --dport 22", IpVersion::kIpv6),
+            "[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000006 ]\n"
+            "[ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "[ cmp eq reg 1 0x00001600 ]");
+  // A match that reads nothing still refuses non-first fragments.
+  const std::string present =
+      "[ payload load 1b @ ip6t-transport header + 0 => reg 1 ]\n[ cmp gte reg 1 0x00000000 ]";
+  EXPECT_EQ(legacy6("-p tcp -m tcp --sport :"),
+            "[ meta load ip6t_l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000006 ]\n" + present);
+  EXPECT_EQ(legacy6("-p udp -m udp --dport 0:65535"),
+            "[ meta load ip6t_l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000011 ]\n" + present);
+  // A match that loads: no second test.
+  EXPECT_EQ(legacy6("-p udp -m multiport --sports 0:65535"),
+            "[ meta load ip6t_l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000011 ]\n"
+            "[ payload load 2b @ ip6t-transport header + 0 => reg 1 ]\n"
+            "[ range eq reg 1 0x00000000 0x0000ffff ]");
+  // Matches on other headers are the same in both flavours.
+  EXPECT_EQ(legacy6("-m hl --hl-eq 42"), Lower("-m hl --hl-eq 42", IpVersion::kIpv6));
 }
 
 TEST(IptablesLower, TcpFlags) {

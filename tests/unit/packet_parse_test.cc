@@ -199,6 +199,62 @@ TEST(PacketParseTest, Ipv6StopsAtAhAndNoNextHeader) {
   EXPECT_TRUE(v.l4proto_valid);
 }
 
+// ip6tables-legacy's walk (ip6_packet_match: ipv6_find_hdr without
+// IP6_FH_F_AUTH) goes over AH, which counts 4-byte units plus 2; its
+// transport header is absent on a non-first fragment, whose protocol it
+// still knows; IPv4 packets have none of it.
+TEST(PacketParseTest, Ip6tablesWalk) {
+  FrameSpec ah{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 6,
+               .ext_headers = {0, 51, 60}};
+  PacketView v = Parse(BuildFrame(ah));
+  EXPECT_EQ(v.l4proto, 51);
+  EXPECT_TRUE(v.ip6t_proto_valid);
+  EXPECT_EQ(v.ip6t_proto, 6);
+  EXPECT_EQ(v.ip6t_off, 14u + 40u + 8u + 16u + 8u);
+
+  FrameSpec plain{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 17, .ext_headers = {43}};
+  v = Parse(BuildFrame(plain));
+  EXPECT_EQ(v.ip6t_proto, 17);
+  EXPECT_EQ(v.ip6t_off, v.transport_off);
+
+  FrameSpec later{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 58,
+                  .payload = {1, 2, 3, 4, 5, 6, 7, 8}, .frag_offset = 3,
+                  .ext_headers = {51, 44}};
+  v = Parse(BuildFrame(later));
+  EXPECT_TRUE(v.ip6t_proto_valid);
+  EXPECT_EQ(v.ip6t_proto, 58);
+  EXPECT_EQ(v.ip6t_off, kAbsent);
+  EXPECT_EQ(v.l4proto, 51);  // nft stops at AH before the fragment header
+
+  // -ENOENT: a non-first fragment followed by an extension header.
+  later.ext_headers = {44, 51};
+  v = Parse(BuildFrame(later));
+  EXPECT_FALSE(v.ip6t_proto_valid);
+  EXPECT_EQ(v.ip6t_off, kAbsent);
+
+  v = Parse(BuildFrame(FrameSpec{.proto = 6}));
+  EXPECT_FALSE(v.ip6t_proto_valid);
+  EXPECT_EQ(v.ip6t_off, kAbsent);
+}
+
+// ipv6_find_hdr reads a routing header as struct ipv6_rt_hdr (4 bytes)
+// before using it: with fewer bytes left the walk fails (-EBADMSG).
+TEST(PacketParseTest, Ipv6TruncatedRoutingHeader) {
+  FrameSpec spec{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 17, .ext_headers = {43}};
+  std::vector<uint8_t> f = BuildFrame(spec);
+  f.resize(14 + 40 + 3);
+  f[14 + 4] = 0;  // payload length 3
+  f[14 + 5] = 3;
+  PacketView v = Parse(f);
+  EXPECT_FALSE(v.l4proto_valid);
+  EXPECT_FALSE(v.ip6t_proto_valid);
+  f.push_back(0);
+  f[14 + 5] = 4;
+  v = Parse(f);  // 4 bytes: the walk passes the header, then runs off the end
+  EXPECT_TRUE(v.l4proto_valid);
+  EXPECT_EQ(v.transport_off, kAbsent);
+}
+
 TEST(PacketParseTest, ParseIpWithoutLinkHeader) {
   auto f = BuildFrame(FrameSpec{.proto = 6, .ethernet = false});
   PacketView v = ParseIp(f.data(), static_cast<uint32_t>(f.size()));
@@ -299,7 +355,7 @@ TEST(PacketParseTest, CorruptedFramesKeepOffsetsInBounds) {
     for (int k = 0; k < 3; ++k) f[(next() >> 8) % f.size()] = static_cast<uint8_t>(next() >> 16);
     f.resize((next() >> 8) % (f.size() + 1));
     PacketView v = Parse(f);
-    for (uint32_t off : {v.network_off, v.transport_off, v.inner_off}) {
+    for (uint32_t off : {v.network_off, v.transport_off, v.inner_off, v.ip6t_off}) {
       if (off != kAbsent) {
         ASSERT_LE(off, v.len) << i;
       }

@@ -34,6 +34,8 @@ TEST(PrintExpr, PayloadLoadAllBases) {
             "[ payload load 2b @ transport header + 2 => reg 9 ]");
   EXPECT_EQ(PrintExpr(PayloadLoad{PayloadBase::kInner, 0, 1, 1}),
             "[ payload load 1b @ inner header + 0 => reg 1 ]");
+  EXPECT_EQ(PrintExpr(PayloadLoad{PayloadBase::kIp6tTransport, 2, 2, 1}),
+            "[ payload load 2b @ ip6t-transport header + 2 => reg 1 ]");
 }
 
 TEST(PrintExpr, MetaLoadAndSet) {
@@ -41,6 +43,8 @@ TEST(PrintExpr, MetaLoadAndSet) {
             "[ meta load iifname => reg 1 ]");
   EXPECT_EQ(PrintExpr(MetaLoad{MetaKey::kL4Proto, 11}),
             "[ meta load l4proto => reg 11 ]");
+  EXPECT_EQ(PrintExpr(MetaLoad{MetaKey::kIp6tL4Proto, 1}),
+            "[ meta load ip6t_l4proto => reg 1 ]");
   EXPECT_EQ(PrintExpr(MetaSet{MetaKey::kMark, 1}),
             "[ meta set mark with reg 1 ]");
 }
@@ -356,6 +360,8 @@ TEST(Reader, RoundTripsEachKind) {
   const char* lines[] = {
       "[ payload load 4b @ network header + 12 => reg 1 ]",
       "[ meta load iifname => reg 1 ]",
+      "[ meta load ip6t_l4proto => reg 1 ]",
+      "[ payload load 2b @ ip6t-transport header + 0 => reg 1 ]",
       "[ meta set mark with reg 1 ]",
       "[ ct load state => reg 1 ]",
       "[ ct load bytes => reg 1 , dir original ]",

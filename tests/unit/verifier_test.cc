@@ -162,6 +162,18 @@ TEST(VerifyLengths, PayloadLoadLength) {
   ExpectValid(OneRule({N(Load(0, 64), 2)}));
 }
 
+// ip6tables' own header and protocol are loads only: nothing writes them.
+TEST(VerifyLengths, Ip6tablesFormsAreLoadOnly) {
+  ExpectValid(OneRule({N(PayloadLoad{PayloadBase::kIp6tTransport, 2, 2, 1}, 2),
+                       N(MetaLoad{MetaKey::kIp6tL4Proto, 9}, 3), N(Eq({0, 22}), 4),
+                       N(Eq({6}, 9), 5)}));
+  ExpectOneError(OneRule({N(PayloadLoad{PayloadBase::kIp6tTransport, 2, 2, 1}, 2),
+                          N(PayloadWrite{PayloadBase::kIp6tTransport, 2, 2, 1}, 3)}),
+                 "payload write: invalid header base", 3);
+  ExpectOneError(OneRule({N(Load(0, 4), 2), N(MetaSet{MetaKey::kIp6tL4Proto, 1}, 3)}),
+                 "meta set: invalid meta key", 3);
+}
+
 TEST(VerifyLengths, CmpAndRangeNeedData) {
   ExpectOneError(OneRule({N(Load(12, 4), 1), N(Eq({}), 2)}), "cmp with no data", 2);
   ExpectOneError(OneRule({N(Load(12, 4), 1), N(Range{false, 1, {1, 2}, {1, 2, 3}}, 5)}),
