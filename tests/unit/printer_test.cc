@@ -385,6 +385,15 @@ TEST(Reader, RoundTripsEachKind) {
       "[ exthdr load 4b @ 193 + 4 => reg 1 ]",
       "[ payload write reg 1 => 2b @ network header + 0 csum_type 1 csum_off 10 csum_flags 0x0 ]",
       "[ payload write reg 1 => 16b @ network header + 24 csum_type 0 csum_off 0 csum_flags 0x1 ]",
+      "[ queue num 0 ]",
+      "[ queue num 4-5 bypass fanout ]",
+      "[ queue sreg_qnum 1 bypass ]",
+      "[ quota bytes 1072693248000 consumed 0 flags 1 ]",
+      "[ nat snat ip addr_min reg 1 ]",
+      "[ nat dnat ip6 addr_min reg 1 addr_max reg 2 proto_min reg 3 proto_max reg 4 flags 0x2 ]",
+      "[ masq ]",
+      "[ masq proto_min reg 1 proto_max reg 2 flags 0x1e ]",
+      "[ redir flags 0x1c ]",
   };
   for (const char* line : lines) {
     absl::StatusOr<Expr> expr = ParseExprLine(line);
