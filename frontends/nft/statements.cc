@@ -158,6 +158,11 @@ bool Parser::ParseNat(ir::Rule& rule) {
              : w == "masquerade" ? ir::NatKind::kMasq
                                  : ir::NatKind::kRedir;
   const bool addresses = nat.kind == ir::NatKind::kSnat || nat.kind == ir::NatKind::kDnat;
+  // nft: NAT statements are terminal.
+  auto terminal = [&]() -> bool {
+    if (AtStmtEnd() || AtWord("comment")) return true;
+    return Error(Peek().loc, absl::StrCat(w, " is a terminal statement: nothing may follow it"));
+  };
   int family = 0;  // 4 or 6 for snat/dnat
   if (addresses) {
     if (AcceptWord("ip")) family = 4;
@@ -197,8 +202,36 @@ bool Parser::ParseNat(ir::Rule& rule) {
       }
     } else {
       const Token& a = Peek();
-      if (a.kind != Tok::kWord || IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
-          IsUnqualifiedMeta(a.text) || a.text == "numgen" || a.text == "jhash" ||
+      const bool key_field = a.kind == Tok::kWord &&
+                             (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
+                              IsUnqualifiedMeta(a.text));
+      if (addresses && key_field && family != 0) {
+        // `dnat ip to KEY map { k : ADDR, ... }`: the lookup puts the
+        // address in reg 1.
+        Lhs key;
+        if (!ParseLhs(&key)) return false;
+        if (!AtWord("map")) return Error(vloc, absl::StrCat("unsupported ", w, " target expression"));
+        // Data `ADDR . PORT` fills several registers: not supported yet.
+        bool data = false;
+        for (size_t i = 1; i < 4096; ++i) {
+          const Token& d = PeekAt(i);
+          if (d.kind == Tok::kEnd || (d.kind == Tok::kPunct && d.text == "}")) break;
+          if (d.kind == Tok::kPunct && d.text == ",") data = false;
+          if (d.kind == Tok::kWord && (d.text == ":" || d.text.back() == ':')) data = true;
+          if (data && d.kind == Tok::kWord && d.text == ".") {
+            return Error(d.loc, absl::StrCat("unsupported concatenated ", w, " map data"));
+          }
+        }
+        Field addr;
+        addr.type = family == 6 ? DType::kIpv6 : DType::kIpv4;
+        addr.len_bits = family == 6 ? 128 : 32;
+        addr.loc = vloc;
+        if (!ParseMapStmtSource(rule, key, addr)) return false;
+        nat.addr_min = 1;
+        Emit(rule, nat, loc);
+        return terminal();
+      }
+      if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
           a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
         return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
                                         "and ports)"));
@@ -299,11 +332,7 @@ bool Parser::ParseNat(ir::Rule& rule) {
   }
   if (ports.size() > 1) nat.proto_max = load(ports[1]);
   Emit(rule, nat, loc);
-  // nft: NAT statements are terminal.
-  if (!AtStmtEnd() && !AtWord("comment")) {
-    return Error(Peek().loc, absl::StrCat(w, " is a terminal statement: nothing may follow it"));
-  }
-  return true;
+  return terminal();
 }
 
 }  // namespace rulejit::frontends::nft

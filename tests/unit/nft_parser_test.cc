@@ -436,6 +436,11 @@ TEST(NftLowering, NatStatements) {
   EXPECT_EQ(LowerNat("ip6", "postrouting", "snat to [2001:db8::1]:100"),
             "ERROR: t.nft:4:11: error: snat to a port needs a transport protocol: match one "
             "first (tcp dport, meta l4proto)\n  snat to [2001:db8::1]:100\n          ^\n");
+  // An address from a map lookup.
+  EXPECT_EQ(LowerNat("inet", "prerouting", "dnat ip to ct mark map { 0x14 : 1.2.3.4 }"),
+            "  [ ct load mark => reg 1 ]\n"
+            "  [ lookup reg 1 set __map%d dreg 1 ]\n"
+            "  [ nat dnat ip addr_min reg 1 ]\n");
   // Ports alone in an inet table: the nat family is the table's.
   EXPECT_EQ(LowerNat("inet", "prerouting", "meta l4proto tcp dnat to :80"),
             "  [ meta load l4proto => reg 1 ]\n"
