@@ -15,6 +15,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ir/diag.h"
 
@@ -95,7 +96,7 @@ class Cursor {
     uint64_t value = 0;
     for (size_t i = 0; i < n; ++i) {
       uint64_t digit = rest[i] - '0';
-      if (value > (max - digit) / 10) {
+      if (digit > max || value > (max - digit) / 10) {
         Fail(absl::StrCat(Sv(what), " is out of range (at most ", max, ")"));
         return 0;
       }
@@ -615,7 +616,9 @@ Expr ParseQueue(Cursor& c) {
     e.num = static_cast<uint16_t>(c.Number("the queue number", 65535));
     if (c.TryLiteral("-")) {
       uint64_t last = c.Number("the last queue number", 65535);
-      if (!c.failed() && last <= e.num) c.Fail("the last queue must follow the first");
+      if (!c.failed() && (last <= e.num || last - e.num >= 65535)) {
+        c.Fail("the last queue must follow the first, at most 65535 queues");
+      }
       e.total = static_cast<uint16_t>(last - e.num + 1);
     }
   }
@@ -655,8 +658,10 @@ void ParseNatTail(Cursor& c, Nat& e, bool addresses) {
   if (c.TryLiteral("flags 0x")) {
     std::string_view hex = c.Token("the nat flags");
     uint32_t flags = 0;
-    if (!c.failed() && (hex.size() > 8 || !absl::SimpleHexAtoi(Sv(hex), &flags))) {
-      c.Fail("expected the nat flags in hex");
+    // Canonical as printed: lowercase, no leading zeros, never 0x0.
+    if (!c.failed() && (hex.size() > 8 || !absl::SimpleHexAtoi(Sv(hex), &flags) ||
+                        flags == 0 || absl::StrFormat("%x", flags) != Sv(hex))) {
+      c.Fail("expected the nat flags in hex (nonzero, lowercase, as printed)");
     }
     e.flags = flags;
     c.Literal(" ");

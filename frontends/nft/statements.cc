@@ -125,6 +125,7 @@ bool Parser::ParseQueue(ir::Rule& rule) {
     Next();
     if (*lo > 65535 || *hi > 65535) return Error(nloc, "queue number out of range (0..65535)");
     if (*hi < *lo) return Error(nloc, "queue range ends before it starts");
+    if (*hi - *lo >= 65535) return Error(nloc, "at most 65535 queues");
     q.num = static_cast<uint16_t>(*lo);
     q.total = static_cast<uint16_t>(*hi - *lo + 1);
   }

@@ -402,6 +402,16 @@ TEST(Reader, RoundTripsEachKind) {
   }
 }
 
+TEST(Reader, RefusesNonCanonicalStatementLines) {
+  // Each would print back differently (found by ir_line_fuzz).
+  for (const char* line : {"[ masq proto_min reg 1 flags 0x0 ]", "[ redir flags 0x01 ]",
+                           "[ nat snat ip flags 0xC ]", "[ quota bytes 2048 consumed 0 flags 2 ]",
+                           "[ queue num 0-65535 ]", "[ queue num 3-3 ]",
+                           "[ queue num 1 fanout bypass ]"}) {
+    EXPECT_FALSE(ParseExprLine(line).ok()) << line;
+  }
+}
+
 TEST(Reader, ReadsFieldValues) {
   absl::StatusOr<Expr> e =
       ParseExprLine("  [ payload load 2b @ transport header + 2 => reg 9 ]  ");
