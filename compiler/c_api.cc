@@ -97,6 +97,15 @@ uint32_t LineOf(const rulejit::Program& program, const rulejit::RuleRef& ref) {
   return rule.loc.line;
 }
 
+rulejit_verdict CVerdict(rulejit::Verdict v) {
+  switch (v) {
+    case rulejit::Verdict::kAccept: return RULEJIT_ACCEPT;
+    case rulejit::Verdict::kDrop: return RULEJIT_DROP;
+    case rulejit::Verdict::kQueue: return RULEJIT_QUEUE;
+  }
+  return RULEJIT_DROP;
+}
+
 }  // namespace
 
 extern "C" {
@@ -188,7 +197,7 @@ rulejit_verdict rulejit_classify(const rulejit_program* program, rulejit_hook ho
   rulejit::Result r = program->program->Classify(
       static_cast<rulejit::Hook>(hook), frame, len, MetaOf(meta),
       state == nullptr ? nullptr : &state->state);
-  rulejit_verdict verdict = r.verdict == rulejit::Verdict::kDrop ? RULEJIT_DROP : RULEJIT_ACCEPT;
+  rulejit_verdict verdict = CVerdict(r.verdict);
   if (result != nullptr) {
     *result = rulejit_result{verdict,
                              r.rejected ? 1 : 0,
@@ -220,8 +229,7 @@ void rulejit_classify_burst(const rulejit_program* program, rulejit_hook hook,
     program->program->ClassifyBurst(static_cast<rulejit::Hook>(hook), frames + done,
                                     lens + done, count, m, results, st);
     for (uint32_t i = 0; i < count; ++i) {
-      verdicts[done + i] =
-          results[i].verdict == rulejit::Verdict::kDrop ? RULEJIT_DROP : RULEJIT_ACCEPT;
+      verdicts[done + i] = CVerdict(results[i].verdict);
     }
   }
 }

@@ -195,10 +195,20 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
     return absl::InvalidArgumentError(
         absl::StrCat("ruleset does not verify: ", diags.all().front().message));
   }
-  // Rules that write packet bytes run in the interpreter (the compiled
-  // tiers read the packet as immutable): the whole program falls back, and
-  // backend() says so.
-  const bool interp_only = options.backend == Backend::kInterp || ir::HasPacketWrites(ruleset);
+  // Rules that write packet bytes, queue, count quotas or NAT run in the
+  // interpreter (the compiled tiers read the packet as immutable and have
+  // no such state): the whole program falls back, and backend() and
+  // interpreter_reason() say so.
+  std::string what;
+  const ir::Node* only = ir::FirstInterpreterOnly(ruleset, &what);
+  const bool interp_only = options.backend == Backend::kInterp || only != nullptr;
+  std::string reason;
+  if (only != nullptr && options.backend != Backend::kInterp) {
+    std::string where = ruleset.Where(only->loc);
+    reason = absl::StrCat(where.empty() ? "" : where + ": ", what,
+                          ": the compiled tiers do not run it, the whole ruleset runs "
+                          "in the interpreter");
+  }
   if (!interp_only) passes::RunPasses(ruleset, options.passes);
   auto program = std::unique_ptr<Program>(new Program());
   program->ruleset_ = std::make_unique<ir::Ruleset>(std::move(ruleset));
@@ -209,6 +219,7 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   }
   if (interp_only) {
     program->backend_ = Backend::kInterp;
+    program->interpreter_reason_ = std::move(reason);
     return program;
   }
   program->jit_ = std::make_unique<Jit>(rs);
@@ -351,8 +362,10 @@ Result Program::RunInterp(Hook hook, const PacketView& pkt,
     st = &state->interp_;
   }
   ir::EvalResult r = interp_->Run(hook, pkt, meta, st);
-  return {r.verdict == ir::VerdictCode::kDrop ? Verdict::kDrop : Verdict::kAccept,
-          r.decided_by, r.rejected, r.mark, r.ct_mark};
+  Verdict verdict = r.verdict == ir::VerdictCode::kDrop    ? Verdict::kDrop
+                    : r.verdict == ir::VerdictCode::kQueue ? Verdict::kQueue
+                                                           : Verdict::kAccept;
+  return {verdict, r.decided_by, r.rejected, r.mark, r.ct_mark, r.queue, r.nat};
 }
 
 // Runs the base chains of the hook in order: accept goes on to the next

@@ -548,6 +548,13 @@ bool WithinLimit(const Limit& e, uint32_t skb_len, uint64_t now_ns,
   return false;
 }
 
+bool QuotaPasses(const Quota& e, uint32_t skb_len, QuotaCount& count) {
+  if (!count.initialized) count = {true, e.consumed};
+  count.consumed += skb_len;
+  const bool overquota = count.consumed > e.bytes;
+  return overquota == e.over;
+}
+
 SetIndex::SetIndex(const Set& set) : set_(set) {
   if (!set.interval()) {
     kind_ = Kind::kExact;

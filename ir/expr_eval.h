@@ -130,6 +130,18 @@ struct LimitBucket {
 bool WithinLimit(const Limit& e, uint32_t skb_len, uint64_t now_ns,
                  LimitBucket& bucket);
 
+// Consumed bytes of one quota expression (nft_quota keeps them per rule).
+struct QuotaCount {
+  bool initialized = false;
+  uint64_t consumed = 0;
+};
+// nft_quota_do_eval: adds the packet's length to the consumed bytes, then
+// says whether the rule goes on: while consumed <= bytes, or with `over`
+// once consumed > bytes.
+// KERNEL: nft_overquota compares after adding, with '>' (since Linux 5.5;
+// 0 bytes left still lets the last packet through).
+bool QuotaPasses(const Quota& e, uint32_t skb_len, QuotaCount& count);
+
 // A set built for lookups: a hash of exact keys (hash sets), intervals
 // sorted by start for a binary search (rbtree sets: nf_tables intervals
 // never overlap; if they do, every interval is scanned in order), or, for

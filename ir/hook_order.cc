@@ -33,6 +33,9 @@ bool DeviceMatches(const std::string& device, const char name[16]) {
 
 bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
                      const PacketView& pkt, const PacketMeta& meta) {
+  // nat chains run only for a connection's first packet (nf_nat_inet_fn
+  // calls them while the connection has no NAT binding yet).
+  if (chain.base->type == "nat" && meta.ct_state != kCtStateNew) return false;
   const bool device_hook = hook == Hook::kIngress || hook == Hook::kEgress;
   if (device_hook) {
     if (table.family != Family::kNetdev && table.family != Family::kInet) {

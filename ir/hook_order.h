@@ -19,7 +19,8 @@ std::vector<RuleRef> BaseChainsAt(const Ruleset& ruleset, Hook hook);
 // Whether a base chain of `table` at `hook` sees the packet: ip tables see
 // IPv4, ip6 tables IPv6, inet both; netdev (and inet ingress) chains only
 // packets on their device (iifname at ingress, oifname at egress); bridge
-// and arp tables never see IP hooks.
+// and arp tables never see IP hooks. Chains of type nat see only a
+// connection's first packet (ct state new).
 bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
                      const PacketView& pkt, const PacketMeta& meta);
 

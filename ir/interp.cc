@@ -5,7 +5,7 @@
 //     └─ for each base chain of the hook (families that see the packet,
 //        priority order, ties: table then chain order)
 //          RunBaseChain ── rule by rule ── EvalRule ── expr by expr
-//             accept → next base chain      drop/reject → final
+//             accept → next base chain      drop/reject/queue → final
 //             jump   → push (chain, rule+1) goto → replace chain
 //             return / end of chain → pop, or the base chain's policy
 //
@@ -71,6 +71,8 @@ struct Ctx {
   Family family = Family::kIp;  // of the table being run
   uint8_t* writable = nullptr;  // pkt.data, when the ruleset writes packets
   bool rejected = false;
+  std::optional<QueueChoice> queue;
+  std::optional<NatChange> nat;
   // Position of the expression being evaluated (counters, limit buckets).
   int table = 0, chain = 0, rule = 0, expr = 0;
 };
@@ -157,6 +159,59 @@ void EvalLimit(const Limit& e, Regs& regs, Ctx& ctx) {
   if (within == e.over) regs.code = VerdictCode::kBreak;
 }
 
+QuotaCount& QuotaOf(Ctx& ctx) {
+  InterpState& s = *ctx.state;
+  const uint64_t key = BucketKey(ctx);
+  for (auto& q : s.quotas) {
+    if (q.key == key) return q.count;
+  }
+  s.quotas.push_back({key, {}});
+  return s.quotas.back().count;
+}
+
+void EvalQuota(const Quota& e, Regs& regs, Ctx& ctx) {
+  // Without state every packet is within the quota.
+  bool passes = ctx.state == nullptr ? !e.over
+                                     : QuotaPasses(e, SkbLen(ctx.pkt), QuotaOf(ctx));
+  if (!passes) regs.code = VerdictCode::kBreak;
+}
+
+// nft_queue_eval / nft_queue_sreg_eval: the verdict NF_QUEUE with the queue
+// number. Fanout picks a queue by CPU, which the interpreter does not
+// model: it reports the range.
+void EvalQueue(const Queue& e, Regs& regs, Ctx& ctx) {
+  QueueChoice q{e.num, e.total, e.flags};
+  if (e.sreg_qnum) {
+    const uint8_t* r = RegBytes(regs.data, *e.sreg_qnum, 4);
+    if (r == nullptr) {
+      regs.code = VerdictCode::kBreak;
+      return;
+    }
+    uint32_t v;
+    std::memcpy(&v, r, 4);  // host order, as the kernel's u32 register
+    q.num = v;
+    q.total = 1;
+  }
+  ctx.queue = q;
+  regs.code = VerdictCode::kQueue;
+}
+
+Bytes RegValue(const uint8_t* regs, const std::optional<Reg>& reg, uint32_t len) {
+  if (!reg) return {};
+  const uint8_t* r = RegBytes(const_cast<uint8_t*>(regs), *reg, len);
+  return r == nullptr ? Bytes{} : Bytes(r, r + len);
+}
+
+// nft_nat_eval and friends: bind the connection (recorded), then NF_ACCEPT.
+void EvalNat(const Nat& e, Regs& regs, Ctx& ctx) {
+  const uint32_t addr_len = e.family == Family::kIp6 ? 16 : 4;
+  ctx.nat = NatChange{e.kind, RegValue(regs.data, e.addr_min, addr_len),
+                      RegValue(regs.data, e.addr_max, addr_len),
+                      RegValue(regs.data, e.proto_min, 2),
+                      RegValue(regs.data, e.proto_max, 2), e.flags};
+  regs.code = VerdictCode::kAccept;
+}
+
 void EvalReject(const Reject&, Regs& regs, Ctx& ctx) {
   ctx.rejected = true;
   regs.code = VerdictCode::kDrop;
@@ -191,6 +246,9 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const PayloadWrite& e) {
             regs.BreakUnless(EvalPayloadWrite(e, ctx.pkt, ctx.writable, regs.data));
           },
+          [&](const Queue& e) { EvalQueue(e, regs, ctx); },
+          [&](const Quota& e) { EvalQuota(e, regs, ctx); },
+          [&](const Nat& e) { EvalNat(e, regs, ctx); },
       },
       expr);
 }
@@ -248,6 +306,7 @@ ChainResult RunBaseChain(int table_idx, int base_idx, Ctx& ctx) {
     switch (verdict) {
       case VerdictCode::kAccept:
       case VerdictCode::kDrop:
+      case VerdictCode::kQueue:
         return {verdict, here};
       case VerdictCode::kJump: {
         int target = ChainIndex(table, regs.chain);
@@ -318,11 +377,14 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
     ChainResult r = RunBaseChain(b.table, b.chain, ctx);
     result.verdict = r.verdict;
     result.decided_by = r.decided_by;
-    if (r.verdict == VerdictCode::kDrop) break;  // drop is final
+    // drop is final; so is queue (the packet leaves for userspace).
+    if (r.verdict == VerdictCode::kDrop || r.verdict == VerdictCode::kQueue) break;
   }
   result.rejected = ctx.rejected && result.verdict == VerdictCode::kDrop;
   result.mark = ctx.mut.mark;
   result.ct_mark = ctx.mut.ct_mark;
+  if (result.verdict == VerdictCode::kQueue) result.queue = ctx.queue;
+  result.nat = ctx.nat;
   return result;
 }
 

@@ -15,6 +15,7 @@
 #define RULEJIT_IR_INTERP_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,12 +33,33 @@ struct RuleRef {
   int rule = -1;
 };
 
+// What a NAT statement bound the connection to (its register values; empty
+// when the statement had none): a state change, recorded, that later
+// packets of the connection would see. The kernel only runs nat chains for
+// a connection's first packet; the interpreter runs them as it is asked.
+struct NatChange {
+  NatKind kind = NatKind::kSnat;
+  Bytes addr_min, addr_max, proto_min, proto_max;
+  uint32_t flags = 0;
+};
+
+// The userspace queue a queue statement chose.
+struct QueueChoice {
+  uint32_t num = 0;    // first queue (or the register's value)
+  uint16_t total = 1;  // fanout over num .. num + total - 1
+  uint16_t flags = 0;  // kQueueBypass | kQueueFanout
+};
+
 struct EvalResult {
-  VerdictCode verdict = VerdictCode::kAccept;  // kAccept or kDrop
+  // kAccept, kDrop, or kQueue (the packet went to userspace queue `queue`;
+  // no later base chain runs).
+  VerdictCode verdict = VerdictCode::kAccept;
   RuleRef decided_by;
   bool rejected = false;  // a reject statement decided (verdict is kDrop)
   uint32_t mark = 0;      // meta mark after evaluation (meta mark set)
   uint32_t ct_mark = 0;
+  std::optional<QueueChoice> queue;  // set when verdict is kQueue
+  std::optional<NatChange> nat;      // the last NAT statement that ran
 };
 
 // Mutable state the interpreter keeps across packets (limit buckets,
@@ -50,6 +72,9 @@ struct InterpState {
   struct Bucket { uint64_t key; LimitBucket bucket; };
   std::vector<Bucket> buckets;
   uint64_t now_ns = 0;  // clock the limit expressions see (caller sets it)
+  // Consumed bytes of quota expressions, keyed like the limit buckets.
+  struct QuotaSlot { uint64_t key; QuotaCount count; };
+  std::vector<QuotaSlot> quotas;
 };
 
 class Interpreter {

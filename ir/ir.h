@@ -67,6 +67,9 @@ constexpr Reg RegForWord(int word) {
 // Raw bytes as they sit in registers (at most 64: the whole register file).
 using Bytes = absl::InlinedVector<uint8_t, 16>;
 
+enum class Family : uint8_t { kIp, kIp6, kInet, kNetdev, kBridge, kArp };
+const char* FamilyName(Family family);
+
 // ---------------------------------------------------------------------------
 // Verdicts
 
@@ -78,6 +81,7 @@ enum class VerdictCode : uint8_t {
   kReturn,
   kJump,
   kGoto,
+  kQueue,  // NF_QUEUE: to a userspace queue (ir::Queue); final like drop
 };
 
 struct Verdict {
@@ -298,6 +302,53 @@ struct Reject {
 // [ notrack ]
 struct Notrack {};
 
+// [ queue num N(-M) (bypass )(fanout ) ] / [ queue sreg_qnum R ... ]
+// Hands the packet to userspace queue N (NF_QUEUE): a final verdict for
+// the ruleset, like drop; what happens next is the listener's decision.
+// The kernel drops the packet when no program listens on the queue, or,
+// with `bypass`, accepts it (goes on with the next hook). `fanout` spreads
+// packets over queues N..N+total-1 by CPU.
+struct Queue {
+  uint16_t num = 0;
+  uint16_t total = 1;        // queues num .. num + total - 1
+  uint16_t flags = 0;        // kQueueBypass | kQueueFanout
+  std::optional<Reg> sreg_qnum;  // queue number from a register (no num)
+};
+inline constexpr uint16_t kQueueBypass = 0x1;
+inline constexpr uint16_t kQueueFanout = 0x2;
+
+// [ quota bytes B consumed C flags F ]  flags & 1 = `over`. Stateful like
+// limit: each packet adds its length to the consumed bytes; without `over`
+// the rule goes on while consumed < bytes, with `over` once consumed >=
+// bytes (nft_quota: the check is made after adding).
+struct Quota {
+  uint64_t bytes = 0;
+  uint64_t consumed = 0;  // initial value from the ruleset (`used N`)
+  bool over = false;
+};
+
+// The NAT statements of nat chains:
+//   [ nat snat|dnat ip|ip6 (addr_min reg R) (addr_max reg R) (proto_min reg R)
+//     (proto_max reg R) (flags 0xF) ]
+//   [ masq (proto_min reg R) (proto_max reg R) (flags 0xF) ]
+//   [ redir (proto_min reg R) (proto_max reg R) (flags 0xF) ]
+// Each binds the connection to the new addresses/ports (a state change
+// the interpreter records) and ends the rule with NF_ACCEPT, as the
+// kernel's nft_nat_eval / nft_masq_eval / nft_redir_eval do.
+enum class NatKind : uint8_t { kSnat, kDnat, kMasq, kRedir };
+struct Nat {
+  NatKind kind = NatKind::kSnat;
+  Family family = Family::kIp;  // snat/dnat: ip or ip6 addresses (inet: ports only)
+  std::optional<Reg> addr_min, addr_max, proto_min, proto_max;
+  uint32_t flags = 0;  // NF_NAT_RANGE_* bits
+};
+inline constexpr uint32_t kNatMapIps = 0x1;
+inline constexpr uint32_t kNatProtoSpecified = 0x2;
+inline constexpr uint32_t kNatRandom = 0x4;
+inline constexpr uint32_t kNatPersistent = 0x8;
+inline constexpr uint32_t kNatRandomFully = 0x10;
+inline constexpr uint32_t kNatNetmap = 0x40;
+
 // Not an nf_tables expression: what compiler/passes/fold_masked_compare
 // makes of `payload load` + optional `bitwise & MASK ^ 0` + `cmp` when no
 // later expression of the rule reads the register. It writes no register.
@@ -315,7 +366,7 @@ struct FusedCmp {
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr, PayloadWrite>;
+                          Exthdr, PayloadWrite, Queue, Quota, Nat>;
 
 
 // An expression with the location it came from.
@@ -360,8 +411,6 @@ struct Set {
 // ---------------------------------------------------------------------------
 // Tables, chains, rules
 
-enum class Family : uint8_t { kIp, kIp6, kInet, kNetdev, kBridge, kArp };
-const char* FamilyName(Family family);
 
 enum class Hook : uint8_t {
   kPrerouting, kInput, kForward, kOutput, kPostrouting, kIngress, kEgress,
@@ -438,6 +487,11 @@ struct Ruleset {
 // True when some rule writes packet bytes (the compiled tiers read the
 // packet as immutable and leave such rulesets to the interpreter).
 bool HasPacketWrites(const Ruleset& ruleset);
+
+// The first expression the compiled tiers do not run (payload writes,
+// queue, quota, NAT), so the ruleset runs in the interpreter; null when
+// there is none. `what` receives a short description of it.
+const Node* FirstInterpreterOnly(const Ruleset& ruleset, std::string* what);
 
 }  // namespace rulejit::ir
 

@@ -101,6 +101,7 @@ std::string VerdictPieces(const Verdict& v) {
     case VerdictCode::kReturn: return "return ";
     case VerdictCode::kJump: return absl::StrCat("jump -> ", v.chain, " ");
     case VerdictCode::kGoto: return absl::StrCat("goto -> ", v.chain, " ");
+    case VerdictCode::kQueue: return "queue ";
   }
   return "? ";
 }
@@ -281,6 +282,46 @@ std::string Body(const Exthdr& e) {
                          e.offset, e.present ? " present" : "", e.dreg);
 }
 
+// libnftnl's queue: "num N(-LAST) " or "sreg_qnum R ", then the flags.
+std::string Body(const Queue& e) {
+  std::string out;
+  if (e.sreg_qnum) {
+    absl::StrAppendFormat(&out, "sreg_qnum %u ", *e.sreg_qnum);
+  } else {
+    absl::StrAppendFormat(&out, "num %u", e.num);
+    if (e.total > 1) absl::StrAppendFormat(&out, "-%u", e.num + e.total - 1);
+    absl::StrAppend(&out, " ");
+  }
+  if (e.flags & kQueueBypass) absl::StrAppend(&out, "bypass ");
+  if (e.flags & kQueueFanout) absl::StrAppend(&out, "fanout ");
+  return out;
+}
+
+std::string Body(const Quota& e) {
+  return absl::StrFormat("bytes %u consumed %u flags %u ", e.bytes, e.consumed,
+                         e.over ? 1u : 0u);
+}
+
+void AppendReg(std::string* out, const char* name, const std::optional<Reg>& r) {
+  if (r) absl::StrAppendFormat(out, "%s reg %u ", name, *r);
+}
+
+// nat: "snat ip addr_min reg 1 ... flags 0x2 "; masq and redir print the
+// port registers and flags only (their NameOf is the expression name).
+std::string Body(const Nat& e) {
+  std::string out;
+  if (e.kind == NatKind::kSnat || e.kind == NatKind::kDnat) {
+    absl::StrAppend(&out, e.kind == NatKind::kSnat ? "snat " : "dnat ",
+                    FamilyName(e.family), " ");
+    AppendReg(&out, "addr_min", e.addr_min);
+    AppendReg(&out, "addr_max", e.addr_max);
+  }
+  AppendReg(&out, "proto_min", e.proto_min);
+  AppendReg(&out, "proto_max", e.proto_max);
+  if (e.flags != 0) absl::StrAppendFormat(&out, "flags 0x%x ", e.flags);
+  return out;
+}
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -302,6 +343,17 @@ struct NameOf {
   const char* operator()(const FusedCmp&) const { return "fused"; }
   const char* operator()(const Exthdr&) const { return "exthdr"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
+  const char* operator()(const Queue&) const { return "queue"; }
+  const char* operator()(const Quota&) const { return "quota"; }
+  const char* operator()(const Nat& e) const {
+    switch (e.kind) {
+      case NatKind::kSnat:
+      case NatKind::kDnat: return "nat";
+      case NatKind::kMasq: return "masq";
+      case NatKind::kRedir: return "redir";
+    }
+    return "nat";
+  }
 };
 
 // --- sets -------------------------------------------------------------------

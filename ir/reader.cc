@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ir/diag.h"
 
@@ -94,7 +96,7 @@ class Cursor {
     uint64_t value = 0;
     for (size_t i = 0; i < n; ++i) {
       uint64_t digit = rest[i] - '0';
-      if (value > (max - digit) / 10) {
+      if (digit > max || value > (max - digit) / 10) {
         Fail(absl::StrCat(Sv(what), " is out of range (at most ", max, ")"));
         return 0;
       }
@@ -606,6 +608,100 @@ Expr ParseExthdr(Cursor& c) {
   return e;
 }
 
+Expr ParseQueue(Cursor& c) {
+  Queue e;
+  if (c.TryLiteral("sreg_qnum ")) {
+    e.sreg_qnum = c.Register();
+  } else {
+    c.Literal("num ");
+    e.num = static_cast<uint16_t>(c.Number("the queue number", 65535));
+    if (c.TryLiteral("-")) {
+      uint64_t last = c.Number("the last queue number", 65535);
+      if (!c.failed() && (last <= e.num || last - e.num >= 65535)) {
+        c.Fail("the last queue must follow the first, at most 65535 queues");
+      }
+      e.total = static_cast<uint16_t>(last - e.num + 1);
+    }
+  }
+  c.Literal(" ");
+  if (c.TryLiteral("bypass ")) e.flags |= kQueueBypass;
+  if (c.TryLiteral("fanout ")) e.flags |= kQueueFanout;
+  return e;
+}
+
+Expr ParseQuota(Cursor& c) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  Quota e;
+  c.Literal("bytes ");
+  e.bytes = c.Number("the quota in bytes", kMax);
+  c.Literal(" consumed ");
+  e.consumed = c.Number("the consumed bytes", kMax);
+  c.Literal(" flags ");
+  e.over = c.Number("the quota flags", 1) == 1;
+  c.Literal(" ");
+  return e;
+}
+
+// The optional "NAME reg R " pieces and "flags 0xF " of nat/masq/redir.
+void ParseNatTail(Cursor& c, Nat& e, bool addresses) {
+  auto reg = [&c](std::string_view name, std::optional<Reg>& r) {
+    if (c.TryLiteral(absl::StrCat(Sv(name), " reg "))) {
+      r = c.Register();
+      c.Literal(" ");
+    }
+  };
+  if (addresses) {
+    reg("addr_min", e.addr_min);
+    reg("addr_max", e.addr_max);
+  }
+  reg("proto_min", e.proto_min);
+  reg("proto_max", e.proto_max);
+  if (c.TryLiteral("flags 0x")) {
+    std::string_view hex = c.Token("the nat flags");
+    uint32_t flags = 0;
+    // Canonical as printed: lowercase, no leading zeros, never 0x0.
+    if (!c.failed() && (hex.size() > 8 || !absl::SimpleHexAtoi(Sv(hex), &flags) ||
+                        flags == 0 || absl::StrFormat("%x", flags) != Sv(hex))) {
+      c.Fail("expected the nat flags in hex (nonzero, lowercase, as printed)");
+    }
+    e.flags = flags;
+    c.Literal(" ");
+  }
+}
+
+Expr ParseNat(Cursor& c) {
+  Nat e;
+  if (c.TryLiteral("snat ")) {
+    e.kind = NatKind::kSnat;
+  } else {
+    c.Literal("dnat ");
+    e.kind = NatKind::kDnat;
+  }
+  if (c.TryLiteral("ip6 ")) {
+    e.family = Family::kIp6;
+  } else if (c.TryLiteral("inet ")) {
+    e.family = Family::kInet;  // ports only, in an inet table
+  } else {
+    c.Literal("ip ");
+  }
+  ParseNatTail(c, e, true);
+  return e;
+}
+
+Expr ParseMasq(Cursor& c) {
+  Nat e;
+  e.kind = NatKind::kMasq;
+  ParseNatTail(c, e, false);
+  return e;
+}
+
+Expr ParseRedir(Cursor& c) {
+  Nat e;
+  e.kind = NatKind::kRedir;
+  ParseNatTail(c, e, false);
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -617,6 +713,9 @@ BodyParser ParserFor(std::string_view name) {
       {"immediate", &ParseImmediate}, {"counter", &ParseCounter},
       {"limit", &ParseLimit},         {"log", &ParseLog},
       {"reject", &ParseReject},       {"exthdr", &ParseExthdr},
+      {"queue", &ParseQueue},         {"quota", &ParseQuota},
+      {"nat", &ParseNat},             {"masq", &ParseMasq},
+      {"redir", &ParseRedir},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

@@ -32,6 +32,18 @@ struct Reads {
     const Set* set = table.FindSet(e.set);
     return set ? WordMask(e.sreg, set->key_len) : 0;
   }
+  uint32_t operator()(const Queue& e) const {
+    return e.sreg_qnum ? WordMask(*e.sreg_qnum, 4) : 0;
+  }
+  uint32_t operator()(const Nat& e) const {
+    const uint32_t addr_len = e.family == Family::kIp6 ? 16 : 4;
+    uint32_t mask = 0;
+    if (e.addr_min) mask |= WordMask(*e.addr_min, addr_len);
+    if (e.addr_max) mask |= WordMask(*e.addr_max, addr_len);
+    if (e.proto_min) mask |= WordMask(*e.proto_min, 2);
+    if (e.proto_max) mask |= WordMask(*e.proto_max, 2);
+    return mask;
+  }
   template <typename T>
   uint32_t operator()(const T&) const { return 0; }  // loads, statements
 };

@@ -323,6 +323,10 @@ void Check(const Lookup& e, RuleContext& ctx) {
 
 void Check(const Immediate& e, RuleContext& ctx) {
   if (e.dreg == kVerdictReg) {
+    if (e.verdict.code == VerdictCode::kQueue || e.verdict.code == VerdictCode::kBreak) {
+      ctx.diags.Error(ctx.loc, "immediate verdict must be accept, drop, continue, "
+                               "return, jump or goto");
+    }
     CheckJumpTarget(ctx.table, e.verdict, ctx.loc, ctx.diags);
     return;
   }
@@ -351,6 +355,37 @@ void Check(const Reject& e, RuleContext& ctx) {
 }
 
 void Check(const Notrack&, RuleContext&) {}
+
+void Check(const Queue& e, RuleContext& ctx) {
+  if (e.sreg_qnum) {
+    ctx.regs.Read(*e.sreg_qnum, 4, "queue number");  // a 32-bit register
+    return;
+  }
+  if (e.total == 0 || e.num + e.total - 1 > 65535) {
+    ctx.diags.Error(ctx.loc, "queue: queues must lie in 0..65535");
+  }
+  if (e.flags & ~(kQueueBypass | kQueueFanout)) {
+    ctx.diags.Error(ctx.loc, "queue: flags are bypass (0x1) and fanout (0x2)");
+  }
+}
+
+void Check(const Quota&, RuleContext&) {}
+
+// NAT registers hold addresses (4 or 16 bytes) and ports (2 bytes).
+void Check(const Nat& e, RuleContext& ctx) {
+  const uint32_t addr_len = e.family == Family::kIp6 ? 16 : 4;
+  if (e.addr_min) ctx.regs.Read(*e.addr_min, addr_len, "nat address");
+  if (e.addr_max) ctx.regs.Read(*e.addr_max, addr_len, "nat address");
+  if (e.proto_min) ctx.regs.Read(*e.proto_min, 2, "nat port");
+  if (e.proto_max) ctx.regs.Read(*e.proto_max, 2, "nat port");
+  const bool addrs = e.addr_min || e.addr_max;
+  if ((e.family != Family::kIp && e.family != Family::kIp6 &&
+       (e.family != Family::kInet || addrs)) ||
+      ((e.kind == NatKind::kMasq || e.kind == NatKind::kRedir) && addrs)) {
+    ctx.diags.Error(ctx.loc, "nat: addresses are ip or ip6 (inet: ports only), and only "
+                             "for snat/dnat");
+  }
+}
 
 void Check(const Exthdr& e, RuleContext& ctx) {
   if (e.len < 1 || e.len > 64 || e.offset > 255 || e.op > ExthdrOp::kSctp) {

@@ -90,6 +90,10 @@ int RunCompile(const Args& args, Streams io) {
            << ", host CPU)\n" << program->llvm_ir(true);
     return kExitOk;
   }
+  // Say so when the interpreter runs what a compiled tier was asked for.
+  if (!program->interpreter_reason().empty()) {
+    io.err << "note: " << program->interpreter_reason() << "\n";
+  }
   const bool code = req->emit == "asm" || req->emit == "llvm-asm";
   io.out << (code ? program->assembly() : ir::PrintRuleset(program->ruleset()));
   return kExitOk;

@@ -85,6 +85,7 @@ class ProgressBar {
 };
 
 const char* VerdictName(ir::VerdictCode v) {
+  if (v == ir::VerdictCode::kQueue) return "queue";
   return v == ir::VerdictCode::kDrop ? "drop" : "accept";
 }
 

@@ -121,7 +121,12 @@ ir::PacketMeta DeviceMeta(const EvalOptions& options) {
 }
 
 const char* VerdictName(Verdict verdict) {
-  return verdict == Verdict::kDrop ? "drop" : "accept";
+  switch (verdict) {
+    case Verdict::kAccept: return "accept";
+    case Verdict::kDrop: return "drop";
+    case Verdict::kQueue: return "queue";
+  }
+  return "?";
 }
 
 // "FILE:LINE" of the deciding rule, or "policy" when a chain policy (or the

@@ -141,6 +141,7 @@ void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch
   switch (branch.verdict) {
     case ir::VerdictCode::kAccept:
     case ir::VerdictCode::kDrop:
+    case ir::VerdictCode::kQueue:  // not lifted (lift.cc fails on queue)
       Emit(hit, branch.verdict, ref);
       break;
     case ir::VerdictCode::kReturn:
@@ -280,6 +281,11 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
     if (hook == ir::Hook::kIngress || hook == ir::Hook::kEgress) {
       out.inexact.push_back(
           {base, "ingress/egress chains are not reasoned about exactly yet"});
+      continue;
+    }
+    if (table.chains[base.chain].base->type == "nat") {
+      out.inexact.push_back(
+          {base, "nat chains (run for new connections only) are not reasoned about exactly"});
       continue;
     }
     // The chain decides afresh for everything of its families accepted so

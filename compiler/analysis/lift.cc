@@ -1074,6 +1074,16 @@ bool RuleLifter::Step(const ir::Expr& expr) {
             }
             return true;
           },
+          // Side effects and outcomes outside the accept/drop space.
+          [&](const ir::Queue&) {
+            return Fail("queues packets to userspace (a verdict outside accept/drop)");
+          },
+          [&](const ir::Quota&) {
+            return Fail("quotas are not reasoned about exactly");
+          },
+          [&](const ir::Nat&) {
+            return Fail("NAT binds connections (a side effect later packets see)");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

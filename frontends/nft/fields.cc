@@ -81,7 +81,8 @@ const std::vector<ProtoDef>& Protos() {
         {"parameter-problem", 32, 32, DType::kInteger},
         {"mtu", 32, 32, DType::kInteger}, {"id", 32, 16, DType::kInteger},
         {"sequence", 48, 16, DType::kInteger},
-        {"max-delay", 32, 16, DType::kInteger}}},
+        {"max-delay", 32, 16, DType::kInteger},
+        {"taddr", 64, 128, DType::kIpv6}, {"daddr", 192, 128, DType::kIpv6}}},
       {"igmp", PayloadBase::kTransport, Dep::kL4Ipv4, 2, 0,
        {{"type", 0, 8, DType::kIgmpType}, {"mrt", 8, 8, DType::kInteger},
         {"checksum", 16, 16, DType::kInteger},
@@ -156,6 +157,8 @@ const std::vector<MetaDef>& Metas() {
       {"ibrpvid", MetaKey::kBriIifPvid, DType::kInteger, 16, true},
       {"ibrvproto", MetaKey::kBriIifVproto, DType::kEtherType, 16, false},
       {"day", MetaKey::kTimeDay, DType::kDay, 8, true},
+      {"time", MetaKey::kTimeNs, DType::kDate, 64, true},
+      {"hour", MetaKey::kTimeHour, DType::kHour, 32, true},
       {"sdif", MetaKey::kSdif, DType::kIface, 32, true},
       {"sdifname", MetaKey::kSdifName, DType::kString, 128, false},
       {"broute", MetaKey::kBriBroute, DType::kInteger, 8, true},
@@ -191,6 +194,7 @@ const std::vector<CtDef>& Cts() {
       {"zone", CtKey::kZone, DType::kInteger, 16, true},
       {"event", CtKey::kEventMask, DType::kCtEvent, 32, true},
       {"id", CtKey::kId, DType::kInteger, 32, false},
+      {"label", CtKey::kLabels, DType::kCtLabel, 128, true},
   };
   return kCts;
 }
@@ -205,6 +209,10 @@ std::vector<uint8_t> IcmpTypesFor(std::string_view proto, std::string_view name)
     if (name == "mtu") return {2};                // packet too big
     if (name == "parameter-problem") return {4};
     if (name == "max-delay") return {130};        // mld listener query
+    // The target address of MLD and neighbour discovery messages; the
+    // destination of a redirect.
+    if (name == "taddr") return {130, 131, 132, 135, 136, 137};
+    if (name == "daddr") return {137};
   }
   return {};
 }
@@ -287,7 +295,7 @@ bool IsUnqualifiedMeta(std::string_view key) {
       "skuid", "skgid", "nftrace", "rtclassid", "ibrname", "obrname",
       "pkttype", "cpu", "iifgroup", "oifgroup", "cgroup", "random",
       "ipsec", "iifkind", "oifkind", "ibrpvid", "ibrvproto", "sdif",
-      "sdifname", "priority"};
+      "sdifname", "priority", "time"};
   for (std::string_view k : kKeys) {
     if (k == key) return true;
   }

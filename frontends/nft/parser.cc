@@ -610,7 +610,7 @@ bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown chain type '", base.type, "'"),
                  ir::DidYouMean(base.type, {"filter", "nat", "route"}));
   }
-  if (base.type != "filter") {
+  if (base.type != "filter" && base.type != "nat") {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported chain type '", base.type, "'"));
   }
   if (!AcceptWord("hook")) return ErrorUnexpected("'hook'");
@@ -624,6 +624,12 @@ bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
                                        "postrouting", "ingress", "egress"}));
   }
   base.hook = *h;
+  if (base.type == "nat" &&
+      (*h == ir::Hook::kForward || *h == ir::Hook::kIngress || *h == ir::Hook::kEgress ||
+       (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
+    return Error(hook_loc, "nat chains hook prerouting, input, output or postrouting "
+                           "of ip, ip6 or inet tables");
+  }
   if (AcceptWord("device")) {
     if (!ExpectName(&base.device, "device name")) return false;
   } else if (AtWord("devices")) {

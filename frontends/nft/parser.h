@@ -27,6 +27,9 @@ struct Item {
   Value lo;
   U128 hi = 0;           // kRange
   uint32_t prefix = 0;   // kPrefix
+  // kRange whose ends nft swapped (an hour range that wraps at midnight
+  // UTC): it matches outside [lo, hi].
+  bool outside = false;
   ir::SourceLoc loc;
 };
 
@@ -58,6 +61,15 @@ struct ProtoCtx {
   bool icmp_type = false;  // icmp/icmpv6 type already tested
   int ethertype = -1;      // `ether type X` matched
   int icmp_type_value = -1;  // `icmp type X` matched
+};
+
+// A set statement's value (value_expr.cc): a folded constant, or one field
+// followed by operations with constants ('&' '|' '^', 'l' <<, 'r' >>).
+struct ValueExpr {
+  bool has_source = false;
+  Field source;
+  U128 constant = 0;
+  std::vector<std::pair<char, U128>> ops;
 };
 
 // The key/data layout of a set, derived from a type or typeof declaration.
@@ -142,12 +154,25 @@ class Parser {
   bool ParsePayloadSet(ir::Rule& rule, const Lhs& lhs);
   bool ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target);
   bool EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct);
+  // value_expr.cc
+  bool IsValueExprTarget(const Field& target) const;
+  bool ParseValuePrimary(const Field& target, ValueExpr* out);
+  bool ParseValueExpr(const Field& target, int min_prec, ValueExpr* out);
+  bool EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len);
+  bool EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v,
+                     ir::SourceLoc loc);
   bool EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len);
   bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, bool interval);
   bool ParseCounter(ir::Rule& rule);
   bool ParseLog(ir::Rule& rule);
   bool ParseLimit(ir::Rule& rule);
   bool ParseReject(ir::Rule& rule);
+  // statements.cc
+  bool ParseQuota(ir::Rule& rule);
+  bool ParseQueue(ir::Rule& rule);
+  bool ParseNat(ir::Rule& rule);
+  bool ParseNatAddress(std::string_view word, int family, ir::SourceLoc loc,
+                       ir::Bytes* out);
 
   // ---- lowering (rule.cc)
   void Emit(ir::Rule& rule, ir::Expr e, ir::SourceLoc loc);

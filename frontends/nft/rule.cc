@@ -56,18 +56,20 @@ const std::vector<std::string_view>& StatementWords() {
       "log", "limit", "reject", "notrack", "meta", "ct", "ip", "ip6", "tcp",
       "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
       "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
-      "iif", "oif", "comment"};
+      "iif", "oif", "comment", "quota", "queue", "snat", "dnat", "masquerade",
+      "redirect"};
   return kWords;
 }
 
 bool IsUnsupportedStatement(std::string_view w) {
   static constexpr std::string_view kWords[] = {
-      "snat", "dnat", "masquerade", "redirect", "queue", "dup", "fwd",
-      "quota", "tproxy", "synproxy", "flow", "meter", "add", "update",
+      // Statements parsed in statements.cc, but no expressions.
+      "queue", "quota", "snat", "dnat", "masquerade", "redirect",
+      "dup", "fwd", "tproxy", "synproxy", "flow", "meter", "add", "update",
       "delete", "numgen", "jhash", "symhash", "fib", "rt", "osf", "socket",
       "exthdr", "hbh", "frag", "dst", "mh", "srh", "rt0", "rt2", "rt4",
       "arp", "gre", "gretap", "geneve", "vxlan", "ipsec", "tunnel", "last",
-      "xt", "set", "map", "vmap", "inner", "cgroupv2", "mpath", "time", "osf",
+      "xt", "set", "map", "vmap", "inner", "cgroupv2", "mpath", "osf",
       "secmark", "objref", "ipip", "ip6ip", "reset", "dscp", "ecn"};
   for (std::string_view k : kWords) {
     if (k == w) return true;
@@ -163,6 +165,11 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   if (w == "log") return ParseLog(rule);
   if (w == "limit") return ParseLimit(rule);
   if (w == "reject") return ParseReject(rule);
+  if (w == "quota") return ParseQuota(rule);
+  if (w == "queue") return ParseQueue(rule);
+  if (w == "snat" || w == "dnat" || w == "masquerade" || w == "redirect") {
+    return ParseNat(rule);
+  }
   if (w == "notrack") {
     Next();
     Emit(rule, ir::Notrack{}, loc);
@@ -242,7 +249,7 @@ bool Parser::ParseLog(ir::Rule& rule) {
   static const std::vector<std::string_view> kLevels = {
       "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
       "audit"};
-  bool audit = false, other = false;
+  bool audit = false, other = false, nflog_option = false;
   while (!failed_) {
     if (AcceptWord("prefix")) {
       const Token& p = Peek();
@@ -268,7 +275,17 @@ bool Parser::ParseLog(ir::Rule& rule) {
       log.group = static_cast<uint32_t>(*v);
       other = true;
     } else if (AtWord("snaplen") || AtWord("queue-threshold")) {
-      return Error(Peek().loc, absl::StrCat("unsupported log option '", Peek().text, "'"));
+      // nflog options: the copy length and the batching threshold.
+      const bool snaplen = Next().text == "snaplen";
+      std::string n;
+      if (!ExpectWord(&n, snaplen ? "snaplen" : "queue threshold")) return false;
+      auto v = ParseNumber(n);
+      if (!v || *v > (snaplen ? UINT32_MAX : 65535)) {
+        return Error(toks_[pos_ - 1].loc, absl::StrCat("bad log ", snaplen ? "snaplen" : "queue threshold"));
+      }
+      (snaplen ? log.snaplen : log.qthreshold) = static_cast<uint32_t>(*v);
+      other = true;
+      nflog_option = true;
     } else if (AcceptWord("flags")) {
       std::string f;
       if (!ExpectWord(&f, "log flags")) return false;
@@ -302,6 +319,7 @@ bool Parser::ParseLog(ir::Rule& rule) {
   if (audit && other) return Error(loc, "log level audit takes no other options");
   if (log.group && log.flags != 0) return Error(loc, "log group does not take flags");
   if (log.group && log.level) return Error(loc, "log group does not take a level");
+  if (nflog_option && !log.group) return Error(loc, "log snaplen and queue-threshold need a group");
   Emit(rule, log, loc);
   return true;
 }
@@ -521,7 +539,7 @@ bool Parser::ParseField(Field* field) {
     }
     if (!fd) {
       // time and hour depend on the host's time zone at load time.
-      if (key == "time" || key == "hour" || key == "ipsec" || key == "secpath") {
+      if (key == "ipsec" || key == "secpath") {
         return Error(kloc, absl::StrCat("unsupported meta key '", key, "'"));
       }
       return Error(kloc, absl::StrCat("unknown meta key '", key, "'"),
@@ -568,7 +586,7 @@ bool Parser::ParseField(Field* field) {
     if (fd) fd->ct_plain_addr = plain;
     if (!fd) {
       static constexpr std::string_view kUnsup[] = {
-          "label", "count", "helper", "timeout", "expectation", "l3proto"};
+          "count", "helper", "timeout", "expectation", "l3proto"};
       for (std::string_view u : kUnsup) {
         if (u == key) return Error(kloc, absl::StrCat("unsupported ct key '", key, "'"));
       }
@@ -762,6 +780,23 @@ bool Parser::ParseItem(const Field& f, Item* item) {
       if (!v) return Error(t.loc, absl::StrCat("invalid value \"", t.text, "\""));
       Next();
       item->lo = *v;
+      // "A"-"B": a range of quoted values (`meta hour "21:00"-"02:00"`).
+      if (AtWord("-") && PeekAt(1).kind == Tok::kString) {
+        Next();
+        const Token& e = Peek();
+        std::optional<Value> hi = ParseValue(f.type, e.text, f.len_bits);
+        if (!hi) return Error(e.loc, absl::StrCat("invalid value \"", e.text, "\""));
+        Next();
+        item->kind = Item::Kind::kRange;
+        item->hi = hi->num;
+        if (item->hi < item->lo.num) {
+          // Local hours map to UTC with a wrap at midnight: nft swaps the
+          // ends and matches outside them.
+          if (f.type != DType::kHour) return Error(item->loc, "range end is below its start");
+          std::swap(item->lo.num, item->hi);
+          item->outside = true;
+        }
+      }
       return true;
     }
     if (t.text.size() > 15 && t.text.find('*') == std::string::npos) {
@@ -1283,6 +1318,7 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     ir::Range r;
     r.negate = op == RelOp::kNeq;
     r.sreg = 1;
+    if (it.outside) r.negate = !r.negate;
     r.from = enc(it.lo.num);
     r.to = enc(it.hi);
     Emit(rule, r, it.loc);
@@ -1392,6 +1428,22 @@ bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
   bool source_field =
       t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" ||
                                t.text == "ct" || IsUnqualifiedMeta(t.text));
+  // `KEY map { ... }` / `KEY map @m` comes before the first '{' or '@'.
+  bool is_map = false;
+  for (size_t i = 0; source_field && i < 16; ++i) {
+    const Token& a = PeekAt(i);
+    if (a.kind == Tok::kNewline || a.kind == Tok::kEnd || a.kind == Tok::kSetRef ||
+        (a.kind == Tok::kPunct && (a.text == "{" || a.text == ";" || a.text == "}"))) {
+      break;
+    }
+    if (a.kind == Tok::kWord && a.text == "map") is_map = true;
+  }
+  const bool expr_start = source_field || Peek().kind == Tok::kWord || AtPunct("(");
+  if (IsValueExprTarget(target) && !is_map && expr_start) {
+    ValueExpr v;
+    if (!ParseValueExpr(target, 1, &v)) return false;
+    return EmitValueExpr(rule, target, v, loc) && EmitSetTarget(rule, target, is_ct);
+  }
   if (source_field) {
     Lhs src;
     if (!ParseLhs(&src)) return false;
@@ -1578,23 +1630,7 @@ bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
 // dscp | 4`): load, isolate and shift the bits down, then apply the binop
 // on the register as a host-order word (one byte reads the same either way).
 bool Parser::EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len) {
-  const Field& f = src.fields[0];
-  if (!EmitDeps(rule, f)) return false;
-  EmitLoad(rule, f, 1, 1);
-  if (f.NeedsMask()) {
-    ir::Bitwise b;
-    b.len = 1;
-    b.mask = EncodeNum(f, BitsMask(f.len_bits), 1);
-    b.xor_ = ir::Bytes(1, 0);
-    Emit(rule, b, f.loc);
-  }
-  if (f.Shift() > 0) {
-    ir::Bitwise b;
-    b.op = ir::BitwiseOp::kRshift;
-    b.len = len;
-    b.shift = f.Shift();
-    Emit(rule, b, f.loc);
-  }
+  if (!EmitValueSource(rule, src.fields[0], len)) return false;
   if (src.has_binop) {
     U128 all = BitsMask(len * 8);
     ir::Bitwise b;

@@ -280,6 +280,9 @@ bool Parser::FillSet(ir::Set& set, const SetType& st,
           lo = hi = Encode(f, it.lo, len);
           break;
         case Item::Kind::kRange:
+          if (it.outside) {
+            return Error(it.loc, "unsupported range across midnight UTC in a set");
+          }
           lo = EncodeNum(f, it.lo.num, len);
           hi = EncodeNum(f, it.hi, len);
           ranged = true;

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <cctype>
+#include <ctime>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -187,6 +188,7 @@ const SymTable& Symbols(DType t) {
     case DType::kMark:
     case DType::kHour:
     case DType::kTime:
+    case DType::kDate:
     case DType::kTcHandle: return kTcHandle;
     case DType::kDccpType: return kDccp;
     case DType::kMhType: return kMh;
@@ -266,6 +268,73 @@ std::optional<U128> ParseTime(std::string_view w) {
   return total;
 }
 
+// The host's offset from UTC now, in seconds (nft converts hours with the
+// offset at load time, dates with the offset at that date).
+long UtcOffsetNow() {
+  time_t now = time(nullptr);
+  struct tm local;
+  if (localtime_r(&now, &local) == nullptr) return 0;
+  return local.tm_gmtoff;
+}
+
+// Fixed-width decimal field of `w` at [pos, pos + n); -1 when not digits.
+int Digits(std::string_view w, size_t pos, size_t n) {
+  if (pos + n > w.size()) return -1;
+  int v = 0;
+  for (size_t i = pos; i < pos + n; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(w[i]))) return -1;
+    v = v * 10 + (w[i] - '0');
+  }
+  return v;
+}
+
+// "HH:MM" or "HH:MM:SS" (local time, seconds up to 60) → seconds since
+// midnight UTC, as nft's hour_type_parse.
+std::optional<U128> ParseHour(std::string_view w) {
+  if (w.size() != 5 && w.size() != 8) return std::nullopt;
+  int h = Digits(w, 0, 2), m = Digits(w, 3, 2), s = w.size() == 8 ? Digits(w, 6, 2) : 0;
+  if (w[2] != ':' || (w.size() == 8 && w[5] != ':')) return std::nullopt;
+  if (h < 0 || h > 23 || m < 0 || m > 59 || s < 0 || s > 60) return std::nullopt;
+  long secs = (h * 3600L + m * 60L + s - UtcOffsetNow()) % 86400;
+  if (secs < 0) secs += 86400;
+  return static_cast<U128>(secs);
+}
+
+// "YYYY-MM-DD[ HH:MM[:SS]]" in local time, or seconds since the epoch →
+// nanoseconds since the epoch, as nft's date_type_parse.
+std::optional<U128> ParseDate(std::string_view w) {
+  if (auto n = ParseNumber(w)) {
+    if (*n > UINT64_MAX / 1000000000ull) return std::nullopt;
+    return *n * 1000000000ull;
+  }
+  if (w.size() != 10 && w.size() != 16 && w.size() != 19) return std::nullopt;
+  struct tm tm = {};
+  int y = Digits(w, 0, 4), mo = Digits(w, 5, 2), d = Digits(w, 8, 2);
+  if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || w[4] != '-' || w[7] != '-') {
+    return std::nullopt;
+  }
+  int h = 0, mi = 0, s = 0;
+  if (w.size() >= 16) {
+    h = Digits(w, 11, 2);
+    mi = Digits(w, 14, 2);
+    if (w[10] != ' ' || w[13] != ':' || h < 0 || h > 23 || mi < 0 || mi > 59) return std::nullopt;
+  }
+  if (w.size() == 19) {
+    s = Digits(w, 17, 2);
+    if (w[16] != ':' || s < 0 || s > 60) return std::nullopt;
+  }
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = s;
+  tm.tm_isdst = -1;
+  time_t t = mktime(&tm);
+  if (t < 0) return std::nullopt;
+  return static_cast<U128>(t) * 1000000000ull;
+}
+
 bool Fits(U128 v, uint32_t bits) {
   return bits >= 128 || v < (static_cast<U128>(1) << bits);
 }
@@ -274,7 +343,7 @@ bool Fits(U128 v, uint32_t bits) {
 
 bool IsBitmask(DType t) {
   return t == DType::kTcpFlag || t == DType::kCtState ||
-         t == DType::kCtStatus || t == DType::kCtEvent;
+         t == DType::kCtStatus || t == DType::kCtEvent || t == DType::kCtLabel;
 }
 
 std::optional<DType> DTypeFromName(std::string_view name) {
@@ -333,7 +402,8 @@ uint32_t DTypeBits(DType t) {
     case DType::kString:
     case DType::kCtLabel:
       return 128;
-    case DType::kTime: return 64;
+    case DType::kTime:
+    case DType::kDate: return 64;
     case DType::kInteger:
     case DType::kMark:
     case DType::kCtState:
@@ -370,6 +440,7 @@ bool DTypeHostOrder(DType t) {
     case DType::kDay:
     case DType::kHour:
     case DType::kTime:
+    case DType::kDate:
     case DType::kInteger:
       return true;
     default:
@@ -429,6 +500,27 @@ std::optional<Value> ParseValue(DType t, std::string_view w, uint32_t bits) {
       }
       break;
     }
+    case DType::kCtLabel: {
+      // A label is a bit number (0..127) of the 128-bit label set; names
+      // from connlabel.conf are not read.
+      std::optional<U128> n = ParseNumber(w);
+      if (!n || *n > 127) return std::nullopt;
+      Value lv;
+      lv.num = static_cast<U128>(1) << static_cast<int>(*n);
+      return lv;
+    }
+    case DType::kHour:
+      if (auto secs = ParseHour(w)) {
+        v = Value{};
+        v->num = *secs;
+      }
+      break;
+    case DType::kDate:
+      if (auto ns = ParseDate(w)) {
+        v = Value{};
+        v->num = *ns;
+      }
+      break;
     case DType::kTime: {
       if (auto ms = ParseTime(w)) {
         v = Value{};

@@ -26,6 +26,7 @@ enum class DType : uint8_t {
   kEtherType, kIfType, kBoolean, kDay, kHour, kTime, kIgmpType, kIface,
   kUid, kGid, kRealm, kDevgroup, kCtEvent, kCtLabel, kTcHandle,
   kDccpType, kMhType, kMptcpSubtype,
+  kDate,  // meta time: ns since the epoch (dates are local time)
 };
 
 // True for types whose values are bit flags (`a,b` means any of them).

@@ -50,7 +50,11 @@ using InputFormat = frontends::InputFormat;
     std::string_view text, const std::string& name,
     std::optional<InputFormat> format = std::nullopt);
 
-enum class Verdict : uint8_t { kAccept, kDrop };
+// kQueue: an nft `queue` statement handed the packet to a userspace queue
+// (Result::queue says which). It is final for the ruleset, like drop; the
+// kernel then drops the packet when no program listens on the queue, or
+// accepts it with the `bypass` flag.
+enum class Verdict : uint8_t { kAccept, kDrop, kQueue };
 
 enum class Backend : uint8_t {
   kAuto,    // jit at once; llvm compiled in the background and swapped in
@@ -100,6 +104,8 @@ struct Result {
   bool rejected = false;
   uint32_t mark = 0;     // meta mark after evaluation
   uint32_t ct_mark = 0;  // ct mark after evaluation
+  std::optional<ir::QueueChoice> queue;  // verdict kQueue: which queue
+  std::optional<ir::NatChange> nat;      // a NAT statement ran (nat chains)
 };
 
 // Per-thread mutable state: counters per rule and limit token buckets.
@@ -152,6 +158,9 @@ class Program {
 
   // The running tier (auto: jit, then llvm once a tier-up landed).
   Backend backend() const;
+  // Why a compiled backend was asked for but the interpreter runs the
+  // ruleset ("FILE:LINE: quota statement: ..."); empty otherwise.
+  const std::string& interpreter_reason() const { return interpreter_reason_; }
   // auto: starts compiling the llvm tier on a background thread (once) and
   // switches to it atomically when done; a compile error leaves the jit
   // tier running. False when this program has no tier-up (other backends,
@@ -195,6 +204,7 @@ class Program {
   std::unique_ptr<Jit> jit_;
   std::vector<std::vector<RuleRef>> hook_chains_;  // per Hook, in order
   Backend backend_ = Backend::kInterp;
+  std::string interpreter_reason_;
 };
 
 }  // namespace rulejit

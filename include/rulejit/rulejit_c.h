@@ -39,6 +39,8 @@ typedef struct rulejit_state rulejit_state;
 typedef enum {
   RULEJIT_ACCEPT = 0,
   RULEJIT_DROP = 1,
+  /* The packet goes to a userspace queue (nft `queue`): final, like drop. */
+  RULEJIT_QUEUE = 2,
 } rulejit_verdict;
 
 /* Netfilter hooks, in the kernel's order. */

@@ -119,7 +119,12 @@ void RunStage(const Program& program, const Stage& stage, RunState* state,
     const uint32_t i = live[k];
     const RuleRef& by = results[i].decided_by;
     if (by.rule < 0 && by.table >= 0 && by.chain >= 0) count_policy(by);
-    if (results[i].verdict != Verdict::kDrop) live[kept++] = i;
+    // No userspace queue listens here: a queued packet is dropped, as the
+    // kernel does, unless the queue statement said `bypass`.
+    const bool pass = results[i].verdict == Verdict::kAccept ||
+                      (results[i].verdict == Verdict::kQueue && results[i].queue &&
+                       (results[i].queue->flags & ir::kQueueBypass));
+    if (pass) live[kept++] = i;
   }
   *count = kept;
 }

@@ -502,6 +502,25 @@ TEST_F(CliTest, EvalEveryBackendGivesTheExpectedVerdicts) {
   }
 }
 
+TEST_F(CliTest, QueueIsAVerdictAndInterpreterFallbackIsVisible) {
+  std::string rules = Write("q.nft",
+                            "table ip t {\n  chain c {\n    type filter hook input priority 0;\n"
+                            "    ip protocol tcp quota 1 mbytes\n"
+                            "    ip protocol tcp queue num 3 bypass\n  }\n}\n");
+  ToolResult c = Run({"compile", rules, "--emit", "opt-ir"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("q.nft:4: quota statement"));
+  EXPECT_THAT(c.err, HasSubstr("runs in the interpreter"));
+  EXPECT_THAT(c.out, HasSubstr("[ queue num 3 bypass ]"));
+  for (const char* backend : {"interp", "jit"}) {
+    ToolResult r = Run({"eval", rules, kExamplePcap, "--iif", "eth0", "--backend", backend});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    int queued = 0;
+    for (const std::string& line : Lines(r.out)) queued += line.ends_with(" queue");
+    EXPECT_GT(queued, 0) << backend << "\n" << r.out;
+  }
+}
+
 TEST_F(CliTest, EvalWithoutExplainPrintsIndexAndVerdict) {
   ToolResult r = Run({"eval", kExampleRules, kExamplePcap, "--iif", "eth0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -75,7 +75,8 @@ const std::set<std::string> kCoveredKinds = {
     "payload load", "meta load", "meta set", "ct load",   "ct set",
     "bitwise",      "byteorder", "cmp",      "range",     "lookup",
     "immediate",    "counter",   "limit",    "log",       "reject",
-    "notrack",      "exthdr load", "payload write"};
+    "notrack",      "exthdr load", "payload write", "queue", "quota",
+    "nat",          "masq",      "redir"};
 
 struct KindCount {
   int accepted = 0;

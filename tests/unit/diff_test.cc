@@ -431,6 +431,26 @@ TEST(DiffTest, NotExactConstructsAreReported) {
   EXPECT_FALSE(d.exact());
 }
 
+TEST(DiffTest, QueueQuotaAndNatAreNotExact) {
+  // Each of these is a side effect or an outcome outside accept/drop: the
+  // diff must say it did not reason about them, never "equivalent".
+  ir::Ruleset a = Nft(InputChain("    tcp dport 22 queue num 3\n"
+                                 "    tcp dport 23 quota 10 kbytes drop\n"));
+  ir::Ruleset b = Nft(InputChain("    tcp dport 22 accept\n"));
+  DiffResult d = DiffRulesets(a, b, {});
+  ASSERT_EQ(d.old_inexact.size(), 2u);
+  EXPECT_THAT(d.old_inexact[0].reason, ::testing::HasSubstr("queue"));
+  EXPECT_THAT(d.old_inexact[1].reason, ::testing::HasSubstr("quota"));
+  EXPECT_FALSE(d.exact());
+  ir::Ruleset n = Nft("table ip nat {\n  chain post {\n"
+                      "    type nat hook postrouting priority 100;\n"
+                      "    ip saddr 10.0.0.0/8 masquerade\n  }\n}\n");
+  DiffResult dn = DiffRulesets(n, n, {.hook = ir::Hook::kPostrouting});
+  EXPECT_FALSE(dn.exact());
+  ASSERT_FALSE(dn.old_inexact.empty());
+  EXPECT_THAT(dn.old_inexact[0].reason, ::testing::HasSubstr("nat"));
+}
+
 // ---------------------------------------------------------------------------
 // IPv6, inet tables, maps, named sets, concatenations
 

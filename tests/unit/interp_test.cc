@@ -681,6 +681,66 @@ TEST(InterpStatements, RejectIsFinalDrop) {
   EXPECT_EQ(r.decided_by.rule, 0);
 }
 
+TEST(InterpStatements, QueueIsFinalAndSaysWhichQueue) {
+  // Base chain a queues; chain b (later priority) must not run.
+  Ruleset rs = RS({T(Family::kIp, {Base("a", {R({Queue{4, 2, kQueueBypass}})}, Hook::kInput, 0),
+                                   Base("b", {Cat({}, MarkSet(5)), R({Drop()})}, Hook::kInput, 10)})});
+  EvalResult r = RunOn(rs, Tcp());
+  EXPECT_EQ(r.verdict, VerdictCode::kQueue);
+  ASSERT_TRUE(r.queue.has_value());
+  EXPECT_EQ(r.queue->num, 4u);
+  EXPECT_EQ(r.queue->total, 2u);
+  EXPECT_EQ(r.queue->flags, kQueueBypass);
+  EXPECT_EQ(r.mark, 0u);
+  // The queue number from a register (host-order word).
+  Queue from_reg;
+  from_reg.sreg_qnum = 1;
+  EvalResult q = RunOn(Simple({R({Imm(Le32(7)), from_reg})}), Tcp());
+  EXPECT_EQ(q.verdict, VerdictCode::kQueue);
+  EXPECT_EQ(q.queue->num, 7u);
+}
+
+TEST(InterpStatements, QuotaCountsBytesAcrossPackets) {
+  // The frame's skb length (network header on) decides: 2.5 packets' worth.
+  const Packet p = Tcp();
+  const uint32_t len = SkbLen(p.view());
+  Quota within{len * 5 / 2, 0, false};
+  Quota over{len * 5 / 2, 0, true};
+  for (const Quota& q : {within, over}) {
+    Ruleset rs = Simple({R({q, Drop()})});
+    InterpState st;
+    std::vector<VerdictCode> got;
+    for (int i = 0; i < 4; ++i) got.push_back(RunOn(rs, p, Hook::kInput, {}, &st).verdict);
+    const VerdictCode in = q.over ? VerdictCode::kAccept : VerdictCode::kDrop;
+    const VerdictCode out = q.over ? VerdictCode::kDrop : VerdictCode::kAccept;
+    EXPECT_EQ(got, (std::vector<VerdictCode>{in, in, out, out})) << q.over;
+  }
+  // Bytes already used (`used N`) count from the start.
+  Ruleset used = Simple({R({Quota{len * 5 / 2, len * 2, false}, Drop()})});
+  InterpState st;
+  EXPECT_EQ(RunOn(used, p, Hook::kInput, {}, &st).verdict, VerdictCode::kAccept);
+}
+
+TEST(InterpStatements, NatAcceptsAndRecordsTheBinding) {
+  Nat dnat;
+  dnat.kind = NatKind::kDnat;
+  dnat.addr_min = 1;
+  dnat.proto_min = 2;
+  dnat.flags = kNatProtoSpecified;
+  // The NAT statement ends the base chain with accept; a later chain runs.
+  Ruleset rs = RS({T(Family::kIp, {Base("nat", {R({Imm({192, 168, 3, 2}), Imm(Be16(8080), 2), dnat}),
+                                                R({Drop()})}, Hook::kInput, 0),
+                                   Base("b", {Cat({}, MarkSet(5))}, Hook::kInput, 10)})});
+  EvalResult r = RunOn(rs, Tcp());
+  EXPECT_EQ(r.verdict, VerdictCode::kAccept);
+  EXPECT_EQ(r.mark, 5u);  // the drop rule after it never ran; chain b did
+  ASSERT_TRUE(r.nat.has_value());
+  EXPECT_EQ(r.nat->kind, NatKind::kDnat);
+  EXPECT_EQ(r.nat->addr_min, (Bytes{192, 168, 3, 2}));
+  EXPECT_EQ(r.nat->proto_min, Be16(8080));
+  EXPECT_TRUE(r.nat->addr_max.empty());
+}
+
 // ---------------------------------------------------------------------------
 // control flow
 

@@ -1,5 +1,7 @@
 // Unit tests of the nft frontend: error locations, did-you-mean hints, and
 // small lowering cases written out beside their expected IR text.
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <string>
 
@@ -98,7 +100,7 @@ TEST(NftParserErrors, UnsupportedFamilyIsLocated) {
 }
 
 TEST(NftParserErrors, UnsupportedStatementIsLocated) {
-  ExpectError("table ip t {\n chain c {\n  masquerade\n }\n}\n", 3, 3, "unsupported");
+  ExpectError("table ip t {\n chain c {\n  tproxy to 1.2.3.4\n }\n}\n", 3, 3, "unsupported");
 }
 
 TEST(NftParserErrors, UndefinedVariableHasHint) {
@@ -397,6 +399,144 @@ TEST(NftParserErrors, PayloadSetMistakes) {
   ExpectError("table ip t {\n chain c {\n  ip ttl set 256\n }\n}\n", 3, 14, "exceeds");
   ExpectError("table ip t {\n chain c {\n  ip ttl set ip id\n }\n}\n", 3, 14,
               "only the same field");
+}
+
+// A rule in a `type nat hook HOOK` chain of a FAMILY table, printed.
+std::string LowerNat(const std::string& family, const std::string& hook, const std::string& rule) {
+  std::string text = "table " + family + " t {\n chain c {\n  type nat hook " + hook +
+                     " priority 0;\n  " + rule + "\n }\n}\n";
+  auto r = Parse(text);
+  if (!r->rs.ok()) return "ERROR: " + r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  const ir::Chain& c = t.chains.at(0);
+  std::string out = ir::PrintRule(t, c, c.rules.at(0));
+  return out.substr(out.find('\n') + 1);
+}
+
+TEST(NftLowering, QueueAndQuota) {
+  EXPECT_EQ(Lower("ip", "queue"), "  [ queue num 0 ]\n");
+  EXPECT_EQ(Lower("inet", "queue num 4-5 fanout bypass"), "  [ queue num 4-5 bypass fanout ]\n");
+  EXPECT_EQ(Lower("ip", "queue flags bypass to 65535"), "  [ queue num 65535 bypass ]\n");
+  EXPECT_EQ(Lower("ip", "quota over 2 kbytes"), "  [ quota bytes 2048 consumed 0 flags 1 ]\n");
+  EXPECT_EQ(Lower("ip", "quota 1 mbytes used 1024 bytes"),
+            "  [ quota bytes 1048576 consumed 1024 flags 0 ]\n");
+}
+
+TEST(NftLowering, NatStatements) {
+  EXPECT_EQ(LowerNat("ip", "prerouting", "tcp dport 81 dnat to 192.168.3.2-192.168.3.4:8080-8999"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00005100 ]\n"
+            "  [ immediate reg 1 0x0203a8c0 ]\n"
+            "  [ immediate reg 2 0x0403a8c0 ]\n"
+            "  [ immediate reg 3 0x0000901f ]\n"
+            "  [ immediate reg 4 0x00002723 ]\n"
+            "  [ nat dnat ip addr_min reg 1 addr_max reg 2 proto_min reg 3 proto_max reg 4 flags 0x2 ]\n");
+  EXPECT_EQ(LowerNat("ip6", "postrouting", "snat to [2001:db8::1]:100"),
+            "ERROR: t.nft:4:11: error: snat to a port needs a transport protocol: match one "
+            "first (tcp dport, meta l4proto)\n  snat to [2001:db8::1]:100\n          ^\n");
+  // An address from a map lookup.
+  EXPECT_EQ(LowerNat("inet", "prerouting", "dnat ip to ct mark map { 0x14 : 1.2.3.4 }"),
+            "  [ ct load mark => reg 1 ]\n"
+            "  [ lookup reg 1 set __map%d dreg 1 ]\n"
+            "  [ nat dnat ip addr_min reg 1 ]\n");
+  // Ports alone in an inet table: the nat family is the table's.
+  EXPECT_EQ(LowerNat("inet", "prerouting", "meta l4proto tcp dnat to :80"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ immediate reg 1 0x00005000 ]\n"
+            "  [ nat dnat inet proto_min reg 1 flags 0x2 ]\n");
+  EXPECT_EQ(LowerNat("ip6", "prerouting", "dnat to 2001:db8::/64"),
+            "  [ immediate reg 1 0xb80d0120 0x00000000 0x00000000 0x00000000 ]\n"
+            "  [ immediate reg 2 0xb80d0120 0x00000000 0xffffffff 0xffffffff ]\n"
+            "  [ nat dnat ip6 addr_min reg 1 addr_max reg 2 ]\n");
+  EXPECT_EQ(LowerNat("inet", "postrouting", "ip saddr 10.0.0.0/8 masquerade random,persistent"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ payload load 1b @ network header + 12 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000000a ]\n"
+            "  [ masq flags 0xc ]\n");
+  EXPECT_EQ(LowerNat("ip", "output", "udp dport 53 redirect to :5353"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000011 ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00003500 ]\n"
+            "  [ immediate reg 1 0x0000e914 ]\n"
+            "  [ redir proto_min reg 1 flags 0x2 ]\n");
+}
+
+TEST(NftParserErrors, NatMistakes) {
+  ExpectError("table inet t {\n chain c {\n  type nat hook postrouting priority 0\n"
+              "  snat to 1.2.3.4\n }\n}\n",
+              4, 3, "needs an address family");
+  ExpectError("table ip t {\n chain c {\n  type nat hook postrouting priority 0\n"
+              "  tcp dport 22 masquerade accept\n }\n}\n",
+              4, 27, "terminal statement");
+  ExpectError("table ip t {\n chain c {\n  type nat hook forward priority 0\n }\n}\n", 3, 17,
+              "nat chains hook");
+  ExpectError("table ip t {\n chain c {\n  queue num 65536\n }\n}\n", 3, 13,
+              "queue number out of range");
+  ExpectError("table ip t {\n chain c {\n  quota 5 kbites\n }\n}\n", 3, 11,
+              "unknown unit 'kbites'", "kbytes");
+}
+
+TEST(NftLowering, MarkValueExpressions) {
+  EXPECT_EQ(Lower("ip", "ct mark set 0x1 or ct mark"),
+            "  [ ct load mark => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0xfffffffe ) ^ 0x00000001 ]\n"
+            "  [ ct set mark with reg 1 ]\n");
+  EXPECT_EQ(Lower("ip", "meta mark set ip dscp << 2 | 0x10"),
+            "  [ payload load 1b @ network header + 1 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 << 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0xffffffef ) ^ 0x00000010 ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+  // << binds tighter than &.
+  EXPECT_EQ(Lower("ip", "ct mark set ip dscp & 0x0f << 1"),
+            "  [ payload load 1b @ network header + 1 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000001e ) ^ 0x00000000 ]\n"
+            "  [ ct set mark with reg 1 ]\n");
+  EXPECT_EQ(Lower("ip", "meta mark set 0x32 or 0xfffff"),
+            "  [ immediate reg 1 0x000fffff ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+  ExpectError("table ip t {\n chain c {\n  ct mark set ct mark | meta mark\n }\n}\n", 3, 23,
+              "two non-constant values");
+  ExpectError("table ip t {\n chain c {\n  ct mark set ct mark << 32\n }\n}\n", 3, 23,
+              "shift by 32 bits or more");
+}
+
+TEST(NftLowering, MetaHourAndTimeAreUtc) {
+  // Hours and dates are local time: fix the zone (UTC+2) for the test.
+  const char* saved = std::getenv("TZ");
+  std::string old = saved ? saved : "";
+  setenv("TZ", "UTC-2", 1);
+  tzset();
+  EXPECT_EQ(Lower("ip", "meta hour \"17:00\" drop"),
+            "  [ meta load hour => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000d2f0 ]\n"
+            "  [ immediate reg 0 drop ]\n");
+  // 00:00-02:02 local is 22:00-00:02 UTC: outside [00:02, 22:00].
+  EXPECT_EQ(Lower("ip", "meta hour \"00:00\"-\"02:02\" drop"),
+            "  [ meta load hour => reg 1 ]\n"
+            "  [ byteorder reg 1 = hton(reg 1, 4, 4) ]\n"
+            "  [ range neq reg 1 0x78000000 0x60350100 ]\n"
+            "  [ immediate reg 0 drop ]\n");
+  EXPECT_EQ(Lower("ip", "meta time \"1970-05-23 21:07:14\" drop"),
+            "  [ meta load time => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x43f05400 0x002bd503 ]\n"
+            "  [ immediate reg 0 drop ]\n");
+  ExpectError("table ip t {\n chain c {\n  meta hour \"24:00\" drop\n }\n}\n", 3, 13,
+              "invalid value");
+  if (saved) {
+    setenv("TZ", old.c_str(), 1);
+  } else {
+    unsetenv("TZ");
+  }
+  tzset();
 }
 
 }  // namespace

@@ -391,11 +391,30 @@ TEST(Reader, RoundTripsEachKind) {
       "[ exthdr load 4b @ 193 + 4 => reg 1 ]",
       "[ payload write reg 1 => 2b @ network header + 0 csum_type 1 csum_off 10 csum_flags 0x0 ]",
       "[ payload write reg 1 => 16b @ network header + 24 csum_type 0 csum_off 0 csum_flags 0x1 ]",
+      "[ queue num 0 ]",
+      "[ queue num 4-5 bypass fanout ]",
+      "[ queue sreg_qnum 1 bypass ]",
+      "[ quota bytes 1072693248000 consumed 0 flags 1 ]",
+      "[ nat snat ip addr_min reg 1 ]",
+      "[ nat dnat ip6 addr_min reg 1 addr_max reg 2 proto_min reg 3 proto_max reg 4 flags 0x2 ]",
+      "[ masq ]",
+      "[ masq proto_min reg 1 proto_max reg 2 flags 0x1e ]",
+      "[ redir flags 0x1c ]",
   };
   for (const char* line : lines) {
     absl::StatusOr<Expr> expr = ParseExprLine(line);
     ASSERT_TRUE(expr.ok()) << line << ": " << expr.status();
     EXPECT_EQ(PrintExpr(*expr), line);
+  }
+}
+
+TEST(Reader, RefusesNonCanonicalStatementLines) {
+  // Each would print back differently (found by ir_line_fuzz).
+  for (const char* line : {"[ masq proto_min reg 1 flags 0x0 ]", "[ redir flags 0x01 ]",
+                           "[ nat snat ip flags 0xC ]", "[ quota bytes 2048 consumed 0 flags 2 ]",
+                           "[ queue num 0-65535 ]", "[ queue num 3-3 ]",
+                           "[ queue num 1 fanout bypass ]"}) {
+    EXPECT_FALSE(ParseExprLine(line).ok()) << line;
   }
 }
 

@@ -721,6 +721,7 @@ class Emitter {
         }
         return;
       case ir::VerdictCode::kContinue: return;
+      case ir::VerdictCode::kQueue: return;  // never an immediate (verifier)
       case ir::VerdictCode::kBreak: a_.jmp(next); return;
       case ir::VerdictCode::kJump:
         if (!inlining_ && InlinedAtJumps(v.chain)) {
@@ -836,6 +837,10 @@ class Emitter {
 
   void Emit(const ir::Log&, Label) {}      // recorded, no effect on verdicts
   void Emit(const ir::Notrack&, Label) {}  // conntrack is the caller's
+  // CompileAsmjit refuses rulesets with these (ir::FirstInterpreterOnly).
+  void Emit(const ir::Queue&, Label) {}
+  void Emit(const ir::Quota&, Label) {}
+  void Emit(const ir::Nat&, Label) {}
 
   void Emit(const ir::Reject&, Label) {
     a_.mov(CtxField(offsetof(JitContext, rejected), 4), imm(1));
@@ -867,8 +872,9 @@ uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
 absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
     const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
     bool keep_assembly) {
-  if (ir::HasPacketWrites(ruleset)) {
-    return absl::UnimplementedError("asmjit: payload write (the JIT reads packets as immutable)");
+  std::string what;
+  if (ir::FirstInterpreterOnly(ruleset, &what) != nullptr) {
+    return absl::UnimplementedError(absl::StrCat("asmjit: ", what, " (runs in the interpreter)"));
   }
   auto module = std::unique_ptr<JitModule>(new JitModule());
   module->impl_ = std::make_unique<JitModule::Impl>();

@@ -116,8 +116,9 @@ LlvmModule::~LlvmModule() = default;
 absl::StatusOr<std::unique_ptr<LlvmModule>> CompileLlvm(
     const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
     const LlvmOptions& options) {
-  if (ir::HasPacketWrites(ruleset)) {
-    return absl::UnimplementedError("llvm: payload write (compiled code reads packets as immutable)");
+  std::string what;
+  if (ir::FirstInterpreterOnly(ruleset, &what) != nullptr) {
+    return absl::UnimplementedError(absl::StrCat("llvm: ", what, " (runs in the interpreter)"));
   }
   InitializeLlvmOnce();
   auto out = std::unique_ptr<LlvmModule>(new LlvmModule());

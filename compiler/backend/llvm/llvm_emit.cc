@@ -512,6 +512,7 @@ class LlvmEmitter {
       case ir::VerdictCode::kDrop: Decide(kJitDrop); return;
       case ir::VerdictCode::kReturn: Return(kJitContinue); return;
       case ir::VerdictCode::kContinue: return;
+      case ir::VerdictCode::kQueue: return;  // never an immediate (verifier)
       case ir::VerdictCode::kBreak:
         b_.CreateBr(next);
         ContinueDead();
@@ -583,6 +584,10 @@ class LlvmEmitter {
 
   void Emit(const ir::Log&, llvm::BasicBlock*) {}      // no effect on verdicts
   void Emit(const ir::Notrack&, llvm::BasicBlock*) {}  // conntrack is the caller's
+  // CompileLlvm refuses rulesets with these (ir::FirstInterpreterOnly).
+  void Emit(const ir::Queue&, llvm::BasicBlock*) {}
+  void Emit(const ir::Quota&, llvm::BasicBlock*) {}
+  void Emit(const ir::Nat&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Reject&, llvm::BasicBlock*) {
     StoreField(offsetof(JitContext, rejected), 1);

@@ -1,0 +1,339 @@
+// The nft statements that end a packet's walk through the ruleset or keep
+// state outside the registers: queue, quota, and the NAT statements (snat,
+// dnat, masquerade, redirect). Lowered as nft's netlink_linearize does:
+//
+//   queue num 4-5 fanout        → [ queue num 4-5 fanout ]
+//   quota over 2 kbytes         → [ quota bytes 2048 consumed 0 flags 1 ]
+//   dnat to 1.2.3.4-1.2.3.9:80  → [ immediate reg 1 ADDR ] [ immediate reg 2 ADDR ]
+//                                 [ immediate reg 3 PORT ]
+//                                 [ nat dnat ip addr_min reg 1 addr_max reg 2
+//                                   proto_min reg 3 flags 0x2 ]
+//   masquerade random           → [ masq flags 0x4 ]
+//
+// Values go to consecutive 128-bit registers from reg 1, addresses first.
+// NAT statements are terminal (nothing but a comment may follow), and ports
+// need a transport protocol the rule already matched.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "frontends/nft/parser.h"
+
+namespace rulejit::frontends::nft {
+namespace {
+
+// `bytes`, `kbytes`, `mbytes`, `gbytes` → multiplier, 0 when unknown.
+uint64_t ByteUnit(std::string_view w) {
+  if (w == "bytes") return 1;
+  if (w == "kbytes") return 1024;
+  if (w == "mbytes") return 1024 * 1024;
+  if (w == "gbytes") return 1024ull * 1024 * 1024;
+  return 0;
+}
+
+// NF_NAT_RANGE_* bits of the flag words nft accepts.
+uint32_t NatFlagBit(std::string_view w) {
+  if (w == "random") return ir::kNatRandom;
+  if (w == "persistent") return ir::kNatPersistent;
+  if (w == "fully-random") return ir::kNatRandomFully;
+  return 0;
+}
+
+// Did the rule match a transport protocol (a port needs one)?
+bool HasL4Match(const ir::Rule& rule, const ProtoCtx& ctx) {
+  if (ctx.l4 >= 0) return true;
+  for (const ir::Node& n : rule.exprs) {
+    if (const auto* m = std::get_if<ir::MetaLoad>(&n.expr)) {
+      if (m->key == ir::MetaKey::kL4Proto) return true;
+    }
+    if (const auto* p = std::get_if<ir::PayloadLoad>(&n.expr)) {
+      // ip protocol / ip6 nexthdr
+      if (p->base == ir::PayloadBase::kNetwork && p->len == 1 &&
+          (p->offset == 9 || p->offset == 6)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+// quota [over|until] N UNIT [used N UNIT]
+bool Parser::ParseQuota(ir::Rule& rule) {
+  ir::SourceLoc loc = Next().loc;
+  if (AtWord("name")) return Error(Peek().loc, "unsupported named quota");
+  ir::Quota q;
+  if (AcceptWord("over")) {
+    q.over = true;
+  } else {
+    AcceptWord("until");
+  }
+  auto amount = [&](uint64_t* out) -> bool {
+    std::string n, unit;
+    if (!ExpectWord(&n, "byte count")) return false;
+    ir::SourceLoc nloc = toks_[pos_ - 1].loc;
+    std::optional<U128> v = ParseNumber(n);
+    if (!v || *v > UINT64_MAX) return Error(nloc, "bad quota value");
+    if (!ExpectWord(&unit, "unit (bytes, kbytes, mbytes)")) return false;
+    uint64_t mult = ByteUnit(unit);
+    if (mult == 0) {
+      return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown unit '", unit, "'"),
+                   ir::DidYouMean(unit, {"bytes", "kbytes", "mbytes", "gbytes"}));
+    }
+    if (*v > UINT64_MAX / mult) return Error(nloc, "quota too large");
+    *out = static_cast<uint64_t>(*v) * mult;
+    return true;
+  };
+  if (!amount(&q.bytes)) return false;
+  if (AcceptWord("used") && !amount(&q.consumed)) return false;
+  Emit(rule, q, loc);
+  return true;
+}
+
+// queue [num N[-M]] [fanout] [bypass]  /  queue [flags F,..] [to N[-M]]
+bool Parser::ParseQueue(ir::Rule& rule) {
+  ir::SourceLoc loc = Next().loc;
+  ir::Queue q;
+  auto flag = [&](std::string_view w) -> bool {
+    if (w == "bypass") q.flags |= ir::kQueueBypass;
+    else if (w == "fanout") q.flags |= ir::kQueueFanout;
+    else return false;
+    return true;
+  };
+  if (AcceptWord("flags")) {
+    do {
+      std::string w;
+      if (!ExpectWord(&w, "queue flag")) return false;
+      if (!flag(w)) {
+        return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown queue flag '", w, "'"),
+                     ir::DidYouMean(w, {"bypass", "fanout"}));
+      }
+    } while (AcceptPunct(","));
+  }
+  if (AcceptWord("num") || AcceptWord("to")) {
+    std::string w;
+    ir::SourceLoc nloc = Peek().loc;
+    if (Peek().kind != Tok::kWord) return ErrorUnexpected("queue number");
+    w = Peek().text;
+    std::vector<std::string> parts = absl::StrSplit(w, '-');
+    std::optional<U128> lo = ParseNumber(parts[0]);
+    std::optional<U128> hi = parts.size() == 2 ? ParseNumber(parts[1]) : lo;
+    if (!lo || !hi || parts.size() > 2) {
+      return Error(nloc, "unsupported queue number (a constant 0..65535 or range)");
+    }
+    Next();
+    if (*lo > 65535 || *hi > 65535) return Error(nloc, "queue number out of range (0..65535)");
+    if (*hi < *lo) return Error(nloc, "queue range ends before it starts");
+    if (*hi - *lo >= 65535) return Error(nloc, "at most 65535 queues");
+    q.num = static_cast<uint16_t>(*lo);
+    q.total = static_cast<uint16_t>(*hi - *lo + 1);
+  }
+  while (Peek().kind == Tok::kWord && flag(Peek().text)) Next();
+  Emit(rule, q, loc);
+  return true;
+}
+
+// One address of `family` (4 or 6) from `word`; false with an error.
+bool Parser::ParseNatAddress(std::string_view word, int family, ir::SourceLoc loc,
+                             ir::Bytes* out) {
+  DType t = family == 6 ? DType::kIpv6 : DType::kIpv4;
+  uint32_t bits = family == 6 ? 128 : 32;
+  std::optional<Value> v = ParseValue(t, word, bits);
+  if (!v) {
+    return Error(loc, absl::StrCat("'", std::string(word), "' is not an ", family == 6 ? "IPv6" : "IPv4",
+                                   " address"));
+  }
+  *out = EncodeNumber(v->num, bits / 8, false);
+  return true;
+}
+
+// `snat|dnat [ip|ip6] to ADDR[-ADDR|/LEN][:PORT[-PORT]] [FLAGS]`,
+// `masquerade [to :PORT[-PORT]] [FLAGS]`, `redirect [to [:]PORT[-PORT]] [FLAGS]`.
+bool Parser::ParseNat(ir::Rule& rule) {
+  ir::SourceLoc loc = Peek().loc;
+  std::string w = Next().text;
+  ir::Nat nat;
+  nat.kind = w == "snat" ? ir::NatKind::kSnat
+             : w == "dnat" ? ir::NatKind::kDnat
+             : w == "masquerade" ? ir::NatKind::kMasq
+                                 : ir::NatKind::kRedir;
+  const bool addresses = nat.kind == ir::NatKind::kSnat || nat.kind == ir::NatKind::kDnat;
+  // nft: NAT statements are terminal.
+  auto terminal = [&]() -> bool {
+    if (AtStmtEnd() || AtWord("comment")) return true;
+    return Error(Peek().loc, absl::StrCat(w, " is a terminal statement: nothing may follow it"));
+  };
+  int family = 0;  // 4 or 6 for snat/dnat
+  if (addresses) {
+    if (AcceptWord("ip")) family = 4;
+    else if (AcceptWord("ip6")) family = 6;
+    if (AtWord("prefix")) return Error(Peek().loc, "unsupported nat prefix mapping");
+    if (table_->family == ir::Family::kIp) family = family == 6 ? -1 : 4;
+    else if (table_->family == ir::Family::kIp6) family = family == 4 ? -1 : 6;
+    else if (family == 0) family = ctx_.net;
+    if (family < 0 || (family != 0 && ctx_.net != 0 && ctx_.net != family)) {
+      return Error(loc, "the nat address family conflicts with the table or rule");
+    }
+    // Without addresses (`dnat to :80`) an inet table's nat says inet.
+    nat.family = family == 6 ? ir::Family::kIp6 : family == 4 ? ir::Family::kIp : table_->family;
+  }
+  std::vector<ir::Bytes> addrs;  // 0, 1 or 2 (min, max)
+  std::vector<ir::Bytes> ports;
+  if (AcceptWord("to")) {
+    ir::SourceLoc vloc = Peek().loc;
+    std::string addr_text, port_text;
+    if (addresses && AcceptPunct("[")) {
+      // [v6] or [v6]-[v6], then an optional :PORT word.
+      std::string a;
+      if (!ExpectWord(&a, "IPv6 address") || !ExpectPunct("]")) return false;
+      addr_text = a;
+      if (AtWord("-")) {
+        Next();
+        std::string b;
+        if (!ExpectPunct("[") || !ExpectWord(&b, "IPv6 address") || !ExpectPunct("]")) {
+          return false;
+        }
+        addr_text += "-" + b;
+      }
+      if (Peek().kind == Tok::kWord && !Peek().space_before && Peek().text[0] == ':') {
+        port_text = Next().text.substr(1);
+      } else if (Peek().kind == Tok::kWord && !Peek().space_before && Peek().text[0] == '/') {
+        addr_text += Next().text;
+      }
+    } else {
+      const Token& a = Peek();
+      const bool key_field = a.kind == Tok::kWord &&
+                             (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
+                              IsUnqualifiedMeta(a.text));
+      if (addresses && key_field && family != 0) {
+        // `dnat ip to KEY map { k : ADDR, ... }`: the lookup puts the
+        // address in reg 1.
+        Lhs key;
+        if (!ParseLhs(&key)) return false;
+        if (!AtWord("map")) return Error(vloc, absl::StrCat("unsupported ", w, " target expression"));
+        // Data `ADDR . PORT` fills several registers: not supported yet.
+        bool data = false;
+        for (size_t i = 1; i < 4096; ++i) {
+          const Token& d = PeekAt(i);
+          if (d.kind == Tok::kEnd || (d.kind == Tok::kPunct && d.text == "}")) break;
+          if (d.kind == Tok::kPunct && d.text == ",") data = false;
+          if (d.kind == Tok::kWord && (d.text == ":" || d.text.back() == ':')) data = true;
+          if (data && d.kind == Tok::kWord && d.text == ".") {
+            return Error(d.loc, absl::StrCat("unsupported concatenated ", w, " map data"));
+          }
+        }
+        Field addr;
+        addr.type = family == 6 ? DType::kIpv6 : DType::kIpv4;
+        addr.len_bits = family == 6 ? 128 : 32;
+        addr.loc = vloc;
+        if (!ParseMapStmtSource(rule, key, addr)) return false;
+        nat.addr_min = 1;
+        Emit(rule, nat, loc);
+        return terminal();
+      }
+      if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
+          a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
+        return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
+                                        "and ports)"));
+      }
+      std::string word = Next().text;
+      if (!addresses) {
+        port_text = word[0] == ':' ? word.substr(1) : word;
+      } else if (word[0] == ':') {
+        port_text = word.substr(1);
+      } else if (family == 4) {
+        size_t colon = word.find(':');
+        addr_text = word.substr(0, colon);
+        if (colon != std::string::npos) port_text = word.substr(colon + 1);
+      } else {
+        addr_text = word;
+      }
+    }
+    if (!addr_text.empty() && family == 0) {
+      return Error(loc, absl::StrCat(w, " in an ", ir::FamilyName(table_->family),
+                                     " table needs an address family: ", w, " ip to ... or ",
+                                     w, " ip6 to ..."));
+    }
+    if (!addr_text.empty()) {
+      ir::Bytes lo, hi;
+      size_t slash = addr_text.find('/');
+      std::vector<std::string> range;
+      if (slash != std::string::npos) {
+        std::optional<U128> len = ParseNumber(addr_text.substr(slash + 1));
+        const uint32_t bits = family == 6 ? 128 : 32;
+        if (!len || *len > bits) return Error(vloc, "bad prefix length");
+        if (!ParseNatAddress(addr_text.substr(0, slash), family, vloc, &lo)) return false;
+        hi = lo;
+        for (uint32_t b = static_cast<uint32_t>(*len); b < bits; ++b) {
+          lo[b / 8] &= static_cast<uint8_t>(~(0x80 >> (b % 8)));
+          hi[b / 8] |= static_cast<uint8_t>(0x80 >> (b % 8));
+        }
+        addrs = {lo, hi};
+      } else {
+        // Split at the '-' whose sides are both addresses.
+        bool ok = false;
+        for (size_t i = 1; i + 1 < addr_text.size() && !ok; ++i) {
+          if (addr_text[i] != '-') continue;
+          DType t = family == 6 ? DType::kIpv6 : DType::kIpv4;
+          uint32_t bits = family == 6 ? 128 : 32;
+          auto a = ParseValue(t, addr_text.substr(0, i), bits);
+          auto b = ParseValue(t, addr_text.substr(i + 1), bits);
+          if (a && b) {
+            addrs = {EncodeNumber(a->num, bits / 8, false), EncodeNumber(b->num, bits / 8, false)};
+            ok = true;
+          }
+        }
+        if (!ok) {
+          if (!ParseNatAddress(addr_text, family, vloc, &lo)) return false;
+          addrs = {lo};
+        }
+      }
+    }
+    if (!port_text.empty()) {
+      std::vector<std::string> parts = absl::StrSplit(port_text, '-');
+      if (parts.size() > 2) return Error(vloc, "bad port range");
+      for (const std::string& p : parts) {
+        std::optional<Value> v = ParseValue(DType::kInetService, p, 16);
+        if (!v) return Error(vloc, absl::StrCat("'", p, "' is not a port"));
+        ports.push_back(EncodeNumber(v->num, 2, false));
+      }
+      if (ports.size() == 2 && ports[0] == ports[1]) ports.pop_back();
+      if (!HasL4Match(rule, ctx_)) {
+        return Error(vloc, absl::StrCat(w, " to a port needs a transport protocol: match ",
+                                        "one first (tcp dport, meta l4proto)"));
+      }
+    }
+    if (addrs.empty() && ports.empty()) {
+      return Error(vloc, absl::StrCat("unsupported ", w, " target"));
+    }
+    if (addrs.size() == 2 && addrs[0] == addrs[1]) addrs.pop_back();
+  }
+  // Flags: random, persistent, fully-random, comma separated.
+  while (Peek().kind == Tok::kWord && NatFlagBit(Peek().text) != 0) {
+    nat.flags |= NatFlagBit(Next().text);
+    if (!AcceptPunct(",")) break;
+    if (Peek().kind != Tok::kWord || NatFlagBit(Peek().text) == 0) {
+      return ErrorUnexpected("nat flag (random, persistent, fully-random)");
+    }
+  }
+  ir::Reg reg = 1;
+  auto load = [&](const ir::Bytes& data) {
+    ir::Immediate imm;
+    imm.dreg = reg;
+    imm.data = data;
+    Emit(rule, imm, loc);
+    return reg++;
+  };
+  if (!addrs.empty()) nat.addr_min = load(addrs[0]);
+  if (addrs.size() > 1) nat.addr_max = load(addrs[1]);
+  if (!ports.empty()) {
+    nat.proto_min = load(ports[0]);
+    nat.flags |= ir::kNatProtoSpecified;
+  }
+  if (ports.size() > 1) nat.proto_max = load(ports[1]);
+  Emit(rule, nat, loc);
+  return terminal();
+}
+
+}  // namespace rulejit::frontends::nft

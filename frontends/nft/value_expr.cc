@@ -1,0 +1,215 @@
+// The value of `meta mark set` / `ct mark set` (32-bit host-order targets)
+// as an expression over constants and at most one field, with C precedence
+// (<< >> bind tighter than &, then ^, then |; `and` `xor` `or` spell them):
+//
+//   ct mark set 0x1 or ct mark        → [ ct load mark => reg 1 ]
+//                                       [ bitwise reg 1 = ( reg 1 & 0xfffffffe ) ^ 0x00000001 ]
+//   ct mark set (meta mark | 0x10) << 8 → load, & ~0x10 ^ 0x10, << 8
+//   ct mark set ip dscp & 0x0f << 1   → load 1b, & 0xfc, >> 2, & 0x1e
+//
+// Constant subexpressions fold; the field's value then goes through the
+// remaining operations in order, adjacent &|^ merged into one mask/xor as
+// nft does. Two fields (`ct mark | meta mark`) need register-to-register
+// bitwise and are refused as unsupported.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "frontends/nft/parser.h"
+
+namespace rulejit::frontends::nft {
+namespace {
+
+// The operator at a token: '&' '|' '^' 'l' (<<) 'r' (>>), or 0.
+char BinopAt(const Token& t) {
+  if (t.kind == Tok::kPunct) {
+    if (t.text == "&") return '&';
+    if (t.text == "|") return '|';
+    if (t.text == "^") return '^';
+    if (t.text == "<<") return 'l';
+    if (t.text == ">>") return 'r';
+    return 0;
+  }
+  if (t.kind != Tok::kWord) return 0;
+  if (t.text == "and") return '&';
+  if (t.text == "or") return '|';
+  if (t.text == "xor") return '^';
+  return 0;
+}
+
+int Precedence(char op) {
+  switch (op) {
+    case 'l':
+    case 'r': return 4;
+    case '&': return 3;
+    case '^': return 2;
+    case '|': return 1;
+  }
+  return 0;
+}
+
+U128 Apply(char op, U128 a, U128 b) {
+  const U128 all = 0xffffffffu;
+  switch (op) {
+    case '&': return a & b;
+    case '|': return a | b;
+    case '^': return a ^ b;
+    case 'l': return b >= 32 ? 0 : (a << b) & all;
+    case 'r': return b >= 32 ? 0 : (a & all) >> b;
+  }
+  return a;
+}
+
+}  // namespace
+
+// Is the value after `set` one the expression parser takes: a target that
+// is a 32-bit host-order integer (marks)?
+bool Parser::IsValueExprTarget(const Field& target) const {
+  return target.host_order && target.LoadLen() == 4 &&
+         (target.type == DType::kMark || target.type == DType::kInteger);
+}
+
+bool Parser::ParseValuePrimary(const Field& target, ValueExpr* out) {
+  const Token& t = Peek();
+  if (t.kind == Tok::kPunct && t.text == "(") {
+    Next();
+    if (!ParseValueExpr(target, 1, out)) return false;
+    return ExpectPunct(")");
+  }
+  if (t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" || t.text == "ct" ||
+                               IsUnqualifiedMeta(t.text))) {
+    out->has_source = true;
+    return ParseField(&out->source);
+  }
+  if (t.kind != Tok::kWord) return ErrorUnexpected("a value");
+  std::optional<Value> v = ParseValue(target.type, t.text, 32);
+  if (!v || v->is_str) {
+    return Error(t.loc, absl::StrCat("invalid value '", t.text, "' (expected a 32-bit number)"));
+  }
+  Next();
+  out->constant = v->num;
+  return true;
+}
+
+// Precedence climbing from `min_prec`.
+bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
+  if (!ParseValuePrimary(target, out)) return false;
+  while (!failed_) {
+    char op = BinopAt(Peek());
+    if (op == 0 || Precedence(op) < min_prec) break;
+    ir::SourceLoc oloc = Next().loc;
+    ValueExpr rhs;
+    if (!ParseValueExpr(target, Precedence(op) + 1, &rhs)) return false;
+    if (out->has_source && rhs.has_source) {
+      return Error(oloc, "unsupported operation on two non-constant values "
+                         "(register to register bitwise)");
+    }
+    if (!out->has_source && !rhs.has_source) {
+      out->constant = Apply(op, out->constant, rhs.constant);
+      continue;
+    }
+    if (rhs.has_source) {
+      // c OP field: only & | ^ commute.
+      if (op == 'l' || op == 'r') {
+        return Error(oloc, "unsupported shift by a non-constant amount");
+      }
+      // c | (field << n): the field's own operations come first.
+      rhs.ops.push_back({op, out->constant});
+      *out = std::move(rhs);
+      continue;
+    }
+    if ((op == 'l' || op == 'r') && rhs.constant >= 32) {
+      return Error(oloc, "shift by 32 bits or more");
+    }
+    out->ops.push_back({op, rhs.constant});
+  }
+  return !failed_;
+}
+
+// Loads the source field into reg 1 as a 32-bit host-order value: a field
+// of the target's size as it is, a narrower header field (ip dscp, ip6
+// dscp) isolated and shifted down.
+bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len) {
+  if (!EmitDeps(rule, f)) return false;
+  const uint32_t flen = f.LoadLen();
+  if (flen == len && !f.NeedsMask()) {
+    EmitLoad(rule, f, 1, len);
+    return true;
+  }
+  if (f.kind != Field::Kind::kPayload || flen > 2) {
+    return Error(f.loc, "unsupported value expression of a different size");
+  }
+  EmitLoad(rule, f, 1, flen);
+  if (f.NeedsMask()) {
+    ir::Bitwise b;
+    b.len = flen;
+    b.mask = EncodeNum(f, (static_cast<U128>(1) << f.len_bits) - 1, flen);
+    b.xor_ = ir::Bytes(flen, 0);
+    Emit(rule, b, f.loc);
+  }
+  if (flen == 2) {
+    ir::Byteorder bo;
+    bo.op = ir::ByteorderOp::kNtoh;
+    bo.len = bo.size = 2;
+    Emit(rule, bo, f.loc);
+  }
+  if (f.Shift() > 0) {
+    ir::Bitwise b;
+    b.op = ir::BitwiseOp::kRshift;
+    b.len = len;
+    b.shift = f.Shift();
+    Emit(rule, b, f.loc);
+  }
+  return true;
+}
+
+// Emits `v` into reg 1 (len bytes, host order).
+bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v,
+                           ir::SourceLoc loc) {
+  const uint32_t len = target.LoadLen();
+  if (!v.has_source) {
+    ir::Immediate imm;
+    imm.dreg = 1;
+    imm.data = EncodeNumber(v.constant, len, true);
+    Emit(rule, imm, loc);
+    return true;
+  }
+  if (!EmitValueSource(rule, v.source, len)) return false;
+  // A full-size network-order field keeps its byte order: its constants
+  // are encoded as the field's, and shifts (host-order words) are refused.
+  const Field& f = v.source;
+  const bool network = !f.host_order && f.LoadLen() == len && !f.NeedsMask();
+  const U128 all = 0xffffffffu;
+  U128 mask = all, xr = 0;
+  bool pending = false;
+  auto flush = [&] {
+    if (!pending) return;
+    ir::Bitwise b;
+    b.len = len;
+    b.mask = network ? EncodeNum(f, mask, len) : EncodeNumber(mask, len, true);
+    b.xor_ = network ? EncodeNum(f, xr, len) : EncodeNumber(xr, len, true);
+    Emit(rule, b, loc);
+    mask = all;
+    xr = 0;
+    pending = false;
+  };
+  for (const auto& [op, c] : v.ops) {
+    switch (op) {
+      case '&': mask &= c; xr &= c; pending = true; break;
+      case '|': mask &= ~c & all; xr = (xr & ~c) | c; pending = true; break;
+      case '^': xr ^= c; pending = true; break;
+      default: {
+        if (network) return Error(loc, "unsupported shift of a network-order value");
+        flush();
+        ir::Bitwise b;
+        b.op = op == 'l' ? ir::BitwiseOp::kLshift : ir::BitwiseOp::kRshift;
+        b.len = len;
+        b.shift = static_cast<uint32_t>(c);
+        Emit(rule, b, loc);
+      }
+    }
+  }
+  flush();
+  return true;
+}
+
+}  // namespace rulejit::frontends::nft
