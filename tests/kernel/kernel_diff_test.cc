@@ -84,16 +84,10 @@
 #include "tests/kernel/packet_gen.h"
 #include "tests/kernel/rulejit_runner.h"
 #include "tests/kernel/ruleset_gen.h"
+#include "tests/support/env.h"
 
 namespace rulejit::testing {
 namespace {
-
-int EnvInt(const char* name, int fallback) {
-  const char* value = getenv(name);
-  int parsed = 0;
-  if (value == nullptr || !absl::SimpleAtoi(value, &parsed) || parsed <= 0) return fallback;
-  return parsed;
-}
 
 // ---------------------------------------------------------------- one ruleset
 
