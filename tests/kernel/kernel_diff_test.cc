@@ -464,6 +464,27 @@ TEST_F(KernelDiff, NftTransportMatchOnFragment) {
   EXPECT_TRUE(bad.empty()) << KeepForReplay(c, outcome, bad);
 }
 
+// Two IPv6 tcp packets: a whole one, then a non-first fragment (fragment
+// header, offset 100) of the same ports.
+std::vector<FrameSpec> WholeThenLaterFragment6(uint16_t sport, uint16_t dport) {
+  std::vector<FrameSpec> packets;
+  for (int i = 0; i < 2; ++i) {
+    FrameSpec f;
+    f.src = "2001:db8::1";
+    f.dst = "2001:db8:1::1";
+    f.sport = sport;
+    f.dport = dport;
+    f.payload.assign(8, 0);
+    f.ip_id = static_cast<uint16_t>(i + 1);
+    if (i == 1) {
+      f.ext_headers = {44};
+      f.frag_offset = 100;
+    }
+    packets.push_back(f);
+  }
+  return packets;
+}
+
 // The IPv6 side of the same kernel behaviour: for a non-first IPv6
 // fragment ipv6_find_hdr returns the protocol without setting the offset,
 // so pkt->thoff stays 0 and a fast-path transport load reads the IPv6
@@ -479,22 +500,7 @@ TEST_F(KernelDiff, NftTransportMatchOnIpv6Fragment) {
   const std::string nft = "table ip6 filter {\n  chain forward {\n"
                           "    type filter hook forward priority 0; policy accept;\n"
                           "    tcp dport 0 drop\n  }\n}\n";
-  std::vector<FrameSpec> packets;
-  for (int i = 0; i < 2; ++i) {
-    FrameSpec f;
-    f.src = "2001:db8::1";
-    f.dst = "2001:db8:1::1";
-    f.sport = 80;
-    f.dport = 80;
-    f.payload.assign(8, 0);
-    f.ip_id = static_cast<uint16_t>(i + 1);
-    if (i == 1) {
-      f.ext_headers = {44};
-      f.frag_offset = 100;
-    }
-    packets.push_back(f);
-  }
-  absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
+  absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(WholeThenLaterFragment6(80, 80)));
   ASSERT_TRUE(frames.ok()) << frames.status();
   absl::StatusOr<std::vector<bool>> kernel = KernelVerdicts({.syntax = OracleSyntax::kNft, .text = nft}, *frames);
   ASSERT_TRUE(kernel.ok()) << kernel.status();
@@ -555,21 +561,8 @@ void ExpectKernelAndRulejitAtHooks(const Frames& frames, const std::string& rule
 TEST_F(KernelDiff, Ipv6FragmentTransportLoadAtEgress) {
   const std::string skip = SkipReason({OracleSyntax::kNft});
   if (!skip.empty()) GTEST_SKIP() << skip;
-  std::vector<FrameSpec> packets;
-  for (int i = 0; i < 2; ++i) {
-    FrameSpec f;
-    f.src = "2001:db8::1";
-    f.dst = "2001:db8:1::1";
-    f.sport = 594;
-    f.payload.assign(8, 0);
-    f.ip_id = static_cast<uint16_t>(i + 1);
-    if (i == 1) {
-      f.ext_headers = {44};
-      f.frag_offset = 100;
-    }
-    packets.push_back(f);
-  }
-  absl::StatusOr<Frames> frames = PrepareOracleFrames(BuildFrames(packets));
+  absl::StatusOr<Frames> frames =
+      PrepareOracleFrames(BuildFrames(WholeThenLaterFragment6(594, FrameSpec{}.dport)));
   ASSERT_TRUE(frames.ok()) << frames.status();
   ExpectKernelAndRulejitAtHooks(
       *frames, "tcp sport 594 drop",
