@@ -40,16 +40,19 @@
 //     for tree in trees, by their highest-priority rule:
 //       if tree's first rule is after best: stop
 //       n = tree.root
-//       while n is inner and n.first (best box below n) is before best:
-//         n = n.child + #(thresholds of n below key[n.dim])   (SSE2: 2 compares)
-//       for r in leaf(n) (priority order, before best): if box[r] holds key: best = r; break
+//       while n is inner:
+//         n = n.child + #(thresholds of n below key[n.dim])   (one AVX2 compare)
+//       test the leaf's boxes before best against key, 8 at a time (a
+//         vector compare per dimension); the first that holds: best
 //     return best == none ? -1 : rule[best]
 //   FirstMatchBurst walks 8 packets a level at a time (a leaf's child is
-//   itself, so no branch per packet) and prefetches their leaves.
+//   itself, so no branch per packet) and prefetches their leaves. The
+//   walks are written once (classifier_walk.h) and compiled twice: with
+//   AVX2 where the CPU has it, with SSE2 and scalar code elsewhere.
 //
 // The built structure is immutable and made of flat arrays: 64-byte nodes
-// of up to 8 thresholds (a node's children are adjacent), leaf lists
-// holding 32-byte copies of the leaves' boxes. It is safe to share between
+// of up to 8 thresholds (a node's children are adjacent), leaf blocks
+// holding copies of the leaves' boxes in columns, 8 to a block. It is safe to share between
 // threads.
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
@@ -81,7 +84,13 @@ struct ClassifierOptions {
   // partition. The cap bounds memory and build time.
   uint32_t single_tree_budget = 100;
   LiftContext lift;  // what every packet of the chain is known to have
+  // Look up with AVX2 where the CPU has it (classifier_run_avx2.cc); false:
+  // the SSE2 and scalar code every x86-64 runs (tests compare the two).
+  bool allow_avx2 = true;
 };
+
+// Whether this CPU runs AVX2 code.
+bool CpuHasAvx2();
 
 // A rule for the classifier: its box and the index FirstMatch reports.
 struct RuleBox {
@@ -125,15 +134,15 @@ class Classifier {
   size_t memory_bytes() const;
   const Stats& stats() const { return stats_; }
 
- private:
-  friend class ClassifierBuilder;
-  bool ports_first_fragment_only_ = false;
+  // The built arrays. Public for the lookup walks in classifier_walk.h,
+  // which two translation units compile with different instruction sets;
+  // nothing else should need them.
   static constexpr uint32_t kNone = 0xffffffffu;
   // The tree is built with binary splits (classifier_build.cc), then each
   // node and the nodes below it that split the same dimension, up to three
   // levels, become one node with up to kWays sorted thresholds: a packet
   // steps to child + (number of thresholds below its field value), which
-  // SSE2 computes with two compares, so a step does up to three binary
+  // one or two vector compares compute, so a step does up to three binary
   // levels' work.
   //
   // Thresholds are stored biased (x ^ 0x80000000, so that signed compares
@@ -143,8 +152,8 @@ class Classifier {
   // packets without an address take the exact scalar step.
   // Leaf: dim == kLeafDim, a key slot that always holds 0, no thresholds,
   // and child is the leaf itself, so stepping from a leaf stays there and
-  // the burst walk needs no branch per packet; its boxes start at
-  // leaf_entries_[entries] and end before the next entry with index kNone.
+  // the burst walk needs no branch per packet; its boxes are in
+  // leaf_blocks_[block] and the blocks after it while `more` is set.
   // `first`: the best (smallest) box index anywhere below the node; a walk
   // that already found a box at least as good gives up there.
   static constexpr uint32_t kLeafDim = kDims;
@@ -154,8 +163,8 @@ class Classifier {
     uint32_t child;
     uint32_t dim;
     uint32_t first;
-    uint32_t used;     // thresholds in use
-    uint32_t entries;  // leaf: its first box in leaf_entries_
+    uint32_t used;   // thresholds in use
+    uint32_t block;  // leaf: its first block in leaf_blocks_
   };
   // Node 0 is an empty leaf: where a packet goes for a tree it skips.
   static constexpr uint32_t kEmptyLeaf = 0;
@@ -171,35 +180,64 @@ class Classifier {
     uint8_t proto;
     uint8_t present;
   };
-  // A box in 32 bytes, so that a leaf of 8 boxes is 4 cache lines: per
-  // dimension the field values it holds as [lo, lo + span] when its
-  // present_ok bit is set (none otherwise), and whether it holds packets
-  // without the field (absent_ok bit).
-  struct LeafEntry {
-    uint32_t addr_lo[2], addr_span[2];
-    uint16_t port_lo[2], port_span[2];
-    uint8_t proto_lo, proto_span;
-    uint8_t present_ok, absent_ok;
-    uint32_t index;  // into rule_ids_ (priority order)
+  // Up to kBlock boxes of a leaf in columns, so that one vector compare per
+  // dimension tests all of them (classifier_run_avx2.cc); 256 bytes, as
+  // many as eight boxes take row by row. Per dimension a box holds the
+  // field values [lo, lo + span] when its present_ok bit is set (none
+  // otherwise), and packets without the field when its absent_ok bit is.
+  // Boxes are in priority order; unused slots have neither bit, so they
+  // never match, and index kNone.
+  static constexpr int kBlock = 8;
+  struct alignas(64) LeafBlock {
+    uint32_t addr_lo[2][kBlock];
+    uint32_t addr_span[2][kBlock];
+    uint16_t port_lo[2][kBlock];
+    uint16_t port_span[2][kBlock];
+    uint8_t proto_lo[kBlock];
+    uint8_t proto_span[kBlock];
+    uint32_t index[kBlock];     // into rule_ids_ (priority order)
+    uint8_t present_ok[kDims];  // bit j: box j
+    uint8_t absent_ok[kDims];
+    uint8_t used;  // boxes in this block
+    uint8_t more;  // the leaf goes on in the next block
   };
-  static LeafKey ToLeafKey(const Key& key);
-  static LeafEntry ToLeafEntry(const Box& box, uint32_t index);
-  static bool Holds(const LeafEntry& entry, const LeafKey& key);
-  // The first box of the leaf holding the key if better than `best`, else
-  // kNone.
-  uint32_t ScanLeaf(const Node& leaf, const LeafKey& key, uint32_t best) const;
-  // The best box holding the key, or kNone; counts the trees walked.
-  uint32_t BestBox(const Key& key, uint32_t* walked) const;
+  struct Arrays {
+    const Tree* trees;
+    uint32_t tree_count;
+    const Node* nodes;
+    const LeafBlock* blocks;
+    const int32_t* rule_ids;
+  };
+  Arrays arrays() const {
+    return {trees_.data(), static_cast<uint32_t>(trees_.size()), nodes_.data(),
+            leaf_blocks_.data(), rule_ids_.data()};
+  }
+  static LeafKey ToLeafKey(const Key& key) {
+    LeafKey k{};
+    for (int d = 0; d < kDims; ++d) {
+      if (key.v[d] <= FieldMax(d)) k.present |= 1u << d;
+    }
+    auto field = [&](int d) { return key.v[d] <= FieldMax(d) ? key.v[d] : 0; };
+    k.addr[0] = static_cast<uint32_t>(field(kSrcAddr));
+    k.addr[1] = static_cast<uint32_t>(field(kDstAddr));
+    k.port[0] = static_cast<uint16_t>(field(kSrcPort));
+    k.port[1] = static_cast<uint16_t>(field(kDstPort));
+    k.proto = static_cast<uint8_t>(field(kProto));
+    return k;
+  }
+
+ private:
+  friend class ClassifierBuilder;
+  bool ports_first_fragment_only_ = false;
+  bool avx2_ = false;  // look up with the AVX2 instance
   // How many trees a lookup of `key` walks (the builder's cost measure).
   uint32_t TreesWalked(const Key& key) const;
-  // The node a packet moves to from `node`: exact for every key.
-  static uint32_t ExactStep(const Node& node, const uint64_t* walk_key);
 
   std::vector<Tree> trees_;           // by first_box
   std::vector<Node> nodes_;
-  // A leaf's boxes are copied next to each other so that a leaf scan reads
+  // A leaf's boxes are copied into its own blocks so that a leaf scan reads
   // consecutive memory (no indirection per rule).
-  std::vector<LeafEntry> leaf_entries_;
+  std::vector<LeafBlock> leaf_blocks_;
   std::vector<Box> boxes_;            // in priority order (build input)
   std::vector<int32_t> rule_ids_;     // per box: the reported rule index
   Stats stats_;

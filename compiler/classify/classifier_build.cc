@@ -33,7 +33,7 @@ class ClassifierBuilder {
     out_.boxes_ = {};  // the leaves hold their own copies
     out_.stats_.nodes = out_.nodes_.size();
     out_.nodes_.shrink_to_fit();
-    out_.leaf_entries_.shrink_to_fit();
+    out_.leaf_blocks_.shrink_to_fit();
   }
 
  private:
@@ -42,11 +42,11 @@ class ClassifierBuilder {
   bool BuildTrees(std::vector<std::vector<uint32_t>> groups, size_t budget) {
     out_.trees_.clear();
     out_.nodes_.clear();
-    out_.leaf_entries_.clear();
+    out_.leaf_blocks_.clear();
     out_.stats_ = {};
     budget_ = budget;
     out_.nodes_.push_back(Leaf(Classifier::kEmptyLeaf, 0, Classifier::kNone));
-    out_.leaf_entries_.push_back(EndOfLeaf());
+    out_.leaf_blocks_.push_back(EmptyBlock());
     for (std::vector<uint32_t>& group : groups) {
       if (group.empty()) continue;
       binary_.clear();
@@ -83,7 +83,7 @@ class ClassifierBuilder {
 
   // A node of the binary tree built first. Inner: key[dim] <= threshold
   // goes to child, else child + 1. Leaf (dim == kLeafDim): its boxes start
-  // at leaf_entries_[threshold].
+  // at leaf_blocks_[threshold].
   struct Node {
     uint32_t threshold;
     uint32_t child;
@@ -92,14 +92,14 @@ class ClassifierBuilder {
   };
   static constexpr uint32_t kMaxMergedLevels = 3;  // 7 thresholds <= kWays
 
-  static Classifier::Node Leaf(uint32_t self, uint32_t entries, uint32_t first) {
+  static Classifier::Node Leaf(uint32_t self, uint32_t block, uint32_t first) {
     Classifier::Node leaf;
     std::fill(std::begin(leaf.threshold), std::end(leaf.threshold), INT32_MAX);
     leaf.child = self;
     leaf.dim = Classifier::kLeafDim;
     leaf.first = first;
     leaf.used = 0;
-    leaf.entries = entries;
+    leaf.block = block;
     return leaf;
   }
 
@@ -122,7 +122,7 @@ class ClassifierBuilder {
     w.dim = node.dim;
     w.first = node.first;
     w.used = static_cast<uint32_t>(thresholds.size());
-    w.entries = 0;
+    w.block = 0;
     out_.nodes_.resize(base + kids.size());  // invalidates w
     for (size_t i = 0; i < kids.size(); ++i) Widen(base + static_cast<uint32_t>(i), kids[i]);
   }
@@ -215,18 +215,53 @@ class ClassifierBuilder {
     return binary_[index].first;
   }
 
-  static Classifier::LeafEntry EndOfLeaf() {
-    Classifier::LeafEntry end{};
-    end.index = Classifier::kNone;
-    return end;
+  static Classifier::LeafBlock EmptyBlock() {
+    Classifier::LeafBlock block{};
+    std::fill(std::begin(block.index), std::end(block.index), Classifier::kNone);
+    return block;
+  }
+
+  // Box `index` into slot `slot` of `block`, in columns.
+  void PutBox(Classifier::LeafBlock& block, int slot, uint32_t index) const {
+    const Box& box = out_.boxes_[index];
+    uint64_t lo[kDims], span[kDims];
+    for (int d = 0; d < kDims; ++d) {
+      // The box's field values are [lo, min(hi, FieldMax)]; "absent" is the
+      // one value above FieldMax.
+      const uint64_t hi = std::min(box.hi[d], FieldMax(d));
+      lo[d] = span[d] = 0;
+      if (box.lo[d] <= hi) {
+        block.present_ok[d] |= 1u << slot;
+        lo[d] = box.lo[d];
+        span[d] = hi - box.lo[d];
+      }
+      if (box.hi[d] == AbsentValue(d)) block.absent_ok[d] |= 1u << slot;
+    }
+    for (int a = 0; a < 2; ++a) {
+      block.addr_lo[a][slot] = static_cast<uint32_t>(lo[kSrcAddr + a]);
+      block.addr_span[a][slot] = static_cast<uint32_t>(span[kSrcAddr + a]);
+      block.port_lo[a][slot] = static_cast<uint16_t>(lo[kSrcPort + a]);
+      block.port_span[a][slot] = static_cast<uint16_t>(span[kSrcPort + a]);
+    }
+    block.proto_lo[slot] = static_cast<uint8_t>(lo[kProto]);
+    block.proto_span[slot] = static_cast<uint8_t>(span[kProto]);
+    block.index[slot] = index;
+    block.used = static_cast<uint8_t>(slot + 1);
   }
 
   uint32_t MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
     const uint32_t first = rules.empty() ? Classifier::kNone : rules.front();
-    binary_[index] = Node{static_cast<uint32_t>(out_.leaf_entries_.size()), index,
+    binary_[index] = Node{static_cast<uint32_t>(out_.leaf_blocks_.size()), index,
                           Classifier::kLeafDim, first};
-    for (uint32_t r : rules) out_.leaf_entries_.push_back(Classifier::ToLeafEntry(out_.boxes_[r], r));
-    out_.leaf_entries_.push_back(EndOfLeaf());
+    // Blocks of kBlock boxes; every block but the last says `more`.
+    out_.leaf_blocks_.push_back(EmptyBlock());
+    for (size_t i = 0; i < rules.size(); ++i) {
+      if (i > 0 && i % Classifier::kBlock == 0) {
+        out_.leaf_blocks_.back().more = 1;
+        out_.leaf_blocks_.push_back(EmptyBlock());
+      }
+      PutBox(out_.leaf_blocks_.back(), static_cast<int>(i % Classifier::kBlock), rules[i]);
+    }
     ++out_.stats_.leaves;
     out_.stats_.leaf_entries += rules.size();
     out_.stats_.max_leaf = std::max(out_.stats_.max_leaf, rules.size());
@@ -277,35 +312,6 @@ class ClassifierBuilder {
   std::vector<uint64_t> lo_, hi_, candidates_;  // scratch for BestSplit
 };
 
-Classifier::LeafEntry Classifier::ToLeafEntry(const Box& box, uint32_t index) {
-  LeafEntry e{};
-  uint64_t lo[kDims], span[kDims];
-  for (int d = 0; d < kDims; ++d) {
-    // The box's field values are [lo, min(hi, FieldMax)]; "absent" is the
-    // one value above FieldMax.
-    const uint64_t hi = std::min(box.hi[d], FieldMax(d));
-    lo[d] = span[d] = 0;
-    if (box.lo[d] <= hi) {
-      e.present_ok |= 1u << d;
-      lo[d] = box.lo[d];
-      span[d] = hi - box.lo[d];
-    }
-    if (box.hi[d] == AbsentValue(d)) e.absent_ok |= 1u << d;
-  }
-  e.addr_lo[0] = static_cast<uint32_t>(lo[kSrcAddr]);
-  e.addr_span[0] = static_cast<uint32_t>(span[kSrcAddr]);
-  e.addr_lo[1] = static_cast<uint32_t>(lo[kDstAddr]);
-  e.addr_span[1] = static_cast<uint32_t>(span[kDstAddr]);
-  e.port_lo[0] = static_cast<uint16_t>(lo[kSrcPort]);
-  e.port_span[0] = static_cast<uint16_t>(span[kSrcPort]);
-  e.port_lo[1] = static_cast<uint16_t>(lo[kDstPort]);
-  e.port_span[1] = static_cast<uint16_t>(span[kDstPort]);
-  e.proto_lo = static_cast<uint8_t>(lo[kProto]);
-  e.proto_span = static_cast<uint8_t>(span[kProto]);
-  e.index = index;
-  return e;
-}
-
 Classifier Classifier::FromBoxes(const std::vector<RuleBox>& rules,
                                  const ClassifierOptions& options) {
   Classifier c;
@@ -315,6 +321,7 @@ Classifier Classifier::FromBoxes(const std::vector<RuleBox>& rules,
     c.rule_ids_.push_back(r.rule);
   }
   c.ports_first_fragment_only_ = options.lift.ports_first_fragment_only;
+  c.avx2_ = options.allow_avx2 && CpuHasAvx2();
   ClassifierBuilder(c, options).Run();
   return c;
 }

@@ -418,13 +418,18 @@ TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
       bool partition;
       uint32_t budget;
     };
+    // Each with the AVX2 lookups (where the CPU has them) and without.
     for (const Config& config :
-         {Config{1, true, 0}, Config{4, false, 0}, Config{16, true, 100}, Config{8, true, 1}}) {
+         {Config{1, true, 0}, Config{4, false, 0}, Config{16, true, 100}, Config{8, true, 1}})
+    for (const bool avx2 : {true, false}) {
       const uint32_t leaf = config.leaf;
-      Classifier c = Classifier::FromBoxes(rules, {.leaf_size = leaf,
-                                                   .partition = config.partition,
-                                                   .address_bits_small = 3,
-                                                   .single_tree_budget = config.budget});
+      ClassifierOptions options;
+      options.leaf_size = leaf;
+      options.partition = config.partition;
+      options.address_bits_small = 3;
+      options.single_tree_budget = config.budget;
+      options.allow_avx2 = avx2;
+      Classifier c = Classifier::FromBoxes(rules, options);
       if (config.partition && config.budget == 0 && n > 40) {
         EXPECT_GT(c.stats().trees, 1u) << "seed " << seed;
       }
@@ -439,16 +444,18 @@ TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
       c.FirstMatchBurst(keys.data(), keys.size(), burst.data());
       for (size_t i = 0; i < keys.size(); ++i) {
         const int want = Scan(rules, keys[i]);
-        ASSERT_EQ(c.FirstMatch(keys[i]), want) << "seed " << seed << " leaf " << leaf;
-        ASSERT_EQ(burst[i], want) << "seed " << seed << " leaf " << leaf << " (burst)";
+        ASSERT_EQ(c.FirstMatch(keys[i]), want) << "seed " << seed << " leaf " << leaf
+                                               << " avx2 " << avx2;
+        ASSERT_EQ(burst[i], want) << "seed " << seed << " leaf " << leaf << " avx2 " << avx2
+                                  << " (burst)";
         (want >= 0 ? matched : missed)++;
       }
     }
   }
   // Both outcomes must be exercised for the agreement to mean something.
-  EXPECT_GT(matched, 1000);
-  EXPECT_GT(missed, 1000);
-  EXPECT_GT(fell_back, 10);
+  EXPECT_GT(matched, 2000);
+  EXPECT_GT(missed, 2000);
+  EXPECT_GT(fell_back, 20);
 }
 
 TEST(ClassifyClassifier, EmptyClassifierMatchesNothing) {

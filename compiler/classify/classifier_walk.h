@@ -1,0 +1,186 @@
+// The classifier's lookups (see classifier.h for the algorithm), written
+// once over an `Ops` that supplies the two inner steps in one instruction
+// set:
+//   Ops::Step(node, biased value)  the child a packet moves to (the value
+//                                  and the thresholds fit 32 bits)
+//   Ops::Hits(block, leaf key)     bit j set when box j of the block holds
+//                                  the packet
+// classifier_run.cc instantiates it with SSE2 and scalar code (every
+// x86-64), classifier_run_avx2.cc with AVX2; Classifier picks one at run
+// time. Include only from those two files: everything here has internal
+// linkage, because each unit compiles it for its own instruction set and
+// the two copies must not be merged by the linker.
+#ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_WALK_H_
+#define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_WALK_H_
+
+#include <climits>
+#include <cstdint>
+
+#include "compiler/classify/classifier.h"
+
+namespace rulejit::classify {
+namespace {
+
+using Node = Classifier::Node;
+using LeafBlock = Classifier::LeafBlock;
+using LeafKey = Classifier::LeafKey;
+constexpr uint32_t kNone = Classifier::kNone;
+constexpr uint32_t kLeafDim = Classifier::kLeafDim;
+
+// The node a packet moves to from `node`, exact for every key (an absent
+// address is 2^32, above every threshold).
+inline uint32_t ExactStep(const Node& node, const uint64_t* walk_key) {
+  const uint64_t v = walk_key[node.dim];
+  uint32_t below = 0;
+  for (uint32_t i = 0; i < node.used; ++i) {
+    below += (static_cast<uint32_t>(node.threshold[i]) ^ 0x80000000u) < v ? 1 : 0;
+  }
+  return node.child + below;
+}
+
+// The first box of the leaf starting at `block` that holds the key, if it
+// comes before `best`; else kNone. Boxes are in priority order, so the
+// first hit is the leaf's answer.
+template <class Ops>
+[[gnu::always_inline]] inline uint32_t ScanLeaf(const LeafBlock* block, const LeafKey& key,
+                                                uint32_t best) {
+  for (;; ++block) {
+    if (block->index[0] >= best) return kNone;  // an empty block's is kNone
+    const uint32_t hits = Ops::Hits(*block, key);
+    if (hits != 0) {
+      const uint32_t found = block->index[__builtin_ctz(hits)];
+      return found < best ? found : kNone;
+    }
+    if (!block->more) return kNone;
+  }
+}
+
+// Which boxes of `block` the key's fields pass, given per dimension the
+// boxes whose range holds the field value (`in`, bit j: box j): a present
+// field must be in range where the box has values, an absent one needs the
+// box's absent_ok.
+[[gnu::always_inline]] inline uint32_t PassingBoxes(const LeafBlock& block, const LeafKey& key,
+                                                    const uint32_t* in) {
+  uint32_t pass = 0xff;
+  for (int d = 0; d < kDims; ++d) {
+    const uint32_t present = 0u - ((key.present >> d) & 1u);  // all ones when present
+    pass &= (in[d] & block.present_ok[d] & present) | (block.absent_ok[d] & ~present);
+  }
+  return pass & 0xff;
+}
+
+// The best box holding the key, or kNone; counts the trees walked.
+template <class Ops>
+uint32_t BestBox(const Classifier::Arrays& a, const Key& key, uint32_t* walked) {
+  uint64_t walk_key[kLeafDim + 1];
+  int32_t biased[kLeafDim + 1];
+  for (int d = 0; d < kDims; ++d) {
+    walk_key[d] = key.v[d];
+    biased[d] = static_cast<int32_t>(static_cast<uint32_t>(key.v[d]) ^ 0x80000000u);
+  }
+  walk_key[kLeafDim] = 0;
+  biased[kLeafDim] = INT32_MIN;
+  // Only addresses can be absent above 32 bits (2^32); the fast step needs
+  // every value in 32 bits.
+  const bool fits = key.v[kSrcAddr] <= FieldMax(kSrcAddr) && key.v[kDstAddr] <= FieldMax(kDstAddr);
+  const LeafKey leaf_key = Classifier::ToLeafKey(key);
+  uint32_t best = kNone;
+  for (uint32_t t = 0; t < a.tree_count; ++t) {
+    if (a.trees[t].first_box >= best) break;  // no rule of this tree can come first
+    if (walked) ++*walked;
+    uint32_t n = a.trees[t].root;
+    while (a.nodes[n].dim != kLeafDim) {
+      const Node& node = a.nodes[n];
+      if (node.first >= best) {
+        n = Classifier::kEmptyLeaf;
+        break;
+      }
+      n = fits ? Ops::Step(node, biased[node.dim]) : ExactStep(node, walk_key);
+    }
+    const uint32_t found = ScanLeaf<Ops>(a.blocks + a.nodes[n].block, leaf_key, best);
+    if (found < best) best = found;
+  }
+  return best;
+}
+
+// Eight packets walk each tree together, one node per round, so that
+// their loads are in flight at once; a packet on a leaf stays there (its
+// child is itself), so a round has no branch per packet. A packet walks
+// every tree whose first box could beat what it has found, down to a leaf:
+// checking `first` at each step cost more than the steps it saved
+// (classify_bench), and the leaf scan gives up at once when its first box
+// is no better. A packet without an address (its absent value does not
+// fit 32 bits) takes BestBox.
+template <class Ops>
+void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, int* out) {
+  constexpr uint32_t kLanes = 8;
+  const Node* nodes = a.nodes;
+  for (uint32_t base = 0; base < n; base += kLanes) {
+    const uint32_t lanes = n - base < kLanes ? n - base : kLanes;
+    uint32_t best[kLanes];
+    int32_t walk_key[kLanes][kLeafDim + 1];
+    LeafKey leaf_keys[kLanes];
+    bool exact[kLanes];
+    for (uint32_t l = 0; l < lanes; ++l) {
+      const Key& key = keys[base + l];
+      exact[l] = key.v[kSrcAddr] > FieldMax(kSrcAddr) || key.v[kDstAddr] > FieldMax(kDstAddr);
+      best[l] = exact[l] ? 0 : kNone;  // an exact lane skips the walk
+      for (int d = 0; d < kDims; ++d) {
+        walk_key[l][d] = static_cast<int32_t>(static_cast<uint32_t>(key.v[d]) ^ 0x80000000u);
+      }
+      walk_key[l][kLeafDim] = INT32_MIN;  // 0, biased
+      leaf_keys[l] = Classifier::ToLeafKey(key);
+    }
+    for (uint32_t t = 0; t < a.tree_count; ++t) {
+      const Classifier::Tree& tree = a.trees[t];
+      uint32_t at[kLanes];
+      bool any = false;
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const bool walks = tree.first_box < best[l];
+        at[l] = walks ? tree.root : Classifier::kEmptyLeaf;
+        any |= walks;
+      }
+      if (!any) break;
+      bool all_leaves = false;
+      while (!all_leaves) {
+        all_leaves = true;
+        for (uint32_t l = 0; l < lanes; ++l) {
+          const Node& node = nodes[at[l]];
+          all_leaves &= node.dim == kLeafDim;
+          at[l] = Ops::Step(node, walk_key[l][node.dim]);
+        }
+      }
+      // Every lane's leaf loads before any is scanned (a leaf scan waits on
+      // its first block otherwise, lane after lane).
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const char* block = reinterpret_cast<const char*>(a.blocks + nodes[at[l]].block);
+        __builtin_prefetch(block);
+        __builtin_prefetch(block + 64);
+        __builtin_prefetch(block + 128);
+        __builtin_prefetch(block + 192);
+      }
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const uint32_t found =
+            ScanLeaf<Ops>(a.blocks + nodes[at[l]].block, leaf_keys[l], best[l]);
+        if (found < best[l]) best[l] = found;
+      }
+    }
+    for (uint32_t l = 0; l < lanes; ++l) {
+      if (exact[l]) best[l] = BestBox<Ops>(a, keys[base + l], nullptr);
+      out[base + l] = best[l] == kNone ? -1 : a.rule_ids[best[l]];
+    }
+  }
+}
+
+}  // namespace
+
+// The AVX2 instances (classifier_run_avx2.cc); call only where the CPU has
+// AVX2.
+namespace avx2 {
+uint32_t BestBox(const Classifier::Arrays& a, const Key& key, uint32_t* walked);
+void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, int* out);
+}  // namespace avx2
+
+}  // namespace rulejit::classify
+
+#endif  // RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_WALK_H_
