@@ -54,7 +54,8 @@ std::vector<std::vector<uint8_t>> BuildFrames(const std::vector<FrameSpec>& spec
 // True for addresses (host order) the harness's fw forwards: not in 0/8,
 // 127/8, 224/4 (multicast and class E), 198.18.0.0/24, nor 255.255.255.255.
 bool ForwardableIpv4(uint32_t addr);
-// The same for IPv6: not in ::/8, fe00::/8, ff00::/8, nor 2001:2::/48.
+// The same for IPv6: not ::, ::1, nor in ::ffff:0:0/96, fe80::/10,
+// ff00::/8, 2001:2::/48.
 bool ForwardableIpv6(GenAddr addr);
 
 // One line for messages: "tcp 10.0.0.1:1234 > 10.0.0.2:80 flags 0x02 len 64".

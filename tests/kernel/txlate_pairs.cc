@@ -121,10 +121,13 @@ void ScopeTxlatePair(TxlatePair& pair) {
   if (words.empty()) return out("empty command");
   const std::string& tool = words[0];
   if (absl::StartsWith(tool, "ebtables") || absl::StartsWith(tool, "arptables")) {
-    return out("ebtables/arptables: not an IPv4 filter rule");
+    return out("ebtables/arptables: not an IP filter rule");
   }
-  if (absl::StartsWith(tool, "ip6tables")) return out("IPv6 (ip6tables): the corpus campaign is IPv4");
-  if (tool != "iptables-translate" && tool != "iptables") return out("not an iptables command");
+  pair.ipv6 = absl::StartsWith(tool, "ip6tables");
+  if (tool != "iptables-translate" && tool != "iptables" && tool != "ip6tables-translate" &&
+      tool != "ip6tables") {
+    return out("not an iptables command");
+  }
   // Table and chain; the rest are the rule's options.
   std::vector<std::string> opts;
   std::string table = "filter", target;
@@ -161,10 +164,13 @@ void ScopeTxlatePair(TxlatePair& pair) {
   if (pair.nft.size() != 1) {
     return out(absl::StrCat("translated into ", pair.nft.size(), " nft commands, not one rule"));
   }
-  static const std::regex kNftRule(R"(^nft '(add|insert) rule ip filter \S+ (.*)'$)");
+  static const std::regex kNftRule(R"(^nft '(add|insert) rule (ip|ip6) filter \S+ (.*)'$)");
   std::smatch m;
-  if (!std::regex_match(pair.nft[0], m, kNftRule)) return out("nft side is not one rule of table ip filter");
-  std::string body = m[2].str();
+  const char* family = pair.ipv6 ? "ip6" : "ip";
+  if (!std::regex_match(pair.nft[0], m, kNftRule) || m[2].str() != family) {
+    return out(absl::StrCat("nft side is not one rule of table ", family, " filter"));
+  }
+  std::string body = m[3].str();
   if (target == "ACCEPT") {
     pair.accepts = true;
   } else if (target == "DROP" || target == "REJECT") {
