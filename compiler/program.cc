@@ -365,7 +365,9 @@ Result Program::RunInterp(Hook hook, const PacketView& pkt,
   Verdict verdict = r.verdict == ir::VerdictCode::kDrop    ? Verdict::kDrop
                     : r.verdict == ir::VerdictCode::kQueue ? Verdict::kQueue
                                                            : Verdict::kAccept;
-  return {verdict, r.decided_by, r.rejected, r.mark, r.ct_mark, r.queue, r.nat};
+  std::shared_ptr<const ir::NatChange> nat;
+  if (r.nat) nat = std::make_shared<const ir::NatChange>(*std::move(r.nat));
+  return {verdict, r.decided_by, r.rejected, r.mark, r.ct_mark, r.queue, std::move(nat)};
 }
 
 // Runs the base chains of the hook in order: accept goes on to the next

@@ -105,7 +105,10 @@ struct Result {
   uint32_t mark = 0;     // meta mark after evaluation
   uint32_t ct_mark = 0;  // ct mark after evaluation
   std::optional<ir::QueueChoice> queue;  // verdict kQueue: which queue
-  std::optional<ir::NatChange> nat;      // a NAT statement ran (nat chains)
+  // A NAT statement ran (nat chains). Behind a pointer: NatChange is over
+  // 100 bytes, and a Result that small is built for every packet (zeroing
+  // the whole Result was the single costliest step of a classified lookup).
+  std::shared_ptr<const ir::NatChange> nat;
 };
 
 // Per-thread mutable state: counters per rule and limit token buckets.
