@@ -2,7 +2,9 @@
 // (`-s 10.X.Y.0/24 -p tcp --dport P -j ACCEPT`), with a packet that matches
 // no rule (the worst case: every rule runs) and compile time per tier.
 //   BM_Classify*  default options (runs of >= 256 liftable rules go to a
-//                 classifier, so from 1000 rules the tiers share it)
+//                 classifier, so from 1000 rules the tiers share it);
+//                 BM_ClassifyBurstJit: Program::ClassifyBurst over frames
+//                 that hit (1 in 4) and miss
 //   BM_Linear*    classify off: every rule is the tier's own code (runs of
 //                 rules alike but for one constant still share a compare
 //                 tree: merge-set-runs); BM_LinearRules* also without that
@@ -189,7 +191,54 @@ void Classify(benchmark::State& state, Backend backend, bool classify = true,
   state.SetItemsProcessed(state.iterations());
 }
 
+// The distinct chain through ClassifyBurst (bursts of 32, as `rulejit
+// bench` and the AF_XDP runtime call it), over 1024 frames: a quarter aimed
+// at a rule (source 10.X.Y.1 and port of rule i), the rest at random
+// sources in 10.0.0.0/8 and random ports, nearly all misses.
+void ClassifyBurst(benchmark::State& state, Backend backend) {
+  const int rules = static_cast<int>(state.range(0));
+  auto program = Program::Compile(LinearChain(rules), {.backend = backend});
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return;
+  }
+  std::vector<std::vector<uint8_t>> frames(1024, MissFrame());
+  uint32_t seed = 12345;
+  auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
+  for (size_t i = 0; i < frames.size(); ++i) {
+    std::vector<uint8_t>& f = frames[i];
+    const uint32_t r = next() >> 8;
+    const int rule = static_cast<int>(r % static_cast<uint32_t>(rules));
+    const uint16_t port = i % 4 == 0 ? static_cast<uint16_t>(1000 + rule % 60000)
+                                     : static_cast<uint16_t>(next() >> 16);
+    f[14 + 13] = i % 4 == 0 ? static_cast<uint8_t>(rule >> 8) : static_cast<uint8_t>(r >> 16);
+    f[14 + 14] = i % 4 == 0 ? static_cast<uint8_t>(rule) : static_cast<uint8_t>(r >> 8);
+    f[36] = static_cast<uint8_t>(port >> 8);
+    f[37] = static_cast<uint8_t>(port);
+  }
+  std::vector<const uint8_t*> ptrs;
+  std::vector<uint32_t> lens;
+  for (const auto& f : frames) {
+    ptrs.push_back(f.data());
+    lens.push_back(static_cast<uint32_t>(f.size()));
+  }
+  constexpr uint32_t kBurst = 32;
+  std::vector<Result> results(kBurst);
+  PacketMeta meta;
+  meta.has_iif = meta.has_oif = true;
+  RunState run_state;
+  size_t at = 0;
+  for (auto _ : state) {
+    (*program)->ClassifyBurst(Hook::kForward, &ptrs[at], &lens[at], kBurst, meta, results.data(),
+                              &run_state);
+    benchmark::DoNotOptimize(results.data());
+    at = (at + kBurst) % frames.size();
+  }
+  state.SetItemsProcessed(state.iterations() * kBurst);
+}
+
 void BM_ClassifyInterp(benchmark::State& s) { Classify(s, Backend::kInterp); }
+void BM_ClassifyBurstJit(benchmark::State& s) { ClassifyBurst(s, Backend::kJit); }
 void BM_ClassifyJit(benchmark::State& s) { Classify(s, Backend::kJit); }
 void BM_ClassifyLlvm(benchmark::State& s) { Classify(s, Backend::kLlvm); }
 void BM_LinearJit(benchmark::State& s) { Classify(s, Backend::kJit, false); }
@@ -201,6 +250,7 @@ void BM_LinearRulesNoShareJit(benchmark::State& s) {
 }
 BENCHMARK(BM_ClassifyInterp)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_ClassifyJit)->RangeMultiplier(10)->Range(10, 10000);
+BENCHMARK(BM_ClassifyBurstJit)->RangeMultiplier(10)->Range(1000, 10000);
 BENCHMARK(BM_ClassifyLlvm)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_LinearJit)->RangeMultiplier(10)->Range(10, 10000);
 BENCHMARK(BM_LinearLlvm)->RangeMultiplier(10)->Range(10, 10000);

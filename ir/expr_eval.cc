@@ -88,6 +88,8 @@ uint32_t SkbData(const PacketView& pkt) {
                                       : pkt.network_off;
 }
 
+}  // namespace
+
 // pkt->thoff of a non-first fragment as an offset into the frame: l4_off,
 // but KERNEL: an IPv6 one keeps thoff 0 (ipv6_find_hdr does not set it),
 // i.e. skb->data itself, which at netdev egress is the link header (found
@@ -97,8 +99,6 @@ uint32_t LaterFragmentThoff(const PacketView& pkt) {
   return pkt.nfproto == kNfProtoIpv6 && pkt.l4_off != kAbsent ? SkbData(pkt) : pkt.l4_off;
 }
 
-}  // namespace
-
 uint32_t SkbLen(const PacketView& pkt) {
   const uint32_t base = SkbData(pkt);
   return base <= pkt.len ? pkt.len - base : 0;
@@ -107,22 +107,6 @@ uint32_t SkbLen(const PacketView& pkt) {
 void StoreBytes(uint8_t* dst, const uint8_t* src, uint32_t len) {
   if (len % 4 != 0) std::memset(dst + (len / 4) * 4, 0, 4);
   std::memcpy(dst, src, len);
-}
-
-uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot) {
-  const bool later_fragment = pkt.fragoff != 0;
-  switch (slot) {
-    case HeaderSlot::kLink: return pkt.link_off;
-    case HeaderSlot::kNetwork: return pkt.network_off;
-    case HeaderSlot::kTransport: return later_fragment ? kAbsent : pkt.transport_off;
-    case HeaderSlot::kInner: return later_fragment ? kAbsent : pkt.inner_off;
-    case HeaderSlot::kTransportFast:
-      return later_fragment ? LaterFragmentThoff(pkt) : pkt.transport_off;
-    // KERNEL: ip6tables' matches refuse non-first fragments (ip6t_off is
-    // kAbsent there), whatever the load's size.
-    case HeaderSlot::kIp6tTransport: return pkt.ip6t_off;
-  }
-  return kAbsent;
 }
 
 bool EvalPayloadLoad(const PayloadLoad& e, const PacketView& pkt, uint8_t* regs) {

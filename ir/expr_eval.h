@@ -75,9 +75,26 @@ constexpr HeaderSlot PayloadSlot(PayloadBase base, uint32_t offset, uint32_t len
   return HeaderSlot::kInner;
 }
 
+// The fast path's transport offset on a non-first fragment (expr_eval.cc).
+uint32_t LaterFragmentThoff(const PacketView& pkt);
+
 // Offset in `pkt` of a slot's header, or kAbsent (then every load from it
-// is NFT_BREAK).
-uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot);
+// is NFT_BREAK). Inline: every tier asks it for every packet.
+inline uint32_t SlotOffset(const PacketView& pkt, HeaderSlot slot) {
+  const bool later_fragment = pkt.fragoff != 0;
+  switch (slot) {
+    case HeaderSlot::kLink: return pkt.link_off;
+    case HeaderSlot::kNetwork: return pkt.network_off;
+    case HeaderSlot::kTransport: return later_fragment ? kAbsent : pkt.transport_off;
+    case HeaderSlot::kInner: return later_fragment ? kAbsent : pkt.inner_off;
+    case HeaderSlot::kTransportFast:
+      return later_fragment ? LaterFragmentThoff(pkt) : pkt.transport_off;
+    // KERNEL: ip6tables' matches refuse non-first fragments (ip6t_off is
+    // kAbsent there), whatever the load's size.
+    case HeaderSlot::kIp6tTransport: return pkt.ip6t_off;
+  }
+  return kAbsent;
+}
 
 // The header offset a payload load of (base, offset, len) uses in `pkt`.
 inline uint32_t PayloadOffset(const PacketView& pkt, PayloadBase base,

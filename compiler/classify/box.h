@@ -110,15 +110,10 @@ inline Key ExtractKey(const ir::PacketView& pkt, bool ports_first_fragment_only 
   k.v[kSrcAddr] = has_net && net + 16 <= len ? be32(net + 12) : AbsentValue(kSrcAddr);
   k.v[kDstAddr] = has_net && net + 20 <= len ? be32(net + 16) : AbsentValue(kDstAddr);
   // The port loads (2 aligned bytes) take the kernel's fast path, which
-  // reads non-first fragments too (ir::PayloadSlot); the transport header
-  // is that path's offset unless the packet is a later fragment (the
-  // common case spelled out: this runs per packet on the burst path).
+  // reads non-first fragments too (ir::PayloadSlot).
+  const uint64_t th = ir::PayloadOffset(pkt, ir::PayloadBase::kTransport, 0, 2);
   static_assert(ir::PayloadSlot(ir::PayloadBase::kTransport, 0, 2) ==
-                    ir::HeaderSlot::kTransportFast &&
-                ir::PayloadSlot(ir::PayloadBase::kTransport, 2, 2) ==
-                    ir::HeaderSlot::kTransportFast);
-  const uint64_t th = pkt.fragoff == 0 ? pkt.transport_off
-                                       : ir::SlotOffset(pkt, ir::HeaderSlot::kTransportFast);
+                ir::PayloadSlot(ir::PayloadBase::kTransport, 2, 2));
   const bool has_th = th != ir::kAbsent;
   k.v[kSrcPort] = has_th && th + 2 <= len ? be16(th) : AbsentValue(kSrcPort);
   k.v[kDstPort] = has_th && th + 4 <= len ? be16(th + 2) : AbsentValue(kDstPort);
