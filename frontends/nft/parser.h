@@ -56,6 +56,9 @@ struct Lhs {
 struct ProtoCtx {
   int net = 0;      // 4 or 6 once known
   int l4 = -1;      // transport protocol number once known
+  // Transport protocols an anonymous set allowed (`meta l4proto { tcp,
+  // udp }`): with more than one, a tcp/udp/... header field is ambiguous.
+  std::vector<int> l4_alternatives;
   bool link = false;
   bool vlan = false;
   bool icmp_type = false;  // icmp/icmpv6 type already tested
@@ -188,6 +191,7 @@ class Parser {
   bool FillSet(ir::Set& set, const SetType& st,
                const std::vector<Element>& elems);
   void NoteContext(const Field& f, const Item& item);
+  void NoteSetContext(const Field& f, const std::vector<Element>& elems);
   bool CheckOverlaps(const ir::Set& set);
   void MergeAdjacent(ir::Set& set);
   std::string FreshAnonName(std::string_view prefix);

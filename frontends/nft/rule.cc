@@ -1277,6 +1277,9 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     lk.set = named_set;
     lk.invert = op == RelOp::kNeq;
     Emit(rule, lk, rhs_loc);
+    if (!concat && !elems.empty() && (op == RelOp::kImplicit || op == RelOp::kEq)) {
+      NoteSetContext(f0, elems);
+    }
     return true;
   }
 
@@ -1784,8 +1787,25 @@ bool Parser::EmitDeps(ir::Rule& rule, const Field& f) {
   return true;
 }
 
+// `meta l4proto` and `ip protocol`/`ip6 nexthdr`: matches that set the
+// transport protocol context.
+static bool IsL4ProtoField(const Field& f) {
+  return (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kL4Proto) ||
+         (f.kind == Field::Kind::kPayload && f.type == DType::kInetProto &&
+          f.base == ir::PayloadBase::kNetwork);
+}
+
 bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
   ir::Family fam = table_->family;
+  const bool l4_dep = f.dep == Dep::kL4 || f.dep == Dep::kL4Ipv4 || f.dep == Dep::kL4Ipv6;
+  if (l4_dep && ctx_.l4_alternatives.size() > 1) {
+    // nft: after `ip protocol { tcp, udp }` a tcp field may not hold.
+    int other = ctx_.l4_alternatives[0] != f.l4proto ? ctx_.l4_alternatives[0]
+                                                     : ctx_.l4_alternatives[1];
+    return Error(f.loc, absl::StrCat("conflicting protocols specified: ",
+                                     SymbolName(DType::kInetProto, other), " vs. ",
+                                     SymbolName(DType::kInetProto, f.l4proto)));
+  }
   switch (f.dep) {
     case Dep::kNone:
       return true;
@@ -1852,6 +1872,19 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
   return true;
 }
 
+// nft (proto_ctx_update for each element of an anonymous set):
+// `meta l4proto { tcp, udp }` records both; the last is the context.
+void Parser::NoteSetContext(const Field& f, const std::vector<Element>& elems) {
+  if (!IsL4ProtoField(f)) return;
+  for (const Element& e : elems) {
+    if (e.key.size() != 1 || e.key[0].kind != Item::Kind::kValue || e.key[0].lo.is_str) continue;
+    int proto = static_cast<int>(e.key[0].lo.num);
+    auto& alt = ctx_.l4_alternatives;
+    if (std::find(alt.begin(), alt.end(), proto) == alt.end()) alt.push_back(proto);
+    ctx_.l4 = proto;
+  }
+}
+
 void Parser::NoteContext(const Field& f, const Item& item) {
   if (item.kind != Item::Kind::kValue || item.lo.is_str) return;
   if (f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
@@ -1860,10 +1893,7 @@ void Parser::NoteContext(const Field& f, const Item& item) {
     ctx_.icmp_type_value = static_cast<int>(item.lo.num);
   }
   U128 v = item.lo.num;
-  bool l4 = (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kL4Proto) ||
-            (f.kind == Field::Kind::kPayload && f.type == DType::kInetProto &&
-             f.base == ir::PayloadBase::kNetwork);
-  if (l4) ctx_.l4 = static_cast<int>(v);
+  if (IsL4ProtoField(f)) ctx_.l4 = static_cast<int>(v);
   if (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kNfProto) {
     ctx_.net = v == 2 ? 4 : v == 10 ? 6 : ctx_.net;
   }

@@ -554,6 +554,13 @@ std::vector<std::string_view> SymbolNames(DType t) {
   return out;
 }
 
+std::string SymbolName(DType t, U128 v) {
+  for (const Sym& s : Symbols(t)) {
+    if (s.value == v) return std::string(s.name);
+  }
+  return std::to_string(static_cast<uint64_t>(v));
+}
+
 ir::Bytes EncodeNumber(U128 v, uint32_t len, bool host_order) {
   ir::Bytes out(len, 0);
   for (uint32_t i = 0; i < len && i < 16; ++i) {

@@ -539,5 +539,24 @@ TEST(NftLowering, MetaHourAndTimeAreUtc) {
   tzset();
 }
 
+// nft tracks every protocol of `meta l4proto { tcp, udp }`: a later tcp
+// header field cannot hold for all of them (th fields can).
+TEST(NftParserErrors, TransportFieldAfterProtocolSet) {
+  ExpectError("table inet t {\n chain c {\n  ip protocol { tcp, udp } tcp dport 20\n }\n}\n",
+              3, 28, "conflicting protocols specified: udp vs. tcp");
+  ExpectError("table ip t {\n chain c {\n  meta l4proto { udp, tcp } udp dport 20\n }\n}\n",
+              3, 29, "conflicting protocols specified: tcp vs. udp");
+  EXPECT_EQ(Lower("ip", "meta l4proto { tcp, udp } th dport 20"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ lookup reg 1 set __set%d ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00001400 ]\n");
+  EXPECT_EQ(Lower("ip", "meta l4proto { tcp } tcp dport 20"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00001400 ]\n");
+}
+
 }  // namespace
 }  // namespace rulejit
