@@ -190,6 +190,8 @@ class Parser {
                   std::string* name);
   bool FillSet(ir::Set& set, const SetType& st,
                const std::vector<Element>& elems);
+  bool EmitBitfieldMaskMatch(ir::Rule& rule, const Field& f, const Lhs& lhs, ir::CmpOp op,
+                             const Item& it);
   void NoteContext(const Field& f, const Item& item);
   void NoteSetContext(const Field& f, const std::vector<Element>& elems);
   bool CheckOverlaps(const ir::Set& set);

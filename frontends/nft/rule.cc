@@ -120,32 +120,107 @@ bool Parser::ParseRule(ir::Table& table, ir::Chain& chain, bool insert) {
   return true;
 }
 
-// nft merges equality matches on adjacent payload bytes into one load:
-//   [ load 2b @ th + 0 ] [ cmp eq 0x0004 ] [ load 2b @ th + 2 ] [ cmp eq 0x1600 ]
-//   → [ load 4b @ th + 0 ] [ cmp eq 0x16000004 ]
+namespace {
+
+// A `[ payload load ] [ cmp eq ]` match that stmt_reduce may merge.
+struct PayloadMatch {
+  size_t at;  // index of the load; the cmp follows it
+  ir::PayloadBase base;
+  uint32_t offset, len;
+};
+
+// True for expressions that are part of a match; anything else (verdicts,
+// counters, set statements, map lookups) is a statement.
+bool IsMatchPart(const ir::Expr& e) {
+  if (const auto* lk = std::get_if<ir::Lookup>(&e)) return !lk->dreg.has_value();
+  return std::holds_alternative<ir::PayloadLoad>(e) || std::holds_alternative<ir::MetaLoad>(e) ||
+         std::holds_alternative<ir::CtLoad>(e) || std::holds_alternative<ir::Bitwise>(e) ||
+         std::holds_alternative<ir::Byteorder>(e) || std::holds_alternative<ir::Cmp>(e) ||
+         std::holds_alternative<ir::Range>(e) || std::holds_alternative<ir::Exthdr>(e);
+}
+
+// The header fields that name the next protocol (ether type, vlan type,
+// ip protocol, ip6 nexthdr): nft's EXPR_F_PROTOCOL payloads.
+bool IsProtocolKey(const PayloadMatch& m) {
+  switch (m.base) {
+    case ir::PayloadBase::kLink:
+      return m.len == 2 && (m.offset == 12 || m.offset == 16);
+    case ir::PayloadBase::kNetwork:
+      return m.len == 1 && (m.offset == 9 || m.offset == 6);
+    default:
+      return false;
+  }
+}
+
+// nft's payload_can_merge: adjacent, at most 16 bytes, and only when the
+// result still fits 4 bytes, or is a link header load, or one side is
+// already wider than 4 bytes.
+bool CanMerge(const PayloadMatch& a, const PayloadMatch& b) {
+  if (a.base != b.base || a.offset + a.len != b.offset) return false;
+  uint32_t total = a.len + b.len;
+  if (total > 16) return false;
+  return total <= 4 || a.base == ir::PayloadBase::kLink || a.len > 4 || b.len > 4;
+}
+
+}  // namespace
+
+// nft (stmt_reduce): the payload equality matches of a rule, up to a
+// statement that is not a match, are sorted by header and offset, and
+// adjacent ones merge into one load:
+//   [ load 1b @ th + 1 ] [ cmp eq 0x01 ] [ load 1b @ th + 0 ] [ cmp eq 0x02 ]
+//   → [ load 2b @ th + 0 ] [ cmp eq 0x0102 ]
+// The merged match stands where the lower one stood, or where the higher
+// one stood when that one names a protocol, so that a dependency still
+// precedes what needs it.
 void Parser::MergePayloadCompares(ir::Rule& rule) {
   auto& x = rule.exprs;
-  for (size_t i = 0; i + 3 < x.size();) {
-    auto* p1 = std::get_if<ir::PayloadLoad>(&x[i].expr);
-    auto* c1 = std::get_if<ir::Cmp>(&x[i + 1].expr);
-    auto* p2 = std::get_if<ir::PayloadLoad>(&x[i + 2].expr);
-    auto* c2 = std::get_if<ir::Cmp>(&x[i + 3].expr);
-    // nft merges while the result fits one 32-bit register, or when the
-    // first load does not end on a register boundary (ether saddr + type).
-    bool ok = p1 && c1 && p2 && c2 && p1->dreg == 1 && p2->dreg == 1 &&
-              (p1->len + p2->len <= 4 || p1->len % 4 != 0) &&
-              c1->sreg == 1 && c2->sreg == 1 && c1->op == ir::CmpOp::kEq &&
-              c2->op == ir::CmpOp::kEq && p1->base == p2->base &&
-              p2->offset == p1->offset + p1->len && c1->data.size() == p1->len &&
-              c2->data.size() == p2->len && p1->len + p2->len <= 16;
-    if (!ok) {
-      ++i;
+  std::vector<bool> erase(x.size(), false);
+  std::vector<PayloadMatch> run;
+  auto merge_run = [&] {
+    std::stable_sort(run.begin(), run.end(), [](const PayloadMatch& a, const PayloadMatch& b) {
+      return a.base != b.base ? a.base < b.base : a.offset < b.offset;
+    });
+    for (size_t k = 1; k < run.size(); ++k) {
+      PayloadMatch& last = run[k - 1];
+      PayloadMatch& cur = run[k];
+      if (!CanMerge(last, cur)) continue;
+      const bool into_cur = IsProtocolKey(cur);
+      size_t keep = into_cur ? cur.at : last.at;
+      size_t drop = into_cur ? last.at : cur.at;
+      ir::Bytes data = std::get<ir::Cmp>(x[last.at + 1].expr).data;
+      const ir::Bytes& tail = std::get<ir::Cmp>(x[cur.at + 1].expr).data;
+      data.insert(data.end(), tail.begin(), tail.end());
+      auto& load = std::get<ir::PayloadLoad>(x[keep].expr);
+      load.offset = last.offset;
+      load.len = last.len + cur.len;
+      std::get<ir::Cmp>(x[keep + 1].expr).data = std::move(data);
+      erase[drop] = erase[drop + 1] = true;
+      cur = PayloadMatch{keep, last.base, last.offset, last.len + cur.len};
+    }
+    run.clear();
+  };
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!IsMatchPart(x[i].expr)) {
+      merge_run();
       continue;
     }
-    p1->len += p2->len;
-    c1->data.insert(c1->data.end(), c2->data.begin(), c2->data.end());
-    x.erase(x.begin() + i + 2, x.begin() + i + 4);
+    if (i + 1 >= x.size()) continue;
+    const auto* p = std::get_if<ir::PayloadLoad>(&x[i].expr);
+    const auto* c = std::get_if<ir::Cmp>(&x[i + 1].expr);
+    if (p && c && p->dreg == 1 && c->sreg == 1 && c->op == ir::CmpOp::kEq &&
+        c->data.size() == p->len) {
+      run.push_back(PayloadMatch{i, p->base, p->offset, p->len});
+      ++i;
+    }
   }
+  merge_run();
+  size_t out = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (erase[i]) continue;
+    if (out != i) x[out] = std::move(x[i]);
+    ++out;
+  }
+  x.resize(out);
 }
 
 bool Parser::ParseStatement(ir::Rule& rule) {
@@ -1154,6 +1229,15 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     }
   }
 
+  // A bitfield under a mask: nft takes the field's value (isolated and
+  // shifted down), then masks it; a prefix is such a mask:
+  // `ip dscp 1/6` → `ip dscp & 0x3f == 1` → & 0xfc, >> 2, & 0x3f, cmp 1.
+  if (!concat && !is_set && f0.kind == Field::Kind::kPayload && f0.Shift() > 0 &&
+      (lhs.has_binop || elems[0].key[0].kind == Item::Kind::kPrefix) &&
+      elems[0].key[0].kind != Item::Kind::kRange) {
+    return EmitBitfieldMaskMatch(rule, f0, lhs, ToCmp(op), elems[0].key[0]);
+  }
+
   // Dependencies, then loads into consecutive registers.
   for (const Field& f : fields) {
     if (!EmitDeps(rule, f)) return false;
@@ -1356,6 +1440,32 @@ bool Parser::ParseMatch(ir::Rule& rule) {
   }
   Emit(rule, c, it.loc);
   if (op == RelOp::kImplicit || op == RelOp::kEq) NoteContext(f0, it);
+  return true;
+}
+
+bool Parser::EmitBitfieldMaskMatch(ir::Rule& rule, const Field& f, const Lhs& lhs, ir::CmpOp op,
+                                   const Item& it) {
+  const uint32_t len = f.LoadLen();
+  if (!EmitValueSource(rule, f, len)) return false;
+  // The value is in host order now (EmitValueSource byte-swaps 2 bytes).
+  U128 mask = BitsMask(f.len_bits);
+  U128 xr = 0;
+  if (lhs.has_binop) {
+    mask &= lhs.and_mask;
+    xr = lhs.xor_val & BitsMask(f.len_bits);
+  }
+  if (it.kind == Item::Kind::kPrefix) mask &= ~BitsMask(f.len_bits - it.prefix);
+  ir::Bitwise b;
+  b.len = len;
+  b.mask = EncodeNumber(mask, len, true);
+  b.xor_ = EncodeNumber(xr, len, true);
+  Emit(rule, b, f.loc);
+  ir::Cmp c;
+  c.op = op;
+  c.sreg = 1;
+  U128 v = it.kind == Item::Kind::kPrefix ? it.lo.num & mask : it.lo.num & BitsMask(f.len_bits);
+  c.data = EncodeNumber(v, len, true);
+  Emit(rule, c, it.loc);
   return true;
 }
 
@@ -1795,6 +1905,12 @@ static bool IsL4ProtoField(const Field& f) {
           f.base == ir::PayloadBase::kNetwork);
 }
 
+// `icmp type` / `icmpv6 type`: the match that ICMP field dependencies check.
+static bool IsIcmpTypeField(const Field& f) {
+  return f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
+         f.off_bits == 0 && (f.type == DType::kIcmpType || f.type == DType::kIcmpv6Type);
+}
+
 bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
   ir::Family fam = table_->family;
   const bool l4_dep = f.dep == Dep::kL4 || f.dep == Dep::kL4Ipv4 || f.dep == Dep::kL4Ipv6;
@@ -1874,21 +1990,29 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
 
 // nft (proto_ctx_update for each element of an anonymous set):
 // `meta l4proto { tcp, udp }` records both; the last is the context.
+// `icmp type { echo-reply, echo-request }` likewise leaves the last type
+// as the context that `icmp id` checks.
 void Parser::NoteSetContext(const Field& f, const std::vector<Element>& elems) {
-  if (!IsL4ProtoField(f)) return;
+  const bool l4 = IsL4ProtoField(f);
+  const bool icmp_type = IsIcmpTypeField(f);
+  if (!l4 && !icmp_type) return;
   for (const Element& e : elems) {
     if (e.key.size() != 1 || e.key[0].kind != Item::Kind::kValue || e.key[0].lo.is_str) continue;
-    int proto = static_cast<int>(e.key[0].lo.num);
+    int v = static_cast<int>(e.key[0].lo.num);
+    if (icmp_type) {
+      ctx_.icmp_type = true;
+      ctx_.icmp_type_value = v;
+      continue;
+    }
     auto& alt = ctx_.l4_alternatives;
-    if (std::find(alt.begin(), alt.end(), proto) == alt.end()) alt.push_back(proto);
-    ctx_.l4 = proto;
+    if (std::find(alt.begin(), alt.end(), v) == alt.end()) alt.push_back(v);
+    ctx_.l4 = v;
   }
 }
 
 void Parser::NoteContext(const Field& f, const Item& item) {
   if (item.kind != Item::Kind::kValue || item.lo.is_str) return;
-  if (f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
-      f.off_bits == 0 && (f.type == DType::kIcmpType || f.type == DType::kIcmpv6Type)) {
+  if (IsIcmpTypeField(f)) {
     ctx_.icmp_type = true;
     ctx_.icmp_type_value = static_cast<int>(item.lo.num);
   }

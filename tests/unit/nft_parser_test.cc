@@ -558,5 +558,55 @@ TEST(NftParserErrors, TransportFieldAfterProtocolSet) {
             "  [ cmp eq reg 1 0x00001400 ]\n");
 }
 
+// A prefix on a bitfield is a mask on the field's value (nft lists
+// `ip dscp 1/6` as `ip dscp & 0x3f == lephb`).
+TEST(NftLowering, BitfieldPrefixMasksTheShiftedValue) {
+  EXPECT_EQ(Lower("ip", "ip dscp 1/6"),
+            "  [ payload load 1b @ network header + 1 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000003f ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n");
+  EXPECT_EQ(Lower("ip", "ip dscp & 0x38 == 0x08"),
+            "  [ payload load 1b @ network header + 1 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x00000038 ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x00000008 ]\n");
+}
+
+// An ICMP type set is the context that `icmp id` checks: no second test.
+TEST(NftLowering, IcmpTypeSetSatisfiesFieldDependency) {
+  EXPECT_EQ(Lower("ip", "icmp type { echo-reply, echo-request } icmp id 1"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 1b @ transport header + 0 => reg 1 ]\n"
+            "  [ lookup reg 1 set __set%d ]\n"
+            "  [ payload load 2b @ transport header + 4 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000100 ]\n");
+}
+
+// nft sorts a rule's payload equalities by offset before merging adjacent
+// ones, so order in the rule does not matter; other matches in between
+// do not stop it, statements do.
+TEST(NftLowering, PayloadMergeSortsByOffset) {
+  EXPECT_EQ(Lower("ip", "icmp code 1 icmp type 2"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 2b @ transport header + 0 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000102 ]\n");
+  EXPECT_EQ(Lower("ip", "ip ttl 3 meta mark 1 ip protocol 2"),
+            "  [ meta load mark => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 2b @ network header + 8 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000203 ]\n");
+  EXPECT_EQ(Lower("ip", "ip ttl 3 counter ip protocol 2"),
+            "  [ payload load 1b @ network header + 8 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000003 ]\n"
+            "  [ counter pkts 0 bytes 0 ]\n"
+            "  [ payload load 1b @ network header + 9 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n");
+}
+
 }  // namespace
 }  // namespace rulejit
