@@ -224,6 +224,10 @@ uint32_t Field::LoadLen() const {
   return ((off_bits % 8) + len_bits + 7) / 8;
 }
 
+bool IsShiftedBitfield(const Field& f) {
+  return f.kind == Field::Kind::kPayload && f.Shift() > 0 && f.LoadLen() <= 2;
+}
+
 uint32_t Field::Shift() const {
   if (kind != Kind::kPayload && kind != Kind::kExthdr) return 0;
   return LoadLen() * 8 - (off_bits % 8) - len_bits;

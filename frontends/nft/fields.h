@@ -62,6 +62,11 @@ struct Field {
   bool NeedsMask() const;
 };
 
+// A payload field that is not byte-aligned at its low end (ip dscp,
+// ip6 dscp): its value needs a shift down when nft cannot fold the shift
+// into constants.
+bool IsShiftedBitfield(const Field& f);
+
 // `PROTO FIELD` (ip saddr, tcp dport, vlan id...). nullopt when unknown.
 std::optional<Field> LookupPayloadField(std::string_view proto,
                                         std::string_view field);

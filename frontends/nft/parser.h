@@ -162,10 +162,13 @@ class Parser {
   bool ParseValuePrimary(const Field& target, ValueExpr* out);
   bool ParseValueExpr(const Field& target, int min_prec, ValueExpr* out);
   bool EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len);
+  void EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len);
   bool EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v,
                      ir::SourceLoc loc);
   bool EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len);
-  bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, bool interval);
+  // Loads a set or map key; `set` (may be null) says whether it is an
+  // interval set and whether it is named.
+  bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, const ir::Set* set);
   bool ParseCounter(ir::Rule& rule);
   bool ParseLog(ir::Rule& rule);
   bool ParseLimit(ir::Rule& rule);

@@ -1126,7 +1126,7 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     for (const ir::Set& x : pending_sets_) {
       if (x.name == set_name) vs = &x;
     }
-    if (!EmitKeyLoads(rule, fields, vs != nullptr && vs->interval())) return false;
+    if (!EmitKeyLoads(rule, fields, vs)) return false;
     ir::Lookup lk;
     lk.sreg = 1;
     lk.set = set_name;
@@ -1154,7 +1154,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
                    ir::DidYouMean(named_set, names));
     }
     uint32_t key_len = 0;
-    for (const Field& f : fields) key_len += concat ? Pad4(f.LoadLen()) : f.LoadLen();
+    for (const Field& f : fields) {
+      // A shifted-down bitfield is as wide as its value (ip6 dscp: 1 byte).
+      uint32_t len = IsShiftedBitfield(f) ? (f.len_bits + 7) / 8 : f.LoadLen();
+      key_len += concat ? Pad4(len) : len;
+    }
     if (s->key_len != key_len) {
       return Error(rhs_loc, absl::StrCat("set '", named_set, "' has a ", s->key_len,
                                          "-byte key, the expression is ", key_len, " bytes"));
@@ -1325,6 +1329,10 @@ bool Parser::ParseMatch(ir::Rule& rule) {
       b.xor_ = EncodeNum(f, xr, f.LoadLen());
       Emit(rule, b, f.loc);
     }
+    // A named set holds the field's values (`type dscp`): shift it down.
+    if (!named_set.empty() && IsShiftedBitfield(f)) {
+      EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
+    }
     if (concat && set_interval && f.host_order && f.LoadLen() > 1) {
       ir::Byteorder bo;
       bo.op = ir::ByteorderOp::kHton;
@@ -1471,8 +1479,9 @@ bool Parser::EmitBitfieldMaskMatch(ir::Rule& rule, const Field& f, const Lhs& lh
 
 // Dependencies and loads of a set/map key into consecutive registers, with
 // bit-field masks, and host-order fields byte-swapped for interval sets.
-bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
-                          bool interval) {
+bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, const ir::Set* set) {
+  const bool interval = set != nullptr && set->interval();
+  const bool named = set != nullptr && !set->anonymous();
   for (const Field& f : fields) {
     if (!EmitDeps(rule, f)) return false;
   }
@@ -1488,6 +1497,7 @@ bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
       b.xor_ = ir::Bytes(f.LoadLen(), 0);
       Emit(rule, b, f.loc);
     }
+    if (named && IsShiftedBitfield(f)) EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
     if (interval && f.host_order && f.LoadLen() > 1) {
       ir::Byteorder bo;
       bo.op = ir::ByteorderOp::kHton;
@@ -1525,7 +1535,7 @@ bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& tar
   for (const ir::Set& x : pending_sets_) {
     if (x.name == name) s = &x;
   }
-  if (!EmitKeyLoads(rule, src.fields, s != nullptr && s->interval())) return false;
+  if (!EmitKeyLoads(rule, src.fields, s)) return false;
   ir::Lookup lk;
   lk.sreg = 1;
   lk.set = name;

@@ -50,6 +50,17 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   st->fields.clear();
   if (is_typeof) {
     if (!ParseTypeofExpr(&st->fields)) return false;
+    // nft keys a set by the values of a bitfield (`typeof ip6 dscp`: one
+    // byte, 0..63), as `type dscp` does; lookups shift the field down.
+    for (Field& f : st->fields) {
+      if (IsShiftedBitfield(f)) {
+        ir::SourceLoc loc = f.loc;
+        uint32_t bits = f.len_bits;
+        f = TypeField(f.type);
+        f.len_bits = bits;
+        f.loc = loc;
+      }
+    }
   } else {
     do {
       std::string name;

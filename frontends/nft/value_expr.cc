@@ -146,20 +146,29 @@ bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len) {
     b.xor_ = ir::Bytes(flen, 0);
     Emit(rule, b, f.loc);
   }
-  if (flen == 2) {
+  EmitBitfieldShiftDown(rule, f, 1, len);
+  return true;
+}
+
+// After a bitfield's load and mask, its value: as nft evaluates a bitfield
+// it cannot fold into constants (statement arguments, named set keys),
+// a 2-byte load to host order, then shifted down.
+void Parser::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
+  if (f.LoadLen() == 2) {
     ir::Byteorder bo;
     bo.op = ir::ByteorderOp::kNtoh;
+    bo.sreg = bo.dreg = reg;
     bo.len = bo.size = 2;
     Emit(rule, bo, f.loc);
   }
   if (f.Shift() > 0) {
     ir::Bitwise b;
     b.op = ir::BitwiseOp::kRshift;
+    b.sreg = b.dreg = reg;
     b.len = len;
     b.shift = f.Shift();
     Emit(rule, b, f.loc);
   }
-  return true;
 }
 
 // Emits `v` into reg 1 (len bytes, host order).
