@@ -1942,8 +1942,10 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
     case Dep::kL4Ipv4:
     case Dep::kL4Ipv6: {
       int net = f.dep == Dep::kL4Ipv4 ? 4 : 6;
-      // ip and ip6 tables accept either ICMP flavour on the l4proto alone.
-      if (fam != ir::Family::kIp && fam != ir::Family::kIp6 &&
+      // Either ICMP flavour may ride on either IP version (`meta nfproto
+      // ipv4 icmpv6 type ...`): only a rule without a network protocol
+      // gets the likely one (IPv4 for icmp, IPv6 for icmpv6).
+      if (fam != ir::Family::kIp && fam != ir::Family::kIp6 && ctx_.net == 0 &&
           !EmitNetDep(rule, net, f.loc)) {
         return false;
       }
@@ -1951,7 +1953,8 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
         // Without an L3 hook context nft tests the IP header's own field.
         if (ctx_.l4 == f.l4proto) return true;
         if (ctx_.l4 >= 0) return Error(f.loc, "conflicting transport protocols in one rule");
-        Emit(rule, ir::PayloadLoad{ir::PayloadBase::kNetwork, net == 4 ? 9u : 6u, 1, 1}, f.loc);
+        int have = ctx_.net != 0 ? ctx_.net : net;
+        Emit(rule, ir::PayloadLoad{ir::PayloadBase::kNetwork, have == 4 ? 9u : 6u, 1, 1}, f.loc);
         ir::Cmp c;
         c.sreg = 1;
         c.data = {f.l4proto};

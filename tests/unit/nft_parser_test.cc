@@ -673,5 +673,25 @@ TEST(NftSemantics, DscpPrefixAndNamedDscpSets) {
   }
 }
 
+// ICMPv6 in IPv4 (or ICMP in IPv6) is a match nft allows: the network
+// protocol already named stays, and no conflict is reported.
+TEST(NftLowering, IcmpOnTheOtherIpVersion) {
+  EXPECT_EQ(Lower("inet", "meta nfproto ipv4 icmpv6 type echo-request"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000003a ]\n"
+            "  [ payload load 1b @ transport header + 0 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000080 ]\n");
+  // Without one, icmp implies IPv4.
+  EXPECT_EQ(Lower("inet", "icmp type echo-request"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 1b @ transport header + 0 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000008 ]\n");
+}
+
 }  // namespace
 }  // namespace rulejit
