@@ -658,7 +658,11 @@ bool Parser::ParseField(Field* field) {
       }
     }
     std::optional<Field> fd = LookupCtField(key, dir, net);
-    if (fd) fd->ct_plain_addr = plain;
+    if (fd && plain) {
+      // Without `ip`/`ip6` nft loads the family-sized NFT_CT_SRC/DST.
+      fd->ct_plain_addr = true;
+      fd->ct = key == "saddr" ? ir::CtKey::kSrc : ir::CtKey::kDst;
+    }
     if (!fd) {
       static constexpr std::string_view kUnsup[] = {
           "count", "helper", "timeout", "expectation", "l3proto"};
@@ -1219,8 +1223,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
   }
 
   // `meta protocol ip` / `meta nfproto ipv4` in a table of that family is
-  // always true: nft drops it.
+  // always true: nft drops it. (nft's stmt_reduce drops `meta protocol`
+  // when it meets the next statement: the last statement of a rule stays.)
+  const bool last_statement = AtStmtEnd() || AtWord("comment");
   if (!concat && !is_set && !lhs.has_binop && f0.kind == Field::Kind::kMeta &&
+      !(f0.meta == ir::MetaKey::kProtocol && last_statement) &&
       (f0.meta == ir::MetaKey::kProtocol || f0.meta == ir::MetaKey::kNfProto) &&
       (op == RelOp::kImplicit || op == RelOp::kEq) &&
       elems[0].key[0].kind == Item::Kind::kValue &&

@@ -149,7 +149,9 @@ const SymTable& Symbols(DType t) {
       {"remove-addr", 4}, {"mp-prio", 5}, {"mp-fail", 6}, {"mp-fastclose", 7},
       {"mp-tcprst", 8}};
   static const SymTable kTcHandle = {{"none", 0}, {"root", 0xffffffff}};
-  static const SymTable kRealm = {{"default", 0}};
+  // /etc/iproute2/rt_realms and /etc/iproute2/group as iproute2 ships them.
+  static const SymTable kRealm = {{"cosmos", 0}};
+  static const SymTable kDevgroup = {{"default", 0}};
   // Interface indexes are resolved at load time by nft; only the loopback
   // device has a fixed index (1) in every network namespace.
   static const SymTable kIfaces = {{"lo", 1}};
@@ -177,8 +179,8 @@ const SymTable& Symbols(DType t) {
     case DType::kIgmpType: return kIgmp;
     case DType::kUid:
     case DType::kGid: return kUser;
-    case DType::kRealm:
-    case DType::kDevgroup: return kRealm;
+    case DType::kRealm: return kRealm;
+    case DType::kDevgroup: return kDevgroup;
     case DType::kIface: return kIfaces;
     case DType::kInteger:
     case DType::kString:

@@ -693,5 +693,37 @@ TEST(NftLowering, IcmpOnTheOtherIpVersion) {
             "  [ cmp eq reg 1 0x00000008 ]\n");
 }
 
+// `meta protocol ip` in an ip table: nft drops it only when another
+// statement follows (its stmt_reduce deletes it on meeting the next one).
+TEST(NftLowering, MetaProtocolOfTheFamilyAloneStays) {
+  EXPECT_EQ(Lower("ip", "meta protocol ip"),
+            "  [ meta load protocol => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000008 ]\n");
+  EXPECT_EQ(Lower("ip", "meta protocol ip accept"), "  [ immediate reg 0 accept ]\n");
+}
+
+// `ct original saddr` without ip/ip6 is the family-sized NFT_CT_SRC.
+TEST(NftLowering, PlainCtAddressIsCtSrc) {
+  EXPECT_EQ(Lower("inet", "meta nfproto ipv4 ct original saddr 1.2.3.4"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ ct load src => reg 1 , dir original ]\n"
+            "  [ cmp eq reg 1 0x04030201 ]\n");
+  EXPECT_EQ(Lower("ip", "ct original ip saddr 1.2.3.4"),
+            "  [ ct load src_ip => reg 1 , dir original ]\n"
+            "  [ cmp eq reg 1 0x04030201 ]\n");
+}
+
+// Realm names come from rt_realms (0 cosmos), device groups from group.
+TEST(NftLowering, RealmAndDevgroupNames) {
+  EXPECT_EQ(Lower("ip", "meta rtclassid \"cosmos\""),
+            "  [ meta load rtclassid => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000000 ]\n");
+  EXPECT_EQ(Lower("ip", "meta iifgroup \"default\""),
+            "  [ meta load iifgroup => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000000 ]\n");
+  EXPECT_THAT(Lower("ip", "meta rtclassid \"default\""), HasSubstr("ERROR"));
+}
+
 }  // namespace
 }  // namespace rulejit
