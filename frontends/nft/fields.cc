@@ -152,6 +152,7 @@ const std::vector<MetaDef>& Metas() {
       {"cgroup", MetaKey::kCgroup, DType::kInteger, 32, true},
       {"random", MetaKey::kPRandom, DType::kInteger, 32, false},
       {"secpath", MetaKey::kSecPath, DType::kBoolean, 8, true},
+      {"ipsec", MetaKey::kSecPath, DType::kBoolean, 8, true},  // nft's alias
       {"iifkind", MetaKey::kIifKind, DType::kString, 128, false},
       {"oifkind", MetaKey::kOifKind, DType::kString, 128, false},
       {"ibrpvid", MetaKey::kBriIifPvid, DType::kInteger, 16, true},
@@ -225,7 +226,8 @@ uint32_t Field::LoadLen() const {
 }
 
 bool IsShiftedBitfield(const Field& f) {
-  return f.kind == Field::Kind::kPayload && f.Shift() > 0 && f.LoadLen() <= 2;
+  return (f.kind == Field::Kind::kPayload || f.kind == Field::Kind::kExthdr) && f.Shift() > 0 &&
+         f.LoadLen() <= 2;
 }
 
 uint32_t Field::Shift() const {
@@ -298,7 +300,7 @@ bool IsUnqualifiedMeta(std::string_view key) {
       "mark", "iif", "iifname", "iiftype", "oif", "oifname", "oiftype",
       "skuid", "skgid", "nftrace", "rtclassid", "ibrname", "obrname",
       "pkttype", "cpu", "iifgroup", "oifgroup", "cgroup", "random",
-      "ipsec", "iifkind", "oifkind", "ibrpvid", "ibrvproto", "sdif",
+      "iifkind", "oifkind", "ibrpvid", "ibrvproto", "sdif",
       "sdifname", "priority", "time"};
   for (std::string_view k : kKeys) {
     if (k == key) return true;

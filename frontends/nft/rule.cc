@@ -613,10 +613,6 @@ bool Parser::ParseField(Field* field) {
       return Error(kloc, absl::StrCat("meta ", key, " is only valid in bridge tables"));
     }
     if (!fd) {
-      // time and hour depend on the host's time zone at load time.
-      if (key == "ipsec" || key == "secpath") {
-        return Error(kloc, absl::StrCat("unsupported meta key '", key, "'"));
-      }
       return Error(kloc, absl::StrCat("unknown meta key '", key, "'"),
                    ir::DidYouMean(key, MetaKeyNames()));
     }
@@ -1106,7 +1102,7 @@ bool Parser::ParseMatch(ir::Rule& rule) {
   bool concat = fields.size() > 1;
   const Field& f0 = fields[0];
   SetType st;
-  st.fields = fields;
+  st.fields = SetKeyFields(fields);
 
   // vmap { k : verdict } / vmap @name
   if (AcceptWord("vmap")) {
@@ -1336,8 +1332,9 @@ bool Parser::ParseMatch(ir::Rule& rule) {
       b.xor_ = EncodeNum(f, xr, f.LoadLen());
       Emit(rule, b, f.loc);
     }
-    // A named set holds the field's values (`type dscp`): shift it down.
-    if (!named_set.empty() && IsShiftedBitfield(f)) {
+    // A named set holds the field's values (`type dscp`), and so does a
+    // concatenation: shift it down.
+    if ((!named_set.empty() || concat) && IsShiftedBitfield(f)) {
       EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
     }
     if (concat && set_interval && f.host_order && f.LoadLen() > 1) {
@@ -1504,7 +1501,9 @@ bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, cons
       b.xor_ = ir::Bytes(f.LoadLen(), 0);
       Emit(rule, b, f.loc);
     }
-    if (named && IsShiftedBitfield(f)) EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
+    if ((named || fields.size() > 1) && IsShiftedBitfield(f)) {
+      EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
+    }
     if (interval && f.host_order && f.LoadLen() > 1) {
       ir::Byteorder bo;
       bo.op = ir::ByteorderOp::kHton;
@@ -1522,7 +1521,7 @@ bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& tar
   ir::SourceLoc loc = Next().loc;  // map
   if (src.has_binop) return Error(loc, "unsupported binary operation before map");
   SetType st;
-  st.fields = src.fields;
+  st.fields = SetKeyFields(src.fields);
   st.is_map = true;
   st.data = target;
   std::string name;

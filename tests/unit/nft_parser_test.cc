@@ -725,5 +725,29 @@ TEST(NftLowering, RealmAndDevgroupNames) {
   EXPECT_THAT(Lower("ip", "meta rtclassid \"default\""), HasSubstr("ERROR"));
 }
 
+// In a concatenation nft shifts a bitfield down and the elements hold
+// its values (mp-join is 1, not 0x10).
+TEST(NftLowering, BitfieldInConcatenationIsShiftedDown) {
+  std::string text =
+      "table ip t {\n chain c {\n  type filter hook input priority 0;\n"
+      "  tcp option mptcp subtype . tcp dport { mp-join . 100 }\n }\n}\n";
+  auto r = Parse(text);
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  const ir::Chain& c = t.chains.at(0);
+  std::string out = ir::PrintRule(t, c, c.rules.at(0));
+  EXPECT_THAT(out, HasSubstr("  [ bitwise reg 1 = ( reg 1 & 0x000000f0 ) ^ 0x00000000 ]\n"
+                             "  [ bitwise reg 1 = ( reg 1 >> 0x00000004 ) ]\n"
+                             "  [ payload load 2b @ transport header + 2 => reg 9 ]\n"));
+  EXPECT_THAT(ir::PrintSet(t, t.sets.at(0)), HasSubstr("element 00000001 00006400"));
+}
+
+// `meta ipsec` is nft's other name of `meta secpath`.
+TEST(NftLowering, MetaIpsecIsSecpath) {
+  EXPECT_EQ(Lower("inet", "meta ipsec exists"),
+            "  [ meta load secpath => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n");
+}
+
 }  // namespace
 }  // namespace rulejit
