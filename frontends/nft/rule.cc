@@ -1571,7 +1571,7 @@ bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
   if (IsValueExprTarget(target) && !is_map && expr_start) {
     ValueExpr v;
     if (!ParseValueExpr(target, 1, &v)) return false;
-    return EmitValueExpr(rule, target, v, loc) && EmitSetTarget(rule, target, is_ct);
+    return EmitValueExpr(rule, target, v, 1, loc) && EmitSetTarget(rule, target, is_ct);
   }
   if (source_field) {
     Lhs src;

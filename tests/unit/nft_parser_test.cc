@@ -506,8 +506,27 @@ TEST(NftLowering, MarkValueExpressions) {
   EXPECT_EQ(Lower("ip", "meta mark set 0x32 or 0xfffff"),
             "  [ immediate reg 1 0x000fffff ]\n"
             "  [ meta set mark with reg 1 ]\n");
-  ExpectError("table ip t {\n chain c {\n  ct mark set ct mark | meta mark\n }\n}\n", 3, 23,
-              "two non-constant values");
+  // Two fields: the second is computed in reg 2 and combined with a
+  // register-operand bitwise.
+  EXPECT_EQ(Lower("ip", "ct mark set ct mark and 0xffff0000 or meta mark and 0xffff"),
+            "  [ ct load mark => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0xffff0000 ) ^ 0x00000000 ]\n"
+            "  [ meta load mark => reg 2 ]\n"
+            "  [ bitwise reg 2 = ( reg 2 & 0x0000ffff ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 | reg 2 ) ]\n"
+            "  [ ct set mark with reg 1 ]\n");
+  // Dependencies come before the value's registers are filled.
+  EXPECT_EQ(Lower("inet", "meta mark set meta mark ^ ip dscp"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ meta load mark => reg 1 ]\n"
+            "  [ payload load 1b @ network header + 1 => reg 2 ]\n"
+            "  [ bitwise reg 2 = ( reg 2 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 2 = ( reg 2 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 ^ reg 2 ) ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+  ExpectError("table ip t {\n chain c {\n  ct mark set ct mark << meta mark\n }\n}\n", 3, 23,
+              "shift by a non-constant amount");
   ExpectError("table ip t {\n chain c {\n  ct mark set ct mark << 32\n }\n}\n", 3, 23,
               "shift by 32 bits or more");
 }
@@ -747,6 +766,21 @@ TEST(NftLowering, MetaIpsecIsSecpath) {
   EXPECT_EQ(Lower("inet", "meta ipsec exists"),
             "  [ meta load secpath => reg 1 ]\n"
             "  [ cmp eq reg 1 0x00000001 ]\n");
+}
+
+// `meta mark set meta mark | ip dscp` in the interpreter: the mark the
+// packet leaves with combines both values.
+TEST(NftSemantics, RegisterOperandBitwise) {
+  auto r = Parse("table ip t {\n chain c {\n  type filter hook input priority 0;\n"
+                 "  meta mark set meta mark | ip dscp\n }\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  testing::FrameSpec spec;
+  spec.tos = 34 << 2;  // af41
+  std::vector<uint8_t> frame = testing::BuildFrame(spec);
+  ir::PacketView v = runtime::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
+  ir::PacketMeta meta;
+  meta.mark = 0x100;
+  EXPECT_EQ(ir::Interpreter(*r->rs).Run(ir::Hook::kInput, v, meta).mark, 0x100u | 34u);
 }
 
 }  // namespace
