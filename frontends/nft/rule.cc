@@ -1519,7 +1519,11 @@ bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, cons
 // `meta mark set KEY map { k : v, ... }` / `map @name`
 bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target) {
   ir::SourceLoc loc = Next().loc;  // map
-  if (src.has_binop) return Error(loc, "unsupported binary operation before map");
+  // `ip6 saddr & ::ffff map { ... }`: the key is masked after its load.
+  const bool masked_key = src.has_binop && src.fields.size() == 1 && !src.fields[0].NeedsMask();
+  if (src.has_binop && !masked_key) {
+    return Error(loc, "unsupported binary operation before map");
+  }
   SetType st;
   st.fields = SetKeyFields(src.fields);
   st.is_map = true;
@@ -1542,6 +1546,14 @@ bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& tar
     if (x.name == name) s = &x;
   }
   if (!EmitKeyLoads(rule, src.fields, s)) return false;
+  if (masked_key) {
+    const Field& f = src.fields[0];
+    ir::Bitwise b;
+    b.len = f.LoadLen();
+    b.mask = EncodeNum(f, src.and_mask & BitsMask(f.len_bits), b.len);
+    b.xor_ = EncodeNum(f, src.xor_val & BitsMask(f.len_bits), b.len);
+    Emit(rule, b, loc);
+  }
   ir::Lookup lk;
   lk.sreg = 1;
   lk.set = name;

@@ -783,5 +783,17 @@ TEST(NftSemantics, RegisterOperandBitwise) {
   EXPECT_EQ(ir::Interpreter(*r->rs).Run(ir::Hook::kInput, v, meta).mark, 0x100u | 34u);
 }
 
+// A masked map key: the bitwise follows the load, the lookup reads it.
+TEST(NftLowering, MaskedMapKey) {
+  EXPECT_EQ(Lower("ip6", "meta mark set ip6 saddr & ::ffff map { ::2 : 42 }"),
+            "  [ payload load 16b @ network header + 8 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x00000000 0x00000000 0x00000000 0xffff0000 ) ^ "
+            "0x00000000 0x00000000 0x00000000 0x00000000 ]\n"
+            "  [ lookup reg 1 set __map%d dreg 1 ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+  ExpectError("table ip t {\n chain c {\n  meta mark set ip dscp & 3 map { 1 : 2 }\n }\n}\n",
+              3, 29, "unsupported binary operation before map");
+}
+
 }  // namespace
 }  // namespace rulejit
