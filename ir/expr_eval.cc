@@ -429,6 +429,17 @@ bool EvalBitwise(const Bitwise& e, uint8_t* regs) {
   uint8_t* src = RegBytes(regs, e.sreg, words * 4);
   uint8_t* dst = RegBytes(regs, e.dreg, words * 4);
   if (src == nullptr || dst == nullptr || e.shift >= 32) return false;
+  if (IsRegisterBitwise(e.op)) {
+    // nft_bitwise_eval_bool with a register operand, word by word.
+    const uint8_t* src2 = RegBytes(regs, e.sreg2, words * 4);
+    if (src2 == nullptr) return false;
+    for (uint32_t i = 0; i < words * 4; i++) {
+      dst[i] = e.op == BitwiseOp::kAndReg  ? src[i] & src2[i]
+               : e.op == BitwiseOp::kOrReg ? src[i] | src2[i]
+                                           : src[i] ^ src2[i];
+    }
+    return true;
+  }
   if (e.op == BitwiseOp::kMaskXor) {
     // Mask and xor are zero past len (kzalloc'ed nft_data in the kernel).
     for (uint32_t i = 0; i < words * 4; i++) {

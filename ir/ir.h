@@ -206,10 +206,12 @@ struct CtSet {
   CtDir dir = CtDir::kNone;  // e.g. `ct original zone set 1`
 };
 
-enum class BitwiseOp : uint8_t { kMaskXor, kLshift, kRshift };
+enum class BitwiseOp : uint8_t { kMaskXor, kLshift, kRshift, kAndReg, kOrReg, kXorReg };
 
 // [ bitwise reg D = ( reg S & MASK ) ^ XOR ]  (len bytes)
 // [ bitwise reg D = ( reg S << N ) ] / ( reg S >> N )
+// [ bitwise reg D = ( reg S | reg S2 ) ] (also & and ^: NFT_BITWISE_AND/
+// OR/XOR with a register operand, `meta mark set meta mark | ct mark`)
 // Shifts work on host-order 32-bit words, as in the kernel.
 struct Bitwise {
   BitwiseOp op = BitwiseOp::kMaskXor;
@@ -219,7 +221,12 @@ struct Bitwise {
   Bytes mask;      // kMaskXor: len bytes
   Bytes xor_;      // kMaskXor: len bytes
   uint32_t shift = 0;  // kLshift / kRshift
+  Reg sreg2 = 2;       // kAndReg / kOrReg / kXorReg
 };
+// True for the ops with a register operand (sreg2).
+inline bool IsRegisterBitwise(BitwiseOp op) {
+  return op == BitwiseOp::kAndReg || op == BitwiseOp::kOrReg || op == BitwiseOp::kXorReg;
+}
 
 enum class ByteorderOp : uint8_t { kNtoh, kHton };
 

@@ -190,6 +190,12 @@ std::string Body(const Bitwise& e) {
       return absl::StrCat(head, e.op == BitwiseOp::kLshift ? "<< " : ">> ",
                           DataPieces(amount), ") ");
     }
+    case BitwiseOp::kAndReg:
+    case BitwiseOp::kOrReg:
+    case BitwiseOp::kXorReg: {
+      const char* op = e.op == BitwiseOp::kAndReg ? "&" : e.op == BitwiseOp::kOrReg ? "|" : "^";
+      return absl::StrFormat("%s%s reg %u ) ", head, op, e.sreg2);
+    }
   }
   return head;
 }

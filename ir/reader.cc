@@ -317,13 +317,20 @@ Expr ParseBitwise(Cursor& c) {
     c.Literal(") ");
     return e;
   }
-  if (!c.TryLiteral("& ")) {
-    c.Fail(absl::StrCat("bitwise operation ", c.Found(),
-                        " is not in the IR (it has '& mask ^ xor', '<<', '>>')"));
+  // `( reg S OP reg S2 )`: a register operand.
+  for (auto [text, op] : {std::pair{"& reg ", BitwiseOp::kAndReg},
+                          std::pair{"| reg ", BitwiseOp::kOrReg},
+                          std::pair{"^ reg ", BitwiseOp::kXorReg}}) {
+    if (!c.TryLiteral(text)) continue;
+    e.op = op;
+    e.sreg2 = c.Register();
+    c.Literal(" ) ");
     return e;
   }
-  if (c.Peek("reg ")) {
-    c.Fail("bitwise with a register operand is not in the IR");
+  if (!c.TryLiteral("& ")) {
+    c.Fail(absl::StrCat("bitwise operation ", c.Found(),
+                        " is not in the IR (it has '& mask ^ xor', '<<', '>>', "
+                        "'& | ^ reg')"));
     return e;
   }
   e.op = BitwiseOp::kMaskXor;

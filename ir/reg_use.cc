@@ -20,7 +20,11 @@ struct Reads {
   const Table& table;
   uint32_t operator()(const MetaSet& e) const { return WordMask(e.sreg, MetaKeyLen(e.key)); }
   uint32_t operator()(const CtSet& e) const { return WordMask(e.sreg, CtKeyLen(e.key)); }
-  uint32_t operator()(const Bitwise& e) const { return WordMask(e.sreg, e.len); }
+  uint32_t operator()(const Bitwise& e) const {
+    uint32_t reads = WordMask(e.sreg, e.len);
+    if (IsRegisterBitwise(e.op)) reads |= WordMask(e.sreg2, e.len);
+    return reads;
+  }
   uint32_t operator()(const PayloadWrite& e) const { return WordMask(e.sreg, e.len); }
   uint32_t operator()(const Byteorder& e) const {
     // Size-2 elements step over whole words (see ir/expr_eval.cc).

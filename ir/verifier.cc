@@ -232,6 +232,7 @@ void Check(const Bitwise& e, RuleContext& ctx) {
                                           ": must be below 32"));
   }
   ctx.regs.Read(e.sreg, e.len, "bitwise");
+  if (IsRegisterBitwise(e.op)) ctx.regs.Read(e.sreg2, e.len, "bitwise");
   ctx.regs.Write(e.dreg, e.len, "bitwise");
 }
 

@@ -1016,6 +1016,9 @@ bool RuleLifter::Step(const ir::Expr& expr) {
           [&](const ir::MetaLoad& e) { return Meta(e); },
           [&](const ir::CtLoad& e) { return Ct(e); },
           [&](const ir::Bitwise& e) {
+            if (ir::IsRegisterBitwise(e.op)) {
+              return Fail("combines two registers (a bitwise with a register operand)");
+            }
             bool keeps = e.op == ir::BitwiseOp::kMaskXor &&
                          LeadingOnesMask(e.mask, e.xor_);
             return Derived(e.sreg, e.dreg, e.len, expr, keeps, "bitwise");

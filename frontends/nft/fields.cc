@@ -152,6 +152,7 @@ const std::vector<MetaDef>& Metas() {
       {"cgroup", MetaKey::kCgroup, DType::kInteger, 32, true},
       {"random", MetaKey::kPRandom, DType::kInteger, 32, false},
       {"secpath", MetaKey::kSecPath, DType::kBoolean, 8, true},
+      {"ipsec", MetaKey::kSecPath, DType::kBoolean, 8, true},  // nft's alias
       {"iifkind", MetaKey::kIifKind, DType::kString, 128, false},
       {"oifkind", MetaKey::kOifKind, DType::kString, 128, false},
       {"ibrpvid", MetaKey::kBriIifPvid, DType::kInteger, 16, true},
@@ -224,6 +225,11 @@ uint32_t Field::LoadLen() const {
   return ((off_bits % 8) + len_bits + 7) / 8;
 }
 
+bool IsShiftedBitfield(const Field& f) {
+  return (f.kind == Field::Kind::kPayload || f.kind == Field::Kind::kExthdr) && f.Shift() > 0 &&
+         f.LoadLen() <= 2;
+}
+
 uint32_t Field::Shift() const {
   if (kind != Kind::kPayload && kind != Kind::kExthdr) return 0;
   return LoadLen() * 8 - (off_bits % 8) - len_bits;
@@ -294,7 +300,7 @@ bool IsUnqualifiedMeta(std::string_view key) {
       "mark", "iif", "iifname", "iiftype", "oif", "oifname", "oiftype",
       "skuid", "skgid", "nftrace", "rtclassid", "ibrname", "obrname",
       "pkttype", "cpu", "iifgroup", "oifgroup", "cgroup", "random",
-      "ipsec", "iifkind", "oifkind", "ibrpvid", "ibrvproto", "sdif",
+      "iifkind", "oifkind", "ibrpvid", "ibrvproto", "sdif",
       "sdifname", "priority", "time"};
   for (std::string_view k : kKeys) {
     if (k == key) return true;

@@ -62,6 +62,17 @@ struct Field {
   bool NeedsMask() const;
 };
 
+// A payload field that is not byte-aligned at its low end (ip dscp,
+// ip6 dscp): its value needs a shift down when nft cannot fold the shift
+// into constants.
+bool IsShiftedBitfield(const Field& f);
+// The value of such a bitfield as a set key holds it (sets.cc): as wide as
+// its bits, unshifted (`typeof ip6 dscp` keys are 0..63).
+Field BitfieldValue(const Field& f);
+// The key fields of a set matched by `fields`: in a concatenation nft
+// shifts bitfields down, so their elements are values (sets.cc).
+std::vector<Field> SetKeyFields(const std::vector<Field>& fields);
+
 // `PROTO FIELD` (ip saddr, tcp dport, vlan id...). nullopt when unknown.
 std::optional<Field> LookupPayloadField(std::string_view proto,
                                         std::string_view field);

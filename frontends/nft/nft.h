@@ -40,7 +40,8 @@ namespace rulejit::frontends {
                                         ir::Diagnostics& diags);
 
 // Parses a set declaration body as the conformance files write it
-// (`type ipv4_addr flags interval`, `typeof ...`) and adds set `name`.
+// (`type ipv4_addr flags interval`, `typeof ...`, `type dscp : mark` for
+// a map) and adds set `name`.
 [[nodiscard]] absl::Status ParseNftSetDecl(ir::Table& table,
                                            std::string_view name,
                                            std::string_view decl, int file,

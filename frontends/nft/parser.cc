@@ -213,10 +213,15 @@ bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
   set.name = std::string(name);
   set.loc = Peek().loc;
   SetType st;
-  // The conformance files write `type T [flags F]` on one line.
+  // The conformance files write `type T [: D] [flags F]` on one line and
+  // declare maps and sets alike: a data type makes it a map.
+  bool is_map = false;
+  for (size_t i = pos_; i < toks_.size(); ++i) {
+    is_map |= toks_[i].text == ":" && toks_[i].kind != Tok::kString;
+  }
   while (!failed_ && SkipSeparators()) {
     if (AtWord("type") || AtWord("typeof")) {
-      if (!ParseSetTypeSpec(&st, set, false)) return false;
+      if (!ParseSetTypeSpec(&st, set, is_map)) return false;
     } else if (AcceptWord("flags")) {
       std::string f;
       do {

@@ -6,6 +6,7 @@
 #ifndef RULEJIT_FRONTENDS_NFT_PARSER_H_
 #define RULEJIT_FRONTENDS_NFT_PARSER_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,9 @@ struct Lhs {
 struct ProtoCtx {
   int net = 0;      // 4 or 6 once known
   int l4 = -1;      // transport protocol number once known
+  // Transport protocols an anonymous set allowed (`meta l4proto { tcp,
+  // udp }`): with more than one, a tcp/udp/... header field is ambiguous.
+  std::vector<int> l4_alternatives;
   bool link = false;
   bool vlan = false;
   bool icmp_type = false;  // icmp/icmpv6 type already tested
@@ -64,12 +68,20 @@ struct ProtoCtx {
 };
 
 // A set statement's value (value_expr.cc): a folded constant, or one field
-// followed by operations with constants ('&' '|' '^', 'l' <<, 'r' >>).
+// followed by operations ('&' '|' '^' with a constant or with another
+// field's value, 'l' << and 'r' >> by a constant).
 struct ValueExpr {
+  struct Step {
+    char op = 0;
+    U128 constant = 0;
+    // Set: the operand is this value, computed in the next register
+    // (a bitwise with a register operand).
+    std::shared_ptr<const ValueExpr> operand;
+  };
   bool has_source = false;
   Field source;
   U128 constant = 0;
-  std::vector<std::pair<char, U128>> ops;
+  std::vector<Step> ops;
 };
 
 // The key/data layout of a set, derived from a type or typeof declaration.
@@ -158,11 +170,15 @@ class Parser {
   bool IsValueExprTarget(const Field& target) const;
   bool ParseValuePrimary(const Field& target, ValueExpr* out);
   bool ParseValueExpr(const Field& target, int min_prec, ValueExpr* out);
-  bool EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len);
-  bool EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v,
+  bool EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg = 1);
+  bool EmitValueDeps(ir::Rule& rule, const ValueExpr& v);
+  void EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len);
+  bool EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
                      ir::SourceLoc loc);
   bool EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len);
-  bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, bool interval);
+  // Loads a set or map key; `set` (may be null) says whether it is an
+  // interval set and whether it is named.
+  bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, const ir::Set* set);
   bool ParseCounter(ir::Rule& rule);
   bool ParseLog(ir::Rule& rule);
   bool ParseLimit(ir::Rule& rule);
@@ -187,7 +203,10 @@ class Parser {
                   std::string* name);
   bool FillSet(ir::Set& set, const SetType& st,
                const std::vector<Element>& elems);
+  bool EmitBitfieldMaskMatch(ir::Rule& rule, const Field& f, const Lhs& lhs, ir::CmpOp op,
+                             const Item& it);
   void NoteContext(const Field& f, const Item& item);
+  void NoteSetContext(const Field& f, const std::vector<Element>& elems);
   bool CheckOverlaps(const ir::Set& set);
   void MergeAdjacent(ir::Set& set);
   std::string FreshAnonName(std::string_view prefix);

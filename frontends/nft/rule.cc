@@ -120,32 +120,107 @@ bool Parser::ParseRule(ir::Table& table, ir::Chain& chain, bool insert) {
   return true;
 }
 
-// nft merges equality matches on adjacent payload bytes into one load:
-//   [ load 2b @ th + 0 ] [ cmp eq 0x0004 ] [ load 2b @ th + 2 ] [ cmp eq 0x1600 ]
-//   → [ load 4b @ th + 0 ] [ cmp eq 0x16000004 ]
+namespace {
+
+// A `[ payload load ] [ cmp eq ]` match that stmt_reduce may merge.
+struct PayloadMatch {
+  size_t at;  // index of the load; the cmp follows it
+  ir::PayloadBase base;
+  uint32_t offset, len;
+};
+
+// True for expressions that are part of a match; anything else (verdicts,
+// counters, set statements, map lookups) is a statement.
+bool IsMatchPart(const ir::Expr& e) {
+  if (const auto* lk = std::get_if<ir::Lookup>(&e)) return !lk->dreg.has_value();
+  return std::holds_alternative<ir::PayloadLoad>(e) || std::holds_alternative<ir::MetaLoad>(e) ||
+         std::holds_alternative<ir::CtLoad>(e) || std::holds_alternative<ir::Bitwise>(e) ||
+         std::holds_alternative<ir::Byteorder>(e) || std::holds_alternative<ir::Cmp>(e) ||
+         std::holds_alternative<ir::Range>(e) || std::holds_alternative<ir::Exthdr>(e);
+}
+
+// The header fields that name the next protocol (ether type, vlan type,
+// ip protocol, ip6 nexthdr): nft's EXPR_F_PROTOCOL payloads.
+bool IsProtocolKey(const PayloadMatch& m) {
+  switch (m.base) {
+    case ir::PayloadBase::kLink:
+      return m.len == 2 && (m.offset == 12 || m.offset == 16);
+    case ir::PayloadBase::kNetwork:
+      return m.len == 1 && (m.offset == 9 || m.offset == 6);
+    default:
+      return false;
+  }
+}
+
+// nft's payload_can_merge: adjacent, at most 16 bytes, and only when the
+// result still fits 4 bytes, or is a link header load, or one side is
+// already wider than 4 bytes.
+bool CanMerge(const PayloadMatch& a, const PayloadMatch& b) {
+  if (a.base != b.base || a.offset + a.len != b.offset) return false;
+  uint32_t total = a.len + b.len;
+  if (total > 16) return false;
+  return total <= 4 || a.base == ir::PayloadBase::kLink || a.len > 4 || b.len > 4;
+}
+
+}  // namespace
+
+// nft (stmt_reduce): the payload equality matches of a rule, up to a
+// statement that is not a match, are sorted by header and offset, and
+// adjacent ones merge into one load:
+//   [ load 1b @ th + 1 ] [ cmp eq 0x01 ] [ load 1b @ th + 0 ] [ cmp eq 0x02 ]
+//   → [ load 2b @ th + 0 ] [ cmp eq 0x0102 ]
+// The merged match stands where the lower one stood, or where the higher
+// one stood when that one names a protocol, so that a dependency still
+// precedes what needs it.
 void Parser::MergePayloadCompares(ir::Rule& rule) {
   auto& x = rule.exprs;
-  for (size_t i = 0; i + 3 < x.size();) {
-    auto* p1 = std::get_if<ir::PayloadLoad>(&x[i].expr);
-    auto* c1 = std::get_if<ir::Cmp>(&x[i + 1].expr);
-    auto* p2 = std::get_if<ir::PayloadLoad>(&x[i + 2].expr);
-    auto* c2 = std::get_if<ir::Cmp>(&x[i + 3].expr);
-    // nft merges while the result fits one 32-bit register, or when the
-    // first load does not end on a register boundary (ether saddr + type).
-    bool ok = p1 && c1 && p2 && c2 && p1->dreg == 1 && p2->dreg == 1 &&
-              (p1->len + p2->len <= 4 || p1->len % 4 != 0) &&
-              c1->sreg == 1 && c2->sreg == 1 && c1->op == ir::CmpOp::kEq &&
-              c2->op == ir::CmpOp::kEq && p1->base == p2->base &&
-              p2->offset == p1->offset + p1->len && c1->data.size() == p1->len &&
-              c2->data.size() == p2->len && p1->len + p2->len <= 16;
-    if (!ok) {
-      ++i;
+  std::vector<bool> erase(x.size(), false);
+  std::vector<PayloadMatch> run;
+  auto merge_run = [&] {
+    std::stable_sort(run.begin(), run.end(), [](const PayloadMatch& a, const PayloadMatch& b) {
+      return a.base != b.base ? a.base < b.base : a.offset < b.offset;
+    });
+    for (size_t k = 1; k < run.size(); ++k) {
+      PayloadMatch& last = run[k - 1];
+      PayloadMatch& cur = run[k];
+      if (!CanMerge(last, cur)) continue;
+      const bool into_cur = IsProtocolKey(cur);
+      size_t keep = into_cur ? cur.at : last.at;
+      size_t drop = into_cur ? last.at : cur.at;
+      ir::Bytes data = std::get<ir::Cmp>(x[last.at + 1].expr).data;
+      const ir::Bytes& tail = std::get<ir::Cmp>(x[cur.at + 1].expr).data;
+      data.insert(data.end(), tail.begin(), tail.end());
+      auto& load = std::get<ir::PayloadLoad>(x[keep].expr);
+      load.offset = last.offset;
+      load.len = last.len + cur.len;
+      std::get<ir::Cmp>(x[keep + 1].expr).data = std::move(data);
+      erase[drop] = erase[drop + 1] = true;
+      cur = PayloadMatch{keep, last.base, last.offset, last.len + cur.len};
+    }
+    run.clear();
+  };
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!IsMatchPart(x[i].expr)) {
+      merge_run();
       continue;
     }
-    p1->len += p2->len;
-    c1->data.insert(c1->data.end(), c2->data.begin(), c2->data.end());
-    x.erase(x.begin() + i + 2, x.begin() + i + 4);
+    if (i + 1 >= x.size()) continue;
+    const auto* p = std::get_if<ir::PayloadLoad>(&x[i].expr);
+    const auto* c = std::get_if<ir::Cmp>(&x[i + 1].expr);
+    if (p && c && p->dreg == 1 && c->sreg == 1 && c->op == ir::CmpOp::kEq &&
+        c->data.size() == p->len) {
+      run.push_back(PayloadMatch{i, p->base, p->offset, p->len});
+      ++i;
+    }
   }
+  merge_run();
+  size_t out = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (erase[i]) continue;
+    if (out != i) x[out] = std::move(x[i]);
+    ++out;
+  }
+  x.resize(out);
 }
 
 bool Parser::ParseStatement(ir::Rule& rule) {
@@ -538,10 +613,6 @@ bool Parser::ParseField(Field* field) {
       return Error(kloc, absl::StrCat("meta ", key, " is only valid in bridge tables"));
     }
     if (!fd) {
-      // time and hour depend on the host's time zone at load time.
-      if (key == "ipsec" || key == "secpath") {
-        return Error(kloc, absl::StrCat("unsupported meta key '", key, "'"));
-      }
       return Error(kloc, absl::StrCat("unknown meta key '", key, "'"),
                    ir::DidYouMean(key, MetaKeyNames()));
     }
@@ -583,7 +654,11 @@ bool Parser::ParseField(Field* field) {
       }
     }
     std::optional<Field> fd = LookupCtField(key, dir, net);
-    if (fd) fd->ct_plain_addr = plain;
+    if (fd && plain) {
+      // Without `ip`/`ip6` nft loads the family-sized NFT_CT_SRC/DST.
+      fd->ct_plain_addr = true;
+      fd->ct = key == "saddr" ? ir::CtKey::kSrc : ir::CtKey::kDst;
+    }
     if (!fd) {
       static constexpr std::string_view kUnsup[] = {
           "count", "helper", "timeout", "expectation", "l3proto"};
@@ -1027,7 +1102,7 @@ bool Parser::ParseMatch(ir::Rule& rule) {
   bool concat = fields.size() > 1;
   const Field& f0 = fields[0];
   SetType st;
-  st.fields = fields;
+  st.fields = SetKeyFields(fields);
 
   // vmap { k : verdict } / vmap @name
   if (AcceptWord("vmap")) {
@@ -1051,7 +1126,7 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     for (const ir::Set& x : pending_sets_) {
       if (x.name == set_name) vs = &x;
     }
-    if (!EmitKeyLoads(rule, fields, vs != nullptr && vs->interval())) return false;
+    if (!EmitKeyLoads(rule, fields, vs)) return false;
     ir::Lookup lk;
     lk.sreg = 1;
     lk.set = set_name;
@@ -1079,7 +1154,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
                    ir::DidYouMean(named_set, names));
     }
     uint32_t key_len = 0;
-    for (const Field& f : fields) key_len += concat ? Pad4(f.LoadLen()) : f.LoadLen();
+    for (const Field& f : fields) {
+      // A shifted-down bitfield is as wide as its value (ip6 dscp: 1 byte).
+      uint32_t len = IsShiftedBitfield(f) ? (f.len_bits + 7) / 8 : f.LoadLen();
+      key_len += concat ? Pad4(len) : len;
+    }
     if (s->key_len != key_len) {
       return Error(rhs_loc, absl::StrCat("set '", named_set, "' has a ", s->key_len,
                                          "-byte key, the expression is ", key_len, " bytes"));
@@ -1140,8 +1219,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
   }
 
   // `meta protocol ip` / `meta nfproto ipv4` in a table of that family is
-  // always true: nft drops it.
+  // always true: nft drops it. (nft's stmt_reduce drops `meta protocol`
+  // when it meets the next statement: the last statement of a rule stays.)
+  const bool last_statement = AtStmtEnd() || AtWord("comment");
   if (!concat && !is_set && !lhs.has_binop && f0.kind == Field::Kind::kMeta &&
+      !(f0.meta == ir::MetaKey::kProtocol && last_statement) &&
       (f0.meta == ir::MetaKey::kProtocol || f0.meta == ir::MetaKey::kNfProto) &&
       (op == RelOp::kImplicit || op == RelOp::kEq) &&
       elems[0].key[0].kind == Item::Kind::kValue &&
@@ -1152,6 +1234,15 @@ bool Parser::ParseMatch(ir::Rule& rule) {
       ctx_.net = v4 ? 4 : 6;
       return true;
     }
+  }
+
+  // A bitfield under a mask: nft takes the field's value (isolated and
+  // shifted down), then masks it; a prefix is such a mask:
+  // `ip dscp 1/6` → `ip dscp & 0x3f == 1` → & 0xfc, >> 2, & 0x3f, cmp 1.
+  if (!concat && !is_set && f0.kind == Field::Kind::kPayload && f0.Shift() > 0 &&
+      (lhs.has_binop || elems[0].key[0].kind == Item::Kind::kPrefix) &&
+      elems[0].key[0].kind != Item::Kind::kRange) {
+    return EmitBitfieldMaskMatch(rule, f0, lhs, ToCmp(op), elems[0].key[0]);
   }
 
   // Dependencies, then loads into consecutive registers.
@@ -1241,6 +1332,11 @@ bool Parser::ParseMatch(ir::Rule& rule) {
       b.xor_ = EncodeNum(f, xr, f.LoadLen());
       Emit(rule, b, f.loc);
     }
+    // A named set holds the field's values (`type dscp`), and so does a
+    // concatenation: shift it down.
+    if ((!named_set.empty() || concat) && IsShiftedBitfield(f)) {
+      EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
+    }
     if (concat && set_interval && f.host_order && f.LoadLen() > 1) {
       ir::Byteorder bo;
       bo.op = ir::ByteorderOp::kHton;
@@ -1277,6 +1373,9 @@ bool Parser::ParseMatch(ir::Rule& rule) {
     lk.set = named_set;
     lk.invert = op == RelOp::kNeq;
     Emit(rule, lk, rhs_loc);
+    if (!concat && !elems.empty() && (op == RelOp::kImplicit || op == RelOp::kEq)) {
+      NoteSetContext(f0, elems);
+    }
     return true;
   }
 
@@ -1356,10 +1455,37 @@ bool Parser::ParseMatch(ir::Rule& rule) {
   return true;
 }
 
+bool Parser::EmitBitfieldMaskMatch(ir::Rule& rule, const Field& f, const Lhs& lhs, ir::CmpOp op,
+                                   const Item& it) {
+  const uint32_t len = f.LoadLen();
+  if (!EmitValueSource(rule, f, len)) return false;
+  // The value is in host order now (EmitValueSource byte-swaps 2 bytes).
+  U128 mask = BitsMask(f.len_bits);
+  U128 xr = 0;
+  if (lhs.has_binop) {
+    mask &= lhs.and_mask;
+    xr = lhs.xor_val & BitsMask(f.len_bits);
+  }
+  if (it.kind == Item::Kind::kPrefix) mask &= ~BitsMask(f.len_bits - it.prefix);
+  ir::Bitwise b;
+  b.len = len;
+  b.mask = EncodeNumber(mask, len, true);
+  b.xor_ = EncodeNumber(xr, len, true);
+  Emit(rule, b, f.loc);
+  ir::Cmp c;
+  c.op = op;
+  c.sreg = 1;
+  U128 v = it.kind == Item::Kind::kPrefix ? it.lo.num & mask : it.lo.num & BitsMask(f.len_bits);
+  c.data = EncodeNumber(v, len, true);
+  Emit(rule, c, it.loc);
+  return true;
+}
+
 // Dependencies and loads of a set/map key into consecutive registers, with
 // bit-field masks, and host-order fields byte-swapped for interval sets.
-bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
-                          bool interval) {
+bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, const ir::Set* set) {
+  const bool interval = set != nullptr && set->interval();
+  const bool named = set != nullptr && !set->anonymous();
   for (const Field& f : fields) {
     if (!EmitDeps(rule, f)) return false;
   }
@@ -1374,6 +1500,9 @@ bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
       b.mask = EncodeNum(f, BitsMask(f.len_bits), f.LoadLen());
       b.xor_ = ir::Bytes(f.LoadLen(), 0);
       Emit(rule, b, f.loc);
+    }
+    if ((named || fields.size() > 1) && IsShiftedBitfield(f)) {
+      EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
     }
     if (interval && f.host_order && f.LoadLen() > 1) {
       ir::Byteorder bo;
@@ -1390,9 +1519,13 @@ bool Parser::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
 // `meta mark set KEY map { k : v, ... }` / `map @name`
 bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target) {
   ir::SourceLoc loc = Next().loc;  // map
-  if (src.has_binop) return Error(loc, "unsupported binary operation before map");
+  // `ip6 saddr & ::ffff map { ... }`: the key is masked after its load.
+  const bool masked_key = src.has_binop && src.fields.size() == 1 && !src.fields[0].NeedsMask();
+  if (src.has_binop && !masked_key) {
+    return Error(loc, "unsupported binary operation before map");
+  }
   SetType st;
-  st.fields = src.fields;
+  st.fields = SetKeyFields(src.fields);
   st.is_map = true;
   st.data = target;
   std::string name;
@@ -1412,7 +1545,15 @@ bool Parser::ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& tar
   for (const ir::Set& x : pending_sets_) {
     if (x.name == name) s = &x;
   }
-  if (!EmitKeyLoads(rule, src.fields, s != nullptr && s->interval())) return false;
+  if (!EmitKeyLoads(rule, src.fields, s)) return false;
+  if (masked_key) {
+    const Field& f = src.fields[0];
+    ir::Bitwise b;
+    b.len = f.LoadLen();
+    b.mask = EncodeNum(f, src.and_mask & BitsMask(f.len_bits), b.len);
+    b.xor_ = EncodeNum(f, src.xor_val & BitsMask(f.len_bits), b.len);
+    Emit(rule, b, loc);
+  }
   ir::Lookup lk;
   lk.sreg = 1;
   lk.set = name;
@@ -1442,7 +1583,7 @@ bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
   if (IsValueExprTarget(target) && !is_map && expr_start) {
     ValueExpr v;
     if (!ParseValueExpr(target, 1, &v)) return false;
-    return EmitValueExpr(rule, target, v, loc) && EmitSetTarget(rule, target, is_ct);
+    return EmitValueExpr(rule, target, v, 1, loc) && EmitSetTarget(rule, target, is_ct);
   }
   if (source_field) {
     Lhs src;
@@ -1784,8 +1925,31 @@ bool Parser::EmitDeps(ir::Rule& rule, const Field& f) {
   return true;
 }
 
+// `meta l4proto` and `ip protocol`/`ip6 nexthdr`: matches that set the
+// transport protocol context.
+static bool IsL4ProtoField(const Field& f) {
+  return (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kL4Proto) ||
+         (f.kind == Field::Kind::kPayload && f.type == DType::kInetProto &&
+          f.base == ir::PayloadBase::kNetwork);
+}
+
+// `icmp type` / `icmpv6 type`: the match that ICMP field dependencies check.
+static bool IsIcmpTypeField(const Field& f) {
+  return f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
+         f.off_bits == 0 && (f.type == DType::kIcmpType || f.type == DType::kIcmpv6Type);
+}
+
 bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
   ir::Family fam = table_->family;
+  const bool l4_dep = f.dep == Dep::kL4 || f.dep == Dep::kL4Ipv4 || f.dep == Dep::kL4Ipv6;
+  if (l4_dep && ctx_.l4_alternatives.size() > 1) {
+    // nft: after `ip protocol { tcp, udp }` a tcp field may not hold.
+    int other = ctx_.l4_alternatives[0] != f.l4proto ? ctx_.l4_alternatives[0]
+                                                     : ctx_.l4_alternatives[1];
+    return Error(f.loc, absl::StrCat("conflicting protocols specified: ",
+                                     SymbolName(DType::kInetProto, other), " vs. ",
+                                     SymbolName(DType::kInetProto, f.l4proto)));
+  }
   switch (f.dep) {
     case Dep::kNone:
       return true;
@@ -1796,8 +1960,10 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
     case Dep::kL4Ipv4:
     case Dep::kL4Ipv6: {
       int net = f.dep == Dep::kL4Ipv4 ? 4 : 6;
-      // ip and ip6 tables accept either ICMP flavour on the l4proto alone.
-      if (fam != ir::Family::kIp && fam != ir::Family::kIp6 &&
+      // Either ICMP flavour may ride on either IP version (`meta nfproto
+      // ipv4 icmpv6 type ...`): only a rule without a network protocol
+      // gets the likely one (IPv4 for icmp, IPv6 for icmpv6).
+      if (fam != ir::Family::kIp && fam != ir::Family::kIp6 && ctx_.net == 0 &&
           !EmitNetDep(rule, net, f.loc)) {
         return false;
       }
@@ -1805,7 +1971,8 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
         // Without an L3 hook context nft tests the IP header's own field.
         if (ctx_.l4 == f.l4proto) return true;
         if (ctx_.l4 >= 0) return Error(f.loc, "conflicting transport protocols in one rule");
-        Emit(rule, ir::PayloadLoad{ir::PayloadBase::kNetwork, net == 4 ? 9u : 6u, 1, 1}, f.loc);
+        int have = ctx_.net != 0 ? ctx_.net : net;
+        Emit(rule, ir::PayloadLoad{ir::PayloadBase::kNetwork, have == 4 ? 9u : 6u, 1, 1}, f.loc);
         ir::Cmp c;
         c.sreg = 1;
         c.data = {f.l4proto};
@@ -1852,18 +2019,36 @@ bool Parser::EmitL3L4Deps(ir::Rule& rule, const Field& f) {
   return true;
 }
 
+// nft (proto_ctx_update for each element of an anonymous set):
+// `meta l4proto { tcp, udp }` records both; the last is the context.
+// `icmp type { echo-reply, echo-request }` likewise leaves the last type
+// as the context that `icmp id` checks.
+void Parser::NoteSetContext(const Field& f, const std::vector<Element>& elems) {
+  const bool l4 = IsL4ProtoField(f);
+  const bool icmp_type = IsIcmpTypeField(f);
+  if (!l4 && !icmp_type) return;
+  for (const Element& e : elems) {
+    if (e.key.size() != 1 || e.key[0].kind != Item::Kind::kValue || e.key[0].lo.is_str) continue;
+    int v = static_cast<int>(e.key[0].lo.num);
+    if (icmp_type) {
+      ctx_.icmp_type = true;
+      ctx_.icmp_type_value = v;
+      continue;
+    }
+    auto& alt = ctx_.l4_alternatives;
+    if (std::find(alt.begin(), alt.end(), v) == alt.end()) alt.push_back(v);
+    ctx_.l4 = v;
+  }
+}
+
 void Parser::NoteContext(const Field& f, const Item& item) {
   if (item.kind != Item::Kind::kValue || item.lo.is_str) return;
-  if (f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
-      f.off_bits == 0 && (f.type == DType::kIcmpType || f.type == DType::kIcmpv6Type)) {
+  if (IsIcmpTypeField(f)) {
     ctx_.icmp_type = true;
     ctx_.icmp_type_value = static_cast<int>(item.lo.num);
   }
   U128 v = item.lo.num;
-  bool l4 = (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kL4Proto) ||
-            (f.kind == Field::Kind::kPayload && f.type == DType::kInetProto &&
-             f.base == ir::PayloadBase::kNetwork);
-  if (l4) ctx_.l4 = static_cast<int>(v);
+  if (IsL4ProtoField(f)) ctx_.l4 = static_cast<int>(v);
   if (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kNfProto) {
     ctx_.net = v == 2 ? 4 : v == 10 ? 6 : ctx_.net;
   }

@@ -32,6 +32,22 @@ Field TypeField(DType t) {
 
 }  // namespace
 
+Field BitfieldValue(const Field& f) {
+  Field v = TypeField(f.type);
+  v.len_bits = f.len_bits;
+  v.loc = f.loc;
+  return v;
+}
+
+std::vector<Field> SetKeyFields(const std::vector<Field>& fields) {
+  std::vector<Field> out = fields;
+  if (out.size() < 2) return out;
+  for (Field& f : out) {
+    if (IsShiftedBitfield(f)) f = BitfieldValue(f);
+  }
+  return out;
+}
+
 bool Parser::ParseTypeofExpr(std::vector<Field>* fields) {
   fields->clear();
   Field f;
@@ -50,6 +66,11 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   st->fields.clear();
   if (is_typeof) {
     if (!ParseTypeofExpr(&st->fields)) return false;
+    // nft keys a set by the values of a bitfield (`typeof ip6 dscp`: one
+    // byte, 0..63), as `type dscp` does; lookups shift the field down.
+    for (Field& f : st->fields) {
+      if (IsShiftedBitfield(f)) f = BitfieldValue(f);
+    }
   } else {
     do {
       std::string name;

@@ -9,8 +9,13 @@
 //
 // Constant subexpressions fold; the field's value then goes through the
 // remaining operations in order, adjacent &|^ merged into one mask/xor as
-// nft does. Two fields (`ct mark | meta mark`) need register-to-register
-// bitwise and are refused as unsupported.
+// nft does. A second field is computed in the next register and combined
+// with a register-operand bitwise:
+//
+//   meta mark set ct mark & 0xffff0000 | meta mark & 0xffff
+//     → [ ct load mark => reg 1 ] [ bitwise reg 1 = ( reg 1 & 0xffff0000 ) ^ 0 ]
+//       [ meta load mark => reg 2 ] [ bitwise reg 2 = ( reg 2 & 0x0000ffff ) ^ 0 ]
+//       [ bitwise reg 1 = ( reg 1 | reg 2 ) ]
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -100,8 +105,11 @@ bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
     ValueExpr rhs;
     if (!ParseValueExpr(target, Precedence(op) + 1, &rhs)) return false;
     if (out->has_source && rhs.has_source) {
-      return Error(oloc, "unsupported operation on two non-constant values "
-                         "(register to register bitwise)");
+      if (op == 'l' || op == 'r') {
+        return Error(oloc, "unsupported shift by a non-constant amount");
+      }
+      out->ops.push_back({op, 0, std::make_shared<const ValueExpr>(std::move(rhs))});
+      continue;
     }
     if (!out->has_source && !rhs.has_source) {
       out->constant = Apply(op, out->constant, rhs.constant);
@@ -113,14 +121,14 @@ bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
         return Error(oloc, "unsupported shift by a non-constant amount");
       }
       // c | (field << n): the field's own operations come first.
-      rhs.ops.push_back({op, out->constant});
+      rhs.ops.push_back({op, out->constant, nullptr});
       *out = std::move(rhs);
       continue;
     }
     if ((op == 'l' || op == 'r') && rhs.constant >= 32) {
       return Error(oloc, "shift by 32 bits or more");
     }
-    out->ops.push_back({op, rhs.constant});
+    out->ops.push_back({op, rhs.constant, nullptr});
   }
   return !failed_;
 }
@@ -128,52 +136,75 @@ bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
 // Loads the source field into reg 1 as a 32-bit host-order value: a field
 // of the target's size as it is, a narrower header field (ip dscp, ip6
 // dscp) isolated and shifted down.
-bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len) {
+bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg) {
   if (!EmitDeps(rule, f)) return false;
   const uint32_t flen = f.LoadLen();
   if (flen == len && !f.NeedsMask()) {
-    EmitLoad(rule, f, 1, len);
+    EmitLoad(rule, f, reg, len);
     return true;
   }
   if (f.kind != Field::Kind::kPayload || flen > 2) {
     return Error(f.loc, "unsupported value expression of a different size");
   }
-  EmitLoad(rule, f, 1, flen);
+  EmitLoad(rule, f, reg, flen);
   if (f.NeedsMask()) {
     ir::Bitwise b;
+    b.sreg = b.dreg = reg;
     b.len = flen;
     b.mask = EncodeNum(f, (static_cast<U128>(1) << f.len_bits) - 1, flen);
     b.xor_ = ir::Bytes(flen, 0);
     Emit(rule, b, f.loc);
   }
-  if (flen == 2) {
+  EmitBitfieldShiftDown(rule, f, reg, len);
+  return true;
+}
+
+// After a bitfield's load and mask, its value: as nft evaluates a bitfield
+// it cannot fold into constants (statement arguments, named set keys),
+// a 2-byte load to host order, then shifted down.
+void Parser::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
+  if (f.LoadLen() == 2) {
     ir::Byteorder bo;
     bo.op = ir::ByteorderOp::kNtoh;
+    bo.sreg = bo.dreg = reg;
     bo.len = bo.size = 2;
     Emit(rule, bo, f.loc);
   }
   if (f.Shift() > 0) {
     ir::Bitwise b;
     b.op = ir::BitwiseOp::kRshift;
+    b.sreg = b.dreg = reg;
     b.len = len;
     b.shift = f.Shift();
     Emit(rule, b, f.loc);
   }
+}
+
+bool Parser::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
+  if (v.has_source && !EmitDeps(rule, v.source)) return false;
+  for (const ValueExpr::Step& step : v.ops) {
+    if (step.operand != nullptr && !EmitValueDeps(rule, *step.operand)) return false;
+  }
   return true;
 }
 
-// Emits `v` into reg 1 (len bytes, host order).
-bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v,
+// Emits `v` into `reg` (len bytes, host order); register operands go to
+// the registers after it.
+bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
                            ir::SourceLoc loc) {
   const uint32_t len = target.LoadLen();
   if (!v.has_source) {
     ir::Immediate imm;
-    imm.dreg = 1;
+    imm.dreg = reg;
     imm.data = EncodeNumber(v.constant, len, true);
     Emit(rule, imm, loc);
     return true;
   }
-  if (!EmitValueSource(rule, v.source, len)) return false;
+  if (reg > 4) return Error(loc, "value expression too deep for the registers");
+  // Dependencies of every field first: they use reg 1, which holds the
+  // value once its computation starts.
+  if (reg == 1 && !EmitValueDeps(rule, v)) return false;
+  if (!EmitValueSource(rule, v.source, len, reg)) return false;
   // A full-size network-order field keeps its byte order: its constants
   // are encoded as the field's, and shifts (host-order words) are refused.
   const Field& f = v.source;
@@ -184,6 +215,7 @@ bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr&
   auto flush = [&] {
     if (!pending) return;
     ir::Bitwise b;
+    b.sreg = b.dreg = reg;
     b.len = len;
     b.mask = network ? EncodeNum(f, mask, len) : EncodeNumber(mask, len, true);
     b.xor_ = network ? EncodeNum(f, xr, len) : EncodeNumber(xr, len, true);
@@ -192,7 +224,22 @@ bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr&
     xr = 0;
     pending = false;
   };
-  for (const auto& [op, c] : v.ops) {
+  for (const ValueExpr::Step& step : v.ops) {
+    const char op = step.op;
+    const U128 c = step.constant;
+    if (step.operand != nullptr) {
+      flush();
+      if (!EmitValueExpr(rule, target, *step.operand, reg + 1, loc)) return false;
+      ir::Bitwise b;
+      b.op = op == '&' ? ir::BitwiseOp::kAndReg
+             : op == '|' ? ir::BitwiseOp::kOrReg
+                         : ir::BitwiseOp::kXorReg;
+      b.sreg = b.dreg = reg;
+      b.sreg2 = reg + 1;
+      b.len = len;
+      Emit(rule, b, loc);
+      continue;
+    }
     switch (op) {
       case '&': mask &= c; xr &= c; pending = true; break;
       case '|': mask &= ~c & all; xr = (xr & ~c) | c; pending = true; break;
@@ -202,6 +249,7 @@ bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr&
         flush();
         ir::Bitwise b;
         b.op = op == 'l' ? ir::BitwiseOp::kLshift : ir::BitwiseOp::kRshift;
+        b.sreg = b.dreg = reg;
         b.len = len;
         b.shift = static_cast<uint32_t>(c);
         Emit(rule, b, loc);

@@ -149,7 +149,9 @@ const SymTable& Symbols(DType t) {
       {"remove-addr", 4}, {"mp-prio", 5}, {"mp-fail", 6}, {"mp-fastclose", 7},
       {"mp-tcprst", 8}};
   static const SymTable kTcHandle = {{"none", 0}, {"root", 0xffffffff}};
-  static const SymTable kRealm = {{"default", 0}};
+  // /etc/iproute2/rt_realms and /etc/iproute2/group as iproute2 ships them.
+  static const SymTable kRealm = {{"cosmos", 0}};
+  static const SymTable kDevgroup = {{"default", 0}};
   // Interface indexes are resolved at load time by nft; only the loopback
   // device has a fixed index (1) in every network namespace.
   static const SymTable kIfaces = {{"lo", 1}};
@@ -177,8 +179,8 @@ const SymTable& Symbols(DType t) {
     case DType::kIgmpType: return kIgmp;
     case DType::kUid:
     case DType::kGid: return kUser;
-    case DType::kRealm:
-    case DType::kDevgroup: return kRealm;
+    case DType::kRealm: return kRealm;
+    case DType::kDevgroup: return kDevgroup;
     case DType::kIface: return kIfaces;
     case DType::kInteger:
     case DType::kString:
@@ -552,6 +554,13 @@ std::vector<std::string_view> SymbolNames(DType t) {
   std::vector<std::string_view> out;
   for (const Sym& s : Symbols(t)) out.push_back(s.name);
   return out;
+}
+
+std::string SymbolName(DType t, U128 v) {
+  for (const Sym& s : Symbols(t)) {
+    if (s.value == v) return std::string(s.name);
+  }
+  return std::to_string(static_cast<uint64_t>(v));
 }
 
 ir::Bytes EncodeNumber(U128 v, uint32_t len, bool host_order) {

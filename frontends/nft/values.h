@@ -54,6 +54,10 @@ std::optional<Value> ParseValue(DType t, std::string_view word, uint32_t bits);
 // The symbol names of `t` (for did-you-mean hints), may be empty.
 std::vector<std::string_view> SymbolNames(DType t);
 
+// The first symbol name of value `v` of type `t` (`tcp` for 6 as an
+// inet_proto), or its decimal spelling.
+std::string SymbolName(DType t, U128 v);
+
 // Parses a plain number: decimal or 0x hex.
 std::optional<U128> ParseNumber(std::string_view word);
 

@@ -196,6 +196,15 @@ class RuleGen {
 
   void MarkMatch(std::vector<ir::Node>& out) {
     out.push_back(N(ir::MetaLoad{ir::MetaKey::kMark, 1}));
+    if (Chance(rng_, 30)) {
+      // meta mark | th sport: a bitwise with a register operand.
+      out.push_back(N(ir::PayloadLoad{ir::PayloadBase::kTransport, 0, 2, 2}));
+      ir::Bitwise b;
+      b.op = static_cast<ir::BitwiseOp>(
+          Uniform(rng_, static_cast<int>(ir::BitwiseOp::kAndReg), static_cast<int>(ir::BitwiseOp::kXorReg)));
+      b.sreg2 = 2;
+      out.push_back(N(b));
+    }
     out.push_back(N(ir::Cmp{Chance(rng_, 70) ? ir::CmpOp::kEq : ir::CmpOp::kNeq, 1,
                             Host32(Uniform(rng_, 0, 3))}));
   }

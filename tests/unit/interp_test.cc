@@ -1041,5 +1041,21 @@ TEST(InterpPayloadWrite, CompiledBackendsFallBackToTheInterpreter) {
   EXPECT_EQ((*program)->Run(Hook::kInput, p.view(), {}).verdict, rulejit::Verdict::kDrop);
 }
 
+// NFT_BITWISE_AND/OR/XOR with a register operand, word by word.
+TEST(InterpBitwise, RegisterOperand) {
+  for (auto [op, want] : {std::pair{BitwiseOp::kAndReg, 0x0000f00fu},
+                          std::pair{BitwiseOp::kOrReg, 0xfffff0ffu},
+                          std::pair{BitwiseOp::kXorReg, 0xffff00f0u}}) {
+    Bitwise b;
+    b.op = op;
+    b.sreg = 1;
+    b.sreg2 = 2;
+    b.dreg = 1;
+    EXPECT_TRUE(Matches({Imm(Le32(0x00fff0ff)), Imm(Le32(0xff00f00f), 2), b, CmpEq(Le32(want))},
+                        Tcp()))
+        << static_cast<int>(op);
+  }
+}
+
 }  // namespace
 }  // namespace rulejit::ir

@@ -10,7 +10,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
+#include "ir/interp.h"
 #include "ir/printer.h"
+#include "runtime/packet_parse.h"
+#include "tests/support/frames.h"
 
 namespace rulejit {
 namespace {
@@ -503,8 +506,27 @@ TEST(NftLowering, MarkValueExpressions) {
   EXPECT_EQ(Lower("ip", "meta mark set 0x32 or 0xfffff"),
             "  [ immediate reg 1 0x000fffff ]\n"
             "  [ meta set mark with reg 1 ]\n");
-  ExpectError("table ip t {\n chain c {\n  ct mark set ct mark | meta mark\n }\n}\n", 3, 23,
-              "two non-constant values");
+  // Two fields: the second is computed in reg 2 and combined with a
+  // register-operand bitwise.
+  EXPECT_EQ(Lower("ip", "ct mark set ct mark and 0xffff0000 or meta mark and 0xffff"),
+            "  [ ct load mark => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0xffff0000 ) ^ 0x00000000 ]\n"
+            "  [ meta load mark => reg 2 ]\n"
+            "  [ bitwise reg 2 = ( reg 2 & 0x0000ffff ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 | reg 2 ) ]\n"
+            "  [ ct set mark with reg 1 ]\n");
+  // Dependencies come before the value's registers are filled.
+  EXPECT_EQ(Lower("inet", "meta mark set meta mark ^ ip dscp"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ meta load mark => reg 1 ]\n"
+            "  [ payload load 1b @ network header + 1 => reg 2 ]\n"
+            "  [ bitwise reg 2 = ( reg 2 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 2 = ( reg 2 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 ^ reg 2 ) ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+  ExpectError("table ip t {\n chain c {\n  ct mark set ct mark << meta mark\n }\n}\n", 3, 23,
+              "shift by a non-constant amount");
   ExpectError("table ip t {\n chain c {\n  ct mark set ct mark << 32\n }\n}\n", 3, 23,
               "shift by 32 bits or more");
 }
@@ -537,6 +559,240 @@ TEST(NftLowering, MetaHourAndTimeAreUtc) {
     unsetenv("TZ");
   }
   tzset();
+}
+
+// nft tracks every protocol of `meta l4proto { tcp, udp }`: a later tcp
+// header field cannot hold for all of them (th fields can).
+TEST(NftParserErrors, TransportFieldAfterProtocolSet) {
+  ExpectError("table inet t {\n chain c {\n  ip protocol { tcp, udp } tcp dport 20\n }\n}\n",
+              3, 28, "conflicting protocols specified: udp vs. tcp");
+  ExpectError("table ip t {\n chain c {\n  meta l4proto { udp, tcp } udp dport 20\n }\n}\n",
+              3, 29, "conflicting protocols specified: tcp vs. udp");
+  EXPECT_EQ(Lower("ip", "meta l4proto { tcp, udp } th dport 20"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ lookup reg 1 set __set%d ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00001400 ]\n");
+  EXPECT_EQ(Lower("ip", "meta l4proto { tcp } tcp dport 20"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00001400 ]\n");
+}
+
+// A prefix on a bitfield is a mask on the field's value (nft lists
+// `ip dscp 1/6` as `ip dscp & 0x3f == lephb`).
+TEST(NftLowering, BitfieldPrefixMasksTheShiftedValue) {
+  EXPECT_EQ(Lower("ip", "ip dscp 1/6"),
+            "  [ payload load 1b @ network header + 1 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x0000003f ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n");
+  EXPECT_EQ(Lower("ip", "ip dscp & 0x38 == 0x08"),
+            "  [ payload load 1b @ network header + 1 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x000000fc ) ^ 0x00000000 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 >> 0x00000002 ) ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x00000038 ) ^ 0x00000000 ]\n"
+            "  [ cmp eq reg 1 0x00000008 ]\n");
+}
+
+// An ICMP type set is the context that `icmp id` checks: no second test.
+TEST(NftLowering, IcmpTypeSetSatisfiesFieldDependency) {
+  EXPECT_EQ(Lower("ip", "icmp type { echo-reply, echo-request } icmp id 1"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 1b @ transport header + 0 => reg 1 ]\n"
+            "  [ lookup reg 1 set __set%d ]\n"
+            "  [ payload load 2b @ transport header + 4 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000100 ]\n");
+}
+
+// nft sorts a rule's payload equalities by offset before merging adjacent
+// ones, so order in the rule does not matter; other matches in between
+// do not stop it, statements do.
+TEST(NftLowering, PayloadMergeSortsByOffset) {
+  EXPECT_EQ(Lower("ip", "icmp code 1 icmp type 2"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 2b @ transport header + 0 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000102 ]\n");
+  EXPECT_EQ(Lower("ip", "ip ttl 3 meta mark 1 ip protocol 2"),
+            "  [ meta load mark => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 2b @ network header + 8 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000203 ]\n");
+  EXPECT_EQ(Lower("ip", "ip ttl 3 counter ip protocol 2"),
+            "  [ payload load 1b @ network header + 8 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000003 ]\n"
+            "  [ counter pkts 0 bytes 0 ]\n"
+            "  [ payload load 1b @ network header + 9 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n");
+}
+
+// A named set of `type dscp` (or `typeof ip6 dscp`) holds dscp values, so
+// the lookup key is the field shifted down; an anonymous set holds the
+// values shifted up instead.
+TEST(NftLowering, NamedSetKeyedByBitfieldShiftsItDown) {
+  for (const char* decl : {"type dscp", "typeof ip6 dscp"}) {
+    std::string text = std::string("table ip6 t {\n set s { ") + decl +
+                       "; elements = { cs1, af41 } }\n chain c {\n"
+                       "  type filter hook input priority 0;\n  ip6 dscp @s accept\n }\n}\n";
+    auto r = Parse(text);
+    ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+    const ir::Table& t = r->rs->tables.at(0);
+    const ir::Chain& c = t.chains.at(0);
+    std::string out = ir::PrintRule(t, c, c.rules.at(0));
+    EXPECT_EQ(out.substr(out.find('\n') + 1),
+              "  [ payload load 2b @ network header + 0 => reg 1 ]\n"
+              "  [ bitwise reg 1 = ( reg 1 & 0x0000c00f ) ^ 0x00000000 ]\n"
+              "  [ byteorder reg 1 = ntoh(reg 1, 2, 2) ]\n"
+              "  [ bitwise reg 1 = ( reg 1 >> 0x00000006 ) ]\n"
+              "  [ lookup reg 1 set s ]\n"
+              "  [ immediate reg 0 accept ]\n")
+        << decl;
+    EXPECT_EQ(t.sets.at(0).key_len, 1u) << decl;
+    EXPECT_THAT(ir::PrintSet(t, t.sets.at(0)), HasSubstr("element 00000008")) << decl;
+  }
+}
+
+// The verdict the reference interpreter gives a frame with `tos` (IPv4
+// TOS / IPv6 traffic class) under `rule ... drop` in a FAMILY input chain.
+ir::VerdictCode VerdictForTos(const std::string& family, const std::string& sets,
+                              const std::string& rule, uint8_t tos) {
+  std::string text = "table " + family + " t {\n" + sets +
+                     " chain c {\n  type filter hook input priority 0;\n  " + rule +
+                     " drop\n }\n}\n";
+  auto r = Parse(text);
+  EXPECT_TRUE(r->rs.ok()) << r->diags.Format();
+  if (!r->rs.ok()) return ir::VerdictCode::kContinue;
+  testing::FrameSpec spec;
+  if (family == "ip6") {
+    spec.src = "2001:db8::1";
+    spec.dst = "2001:db8::2";
+  }
+  spec.tos = tos;
+  std::vector<uint8_t> frame = testing::BuildFrame(spec);
+  ir::PacketView v = runtime::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
+  return ir::Interpreter(*r->rs).Run(ir::Hook::kInput, v, {}).verdict;
+}
+
+// What the lowerings above mean: the interpreter drops exactly the frames
+// whose DSCP the rule names.
+TEST(NftSemantics, DscpPrefixAndNamedDscpSets) {
+  const uint8_t cs1 = 8 << 2, af41 = 34 << 2, dscp1 = 1 << 2;
+  EXPECT_EQ(VerdictForTos("ip", "", "ip dscp 1/6", dscp1), ir::VerdictCode::kDrop);
+  EXPECT_EQ(VerdictForTos("ip", "", "ip dscp 1/6", cs1), ir::VerdictCode::kAccept);
+  EXPECT_EQ(VerdictForTos("ip", "", "ip dscp & 0x38 == 0x20", af41), ir::VerdictCode::kDrop);
+  for (const char* decl : {"type dscp", "typeof ip6 dscp"}) {
+    std::string set = std::string(" set s { ") + decl + "; elements = { cs1, af41 } }\n";
+    EXPECT_EQ(VerdictForTos("ip6", set, "ip6 dscp @s", af41 | 1), ir::VerdictCode::kDrop) << decl;
+    EXPECT_EQ(VerdictForTos("ip6", set, "ip6 dscp @s", cs1), ir::VerdictCode::kDrop) << decl;
+    EXPECT_EQ(VerdictForTos("ip6", set, "ip6 dscp @s", dscp1), ir::VerdictCode::kAccept) << decl;
+  }
+}
+
+// ICMPv6 in IPv4 (or ICMP in IPv6) is a match nft allows: the network
+// protocol already named stays, and no conflict is reported.
+TEST(NftLowering, IcmpOnTheOtherIpVersion) {
+  EXPECT_EQ(Lower("inet", "meta nfproto ipv4 icmpv6 type echo-request"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x0000003a ]\n"
+            "  [ payload load 1b @ transport header + 0 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000080 ]\n");
+  // Without one, icmp implies IPv4.
+  EXPECT_EQ(Lower("inet", "icmp type echo-request"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n"
+            "  [ payload load 1b @ transport header + 0 => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000008 ]\n");
+}
+
+// `meta protocol ip` in an ip table: nft drops it only when another
+// statement follows (its stmt_reduce deletes it on meeting the next one).
+TEST(NftLowering, MetaProtocolOfTheFamilyAloneStays) {
+  EXPECT_EQ(Lower("ip", "meta protocol ip"),
+            "  [ meta load protocol => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000008 ]\n");
+  EXPECT_EQ(Lower("ip", "meta protocol ip accept"), "  [ immediate reg 0 accept ]\n");
+}
+
+// `ct original saddr` without ip/ip6 is the family-sized NFT_CT_SRC.
+TEST(NftLowering, PlainCtAddressIsCtSrc) {
+  EXPECT_EQ(Lower("inet", "meta nfproto ipv4 ct original saddr 1.2.3.4"),
+            "  [ meta load nfproto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000002 ]\n"
+            "  [ ct load src => reg 1 , dir original ]\n"
+            "  [ cmp eq reg 1 0x04030201 ]\n");
+  EXPECT_EQ(Lower("ip", "ct original ip saddr 1.2.3.4"),
+            "  [ ct load src_ip => reg 1 , dir original ]\n"
+            "  [ cmp eq reg 1 0x04030201 ]\n");
+}
+
+// Realm names come from rt_realms (0 cosmos), device groups from group.
+TEST(NftLowering, RealmAndDevgroupNames) {
+  EXPECT_EQ(Lower("ip", "meta rtclassid \"cosmos\""),
+            "  [ meta load rtclassid => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000000 ]\n");
+  EXPECT_EQ(Lower("ip", "meta iifgroup \"default\""),
+            "  [ meta load iifgroup => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000000 ]\n");
+  EXPECT_THAT(Lower("ip", "meta rtclassid \"default\""), HasSubstr("ERROR"));
+}
+
+// In a concatenation nft shifts a bitfield down and the elements hold
+// its values (mp-join is 1, not 0x10).
+TEST(NftLowering, BitfieldInConcatenationIsShiftedDown) {
+  std::string text =
+      "table ip t {\n chain c {\n  type filter hook input priority 0;\n"
+      "  tcp option mptcp subtype . tcp dport { mp-join . 100 }\n }\n}\n";
+  auto r = Parse(text);
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  const ir::Chain& c = t.chains.at(0);
+  std::string out = ir::PrintRule(t, c, c.rules.at(0));
+  EXPECT_THAT(out, HasSubstr("  [ bitwise reg 1 = ( reg 1 & 0x000000f0 ) ^ 0x00000000 ]\n"
+                             "  [ bitwise reg 1 = ( reg 1 >> 0x00000004 ) ]\n"
+                             "  [ payload load 2b @ transport header + 2 => reg 9 ]\n"));
+  EXPECT_THAT(ir::PrintSet(t, t.sets.at(0)), HasSubstr("element 00000001 00006400"));
+}
+
+// `meta ipsec` is nft's other name of `meta secpath`.
+TEST(NftLowering, MetaIpsecIsSecpath) {
+  EXPECT_EQ(Lower("inet", "meta ipsec exists"),
+            "  [ meta load secpath => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000001 ]\n");
+}
+
+// `meta mark set meta mark | ip dscp` in the interpreter: the mark the
+// packet leaves with combines both values.
+TEST(NftSemantics, RegisterOperandBitwise) {
+  auto r = Parse("table ip t {\n chain c {\n  type filter hook input priority 0;\n"
+                 "  meta mark set meta mark | ip dscp\n }\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  testing::FrameSpec spec;
+  spec.tos = 34 << 2;  // af41
+  std::vector<uint8_t> frame = testing::BuildFrame(spec);
+  ir::PacketView v = runtime::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
+  ir::PacketMeta meta;
+  meta.mark = 0x100;
+  EXPECT_EQ(ir::Interpreter(*r->rs).Run(ir::Hook::kInput, v, meta).mark, 0x100u | 34u);
+}
+
+// A masked map key: the bitwise follows the load, the lookup reads it.
+TEST(NftLowering, MaskedMapKey) {
+  EXPECT_EQ(Lower("ip6", "meta mark set ip6 saddr & ::ffff map { ::2 : 42 }"),
+            "  [ payload load 16b @ network header + 8 => reg 1 ]\n"
+            "  [ bitwise reg 1 = ( reg 1 & 0x00000000 0x00000000 0x00000000 0xffff0000 ) ^ "
+            "0x00000000 0x00000000 0x00000000 0x00000000 ]\n"
+            "  [ lookup reg 1 set __map%d dreg 1 ]\n"
+            "  [ meta set mark with reg 1 ]\n");
+  ExpectError("table ip t {\n chain c {\n  meta mark set ip dscp & 3 map { 1 : 2 }\n }\n}\n",
+              3, 29, "unsupported binary operation before map");
 }
 
 }  // namespace

@@ -400,6 +400,9 @@ TEST(Reader, RoundTripsEachKind) {
       "[ masq ]",
       "[ masq proto_min reg 1 proto_max reg 2 flags 0x1e ]",
       "[ redir flags 0x1c ]",
+      "[ bitwise reg 1 = ( reg 1 | reg 2 ) ]",
+      "[ bitwise reg 2 = ( reg 3 & reg 4 ) ]",
+      "[ bitwise reg 9 = ( reg 9 ^ reg 10 ) ]",
   };
   for (const char* line : lines) {
     absl::StatusOr<Expr> expr = ParseExprLine(line);
@@ -463,7 +466,7 @@ TEST(Reader, ErrorsNameTheColumn) {
       {"[ counter pkts 0 bytes 0 ] x", "column 27: unexpected text after ']'"},
       {"[ cmp eq reg 1 0x0000000a", "column 26: expected ' ', found end of line"},
       {"[ range eq reg 1 0x00000001 ]", "same number of words"},
-      {"[ bitwise reg 1 = ( reg 1 | reg 2 ) ]", "column 27: bitwise operation '|'"},
+      {"[ bitwise reg 1 = ( reg 1 + reg 2 ) ]", "column 27: bitwise operation '+'"},
       {"[ limit rate 1/60 burst 0 type bytes flags 0x0 ]", "write 'minute'"},
       {"cmp eq reg 1 0x0000000a", "column 1: expected '[ '"},
       {"", "column 1: expected '[ '"},
