@@ -458,6 +458,47 @@ TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
   EXPECT_GT(fell_back, 20);
 }
 
+// Rules small in both addresses and rules small in destination only, all
+// at distinct destinations: one tree holds them with no copy of a box, so
+// their two partition groups share it. Rules small in source only cross
+// the destination-small ones (one tree would copy boxes of one kind under
+// every cut of the other's addresses): they keep a tree of their own.
+TEST(ClassifyClassifier, PartitionGroupsShareATreeWhenNoBoxIsCopied) {
+  auto range = [](Box& b, int d, uint64_t lo) {
+    b.lo[d] = lo;
+    b.hi[d] = lo + 255;
+  };
+  std::vector<RuleBox> rules;
+  for (int i = 0; i < 64; ++i) {
+    Box b;
+    range(b, kDstAddr, uint64_t(i) << 8);
+    if (i % 2 == 0) range(b, kSrcAddr, uint64_t(i) << 8);
+    rules.push_back({b, i});
+  }
+  ClassifierOptions options;
+  options.single_tree_budget = 0;  // the groups' trees, no one-tree attempt
+  EXPECT_EQ(Classifier::FromBoxes(rules, options).stats().trees, 1u);
+  for (int i = 0; i < 64; ++i) {
+    Box b;
+    range(b, kSrcAddr, uint64_t(i) << 20);
+    rules.push_back({b, 64 + i});
+  }
+  Classifier c = Classifier::FromBoxes(rules, options);
+  EXPECT_EQ(c.stats().trees, 2u);
+  std::vector<Key> keys;
+  for (const RuleBox& r : rules) {
+    Key k;
+    for (int d = 0; d < kDims; ++d) k.v[d] = r.box.lo[d] + (r.box.hi[d] - r.box.lo[d]) / 2;
+    keys.push_back(k);
+  }
+  std::vector<int> burst(keys.size());
+  c.FirstMatchBurst(keys.data(), keys.size(), burst.data());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(c.FirstMatch(keys[i]), Scan(rules, keys[i])) << i;
+    EXPECT_EQ(burst[i], Scan(rules, keys[i])) << i;
+  }
+}
+
 TEST(ClassifyClassifier, EmptyClassifierMatchesNothing) {
   Classifier c = Classifier::FromBoxes({});
   EXPECT_EQ(c.FirstMatch(Key{{1, 2, 3, 4, 5}}), -1);
