@@ -124,6 +124,11 @@ void BM_ClassifierBurst(benchmark::State& state, std::string name) {
   state.counters["boxes_per_leaf"] =
       st.leaves ? static_cast<double>(st.leaf_entries) / static_cast<double>(st.leaves) : 0;
   state.counters["max_leaf"] = static_cast<double>(st.max_leaf);
+  // Binary splits per merged inner node (7: every node 8-way).
+  state.counters["splits_per_node"] =
+      st.nodes > st.leaves ? static_cast<double>(st.inner_nodes) /
+                                 static_cast<double>(st.nodes - st.leaves)
+                           : 0;
 }
 
 // One compiled tier over the set's trace. `classify` false: every rule is

@@ -48,7 +48,7 @@
 //       test the leaf's boxes before best against key, 8 at a time (a
 //         vector compare per dimension); the first that holds: best
 //     return best == none ? -1 : rule[best]
-//   FirstMatchBurst walks 8 packets a level at a time (a leaf's child is
+//   FirstMatchBurst walks 16 packets a level at a time (a leaf's child is
 //   itself, so no branch per packet) and prefetches their leaves. The
 //   walks are written once (classifier_walk.h) and compiled twice: with
 //   AVX2 where the CPU has it, with SSE2 and scalar code elsewhere.
