@@ -22,7 +22,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rulejit/rulejit.h"
@@ -31,6 +33,17 @@ namespace rulejit {
 namespace {
 
 ir::Node N(ir::Expr e) { return ir::Node{std::move(e), {}}; }
+
+// The compiled program, or null after marking the benchmark skipped.
+std::unique_ptr<const Program> CompileOrSkip(benchmark::State& state, ir::Ruleset ruleset,
+                                             const CompileOptions& options) {
+  auto program = Program::Compile(std::move(ruleset), options);
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return nullptr;
+  }
+  return *std::move(program);
+}
 
 ir::Ruleset LinearChain(int rules) {
   ir::Ruleset rs;
@@ -94,18 +107,16 @@ ir::Ruleset SeedChain(int rules) {
 }
 
 void Seed(benchmark::State& state, Backend backend) {
-  auto program = Program::Compile(SeedChain(state.range(0)), {.backend = backend});
-  if (!program.ok()) {
-    state.SkipWithError(std::string(program.status().message()).c_str());
-    return;
-  }
+  const auto program =
+      CompileOrSkip(state, SeedChain(state.range(0)), {.backend = backend});
+  if (!program) return;
   std::vector<uint8_t> frame = MissFrame();
   frame[14 + 13] = 1;  // 10.1.255.1: inside 10.0.0.0/10, so no rule drops it
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;
   RunState run_state;
   for (auto _ : state) {
-    Result r = (*program)->Classify(Hook::kInput, frame.data(), frame.size(), meta, &run_state);
+    Result r = program->Classify(Hook::kInput, frame.data(), frame.size(), meta, &run_state);
     if (r.verdict != Verdict::kAccept) state.SkipWithError("seed frame was dropped");
     benchmark::DoNotOptimize(r);
   }
@@ -150,16 +161,14 @@ void SharedFields(benchmark::State& state, bool share) {
   CompileOptions options{.backend = Backend::kJit};
   options.classify = false;
   if (!share) options.passes.disabled.push_back("share-loads");
-  auto program = Program::Compile(SharedFieldsChain(state.range(0)), options);
-  if (!program.ok()) {
-    state.SkipWithError(std::string(program.status().message()).c_str());
-    return;
-  }
+  const auto program =
+      CompileOrSkip(state, SharedFieldsChain(state.range(0)), options);
+  if (!program) return;
   std::vector<uint8_t> frame = MissFrame();
   PacketMeta meta;
   RunState run_state;
   for (auto _ : state) {
-    Result r = (*program)->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
+    Result r = program->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations());
@@ -175,17 +184,15 @@ void Classify(benchmark::State& state, Backend backend, bool classify = true,
   options.classify = classify;
   if (!merge_runs) options.passes.disabled.push_back("merge-set-runs");
   if (!share_loads) options.passes.disabled.push_back("share-loads");
-  auto program = Program::Compile(LinearChain(state.range(0)), options);
-  if (!program.ok()) {
-    state.SkipWithError(std::string(program.status().message()).c_str());
-    return;
-  }
+  const auto program =
+      CompileOrSkip(state, LinearChain(state.range(0)), options);
+  if (!program) return;
   std::vector<uint8_t> frame = MissFrame();
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;
   RunState run_state;
   for (auto _ : state) {
-    Result r = (*program)->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
+    Result r = program->Classify(Hook::kForward, frame.data(), frame.size(), meta, &run_state);
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations());
@@ -197,11 +204,9 @@ void Classify(benchmark::State& state, Backend backend, bool classify = true,
 // sources in 10.0.0.0/8 and random ports, nearly all misses.
 void ClassifyBurst(benchmark::State& state, Backend backend) {
   const int rules = static_cast<int>(state.range(0));
-  auto program = Program::Compile(LinearChain(rules), {.backend = backend});
-  if (!program.ok()) {
-    state.SkipWithError(std::string(program.status().message()).c_str());
-    return;
-  }
+  const auto program =
+      CompileOrSkip(state, LinearChain(rules), {.backend = backend});
+  if (!program) return;
   std::vector<std::vector<uint8_t>> frames(1024, MissFrame());
   uint32_t seed = 12345;
   auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
@@ -229,7 +234,7 @@ void ClassifyBurst(benchmark::State& state, Backend backend) {
   RunState run_state;
   size_t at = 0;
   for (auto _ : state) {
-    (*program)->ClassifyBurst(Hook::kForward, &ptrs[at], &lens[at], kBurst, meta, results.data(),
+    program->ClassifyBurst(Hook::kForward, &ptrs[at], &lens[at], kBurst, meta, results.data(),
                               &run_state);
     benchmark::DoNotOptimize(results.data());
     at = (at + kBurst) % frames.size();

@@ -142,14 +142,18 @@ uint64_t BucketKey(const Ctx& ctx) {
          static_cast<uint64_t>(ctx.expr & 0xfff);
 }
 
-LimitBucket& BucketOf(Ctx& ctx) {
-  InterpState& s = *ctx.state;
-  const uint64_t key = BucketKey(ctx);
-  for (auto& b : s.buckets) {
-    if (b.key == key) return b.bucket;
+// The state slot of the current expression in `slots` (added on first use).
+template <class Slot, class Value>
+Value& SlotOf(std::vector<Slot>& slots, uint64_t key, Value Slot::*value) {
+  for (Slot& slot : slots) {
+    if (slot.key == key) return slot.*value;
   }
-  s.buckets.push_back({key, {}});
-  return s.buckets.back().bucket;
+  slots.push_back({key, {}});
+  return slots.back().*value;
+}
+
+LimitBucket& BucketOf(Ctx& ctx) {
+  return SlotOf(ctx.state->buckets, BucketKey(ctx), &InterpState::Bucket::bucket);
 }
 
 void EvalLimit(const Limit& e, Regs& regs, Ctx& ctx) {
@@ -160,13 +164,7 @@ void EvalLimit(const Limit& e, Regs& regs, Ctx& ctx) {
 }
 
 QuotaCount& QuotaOf(Ctx& ctx) {
-  InterpState& s = *ctx.state;
-  const uint64_t key = BucketKey(ctx);
-  for (auto& q : s.quotas) {
-    if (q.key == key) return q.count;
-  }
-  s.quotas.push_back({key, {}});
-  return s.quotas.back().count;
+  return SlotOf(ctx.state->quotas, BucketKey(ctx), &InterpState::QuotaSlot::count);
 }
 
 void EvalQuota(const Quota& e, Regs& regs, Ctx& ctx) {
