@@ -1,7 +1,8 @@
 // The classifier (compiler/classify) against the asmjit and LLVM tiers on
 // the ClassBench sets: lookup ns/packet over each set's trace (frames from
 // frontends::TraceFrame, parsed in both cases; leaf sizes 4, 8, 16), the
-// burst lookup over pre-extracted keys, build time with the built
+// burst lookup over pre-extracted keys and Program::ClassifyBurst over the
+// frames (BM_ProgramBurst), build time with the built
 // structure's memory, and per tier:
 //   BM_JitLinear / BM_LlvmLinear          default options (long liftable
 //                                         runs go through the classifier)
@@ -131,6 +132,39 @@ void BM_ClassifierBurst(benchmark::State& state, std::string name) {
                            : 0;
 }
 
+// Program::ClassifyBurst over the trace's frames in bursts of 32, as
+// `rulejit bench` and acl_peer call it: parse (or fast key), the burst
+// lookup, verdicts and counters. Beside BM_ClassifierBurst/SET/1 it shows
+// what the path around the lookup costs.
+void BM_ProgramBurst(benchmark::State& state, std::string name) {
+  const Set& s = LoadSet(name);
+  auto program = Program::Compile(s.ruleset, {.backend = Backend::kJit});
+  if (!program.ok()) {
+    state.SkipWithError(std::string(program.status().message()).c_str());
+    return;
+  }
+  std::vector<const uint8_t*> ptrs;
+  std::vector<uint32_t> lens;
+  for (const auto& f : s.frames) {
+    ptrs.push_back(f.data());
+    lens.push_back(static_cast<uint32_t>(f.size()));
+  }
+  constexpr uint32_t kBurst = 32;
+  std::vector<Result> results(kBurst);
+  PacketMeta meta;
+  meta.has_iif = meta.has_oif = true;
+  RunState run_state;
+  size_t i = 0;
+  for (auto _ : state) {
+    if (i + kBurst > ptrs.size()) i = 0;
+    (*program)->ClassifyBurst(Hook::kForward, &ptrs[i], &lens[i], kBurst, meta, results.data(),
+                              &run_state);
+    benchmark::DoNotOptimize(results.data());
+    i += kBurst;
+  }
+  state.SetItemsProcessed(state.iterations() * kBurst);
+}
+
 // One compiled tier over the set's trace. `classify` false: every rule is
 // the tier's own code (no decision structure).
 void TierOverTrace(benchmark::State& state, const std::string& name, Backend backend,
@@ -203,6 +237,7 @@ void BM_ClassifierBuild(benchmark::State& state, std::string name) {
 #define CLASSIFY_SET(set)                                                               \
   BENCHMARK_CAPTURE(BM_ClassifierLookup, set, std::string(#set))->Arg(4)->Arg(8)->Arg(16); \
   BENCHMARK_CAPTURE(BM_ClassifierBurst, set, std::string(#set))->Arg(0)->Arg(1);       \
+  BENCHMARK_CAPTURE(BM_ProgramBurst, set, std::string(#set));                          \
   BENCHMARK_CAPTURE(BM_JitLinear, set, std::string(#set));                             \
   BENCHMARK_CAPTURE(BM_LlvmLinear, set, std::string(#set));                            \
   BENCHMARK_CAPTURE(BM_JitNoClassify, set, std::string(#set));                         \
