@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/burst_loop.h"
 #include "compiler/classify/classifier.h"
 #include "frontends/classbench/classbench.h"
 #include "rulejit/rulejit.h"
@@ -143,26 +144,7 @@ void BM_ProgramBurst(benchmark::State& state, std::string name) {
     state.SkipWithError(std::string(program.status().message()).c_str());
     return;
   }
-  std::vector<const uint8_t*> ptrs;
-  std::vector<uint32_t> lens;
-  for (const auto& f : s.frames) {
-    ptrs.push_back(f.data());
-    lens.push_back(static_cast<uint32_t>(f.size()));
-  }
-  constexpr uint32_t kBurst = 32;
-  std::vector<Result> results(kBurst);
-  PacketMeta meta;
-  meta.has_iif = meta.has_oif = true;
-  RunState run_state;
-  size_t i = 0;
-  for (auto _ : state) {
-    if (i + kBurst > ptrs.size()) i = 0;
-    (*program)->ClassifyBurst(Hook::kForward, &ptrs[i], &lens[i], kBurst, meta, results.data(),
-                              &run_state);
-    benchmark::DoNotOptimize(results.data());
-    i += kBurst;
-  }
-  state.SetItemsProcessed(state.iterations() * kBurst);
+  ClassifyBurstLoop(state, **program, s.frames);
 }
 
 // One compiled tier over the set's trace. `classify` false: every rule is

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/burst_loop.h"
 #include "rulejit/rulejit.h"
 
 namespace rulejit {
@@ -221,25 +222,7 @@ void ClassifyBurst(benchmark::State& state, Backend backend) {
     f[36] = static_cast<uint8_t>(port >> 8);
     f[37] = static_cast<uint8_t>(port);
   }
-  std::vector<const uint8_t*> ptrs;
-  std::vector<uint32_t> lens;
-  for (const auto& f : frames) {
-    ptrs.push_back(f.data());
-    lens.push_back(static_cast<uint32_t>(f.size()));
-  }
-  constexpr uint32_t kBurst = 32;
-  std::vector<Result> results(kBurst);
-  PacketMeta meta;
-  meta.has_iif = meta.has_oif = true;
-  RunState run_state;
-  size_t at = 0;
-  for (auto _ : state) {
-    program->ClassifyBurst(Hook::kForward, &ptrs[at], &lens[at], kBurst, meta, results.data(),
-                              &run_state);
-    benchmark::DoNotOptimize(results.data());
-    at = (at + kBurst) % frames.size();
-  }
-  state.SetItemsProcessed(state.iterations() * kBurst);
+  ClassifyBurstLoop(state, *program, frames);
 }
 
 void BM_ClassifyInterp(benchmark::State& s) { Classify(s, Backend::kInterp); }
