@@ -126,7 +126,11 @@ void BM_ClassifierBurst(benchmark::State& state, std::string name) {
   state.counters["boxes_per_leaf"] =
       st.leaves ? static_cast<double>(st.leaf_entries) / static_cast<double>(st.leaves) : 0;
   state.counters["max_leaf"] = static_cast<double>(st.max_leaf);
-  // Binary splits per merged inner node (7: every node 8-way).
+  // Trees a packet of the trace walks (the single lookup's count).
+  double walked = 0;
+  for (const classify::Key& key : keys) walked += c->TreesWalked(key);
+  state.counters["trees_walked"] = walked / static_cast<double>(keys.size());
+  // Binary splits per inner node (8: every node full).
   state.counters["splits_per_node"] =
       st.nodes > st.leaves ? static_cast<double>(st.inner_nodes) /
                                  static_cast<double>(st.nodes - st.leaves)

@@ -19,10 +19,11 @@
 //       end hi, or a clipped rule start lo - 1, inside the region):
 //         L(t) = #rules with clipped lo <= t, R(t) = #rules with clipped hi > t
 //     pick (d, t) minimising max(L, R), then L + R
-//     node(d, t): left = build(region ∩ {x_d <= t}), right = build(region ∩ {x_d > t})
-//     below a node on d, the next two levels split d too when that
-//       separates rules at all, so that the three levels become one 8-way
-//       node (merge, below)
+//     node on d, slices = [region ∩ {x_d <= t}, region ∩ {x_d > t}]
+//     while the node has fewer than 8 thresholds: split the slice with
+//       the most rules again on d, at its best t, if that separates rules
+//       at all (one node's compare does all these binary levels' work)
+//     children: build(slice, its rules) for each slice, in order
 //
 //   partition: rules go to one of four groups by (source range small?,
 //     destination range small?); each group gets its own tree (CutSplit's
@@ -35,9 +36,6 @@
 //     for all rules is built instead and kept if its leaves hold at most
 //     single_tree_budget boxes per rule (ipc1_10K: 2x faster, 37 MB).
 //
-//   merge: a node and the nodes below it on the same dimension, up to three
-//     levels, become one node with up to 8 sorted thresholds.
-//
 //   lookup(key):
 //     best = none
 //     for tree in trees, by their highest-priority rule:
@@ -49,7 +47,8 @@
 //         vector compare per dimension); the first that holds: best
 //     return best == none ? -1 : rule[best]
 //   FirstMatchBurst walks 16 packets a level at a time (a leaf's child is
-//   itself, so no branch per packet) and prefetches their leaves. The
+//   itself, so no branch per packet; only the packets that can still find
+//   a better rule walk a tree) and prefetches their leaves. The
 //   walks are written once (classifier_walk.h) and compiled twice: with
 //   AVX2 where the CPU has it, with SSE2 and scalar code elsewhere.
 //
@@ -135,18 +134,19 @@ class Classifier {
   void FirstMatchBurst(const Key* keys, uint32_t n, int* out) const;
 
   size_t memory_bytes() const;
+  // How many trees a lookup of `key` walks (the builder's cost measure;
+  // classify_bench reports it).
+  uint32_t TreesWalked(const Key& key) const;
   const Stats& stats() const { return stats_; }
 
   // The built arrays. Public for the lookup walks in classifier_walk.h,
   // which two translation units compile with different instruction sets;
   // nothing else should need them.
   static constexpr uint32_t kNone = 0xffffffffu;
-  // The tree is built with binary splits (classifier_build.cc), then each
-  // node and the nodes below it that split the same dimension, up to three
-  // levels, become one node with up to kWays sorted thresholds: a packet
-  // steps to child + (number of thresholds below its field value), which
-  // one or two vector compares compute, so a step does up to three binary
-  // levels' work.
+  // A node holds up to kWays sorted thresholds on one dimension (binary
+  // splits, classifier_build.cc): a packet steps to child + (number of
+  // thresholds below its field value), which one or two vector compares
+  // compute, so a step does up to kWays binary splits' work.
   //
   // Thresholds are stored biased (x ^ 0x80000000, so that signed compares
   // order them as unsigned); unused slots hold INT32_MAX, which no biased
@@ -168,8 +168,10 @@ class Classifier {
     uint32_t first;
     uint32_t used;   // thresholds in use
     uint32_t block;  // leaf: its first block in leaf_blocks_
+    uint32_t leaf_kids;  // bit i: child + i is a leaf (a leaf: 1, itself)
   };
-  // Node 0 is an empty leaf: where a packet goes for a tree it skips.
+  // Node 0 is an empty leaf: where a single lookup's walk goes when the
+  // rest of the tree cannot beat what it has found.
   static constexpr uint32_t kEmptyLeaf = 0;
   struct Tree {
     uint32_t root;
@@ -233,8 +235,6 @@ class Classifier {
   friend class ClassifierBuilder;
   bool ports_first_fragment_only_ = false;
   bool avx2_ = false;  // look up with the AVX2 instance
-  // How many trees a lookup of `key` walks (the builder's cost measure).
-  uint32_t TreesWalked(const Key& key) const;
 
   std::vector<Tree> trees_;           // by first_box
   std::vector<Node> nodes_;

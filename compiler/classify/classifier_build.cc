@@ -153,14 +153,15 @@ class ClassifierBuilder {
 
   // A node of the binary tree built first. Inner: key[dim] <= threshold
   // goes to child, else child + 1. Leaf (dim == kLeafDim): its boxes start
-  // at leaf_blocks_[threshold].
+  // at leaf_blocks_[threshold]. `wide`: the node at the top of the wide
+  // node it belongs to (BuildNode); itself for a top.
   struct Node {
     uint32_t threshold;
     uint32_t child;
     uint32_t dim;
     uint32_t first;
+    uint32_t wide;
   };
-  static constexpr uint32_t kMaxMergedLevels = 3;  // 7 thresholds <= kWays
 
   static Classifier::Node Leaf(uint32_t self, uint32_t block, uint32_t first) {
     Classifier::Node leaf;
@@ -170,6 +171,7 @@ class ClassifierBuilder {
     leaf.first = first;
     leaf.used = 0;
     leaf.block = block;
+    leaf.leaf_kids = 1;
     return leaf;
   }
 
@@ -181,7 +183,7 @@ class ClassifierBuilder {
       return;
     }
     std::vector<uint32_t> thresholds, kids;
-    Merge(b, node.dim, 0, thresholds, kids);
+    Merge(b, b, thresholds, kids);
     Classifier::Node& w = out_.nodes_[wide];
     std::fill(std::begin(w.threshold), std::end(w.threshold), INT32_MAX);
     for (size_t i = 0; i < thresholds.size(); ++i) {
@@ -193,23 +195,26 @@ class ClassifierBuilder {
     w.first = node.first;
     w.used = static_cast<uint32_t>(thresholds.size());
     w.block = 0;
+    w.leaf_kids = 0;
+    for (size_t i = 0; i < kids.size(); ++i) {
+      if (binary_[kids[i]].dim == Classifier::kLeafDim) w.leaf_kids |= 1u << i;
+    }
     out_.nodes_.resize(base + kids.size());  // invalidates w
     for (size_t i = 0; i < kids.size(); ++i) Widen(base + static_cast<uint32_t>(i), kids[i]);
   }
 
-  // In order: the thresholds of b and of the nodes below it that split
-  // dimension `dim` too (up to kMaxMergedLevels levels), and the subtrees
-  // between them.
-  void Merge(uint32_t b, uint32_t dim, uint32_t level, std::vector<uint32_t>& thresholds,
+  // In order: the thresholds of the binary nodes of wide node `wide` at
+  // and below b, and the subtrees between them.
+  void Merge(uint32_t b, uint32_t wide, std::vector<uint32_t>& thresholds,
              std::vector<uint32_t>& kids) const {
     const Node& node = binary_[b];
-    if (node.dim != dim || level == kMaxMergedLevels) {
+    if (node.dim == Classifier::kLeafDim || node.wide != wide) {
       kids.push_back(b);
       return;
     }
-    Merge(node.child, dim, level + 1, thresholds, kids);
+    Merge(node.child, wide, thresholds, kids);
     thresholds.push_back(node.threshold);
-    Merge(node.child + 1, dim, level + 1, thresholds, kids);
+    Merge(node.child + 1, wide, thresholds, kids);
   }
 
   // Box indexes per tree, each in priority order.
@@ -234,55 +239,96 @@ class ClassifierBuilder {
     size_t worst = 0, total = 0;  // max(L, R) and L + R
   };
 
-  // Builds the subtree at binary_[index]; returns its best box index.
-  // `group_dim`/`group_level`: the dimension the node's merge group splits
-  // (Widen merges kMaxMergedLevels levels of one dimension into one node),
-  // and this node's level in it. Below the group's top, the node splits
-  // the same dimension when that separates rules at all.
-  uint32_t BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules,
-                     uint32_t depth, int group_dim = -1, uint32_t group_level = 0) {
-    out_.stats_.max_depth = std::max<size_t>(out_.stats_.max_depth, depth);
-    if (out_.stats_.leaf_entries > budget_) return Classifier::kNone;  // over budget: given up
-    // Rules after one that covers the region are never first in it.
+  // Rules after one that covers the region are never first in it.
+  void CutCovered(const Box& region, std::vector<uint32_t>& rules) const {
     for (size_t i = 0; i < rules.size(); ++i) {
       if (out_.boxes_[rules[i]].Covers(region)) {
         rules.resize(i + 1);
-        break;
+        return;
       }
     }
+  }
+
+  // A slice of a wide node's region on its dimension, with its rules.
+  struct Part {
+    uint32_t node;  // in binary_
+    Box region;
+    std::vector<uint32_t> rules;
+    uint32_t depth;
+    bool final = false;  // no split on the node's dimension separates its rules
+  };
+
+  // Builds the subtree at binary_[index] as one wide node (or a leaf);
+  // returns its best box index. The node's dimension is the best binary
+  // split's; then, up to kWays thresholds, the slice with the most rules
+  // is split again on that dimension while that separates rules at all,
+  // so that nodes use their thresholds where the rules are (a node of
+  // three full binary levels wastes those under a slice that is already
+  // small). A slice's split is computed only when it is the largest left
+  // (build time).
+  uint32_t BuildNode(uint32_t index, const Box& region, std::vector<uint32_t> rules,
+                     uint32_t depth) {
+    out_.stats_.max_depth = std::max<size_t>(out_.stats_.max_depth, depth);
+    if (out_.stats_.leaf_entries > budget_) return Classifier::kNone;  // over budget: given up
+    CutCovered(region, rules);
     Split split;
     if (rules.size() > options_.leaf_size && depth < options_.max_depth) {
-      if (group_dim >= 0 && group_level < kMaxMergedLevels) {
-        split = BestSplit(region, rules, group_dim);
-        if (split.worst == rules.size()) split = Split{};  // separates nothing
-      }
-      if (split.dim < 0) {
-        split = BestSplit(region, rules);
-        group_level = 0;
-      }
+      split = BestSplit(region, rules);
     }
     if (split.dim < 0) return MakeLeaf(index, rules);
     const int d = split.dim;
-    const uint64_t t = split.threshold;
-    std::vector<uint32_t> left, right;
-    for (uint32_t r : rules) {
-      if (out_.boxes_[r].lo[d] <= t) left.push_back(r);
-      if (out_.boxes_[r].hi[d] > t) right.push_back(r);
+    std::vector<Part> parts;
+    parts.push_back(Part{index, region, std::move(rules), depth});
+    SplitPart(parts, 0, split, index);
+    for (int used = 1; used < Classifier::kWays;) {
+      size_t p = parts.size();
+      for (size_t i = 0; i < parts.size(); ++i) {
+        const bool larger = p == parts.size() || parts[i].rules.size() > parts[p].rules.size();
+        if (!parts[i].final && larger) p = i;
+      }
+      if (p == parts.size()) break;
+      Part& part = parts[p];
+      if (part.rules.size() > options_.leaf_size && part.depth < options_.max_depth) {
+        split = BestSplit(part.region, part.rules, d);
+        if (split.dim >= 0 && split.worst < part.rules.size()) {
+          SplitPart(parts, p, split, index);
+          ++used;
+          continue;
+        }
+      }
+      part.final = true;
     }
-    rules = {};
+    uint32_t first = Classifier::kNone;
+    for (Part& part : parts) {
+      first = std::min(first, BuildNode(part.node, part.region, std::move(part.rules), part.depth));
+    }
+    binary_[index].first = first;
+    return first;
+  }
+
+  // Splits parts[p] in two at `split` (a binary_ node of wide node `wide`).
+  void SplitPart(std::vector<Part>& parts, size_t p, const Split& split, uint32_t wide) {
+    const int d = split.dim;
+    const uint64_t t = split.threshold;
+    Part left{0, parts[p].region, {}, parts[p].depth + 1};
+    Part right = left;
+    for (uint32_t r : parts[p].rules) {
+      if (out_.boxes_[r].lo[d] <= t) left.rules.push_back(r);
+      if (out_.boxes_[r].hi[d] > t) right.rules.push_back(r);
+    }
     const uint32_t child = static_cast<uint32_t>(binary_.size());
-    binary_[index] = Node{static_cast<uint32_t>(t), child, static_cast<uint32_t>(d), 0};
+    binary_[parts[p].node] =
+        Node{static_cast<uint32_t>(t), child, static_cast<uint32_t>(d), 0, wide};
     binary_.resize(binary_.size() + 2);
     ++out_.stats_.inner_nodes;
-    Box left_region = region, right_region = region;
-    left_region.hi[d] = t;
-    right_region.lo[d] = t + 1;
-    const uint32_t first_left =
-        BuildNode(child, left_region, std::move(left), depth + 1, d, group_level + 1);
-    const uint32_t first_right =
-        BuildNode(child + 1, right_region, std::move(right), depth + 1, d, group_level + 1);
-    binary_[index].first = std::min(first_left, first_right);
-    return binary_[index].first;
+    left.node = child;
+    right.node = child + 1;
+    left.region.hi[d] = t;
+    right.region.lo[d] = t + 1;
+    CutCovered(left.region, left.rules);
+    CutCovered(right.region, right.rules);
+    parts[p] = std::move(left);
+    parts.insert(parts.begin() + static_cast<std::ptrdiff_t>(p) + 1, std::move(right));
   }
 
   static Classifier::LeafBlock EmptyBlock() {
@@ -322,7 +368,7 @@ class ClassifierBuilder {
   uint32_t MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
     const uint32_t first = rules.empty() ? Classifier::kNone : rules.front();
     binary_[index] = Node{static_cast<uint32_t>(out_.leaf_blocks_.size()), index,
-                          Classifier::kLeafDim, first};
+                          Classifier::kLeafDim, first, index};
     // Blocks of kBlock boxes; every block but the last says `more`.
     out_.leaf_blocks_.push_back(EmptyBlock());
     for (size_t i = 0; i < rules.size(); ++i) {

@@ -14,14 +14,14 @@ struct BaselineOps {
   // The thresholds below the value are a prefix (they are sorted; unused
   // slots are never below), so the count is the number of trailing ones of
   // the compare mask.
-  [[gnu::always_inline]] static uint32_t Step(const Node& node, int32_t biased_value) {
+  [[gnu::always_inline]] static uint32_t Below(const Node& node, int32_t biased_value) {
     const __m128i v = _mm_set1_epi32(biased_value);
     const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(node.threshold));
     const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(node.threshold + 4));
     const uint32_t below = static_cast<uint32_t>(
         _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(v, lo))) |
         _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(v, hi))) << 4);
-    return node.child + static_cast<uint32_t>(__builtin_ctz(~below));
+    return static_cast<uint32_t>(__builtin_ctz(~below));
   }
 
   // Range tests as one unsigned compare each: lo <= v <= lo + span exactly

@@ -11,11 +11,11 @@ namespace rulejit::classify {
 namespace {
 
 struct Avx2Ops {
-  [[gnu::always_inline]] static uint32_t Step(const Node& node, int32_t biased_value) {
+  [[gnu::always_inline]] static uint32_t Below(const Node& node, int32_t biased_value) {
     const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(node.threshold));
     const auto below = static_cast<uint32_t>(_mm256_movemask_ps(
         _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(biased_value), t))));
-    return node.child + static_cast<uint32_t>(__builtin_ctz(~below));
+    return static_cast<uint32_t>(__builtin_ctz(~below));
   }
 
   // lo <= v <= lo + span exactly when (v - lo) mod 2^bits <= span, i.e.
