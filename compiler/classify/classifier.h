@@ -184,6 +184,7 @@ class Classifier {
     uint16_t port[2];
     uint8_t proto;
     uint8_t present;
+    uint64_t absent;  // byte d: 0xff when field d was not read (the leaf test's mask)
   };
   // Up to kBlock boxes of a leaf in columns, so that one vector compare per
   // dimension tests all of them (classifier_run_avx2.cc); 256 bytes, as
@@ -217,17 +218,22 @@ class Classifier {
     return {trees_.data(), static_cast<uint32_t>(trees_.size()), nodes_.data(),
             leaf_blocks_.data(), rule_ids_.data()};
   }
+  // An absent field's value 2^bits narrows to 0, as it should read (a
+  // key's values are at most AbsentValue), so no select per field.
   static LeafKey ToLeafKey(const Key& key) {
-    LeafKey k{};
+    LeafKey k;
+    k.present = 0;
+    k.absent = 0;
     for (int d = 0; d < kDims; ++d) {
-      if (key.v[d] <= FieldMax(d)) k.present |= 1u << d;
+      const bool present = key.v[d] <= FieldMax(d);
+      k.present |= static_cast<uint8_t>(present ? 1u << d : 0u);
+      k.absent |= present ? 0 : uint64_t{0xff} << (8 * d);
     }
-    auto field = [&](int d) { return key.v[d] <= FieldMax(d) ? key.v[d] : 0; };
-    k.addr[0] = static_cast<uint32_t>(field(kSrcAddr));
-    k.addr[1] = static_cast<uint32_t>(field(kDstAddr));
-    k.port[0] = static_cast<uint16_t>(field(kSrcPort));
-    k.port[1] = static_cast<uint16_t>(field(kDstPort));
-    k.proto = static_cast<uint8_t>(field(kProto));
+    k.addr[0] = static_cast<uint32_t>(key.v[kSrcAddr]);
+    k.addr[1] = static_cast<uint32_t>(key.v[kDstAddr]);
+    k.port[0] = static_cast<uint16_t>(key.v[kSrcPort]);
+    k.port[1] = static_cast<uint16_t>(key.v[kDstPort]);
+    k.proto = static_cast<uint8_t>(key.v[kProto]);
     return k;
   }
 
