@@ -59,6 +59,7 @@
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -218,17 +219,28 @@ class Classifier {
     return {trees_.data(), static_cast<uint32_t>(trees_.size()), nodes_.data(),
             leaf_blocks_.data(), rule_ids_.data()};
   }
-  // An absent field's value 2^bits narrows to 0, as it should read (a
-  // key's values are at most AbsentValue), so no select per field.
+  // A key's values are at most AbsentValue = 2^bits, so value >> bits is
+  // 1 exactly when the field is absent, and the absent value narrows to 0,
+  // as it should read: no compare or select per field (the key setup took
+  // a fifth of acl1_10K's burst lookup).
+  // kAbsentBytes[bits]: byte d is 0xff where bit d is set.
+  static constexpr std::array<uint64_t, 1u << kDims> kAbsentBytes = [] {
+    std::array<uint64_t, 1u << kDims> bytes{};
+    for (uint32_t bits = 0; bits < bytes.size(); ++bits) {
+      for (int d = 0; d < kDims; ++d) {
+        if (bits >> d & 1) bytes[bits] |= uint64_t{0xff} << (8 * d);
+      }
+    }
+    return bytes;
+  }();
   static LeafKey ToLeafKey(const Key& key) {
     LeafKey k;
-    k.present = 0;
-    k.absent = 0;
+    uint32_t absent = 0;
     for (int d = 0; d < kDims; ++d) {
-      const bool present = key.v[d] <= FieldMax(d);
-      k.present |= static_cast<uint8_t>(present ? 1u << d : 0u);
-      k.absent |= present ? 0 : uint64_t{0xff} << (8 * d);
+      absent |= static_cast<uint32_t>(key.v[d] >> kDimBits[d]) << d;
     }
+    k.present = static_cast<uint8_t>(~absent & ((1u << kDims) - 1));
+    k.absent = kAbsentBytes[absent];
     k.addr[0] = static_cast<uint32_t>(key.v[kSrcAddr]);
     k.addr[1] = static_cast<uint32_t>(key.v[kDstAddr]);
     k.port[0] = static_cast<uint16_t>(key.v[kSrcPort]);
