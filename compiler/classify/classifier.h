@@ -33,8 +33,9 @@
 //     (greedy, pairs that most packets walk both of; fw1_10K: 3 trees, 2
 //     walked instead of 3). When lookups walk more than
 //     1.25 trees on average (measured on a point of every rule), one tree
-//     for all rules is built instead and kept if its leaves hold at most
-//     single_tree_budget boxes per rule (ipc1_10K: 2x faster, 37 MB).
+//     for all rules is built instead (leaves of up to
+//     single_tree_leaf_size rules) and kept if its leaves hold at most
+//     single_tree_budget boxes per rule (ipc1_10K: 2x faster).
 //
 //   lookup(key):
 //     best = none
@@ -83,9 +84,15 @@ struct ClassifierOptions {
   uint32_t address_bits_small = 16;
   // With partition: first try one tree for all rules, kept when its leaves
   // hold at most this many boxes per rule (one walk per packet instead of
-  // one per group; ipc1_10K: 83 copies a rule, 2x faster); 0: always
-  // partition. The cap bounds memory and build time.
-  uint32_t single_tree_budget = 100;
+  // one per group; ipc1_10K: 39 copies a rule, 2x faster); 0: always
+  // partition. The cap bounds memory and build time (fw1_10K's single
+  // tree, given up, took 568 ms to build with a cap of 100).
+  uint32_t single_tree_budget = 50;
+  // The single tree's leaf size: its walk is memory-bound, and larger
+  // leaves copy fewer boxes (ipc1_10K: 355k leaf entries instead of 762k,
+  // classify_bench 861 -> 794 ns per 32; acl1 and fw1, partitioned, were
+  // slower with 12).
+  uint32_t single_tree_leaf_size = 12;
   LiftContext lift;  // what every packet of the chain is known to have
   // Look up with AVX2 where the CPU has it (classifier_run_avx2.cc); false:
   // the SSE2 and scalar code every x86-64 runs (tests compare the two).
