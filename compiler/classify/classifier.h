@@ -33,8 +33,9 @@
 //     (greedy, pairs that most packets walk both of; fw1_10K: 3 trees, 2
 //     walked instead of 3). When lookups walk more than
 //     1.25 trees on average (measured on a point of every rule), one tree
-//     for all rules is built instead and kept if its leaves hold at most
-//     single_tree_budget boxes per rule (ipc1_10K: 2x faster, 37 MB).
+//     for all rules is built instead (leaves of up to
+//     single_tree_leaf_size rules) and kept if its leaves hold at most
+//     single_tree_budget boxes per rule (ipc1_10K: 2x faster).
 //
 //   lookup(key):
 //     best = none
@@ -59,6 +60,7 @@
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -82,9 +84,15 @@ struct ClassifierOptions {
   uint32_t address_bits_small = 16;
   // With partition: first try one tree for all rules, kept when its leaves
   // hold at most this many boxes per rule (one walk per packet instead of
-  // one per group; ipc1_10K: 83 copies a rule, 2x faster); 0: always
-  // partition. The cap bounds memory and build time.
-  uint32_t single_tree_budget = 100;
+  // one per group; ipc1_10K: 39 copies a rule, 2x faster); 0: always
+  // partition. The cap bounds memory and build time (fw1_10K's single
+  // tree, given up, took 568 ms to build with a cap of 100).
+  uint32_t single_tree_budget = 50;
+  // The single tree's leaf size: its walk is memory-bound, and larger
+  // leaves copy fewer boxes (ipc1_10K: 355k leaf entries instead of 762k,
+  // classify_bench 861 -> 794 ns per 32; acl1 and fw1, partitioned, were
+  // slower with 12).
+  uint32_t single_tree_leaf_size = 12;
   LiftContext lift;  // what every packet of the chain is known to have
   // Look up with AVX2 where the CPU has it (classifier_run_avx2.cc); false:
   // the SSE2 and scalar code every x86-64 runs (tests compare the two).
@@ -184,6 +192,7 @@ class Classifier {
     uint16_t port[2];
     uint8_t proto;
     uint8_t present;
+    uint64_t absent;  // byte d: 0xff when field d was not read (the leaf test's mask)
   };
   // Up to kBlock boxes of a leaf in columns, so that one vector compare per
   // dimension tests all of them (classifier_run_avx2.cc); 256 bytes, as
@@ -217,17 +226,33 @@ class Classifier {
     return {trees_.data(), static_cast<uint32_t>(trees_.size()), nodes_.data(),
             leaf_blocks_.data(), rule_ids_.data()};
   }
-  static LeafKey ToLeafKey(const Key& key) {
-    LeafKey k{};
-    for (int d = 0; d < kDims; ++d) {
-      if (key.v[d] <= FieldMax(d)) k.present |= 1u << d;
+  // A key's values are at most AbsentValue = 2^bits, so value >> bits is
+  // 1 exactly when the field is absent, and the absent value narrows to 0,
+  // as it should read: no compare or select per field (the key setup took
+  // a fifth of acl1_10K's burst lookup).
+  // kAbsentBytes[bits]: byte d is 0xff where bit d is set.
+  static constexpr std::array<uint64_t, 1u << kDims> kAbsentBytes = [] {
+    std::array<uint64_t, 1u << kDims> bytes{};
+    for (uint32_t bits = 0; bits < bytes.size(); ++bits) {
+      for (int d = 0; d < kDims; ++d) {
+        if (bits >> d & 1) bytes[bits] |= uint64_t{0xff} << (8 * d);
+      }
     }
-    auto field = [&](int d) { return key.v[d] <= FieldMax(d) ? key.v[d] : 0; };
-    k.addr[0] = static_cast<uint32_t>(field(kSrcAddr));
-    k.addr[1] = static_cast<uint32_t>(field(kDstAddr));
-    k.port[0] = static_cast<uint16_t>(field(kSrcPort));
-    k.port[1] = static_cast<uint16_t>(field(kDstPort));
-    k.proto = static_cast<uint8_t>(field(kProto));
+    return bytes;
+  }();
+  static LeafKey ToLeafKey(const Key& key) {
+    LeafKey k;
+    uint32_t absent = 0;
+    for (int d = 0; d < kDims; ++d) {
+      absent |= static_cast<uint32_t>(key.v[d] >> kDimBits[d]) << d;
+    }
+    k.present = static_cast<uint8_t>(~absent & ((1u << kDims) - 1));
+    k.absent = kAbsentBytes[absent];
+    k.addr[0] = static_cast<uint32_t>(key.v[kSrcAddr]);
+    k.addr[1] = static_cast<uint32_t>(key.v[kDstAddr]);
+    k.port[0] = static_cast<uint16_t>(key.v[kSrcPort]);
+    k.port[1] = static_cast<uint16_t>(key.v[kDstPort]);
+    k.proto = static_cast<uint8_t>(key.v[kProto]);
     return k;
   }
 

@@ -15,12 +15,12 @@ namespace rulejit::classify {
 class ClassifierBuilder {
  public:
   ClassifierBuilder(Classifier& out, const ClassifierOptions& options)
-      : out_(out), options_(options) {}
+      : out_(out), options_(options), leaf_size_(options.leaf_size) {}
 
   void Run() {
     std::vector<std::vector<uint32_t>> groups = Groups(options_.partition);
     if (options_.partition) groups = MergeCheapPairs(std::move(groups));
-    BuildTrees(std::move(groups), SIZE_MAX);
+    BuildTrees(std::move(groups), SIZE_MAX, options_.leaf_size);
     // Partition groups cost a tree walk each. When packets walk several
     // (measured on a point of every rule's box), try one tree for all
     // rules instead, kept if its copies of boxes stay within the budget.
@@ -28,7 +28,9 @@ class ClassifierBuilder {
         MeanTreesWalked() > kWalksWorthOneTree) {
       Classifier partitioned = out_;
       const size_t budget = static_cast<size_t>(options_.single_tree_budget) * out_.boxes_.size();
-      if (!BuildTrees(Groups(false), budget)) out_ = std::move(partitioned);
+      if (!BuildTrees(Groups(false), budget, options_.single_tree_leaf_size)) {
+        out_ = std::move(partitioned);
+      }
     }
     out_.stats_.rules = out_.boxes_.size();
     out_.stats_.trees = out_.trees_.size();
@@ -39,9 +41,10 @@ class ClassifierBuilder {
   }
 
  private:
-  // A tree per non-empty group; false (and nothing built) when the leaves
-  // would hold more than `budget` boxes.
-  bool BuildTrees(std::vector<std::vector<uint32_t>> groups, size_t budget) {
+  // A tree per non-empty group, leaves of up to `leaf_size` boxes; false
+  // (and nothing built) when the leaves would hold more than `budget` boxes.
+  bool BuildTrees(std::vector<std::vector<uint32_t>> groups, size_t budget, uint32_t leaf_size) {
+    leaf_size_ = leaf_size;
     out_.trees_.clear();
     out_.nodes_.clear();
     out_.leaf_blocks_.clear();
@@ -272,7 +275,7 @@ class ClassifierBuilder {
     if (out_.stats_.leaf_entries > budget_) return Classifier::kNone;  // over budget: given up
     CutCovered(region, rules);
     Split split;
-    if (rules.size() > options_.leaf_size && depth < options_.max_depth) {
+    if (rules.size() > leaf_size_ && depth < options_.max_depth) {
       split = BestSplit(region, rules);
     }
     if (split.dim < 0) return MakeLeaf(index, rules);
@@ -288,7 +291,7 @@ class ClassifierBuilder {
       }
       if (p == parts.size()) break;
       Part& part = parts[p];
-      if (part.rules.size() > options_.leaf_size && part.depth < options_.max_depth) {
+      if (part.rules.size() > leaf_size_ && part.depth < options_.max_depth) {
         split = BestSplit(part.region, part.rules, d);
         if (split.dim >= 0 && split.worst < part.rules.size()) {
           SplitPart(parts, p, split, index);
@@ -425,6 +428,7 @@ class ClassifierBuilder {
   const ClassifierOptions& options_;
   std::vector<Node> binary_;  // the tree being built
   size_t budget_ = SIZE_MAX;  // leaf entries allowed
+  uint32_t leaf_size_;        // of the trees being built
   std::vector<uint64_t> lo_, hi_, candidates_;  // scratch for BestSplit
 };
 

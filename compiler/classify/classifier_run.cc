@@ -40,7 +40,9 @@ struct BaselineOps {
       in[kProto] |= uint32_t{static_cast<uint8_t>(k.proto - b.proto_lo[j]) <= b.proto_span[j]}
                     << j;
     }
-    return PassingBoxes(b, k, in);
+    uint64_t masks = 0;
+    for (int d = 0; d < kDims; ++d) masks |= uint64_t{in[d]} << (8 * d);
+    return PassingBoxes(b, k, masks);
   }
 };
 

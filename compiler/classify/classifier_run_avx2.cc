@@ -21,21 +21,21 @@ struct Avx2Ops {
   // lo <= v <= lo + span exactly when (v - lo) mod 2^bits <= span, i.e.
   // max(v - lo, span) == span, unsigned.
   [[gnu::always_inline]] static uint32_t Hits(const LeafBlock& b, const LeafKey& k) {
-    uint32_t in[kDims];
-    in[kSrcAddr] = InRange32(k.addr[0], b.addr_lo[0], b.addr_span[0]);
-    in[kDstAddr] = InRange32(k.addr[1], b.addr_lo[1], b.addr_span[1]);
+    // Byte d of `in`: dimension d's mask (kSrcAddr..kProto in order).
+    static_assert(kSrcAddr == 0 && kDstAddr == 1 && kSrcPort == 2 && kDstPort == 3 && kProto == 4);
+    const uint64_t src = InRange32(k.addr[0], b.addr_lo[0], b.addr_span[0]);
+    const uint64_t dst = InRange32(k.addr[1], b.addr_lo[1], b.addr_span[1]);
     const __m128i sp = InRange16(k.port[0], b.port_lo[0], b.port_span[0]);
     const __m128i dp = InRange16(k.port[1], b.port_lo[1], b.port_span[1]);
-    const auto ports = static_cast<uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(sp, dp)));
-    in[kSrcPort] = ports & 0xff;
-    in[kDstPort] = ports >> 8;
+    // Source port in the low byte, destination port in the next.
+    const auto ports = static_cast<uint64_t>(_mm_movemask_epi8(_mm_packs_epi16(sp, dp)));
     const __m128i plo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.proto_lo));
     const __m128i pspan = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.proto_span));
     const __m128i pd = _mm_sub_epi8(_mm_set1_epi8(static_cast<char>(k.proto)), plo);
-    in[kProto] = static_cast<uint32_t>(
-                     _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(pd, pspan), pspan))) &
-                 0xff;
-    return PassingBoxes(b, k, in);
+    const uint64_t proto = static_cast<uint64_t>(
+                               _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(pd, pspan), pspan))) &
+                           0xff;
+    return PassingBoxes(b, k, src | dst << 8 | ports << 16 | proto << 32);
   }
 
   [[gnu::always_inline]] static uint32_t InRange32(uint32_t v, const uint32_t* lo,

@@ -16,7 +16,9 @@
 #define RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_WALK_H_
 
 #include <climits>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "compiler/classify/classifier.h"
 
@@ -58,17 +60,24 @@ template <class Ops>
 }
 
 // Which boxes of `block` the key's fields pass, given per dimension the
-// boxes whose range holds the field value (`in`, bit j: box j): a present
-// field must be in range where the box has values, an absent one needs the
-// box's absent_ok.
+// boxes whose range holds the field value (`in`, byte d, bit j: box j): a
+// present field must be in range where the box has values, an absent one
+// needs the box's absent_ok. The five dimensions' masks are bytes of one
+// word, so that a few word operations combine them (a loop per dimension
+// took 17% of acl1_10K's burst lookup).
 [[gnu::always_inline]] inline uint32_t PassingBoxes(const LeafBlock& block, const LeafKey& key,
-                                                    const uint32_t* in) {
-  uint32_t pass = 0xff;
-  for (int d = 0; d < kDims; ++d) {
-    const uint32_t present = 0u - ((key.present >> d) & 1u);  // all ones when present
-    pass &= (in[d] & block.present_ok[d] & present) | (block.absent_ok[d] & ~present);
-  }
-  return pass & 0xff;
+                                                    uint64_t in) {
+  // Bytes past kDims are what follows in the block; the OR below passes them.
+  uint64_t present_ok, absent_ok;
+  std::memcpy(&present_ok, block.present_ok, sizeof present_ok);
+  std::memcpy(&absent_ok, block.absent_ok, sizeof absent_ok);
+  static_assert(offsetof(LeafBlock, absent_ok) + sizeof(uint64_t) <= sizeof(LeafBlock));
+  constexpr uint64_t kPastDims = ~uint64_t{0} << (8 * kDims);
+  uint64_t pass = (in & present_ok & ~key.absent) | (absent_ok & key.absent) | kPastDims;
+  pass &= pass >> 32;  // AND of the eight bytes
+  pass &= pass >> 16;
+  pass &= pass >> 8;
+  return static_cast<uint32_t>(pass & 0xff);
 }
 
 // The best box holding the key, or kNone; counts the trees walked.
@@ -126,13 +135,14 @@ void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, i
     bool exact[kLanes];
     for (uint32_t l = 0; l < lanes; ++l) {
       const Key& key = keys[base + l];
-      exact[l] = key.v[kSrcAddr] > FieldMax(kSrcAddr) || key.v[kDstAddr] > FieldMax(kDstAddr);
+      leaf_keys[l] = Classifier::ToLeafKey(key);
+      constexpr uint8_t kAddrs = (1u << kSrcAddr) | (1u << kDstAddr);
+      exact[l] = (leaf_keys[l].present & kAddrs) != kAddrs;
       best[l] = exact[l] ? 0 : kNone;  // an exact lane skips the walk
       for (int d = 0; d < kDims; ++d) {
         walk_key[l][d] = static_cast<int32_t>(static_cast<uint32_t>(key.v[d]) ^ 0x80000000u);
       }
       walk_key[l][kLeafDim] = INT32_MIN;  // 0, biased
-      leaf_keys[l] = Classifier::ToLeafKey(key);
     }
     for (uint32_t t = 0; t < a.tree_count; ++t) {
       const Classifier::Tree& tree = a.trees[t];
