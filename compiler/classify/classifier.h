@@ -185,13 +185,12 @@ class Classifier {
     uint32_t root;
     uint32_t first_box;  // the tree's highest-priority box
   };
-  // A packet's fields as the leaf test reads them: narrow values, and a bit
-  // per dimension for "the field was read" (absent fields read as 0).
+  // A packet's fields as the leaf test reads them: narrow values (absent
+  // fields read as 0), and a byte per dimension marking the absent ones.
   struct LeafKey {
     uint32_t addr[2];
     uint16_t port[2];
     uint8_t proto;
-    uint8_t present;
     uint64_t absent;  // byte d: 0xff when field d was not read (the leaf test's mask)
   };
   // Up to kBlock boxes of a leaf in columns, so that one vector compare per
@@ -246,7 +245,6 @@ class Classifier {
     for (int d = 0; d < kDims; ++d) {
       absent |= static_cast<uint32_t>(key.v[d] >> kDimBits[d]) << d;
     }
-    k.present = static_cast<uint8_t>(~absent & ((1u << kDims) - 1));
     k.absent = kAbsentBytes[absent];
     k.addr[0] = static_cast<uint32_t>(key.v[kSrcAddr]);
     k.addr[1] = static_cast<uint32_t>(key.v[kDstAddr]);

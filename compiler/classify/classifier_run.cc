@@ -69,6 +69,10 @@ uint32_t Classifier::TreesWalked(const Key& key) const {
 }
 
 void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
+  if (n == 1) {  // one walk alone: the single lookup prunes and sets up less
+    out[0] = FirstMatch(keys[0]);
+    return;
+  }
   if (avx2_) {
     avx2::FirstMatchBurst(arrays(), keys, n, out);
   } else {

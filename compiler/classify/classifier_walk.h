@@ -136,8 +136,8 @@ void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, i
     for (uint32_t l = 0; l < lanes; ++l) {
       const Key& key = keys[base + l];
       leaf_keys[l] = Classifier::ToLeafKey(key);
-      constexpr uint8_t kAddrs = (1u << kSrcAddr) | (1u << kDstAddr);
-      exact[l] = (leaf_keys[l].present & kAddrs) != kAddrs;
+      constexpr uint64_t kAddrBytes = Classifier::kAbsentBytes[(1u << kSrcAddr) | (1u << kDstAddr)];
+      exact[l] = (leaf_keys[l].absent & kAddrBytes) != 0;
       best[l] = exact[l] ? 0 : kNone;  // an exact lane skips the walk
       for (int d = 0; d < kDims; ++d) {
         walk_key[l][d] = static_cast<int32_t>(static_cast<uint32_t>(key.v[d]) ^ 0x80000000u);
