@@ -27,7 +27,7 @@
 #include "compiler/classify/classifier.h"
 #include "frontends/classbench/classbench.h"
 #include "rulejit/rulejit.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
 namespace rulejit {
 namespace {
@@ -82,7 +82,7 @@ void BM_ClassifierLookup(benchmark::State& state, std::string name) {
   size_t i = 0;
   for (auto _ : state) {
     const auto& f = s.frames[i];
-    ir::PacketView v = runtime::ParseEthernet(f.data(), static_cast<uint32_t>(f.size()));
+    PacketView v = packet::ParseEthernet(f.data(), static_cast<uint32_t>(f.size()));
     int rule = c->FirstMatch(v);
     benchmark::DoNotOptimize(rule);
     if (rule != static_cast<int>(s.trace[i].expected_rule) - 1) {
@@ -108,7 +108,7 @@ void BM_ClassifierBurst(benchmark::State& state, std::string name) {
   }
   std::vector<classify::Key> keys;
   for (const auto& f : s.frames) {
-    keys.push_back(classify::ExtractKey(runtime::ParseEthernet(f.data(), f.size())));
+    keys.push_back(classify::ExtractKey(packet::ParseEthernet(f.data(), f.size())));
   }
   constexpr uint32_t kBurst = 32;
   std::vector<int> out(kBurst);

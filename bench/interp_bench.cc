@@ -16,7 +16,7 @@
 #include "frontends/iptables/iptables.h"
 #include "ir/diag.h"
 #include "ir/interp.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 
 namespace rulejit {
@@ -68,8 +68,8 @@ void RunLinearChain(benchmark::State& state, bool hit_last) {
   }
   std::vector<uint8_t> frame =
       hit_last ? FrameForRule(rules - 1) : FrameForNoRule();
-  ir::PacketView view = runtime::ParseEthernet(frame.data(), frame.size());
-  ir::PacketMeta meta;
+  PacketView view = packet::ParseEthernet(frame.data(), frame.size());
+  PacketMeta meta;
   meta.has_iif = true;
   meta.iif = 1;
   ir::Interpreter interp(*ruleset);

@@ -13,10 +13,10 @@ install(TARGETS rulejit EXPORT rulejitTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS rulejit_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-install(FILES include/rulejit/rulejit.h include/rulejit/rulejit_c.h
+install(FILES include/rulejit/rulejit.h include/rulejit/rulejit_c.h include/rulejit/packet.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rulejit)
 set(RULEJIT_INTERNAL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/rulejit/internal)
-install(FILES ir/ir.h ir/packet.h ir/interp.h ir/expr_eval.h ir/diag.h
+install(FILES ir/ir.h ir/interp.h ir/expr_eval.h ir/diag.h
   DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/ir)
 install(FILES compiler/passes/passes.h
   DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/compiler/passes)

@@ -14,7 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::ir {
 

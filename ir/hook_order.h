@@ -8,7 +8,7 @@
 
 #include "ir/interp.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::ir {
 

@@ -21,17 +21,9 @@
 
 #include "ir/expr_eval.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::ir {
-
-// Which rule decided. `rule == -1` means the chain's policy decided (or the
-// packet fell through every base chain: kernel default accept, chain = -1).
-struct RuleRef {
-  int table = -1;
-  int chain = -1;
-  int rule = -1;
-};
 
 // What a NAT statement bound the connection to (its register values; empty
 // when the statement had none): a state change, recorded, that later

@@ -128,33 +128,4 @@ bool HasPacketWrites(const Ruleset& ruleset) {
   return false;
 }
 
-namespace {
-
-// What the compiled tiers leave to the interpreter, by expression kind.
-const char* InterpreterOnlyKind(const Expr& e) {
-  if (std::holds_alternative<PayloadWrite>(e)) return "payload write";
-  if (std::holds_alternative<Queue>(e)) return "queue statement";
-  if (std::holds_alternative<Quota>(e)) return "quota statement";
-  if (std::holds_alternative<Nat>(e)) return "NAT statement";
-  return nullptr;
-}
-
-}  // namespace
-
-const Node* FirstInterpreterOnly(const Ruleset& ruleset, std::string* what) {
-  for (const Table& t : ruleset.tables) {
-    for (const Chain& c : t.chains) {
-      for (const Rule& r : c.rules) {
-        for (const Node& n : r.exprs) {
-          if (const char* kind = InterpreterOnlyKind(n.expr)) {
-            if (what != nullptr) *what = kind;
-            return &n;
-          }
-        }
-      }
-    }
-  }
-  return nullptr;
-}
-
 }  // namespace rulejit::ir

@@ -432,6 +432,14 @@ struct Rule {
   std::string comment;
 };
 
+// Which rule decided. `rule == -1` means the chain's policy decided (or the
+// packet fell through every base chain: kernel default accept, chain = -1).
+struct RuleRef {
+  int table = -1;
+  int chain = -1;
+  int rule = -1;
+};
+
 struct BaseChain {
   std::string type = "filter";
   Hook hook = Hook::kInput;
@@ -440,26 +448,11 @@ struct BaseChain {
   VerdictCode policy = VerdictCode::kAccept;  // accept or drop
 };
 
-// Optimizer annotation, not part of a chain's meaning (the printer, the
-// reader and the interpreter ignore it): rules [begin, end) are alike but
-// for the constant of one equality, expression `node` of each
-// (compiler/passes/merge_set_runs.cc), so a backend may find the rule to
-// run with one lookup of that value instead of one compare a rule.
-struct SetRun {
-  uint32_t begin = 0;
-  uint32_t end = 0;
-  uint32_t node = 0;
-};
-
 struct Chain {
   std::string name;
   std::optional<BaseChain> base;
   std::vector<Rule> rules;
   SourceLoc loc;
-  std::vector<SetRun> set_runs;  // in rule order, disjoint
-  // Optimizer annotation (compiler/passes/inline_chains.cc): backends may
-  // compile this chain into each rule that jumps to it.
-  bool inline_at_jumps = false;
 };
 
 struct Table {
@@ -473,19 +466,9 @@ struct Table {
   const Set* FindSet(std::string_view set_name) const;
 };
 
-// Optimizer annotation (compiler/passes/share_loads.cc): a header field
-// several rules load; a backend may load it once per packet.
-struct SharedLoad {
-  PayloadBase base = PayloadBase::kNetwork;
-  uint32_t offset = 0;
-  uint32_t len = 0;  // 1, 2 or 4
-};
-inline constexpr size_t kMaxSharedLoads = 16;
-
 struct Ruleset {
   std::vector<Table> tables;
   std::vector<std::string> files;  // SourceLoc::file indexes this
-  std::vector<SharedLoad> shared_loads;  // at most kMaxSharedLoads
 
   // "FILE:LINE" for a location, or "" when synthetic.
   std::string Where(const SourceLoc& loc) const;
@@ -494,11 +477,6 @@ struct Ruleset {
 // True when some rule writes packet bytes (the compiled tiers read the
 // packet as immutable and leave such rulesets to the interpreter).
 bool HasPacketWrites(const Ruleset& ruleset);
-
-// The first expression the compiled tiers do not run (payload writes,
-// queue, quota, NAT), so the ruleset runs in the interpreter; null when
-// there is none. `what` receives a short description of it.
-const Node* FirstInterpreterOnly(const Ruleset& ruleset, std::string* what);
 
 }  // namespace rulejit::ir
 

@@ -458,6 +458,8 @@ std::string ChainHeader(const Chain& chain) {
 
 }  // namespace
 
+const char* PayloadBaseName(PayloadBase base) { return BaseName(base); }
+
 std::string PrintData(const Bytes& bytes) {
   std::string out = DataPieces(bytes);
   if (!out.empty()) out.pop_back();  // no trailing space

@@ -19,6 +19,8 @@ namespace rulejit::ir {
 
 // "[ payload load 4b @ network header + 12 => reg 1 ]" (no indent, no newline)
 std::string PrintExpr(const Expr& expr);
+// "network" for PayloadBase::kNetwork, as `@ network header` prints it.
+const char* PayloadBaseName(PayloadBase base);
 // "0x0000000a 0x00000000" for the given bytes.
 std::string PrintData(const Bytes& bytes);
 // The block for one rule: "FAMILY TABLE CHAIN\n" then "  [ ... ]\n" per expr.

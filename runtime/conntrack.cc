@@ -47,11 +47,11 @@ struct Reader {
 // Fills the ports of `key` from an L4 header at `l4` (ICMP: echo id).
 bool ReadPorts(const Reader& r, uint32_t l4, Conntrack::Key& key) {
   if (HasPorts(key.proto)) {
-    if (l4 == ir::kAbsent || !r.Has(l4, 4)) return false;
+    if (l4 == kAbsent || !r.Has(l4, 4)) return false;
     key.sport = r.U16(l4);
     key.dport = r.U16(l4 + 2);
   } else if (IsIcmp(key.proto)) {
-    if (l4 == ir::kAbsent || !r.Has(l4, 8)) return false;
+    if (l4 == kAbsent || !r.Has(l4, 8)) return false;
     key.sport = key.dport = r.U16(l4 + 4);
   }
   return true;
@@ -62,17 +62,17 @@ bool ReadAddresses(const Reader& r, uint32_t off, bool v6, Conntrack::Key& key) 
   uint32_t addr_off = v6 ? off + 8 : off + 12;
   uint32_t addr_len = v6 ? 16 : 4;
   if (!r.Has(addr_off, 2 * addr_len)) return false;
-  key.family = v6 ? ir::kNfProtoIpv6 : ir::kNfProtoIpv4;
+  key.family = v6 ? kNfProtoIpv6 : kNfProtoIpv4;
   std::memcpy(key.src.data(), r.data + addr_off, addr_len);
   std::memcpy(key.dst.data(), r.data + addr_off + addr_len, addr_len);
   return true;
 }
 
 // The key of the packet itself.
-bool PacketKey(const ir::PacketView& v, Conntrack::Key& key) {
-  bool v6 = v.nfproto == ir::kNfProtoIpv6;
-  if ((v.nfproto != ir::kNfProtoIpv4 && !v6) || !v.l4proto_valid ||
-      v.network_off == ir::kAbsent || v.data == nullptr) {
+bool PacketKey(const PacketView& v, Conntrack::Key& key) {
+  bool v6 = v.nfproto == kNfProtoIpv6;
+  if ((v.nfproto != kNfProtoIpv4 && !v6) || !v.l4proto_valid ||
+      v.network_off == kAbsent || v.data == nullptr) {
     return false;
   }
   Reader r{v.data, v.len};
@@ -82,7 +82,7 @@ bool PacketKey(const ir::PacketView& v, Conntrack::Key& key) {
 }
 
 // The key of the packet an ICMP error quotes (after the 8-byte ICMP header).
-bool QuotedKey(const ir::PacketView& v, bool v6, Conntrack::Key& key) {
+bool QuotedKey(const PacketView& v, bool v6, Conntrack::Key& key) {
   Reader r{v.data, v.len};
   uint64_t ip = static_cast<uint64_t>(v.transport_off) + 8;
   if (!r.Has(ip, v6 ? 40 : 20)) return false;
@@ -94,9 +94,9 @@ bool QuotedKey(const ir::PacketView& v, bool v6, Conntrack::Key& key) {
 }
 
 // May this TCP packet create a flow? (loose pickup: SYN or a bare ACK)
-bool TcpMayStart(const ir::PacketView& v) {
+bool TcpMayStart(const PacketView& v) {
   uint64_t flags_off = static_cast<uint64_t>(v.transport_off) + 13;
-  if (v.transport_off == ir::kAbsent || flags_off >= v.len) return false;
+  if (v.transport_off == kAbsent || flags_off >= v.len) return false;
   uint8_t flags = v.data[flags_off];
   if (flags & (kTcpRst | kTcpFin)) return false;
   if (flags & kTcpSyn) return !(flags & kTcpAck);
@@ -124,10 +124,10 @@ Conntrack::Flow* Conntrack::Find(const Key& key, bool* reply) {
   return nullptr;
 }
 
-Conntrack::Match Conntrack::Classify(const ir::PacketView& pkt) {
+Conntrack::Match Conntrack::Classify(const PacketView& pkt) {
   Match m;
   if (!PacketKey(pkt, m.key)) return m;
-  bool v6 = pkt.nfproto == ir::kNfProtoIpv6;
+  bool v6 = pkt.nfproto == kNfProtoIpv6;
   if (IsIcmp(m.key.proto)) {
     uint8_t type = pkt.data[pkt.transport_off];  // PacketKey checked 8 bytes
     if (IsIcmpError(v6, type)) {
@@ -156,7 +156,7 @@ Conntrack::Match Conntrack::Classify(const ir::PacketView& pkt) {
   return m;
 }
 
-void Conntrack::Lookup(const ir::PacketView& pkt, ir::PacketMeta& meta) {
+void Conntrack::Lookup(const PacketView& pkt, PacketMeta& meta) {
   Match m = Classify(pkt);
   meta.ct_valid = m.kind != Match::kInvalid;
   meta.ct_dir = m.reply ? 1 : 0;
@@ -183,7 +183,7 @@ void Conntrack::Lookup(const ir::PacketView& pkt, ir::PacketMeta& meta) {
   meta.ct_mark = m.flow->mark;
 }
 
-void Conntrack::Commit(const ir::PacketView& pkt, const ir::PacketMeta& meta,
+void Conntrack::Commit(const PacketView& pkt, const PacketMeta& meta,
                        bool accepted) {
   Match m = Classify(pkt);
   switch (m.kind) {

@@ -3,8 +3,8 @@
 //
 //   runtime::Conntrack ct;
 //   for (each frame) {
-//     ir::PacketView v = runtime::ParseEthernet(data, len);
-//     ir::PacketMeta meta = ...;
+//     PacketView v = packet::ParseEthernet(data, len);
+//     PacketMeta meta = ...;
 //     ct.Lookup(v, meta);                        // fills meta.ct_*
 //     ir::EvalResult r = interp.Run(hook, v, meta);
 //     meta.ct_mark = r.ct_mark;                  // keep `ct mark set`
@@ -41,7 +41,7 @@
 #include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::runtime {
 
@@ -52,10 +52,10 @@ inline constexpr uint32_t kIpsConfirmed = 1u << 3;
 class Conntrack {
  public:
   // Sets meta.ct_valid, ct_state, ct_dir, ct_status and ct_mark for `pkt`.
-  void Lookup(const ir::PacketView& pkt, ir::PacketMeta& meta);
+  void Lookup(const PacketView& pkt, PacketMeta& meta);
   // Called after the verdict: confirms a new flow when `accepted`, and
   // stores meta.ct_mark on the flow.
-  void Commit(const ir::PacketView& pkt, const ir::PacketMeta& meta,
+  void Commit(const PacketView& pkt, const PacketMeta& meta,
               bool accepted);
 
   size_t flows() const { return flows_.size(); }
@@ -90,7 +90,7 @@ class Conntrack {
     bool reply = false;  // the packet travels in the reply direction
     Flow* flow = nullptr;
   };
-  Match Classify(const ir::PacketView& pkt);
+  Match Classify(const PacketView& pkt);
   Flow* Find(const Key& key, bool* reply);
 
   absl::flat_hash_map<Key, Flow> flows_;

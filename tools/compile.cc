@@ -1,14 +1,18 @@
-// `rulejit compile FILE [--emit ir|opt-ir|asm|llvm-ir|llvm-asm] [--backend B]
+// `rulejit compile FILE [--emit ir|opt-ir|plan|asm|llvm-ir|llvm-asm] [--backend B]
 //                       [--dump-after PASS] [--no-pass P1,P2] [--format F]`
 //
 // Shows a compilation stage:
 //   ir      the IR as the frontend lowered it (nft --debug=netlink form)
 //   opt-ir  the IR after the optimizer passes, as the compiled tier runs it
+//   plan    the lowered plan the code follows (compiler/lower): per chain
+//           its linear, set-run and classified segments, inlined chains,
+//           shared loads, hooks answered from a table
 //   asm       the x86-64 code of the compiled tier (jit: asmjit's listing)
 //   llvm-ir   the llvm tier's LLVM IR before and after optimisation
 //   llvm-asm  the llvm tier's machine code (--emit asm --backend llvm)
-// --dump-after PASS prints the IR before and after that pass (to stderr, so
-// the stage on stdout stays clean); --no-pass turns passes off.
+// --dump-after PASS prints the IR (for a plan decision: the plan) before and
+// after that pass (to stderr, so the stage on stdout stays clean); --no-pass
+// turns passes and plan decisions off.
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -31,9 +35,10 @@ absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) 
   CompileRequest req;
   req.emit = args.value_or("emit", "ir");
   const bool llvm_emit = req.emit == "llvm-ir" || req.emit == "llvm-asm";
-  if (req.emit != "ir" && req.emit != "opt-ir" && req.emit != "asm" && !llvm_emit) {
+  if (req.emit != "ir" && req.emit != "opt-ir" && req.emit != "plan" && req.emit != "asm" &&
+      !llvm_emit) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --emit '", req.emit, "' (expected ir, opt-ir, asm, llvm-ir or llvm-asm)"));
+        "unknown --emit '", req.emit, "' (expected ir, opt-ir, plan, asm, llvm-ir or llvm-asm)"));
   }
   std::string backend = args.value_or("backend", llvm_emit ? "llvm" : "auto");
   std::optional<Backend> chosen = BackendFromName(backend);
@@ -41,8 +46,9 @@ absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) 
     return absl::InvalidArgumentError(
         absl::StrCat("unknown --backend '", backend, "' (expected interp, jit, llvm or auto)"));
   }
-  if (req.emit == "asm" && *chosen == Backend::kInterp) {
-    return absl::InvalidArgumentError("--emit asm needs a compiled backend (jit or auto)");
+  if ((req.emit == "asm" || req.emit == "plan") && *chosen == Backend::kInterp) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--emit ", req.emit, " needs a compiled backend (jit, llvm or auto)"));
   }
   if (llvm_emit && *chosen != Backend::kLlvm) {
     return absl::InvalidArgumentError(absl::StrCat("--emit ", req.emit, " needs --backend llvm"));
@@ -52,13 +58,13 @@ absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) 
   req.options.keep_llvm_ir = req.emit == "llvm-ir";
   for (absl::string_view name : absl::StrSplit(args.value_or("no-pass", ""), ',',
                                                absl::SkipEmpty())) {
-    if (!passes::IsPassName(std::string(name))) {
+    if (!IsOptimizationName(std::string(name))) {
       return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
     }
     req.options.passes.disabled.emplace_back(name);
   }
   if (std::optional<std::string> pass = args.value("dump-after")) {
-    if (!passes::IsPassName(*pass)) {
+    if (!IsOptimizationName(*pass)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown pass '", *pass, "'"));
     }
     req.options.passes.dump_after = *pass;
@@ -94,6 +100,10 @@ int RunCompile(const Args& args, Streams io) {
   if (!program->interpreter_reason().empty()) {
     io.err << "note: " << program->interpreter_reason() << "\n";
   }
+  if (req->emit == "plan") {
+    io.out << program->PlanText();
+    return kExitOk;
+  }
   const bool code = req->emit == "asm" || req->emit == "llvm-asm";
   io.out << (code ? program->assembly() : ir::PrintRuleset(program->ruleset()));
   return kExitOk;
@@ -104,9 +114,9 @@ int RunCompile(const Args& args, Streams io) {
 Command CompileCommand() {
   return Command{
       .name = kName,
-      .synopsis = "compile FILE [--emit ir|opt-ir|asm|llvm-ir|llvm-asm] [--backend interp|jit|llvm|auto] "
+      .synopsis = "compile FILE [--emit ir|opt-ir|plan|asm|llvm-ir|llvm-asm] [--backend interp|jit|llvm|auto] "
                   "[--dump-after PASS] [--no-pass P1,P2] [--format F]",
-      .summary = "print a compilation stage: the IR, the optimized IR, or the machine code",
+      .summary = "print a compilation stage: the IR, the optimized IR, the plan, or the machine code",
       .spec = {.flags = {{"emit", true},
                          {"backend", true},
                          {"dump-after", true},

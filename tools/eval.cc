@@ -105,8 +105,8 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
 }
 
 // The metadata every frame shares: devices as the hook has them.
-ir::PacketMeta DeviceMeta(const EvalOptions& options) {
-  ir::PacketMeta meta;
+PacketMeta DeviceMeta(const EvalOptions& options) {
+  PacketMeta meta;
   meta.has_iif = ir::HookHasInputDevice(options.hook);
   meta.has_oif = ir::HookHasOutputDevice(options.hook);
   if (!options.iif.empty()) {
@@ -162,19 +162,19 @@ struct EvalRun {
   const Program& program;
   RunState state;
   runtime::Conntrack conntrack;
-  ir::PacketMeta device_meta;
+  PacketMeta device_meta;
 };
 
 std::string EvalFrame(EvalRun& run, const Frame& frame) {
-  ir::PacketView view = HookSeesNoLinkHeader(run.options.hook)
+  PacketView view = HookSeesNoLinkHeader(run.options.hook)
                             ? WithoutLinkHeader(frame.view)
                             : frame.view;
   // At egress skb->data is the link header (meta length counts it).
   if (run.options.hook == ir::Hook::kEgress) view.skb_off = view.link_off;
-  ir::PacketMeta meta = run.device_meta;
+  PacketMeta meta = run.device_meta;
   // Locally sent packets are PACKET_HOST whatever MAC the capture shows.
   meta.pkttype =
-      HookSeesNoLinkHeader(run.options.hook) ? ir::kPktHost : frame.pkttype;
+      HookSeesNoLinkHeader(run.options.hook) ? kPktHost : frame.pkttype;
   run.conntrack.Lookup(view, meta);
   run.state.set_now_ns(frame.time_ns);
   Result result = run.program.Run(run.options.hook, view, meta, &run.state);

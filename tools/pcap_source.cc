@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
 namespace rulejit::tools {
 namespace {
@@ -19,7 +19,7 @@ enum class LinkKind { kEthernet, kIp, kLinuxSll, kLinuxSll2 };
 constexpr uint32_t kSllHeaderLen = 16;
 constexpr uint32_t kSll2HeaderLen = 20;
 constexpr uint32_t kSll2PktTypeOffset = 10;
-constexpr uint8_t kSllMaxPktType = ir::kPktOtherHost;
+constexpr uint8_t kSllMaxPktType = kPktOtherHost;
 
 std::optional<LinkKind> LinkKindOf(int dlt) {
   switch (dlt) {
@@ -41,7 +41,7 @@ std::optional<LinkKind> LinkKindOf(int dlt) {
 // Cooked packet types above OTHERHOST (e.g. OUTGOING) have no meta pkttype
 // equivalent at the hooks we evaluate; they count as host.
 uint8_t ClampSllPktType(uint32_t type) {
-  return type <= kSllMaxPktType ? static_cast<uint8_t>(type) : ir::kPktHost;
+  return type <= kSllMaxPktType ? static_cast<uint8_t>(type) : kPktHost;
 }
 
 // Parses the bytes after a cooked header; a frame shorter than the header
@@ -55,7 +55,7 @@ Frame ParseCooked(const uint8_t* data, uint32_t len, uint32_t header_len,
     frame.view.len = len;
     return frame;
   }
-  frame.view = runtime::ParseIp(data + header_len, len - header_len);
+  frame.view = packet::ParseIp(data + header_len, len - header_len);
   return frame;
 }
 
@@ -63,13 +63,13 @@ Frame ParseFrame(LinkKind link, const uint8_t* data, uint32_t len) {
   switch (link) {
     case LinkKind::kEthernet: {
       Frame frame;
-      frame.view = runtime::ParseEthernet(data, len);
+      frame.view = packet::ParseEthernet(data, len);
       frame.pkttype = PktTypeFromEthernet(data, len);
       return frame;
     }
     case LinkKind::kIp: {
       Frame frame;
-      frame.view = runtime::ParseIp(data, len);
+      frame.view = packet::ParseIp(data, len);
       return frame;
     }
     case LinkKind::kLinuxSll: {
@@ -91,21 +91,21 @@ struct PcapCloser {
 }  // namespace
 
 uint8_t PktTypeFromEthernet(const uint8_t* data, uint32_t len) {
-  if (len < 6) return ir::kPktHost;
+  if (len < 6) return kPktHost;
   bool broadcast = true;
   for (int i = 0; i < 6; ++i) broadcast = broadcast && data[i] == 0xff;
-  if (broadcast) return ir::kPktBroadcast;
-  if (data[0] & 0x01) return ir::kPktMulticast;  // group bit
-  return ir::kPktHost;
+  if (broadcast) return kPktBroadcast;
+  if (data[0] & 0x01) return kPktMulticast;  // group bit
+  return kPktHost;
 }
 
-ir::PacketView WithoutLinkHeader(const ir::PacketView& view) {
-  if (view.network_off == ir::kAbsent || view.network_off > view.len) {
-    ir::PacketView stripped = view;
-    stripped.link_off = ir::kAbsent;
+PacketView WithoutLinkHeader(const PacketView& view) {
+  if (view.network_off == kAbsent || view.network_off > view.len) {
+    PacketView stripped = view;
+    stripped.link_off = kAbsent;
     return stripped;
   }
-  return runtime::ParseIp(view.data + view.network_off,
+  return packet::ParseIp(view.data + view.network_off,
                           view.len - view.network_off);
 }
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/analysis/packet_model.h"
 #include "ir/expr_eval.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
 namespace rulejit::analysis {
 namespace {
@@ -614,10 +614,10 @@ bool RuleLifter::Probe(const Sym& sym, Value v, uint8_t* regs) const {
   if (!sym.constant) point[static_cast<int>(sym.dim)] = v;
   // As BuildModelPacket and ModelPacket::View, without allocating.
   uint8_t frame[kModelMaxLen];
-  ir::PacketView view = runtime::ParseEthernet(frame, BuildModelFrame(point, frame));
-  if (!LinkVisible(hook_)) view.link_off = ir::kAbsent;
+  PacketView view = packet::ParseEthernet(frame, BuildModelFrame(point, frame));
+  if (!LinkVisible(hook_)) view.link_off = kAbsent;
   struct {
-    ir::PacketMeta meta;
+    PacketMeta meta;
   } pkt{BuildModelMeta(point, space_)};
   ir::MutableMeta mut{pkt.meta.mark, pkt.meta.priority, pkt.meta.ct_mark};
   std::memset(regs, 0, ir::kRegBytes);

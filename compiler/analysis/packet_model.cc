@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
 namespace rulejit::analysis {
 namespace {
@@ -34,12 +34,12 @@ void CopyName(char (&dst)[16], const std::string& name) {
 
 }  // namespace
 
-ir::PacketView ModelPacket::View() const {
-  ir::PacketView v = runtime::ParseEthernet(frame.data(),
+PacketView ModelPacket::View() const {
+  PacketView v = packet::ParseEthernet(frame.data(),
                                             static_cast<uint32_t>(frame.size()));
   // At output/postrouting the kernel has no link header: same offsets,
   // link loads fail.
-  if (!link_visible) v.link_off = ir::kAbsent;
+  if (!link_visible) v.link_off = kAbsent;
   return v;
 }
 
@@ -99,9 +99,9 @@ ModelPacket BuildModelPacket(const Point& point, const Space& space,
   return pkt;
 }
 
-ir::PacketMeta BuildModelMeta(const Point& point, const Space& space) {
+PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   auto at = [&point](Dim d) { return point[static_cast<int>(d)]; };
-  ir::PacketMeta m;
+  PacketMeta m;
 
   m.has_iif = space.has_iif;
   m.has_oif = space.has_oif;

@@ -2,7 +2,7 @@
 // expressions with, and what `diff` hands out as a witness.
 //
 //   ModelPacket pkt = BuildModelPacket(point, space, ir::Hook::kInput);
-//   ir::PacketView view = pkt.View();      // points into pkt.frame
+//   PacketView view = pkt.View();      // points into pkt.frame
 //   program->Run(hook, view, pkt.meta);
 //
 // Layout: Ethernet II (hidden at output/postrouting, as the kernel has no
@@ -22,7 +22,7 @@
 #include "compiler/analysis/header_space.h"
 #include "ir/hook_order.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::analysis {
 
@@ -37,10 +37,10 @@ struct ModelPacket {
   std::vector<uint8_t> frame;  // Ethernet + IPv4/IPv6 + transport region
   bool link_visible = true;    // false at output/postrouting
   uint8_t proto = 0;
-  ir::PacketMeta meta;
+  PacketMeta meta;
 
   // A view into `frame` (valid while this object lives and is not moved).
-  ir::PacketView View() const;
+  PacketView View() const;
 };
 
 ModelPacket BuildModelPacket(const Point& point, const Space& space,
@@ -50,7 +50,7 @@ ModelPacket BuildModelPacket(const Point& point, const Space& space,
 // allocating: the frame into `out` (kModelMaxLen bytes; returns its
 // length), the metadata, and whether the hook sees the link header.
 uint32_t BuildModelFrame(const Point& point, uint8_t* out);
-ir::PacketMeta BuildModelMeta(const Point& point, const Space& space);
+PacketMeta BuildModelMeta(const Point& point, const Space& space);
 inline bool LinkVisible(ir::Hook hook) {
   return hook != ir::Hook::kOutput && hook != ir::Hook::kPostrouting;
 }

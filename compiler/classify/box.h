@@ -19,7 +19,7 @@
 //   dst port  2 bytes at transport header + 2  (transport_off + 4 <= len)
 //   proto     meta l4proto                     (l4proto_valid)
 // The port loads take the kernel's fast path: on non-first fragments they
-// read the fragment's data (ir::PayloadSlot, ir::PacketView::l4_off). The
+// read the fragment's data (ir::PayloadSlot, PacketView::l4_off). The
 // address bytes are read whatever the family, as the payload load does; in
 // an `ip` table only IPv4 packets reach the chain anyway.
 #ifndef RULEJIT_COMPILER_CLASSIFY_BOX_H_
@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "ir/expr_eval.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::classify {
 
@@ -96,7 +96,7 @@ std::string BoxToString(const Box& box);
 // The packet's key: each field read with the bounds its load would use;
 // with `ports_first_fragment_only` (LiftContext) a non-first fragment has
 // no ports.
-inline Key ExtractKey(const ir::PacketView& pkt, bool ports_first_fragment_only = false) {
+inline Key ExtractKey(const PacketView& pkt, bool ports_first_fragment_only = false) {
   Key k;
   const uint8_t* p = pkt.data;
   const uint64_t len = p == nullptr ? 0 : pkt.len;
@@ -106,7 +106,7 @@ inline Key ExtractKey(const ir::PacketView& pkt, bool ports_first_fragment_only 
            (uint32_t{p[at + 2]} << 8) | uint32_t{p[at + 3]};
   };
   auto be16 = [p](uint64_t at) { return (uint32_t{p[at]} << 8) | uint32_t{p[at + 1]}; };
-  const bool has_net = pkt.network_off != ir::kAbsent;
+  const bool has_net = pkt.network_off != kAbsent;
   k.v[kSrcAddr] = has_net && net + 16 <= len ? be32(net + 12) : AbsentValue(kSrcAddr);
   k.v[kDstAddr] = has_net && net + 20 <= len ? be32(net + 16) : AbsentValue(kDstAddr);
   // The port loads (2 aligned bytes) take the kernel's fast path, which
@@ -114,7 +114,7 @@ inline Key ExtractKey(const ir::PacketView& pkt, bool ports_first_fragment_only 
   const uint64_t th = ir::PayloadOffset(pkt, ir::PayloadBase::kTransport, 0, 2);
   static_assert(ir::PayloadSlot(ir::PayloadBase::kTransport, 0, 2) ==
                 ir::PayloadSlot(ir::PayloadBase::kTransport, 2, 2));
-  const bool has_th = th != ir::kAbsent;
+  const bool has_th = th != kAbsent;
   k.v[kSrcPort] = has_th && th + 2 <= len ? be16(th) : AbsentValue(kSrcPort);
   k.v[kDstPort] = has_th && th + 4 <= len ? be16(th + 2) : AbsentValue(kDstPort);
   if (ports_first_fragment_only && pkt.fragoff != 0) {

@@ -69,7 +69,7 @@
 #include "compiler/classify/box.h"
 #include "compiler/classify/lift.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::classify {
 
@@ -131,9 +131,9 @@ class Classifier {
                               const ClassifierOptions& options = {});
 
   // The first matching rule's index, or -1.
-  int FirstMatch(const ir::PacketView& pkt) const { return FirstMatch(KeyOf(pkt)); }
+  int FirstMatch(const PacketView& pkt) const { return FirstMatch(KeyOf(pkt)); }
   // The packet's key as this classifier's boxes read it (LiftContext).
-  Key KeyOf(const ir::PacketView& pkt) const {
+  Key KeyOf(const PacketView& pkt) const {
     return ExtractKey(pkt, ports_first_fragment_only_);
   }
   int FirstMatch(const Key& key) const;

@@ -17,13 +17,6 @@ const std::vector<PassInfo>& AllPasses() {
        &RemoveShadowedRules},
       {"fold-masked-compare",
        "fuse payload load + mask + compare into one masked compare", &FoldMaskedCompare},
-      {"inline-chains", "compile small regular chains into the rules that jump to them",
-       &InlineChains},
-      {"merge-set-runs",
-       "runs of rules alike but for one equality's constant become one lookup (last)",
-       &MergeSetRuns},
-      {"share-loads", "load each header field several rules read once per packet (asmjit)",
-       &ShareLoads},
   };
   return kPasses;
 }

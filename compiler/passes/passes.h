@@ -1,7 +1,7 @@
 // The optimizer's pass list and driver.
 //
-//   ir::Ruleset ──drop_repeated_rules──remove_shadowed_rules──fold_masked_compare──
-//     inline_chains──merge_set_runs──share_loads──▶ ir::Ruleset ──▶ backend
+//   ir::Ruleset ──drop_repeated_rules──remove_shadowed_rules──fold_masked_compare──▶
+//     ir::Ruleset ──▶ compiler/lower (the plan) ──▶ backend
 //
 // Every pass rewrites the IR in place, keeps its meaning exactly (the
 // differential tests run optimized against unoptimized IR), has a name for
@@ -43,9 +43,6 @@ bool IsPassName(const std::string& name);
 void DropRepeatedRules(ir::Ruleset& ruleset);
 void FoldMaskedCompare(ir::Ruleset& ruleset);
 void RemoveShadowedRules(ir::Ruleset& ruleset);
-void MergeSetRuns(ir::Ruleset& ruleset);
-void InlineChains(ir::Ruleset& ruleset);
-void ShareLoads(ir::Ruleset& ruleset);
 
 }  // namespace rulejit::passes
 

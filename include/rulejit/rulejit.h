@@ -31,13 +31,11 @@
 #include "ir/expr_eval.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit {
 
 using Hook = ir::Hook;
-using PacketMeta = ir::PacketMeta;
-using PacketView = ir::PacketView;
 
 using InputFormat = frontends::InputFormat;
 
@@ -66,6 +64,12 @@ enum class Backend : uint8_t {
 const char* BackendName(Backend backend);
 // "interp", "jit", "llvm", "auto"; nullopt for anything else.
 std::optional<Backend> BackendFromName(std::string_view name);
+
+// The optimizations CompileOptions::passes (`--no-pass`, `--dump-after`)
+// name, in the order they run: the IR passes (compiler/passes), then the
+// plan's decisions (compiler/lower).
+std::vector<std::string> OptimizationNames();
+bool IsOptimizationName(std::string_view name);
 
 struct CompileOptions {
   Backend backend = Backend::kAuto;
@@ -173,6 +177,11 @@ class Program {
   absl::Status WaitForTierUp() const;
   // The ruleset the backend runs (after the passes, for compiled tiers).
   const ir::Ruleset& ruleset() const { return *ruleset_; }
+  // The lowered plan of a compiled program as text (`rulejit compile
+  // --emit plan`): per chain its linear, set-run and classified segments,
+  // inlined chains, shared loads, hooks answered from a table. Empty for
+  // the interpreter.
+  std::string PlanText() const;
   const std::string& assembly() const;  // empty unless keep_assembly
   // llvm tier with keep_llvm_ir: the module as emitted / as optimized.
   const std::string& llvm_ir(bool optimized) const;
@@ -190,7 +199,9 @@ class Program {
 
  private:
   struct Jit;
-  Program() = default;
+  friend struct ProgramInternal;
+  explicit Program(ir::Ruleset ruleset);
+  void ArmTierUp(const CompileOptions& options);
   Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                    RunState* state) const;
   bool compiled() const { return jit_ != nullptr; }

@@ -64,7 +64,7 @@ PacketMeta HookMeta(Hook hook, const XdpAttachment& from,
   }
   // The wire hands us frames addressed through the box, as the kernel's
   // FORWARD hook only sees PACKET_HOST frames.
-  meta.pkttype = ir::kPktHost;
+  meta.pkttype = kPktHost;
   return meta;
 }
 

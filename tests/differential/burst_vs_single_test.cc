@@ -38,7 +38,7 @@ TEST(BurstVsSingle, RandomRulesetsWithClassifiers) {
       ptrs.push_back(f.data());
       lens.push_back(static_cast<uint32_t>(f.size()));
     }
-    const ir::PacketMeta meta = testing::RandomMeta(rng);
+    const PacketMeta meta = testing::RandomMeta(rng);
     for (Hook hook : {Hook::kForward, Hook::kOutput}) {
       RunState single_state, burst_state;
       std::vector<Result> burst(frames.size());

@@ -16,7 +16,7 @@
 #include "frontends/classbench/classbench.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
 namespace rulejit {
 namespace {
@@ -155,7 +155,7 @@ TEST_P(ClassifyVsInterp, TraceAndEdgePackets) {
   int compared = 0, by_rule = 0, unseen = 0;
   auto check = [&](const std::vector<uint8_t>& frame, uint32_t len, const Program& program,
                    const std::string& what) {
-    PacketView view = runtime::ParseEthernet(frame.data(), len);
+    PacketView view = packet::ParseEthernet(frame.data(), len);
     int got = c->FirstMatch(view);
     Result r = program.Classify(Hook::kForward, frame.data(), len, meta);
     // Frames the family does not see (e.g. an IPv4 header cut short) never
@@ -180,7 +180,7 @@ TEST_P(ClassifyVsInterp, TraceAndEdgePackets) {
     const frontends::TracePacket& t = set.trace[i];
     Fields p{t.src, t.dst, t.sport, t.dport, t.proto};
     std::vector<uint8_t> frame = Frame4(p);
-    PacketView view = runtime::ParseEthernet(frame.data(), frame.size());
+    PacketView view = packet::ParseEthernet(frame.data(), frame.size());
     ASSERT_EQ(c->FirstMatch(view), static_cast<int>(t.expected_rule) - 1)
         << name << " trace line " << i + 1;
     if (i % interp_every == 0) {

@@ -102,7 +102,7 @@ TEST(DirectVerdicts, BurstEqualsSingleAndInterpreter) {
       ptrs.push_back(f.data());
       lens.push_back(static_cast<uint32_t>(f.size()));
     }
-    const ir::PacketMeta meta = testing::RandomMeta(rng);
+    const PacketMeta meta = testing::RandomMeta(rng);
     std::vector<Result> burst(frames.size());
     RunState burst_state, single_state, interp_state;
     (*jit)->ClassifyBurst(Hook::kForward, ptrs.data(), lens.data(), ptrs.size(), meta,

@@ -37,13 +37,7 @@ TEST_P(EachPassOff, JitAgreesWithTheInterpreter) {
   }
 }
 
-std::vector<std::string> PassNames() {
-  std::vector<std::string> names;
-  for (const passes::PassInfo& pass : passes::AllPasses()) names.push_back(pass.name);
-  return names;
-}
-
-INSTANTIATE_TEST_SUITE_P(Passes, EachPassOff, ::testing::ValuesIn(PassNames()),
+INSTANTIATE_TEST_SUITE_P(Passes, EachPassOff, ::testing::ValuesIn(OptimizationNames()),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) c = c == '-' ? '_' : c;

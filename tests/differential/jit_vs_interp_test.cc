@@ -70,7 +70,7 @@ void CompareSeed(int seed, const testing::IrGenOptions& gen, int frames, Stats& 
   std::vector<RunState> tier_states(tiers.size());
   for (int i = 0; i < frames; ++i) {
     std::vector<uint8_t> frame = testing::RandomFrame(rng);
-    ir::PacketMeta meta = testing::RandomMeta(rng);
+    PacketMeta meta = testing::RandomMeta(rng);
     Result a = (*interp)->Classify(Hook::kForward, frame.data(), frame.size(), meta,
                                    &interp_state);
     ++stats.compared;

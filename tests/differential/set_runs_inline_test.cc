@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "api/program_internal.h"
 #include "rulejit/rulejit.h"
 #include "tests/support/agree.h"
 
@@ -60,12 +61,22 @@ std::string RandomChain(std::mt19937& rng) {
   return s + " }\n}\n";
 }
 
-size_t SetRuns(const ir::Ruleset& rs) {
+const lower::Plan& PlanOf(const Program& program) {
+  return *ProgramInternal::PlanOf(program);
+}
+
+size_t SetRuns(const Program& program) {
   size_t n = 0;
-  for (const ir::Table& t : rs.tables) {
-    for (const ir::Chain& c : t.chains) n += c.set_runs.size();
-  }
+  for (const lower::ChainPlan& c : PlanOf(program).chains) n += c.set_runs.size();
   return n;
+}
+
+// The plan of chain `name` of table 0.
+const lower::ChainPlan& ChainPlanOf(const Program& program, const std::string& name) {
+  const auto& chains = program.ruleset().tables[0].chains;
+  int c = 0;
+  while (chains[c].name != name) ++c;
+  return PlanOf(program).chains[PlanOf(program).layout.ChainIndex(0, c)];
 }
 
 TEST(SetRuns, JitAgreesWithTheInterpreter) {
@@ -83,7 +94,7 @@ TEST(SetRuns, JitAgreesWithTheInterpreter) {
     options.classify_min_rules = seed % 3 ? 1u << 30 : 4;  // sometimes the classifier too
     auto jit = Program::Compile(*rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
-    runs += SetRuns((*jit)->ruleset());
+    runs += SetRuns(**jit);
     EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, *rs, rng, kFrames))
         << "seed " << seed << "\n" << text;
   }
@@ -110,7 +121,7 @@ TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
   options.passes.disabled.push_back("drop-repeated-rules");
   auto jit = Program::Compile(*rs, options);
   ASSERT_TRUE(jit.ok()) << jit.status();
-  const auto& runs = (*jit)->ruleset().tables[0].chains[0].set_runs;
+  const auto& runs = PlanOf(**jit).chains[0].set_runs;
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].begin, 0u);
   EXPECT_EQ(runs[0].end, 4u);
@@ -119,7 +130,7 @@ TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
   options.passes.disabled.push_back("merge-set-runs");
   auto off = Program::Compile(*rs, options);
   ASSERT_TRUE(off.ok());
-  EXPECT_TRUE((*off)->ruleset().tables[0].chains[0].set_runs.empty());
+  EXPECT_TRUE(PlanOf(**off).chains[0].set_runs.empty());
 }
 
 // Anonymous sets all print as `__set%d`: rules whose shared prefixes look
@@ -137,7 +148,7 @@ TEST(SetRuns, PrefixesWithOtherAnonymousSetsAreNoRun) {
   ASSERT_TRUE(rs.ok()) << rs.status();
   auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok()) << jit.status();
-  EXPECT_TRUE((*jit)->ruleset().tables[0].chains[0].set_runs.empty());
+  EXPECT_TRUE(PlanOf(**jit).chains[0].set_runs.empty());
 }
 
 // A base chain whose rules jump to small chains made of runs and returns.
@@ -179,7 +190,7 @@ TEST(InlineChains, JitAgreesWithTheInterpreter) {
     options.classify_min_rules = seed % 3 ? 1u << 30 : 4;
     auto jit = Program::Compile(*rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
-    for (const ir::Chain& c : (*jit)->ruleset().tables[0].chains) inlined += c.inline_at_jumps;
+    for (const lower::ChainPlan& c : PlanOf(**jit).chains) inlined += c.inline_at_jumps;
     EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, *rs, rng, kFrames))
         << "seed " << seed << "\n" << text;
   }
@@ -197,11 +208,10 @@ TEST(InlineChains, MarksOnlySmallChainsThatDoNotJump) {
   ASSERT_TRUE(rs.ok()) << rs.status();
   auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok()) << jit.status();
-  const ir::Table& t = (*jit)->ruleset().tables[0];
-  EXPECT_TRUE(t.FindChain("small")->inline_at_jumps);
-  EXPECT_FALSE(t.FindChain("jumps")->inline_at_jumps);
-  EXPECT_FALSE(t.FindChain("big")->inline_at_jumps);
-  EXPECT_FALSE(t.FindChain("fwd")->inline_at_jumps);
+  EXPECT_TRUE(ChainPlanOf(**jit, "small").inline_at_jumps);
+  EXPECT_FALSE(ChainPlanOf(**jit, "jumps").inline_at_jumps);
+  EXPECT_FALSE(ChainPlanOf(**jit, "big").inline_at_jumps);
+  EXPECT_FALSE(ChainPlanOf(**jit, "fwd").inline_at_jumps);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/program_internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -29,7 +30,7 @@ TEST(ShareLoads, JitAgreesWithTheInterpreter) {
     options.classify_min_rules = seed % 3 ? 1u << 30 : 2;
     auto jit = Program::Compile(rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
-    shared += (*jit)->ruleset().shared_loads.size();
+    shared += ProgramInternal::PlanOf(**jit)->shared_loads.size();
     EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, rs, rng, kFrames))
         << "seed " << seed << "\n" << ir::PrintRuleset(rs);
   }
@@ -50,13 +51,13 @@ TEST(ShareLoads, TruncatedFramesAgreeAtEveryLength) {
   auto interp = Program::Compile(*rs, {.backend = Backend::kInterp});
   auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
   ASSERT_TRUE(interp.ok() && jit.ok());
-  EXPECT_GE((*jit)->ruleset().shared_loads.size(), 2u);  // dport, saddr
+  EXPECT_GE(ProgramInternal::PlanOf(**jit)->shared_loads.size(), 2u);  // dport, saddr
   std::mt19937 rng(5);
   for (int trial = 0; trial < 50; ++trial) {
     std::vector<uint8_t> frame = testing::RandomFrame(rng);
     for (size_t len = 0; len <= frame.size(); ++len) {
       std::vector<uint8_t> cut(frame.begin(), frame.begin() + len);
-      ir::PacketMeta meta;
+      PacketMeta meta;
       RunState s1, s2;
       Result a = (*interp)->Classify(Hook::kForward, cut.data(), cut.size(), meta, &s1);
       Result b = (*jit)->Classify(Hook::kForward, cut.data(), cut.size(), meta, &s2);

@@ -15,7 +15,7 @@ namespace {
 
 struct Sample {
   std::vector<uint8_t> frame;
-  ir::PacketMeta meta;
+  PacketMeta meta;
 };
 
 TEST(Threads, ManyThreadsOneProgramSameResults) {

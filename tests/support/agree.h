@@ -21,7 +21,7 @@ inline ::testing::AssertionResult AgreeOnRandomFrames(const Program& reference,
   RunState s1, s2;
   for (int i = 0; i < frames; ++i) {
     std::vector<uint8_t> frame = RandomFrame(rng);
-    ir::PacketMeta meta = RandomMeta(rng);
+    PacketMeta meta = RandomMeta(rng);
     Result a = reference.Classify(Hook::kForward, frame.data(), frame.size(), meta, &s1);
     Result b = compiled.Classify(Hook::kForward, frame.data(), frame.size(), meta, &s2);
     if (!SameResult(a, b)) {

@@ -396,8 +396,8 @@ std::vector<uint8_t> RandomFrame(std::mt19937& rng) {
   return f;
 }
 
-ir::PacketMeta RandomMeta(std::mt19937& rng) {
-  ir::PacketMeta m;
+PacketMeta RandomMeta(std::mt19937& rng) {
+  PacketMeta m;
   m.has_iif = true;
   m.has_oif = true;
   std::strncpy(m.iifname, Pick(rng, kIfNames), 15);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::testing {
 
@@ -28,7 +28,7 @@ ir::Ruleset RandomIrRuleset(std::mt19937& rng, const IrGenOptions& options = {})
 std::vector<uint8_t> RandomFrame(std::mt19937& rng);
 
 // Interfaces, mark and ct state drawn from the pools.
-ir::PacketMeta RandomMeta(std::mt19937& rng);
+PacketMeta RandomMeta(std::mt19937& rng);
 
 }  // namespace rulejit::testing
 

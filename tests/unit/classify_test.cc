@@ -11,7 +11,7 @@
 #include "compiler/classify/segments.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::classify {
@@ -301,14 +301,14 @@ TEST(ClassifySegments, RunsOfLiftableRules) {
 TEST(ClassifyKey, FieldsPresentOnlyWhenTheirLoadsWouldSucceed) {
   testing::FrameSpec spec{.src = "10.0.0.1", .dst = "10.0.0.2", .proto = 6, .sport = 1234, .dport = 80};
   std::vector<uint8_t> f = testing::BuildFrame(spec);
-  Key k = ExtractKey(runtime::ParseEthernet(f.data(), f.size()));
+  Key k = ExtractKey(packet::ParseEthernet(f.data(), f.size()));
   EXPECT_EQ(k.v[kSrcAddr], Ip(10, 0, 0, 1));
   EXPECT_EQ(k.v[kDstAddr], Ip(10, 0, 0, 2));
   EXPECT_EQ(k.v[kSrcPort], 1234u);
   EXPECT_EQ(k.v[kDstPort], 80u);
   EXPECT_EQ(k.v[kProto], 6u);
   // A view cut after the source port: dport absent, sport present.
-  ir::PacketView v = runtime::ParseEthernet(f.data(), f.size());
+  PacketView v = packet::ParseEthernet(f.data(), f.size());
   v.len = v.transport_off + 3;
   k = ExtractKey(v);
   EXPECT_EQ(k.v[kSrcPort], 1234u);
@@ -321,7 +321,7 @@ TEST(ClassifyKey, FieldsPresentOnlyWhenTheirLoadsWouldSucceed) {
   // A non-first fragment has no ports.
   spec.frag_offset = 10;
   f = testing::BuildFrame(spec);
-  k = ExtractKey(runtime::ParseEthernet(f.data(), f.size()));
+  k = ExtractKey(packet::ParseEthernet(f.data(), f.size()));
   EXPECT_EQ(k.v[kSrcPort], AbsentValue(kSrcPort));
   EXPECT_EQ(k.v[kDstPort], AbsentValue(kDstPort));
   EXPECT_EQ(k.v[kProto], 6u);
@@ -331,12 +331,12 @@ TEST(ClassifyKey, FieldsPresentOnlyWhenTheirLoadsWouldSucceed) {
   arp[12] = 0x08;
   arp[13] = 0x06;
   arp[14 + 12] = 7;
-  v = runtime::ParseEthernet(arp.data(), arp.size());
+  v = packet::ParseEthernet(arp.data(), arp.size());
   k = ExtractKey(v);
-  EXPECT_EQ(k.v[kSrcAddr], v.network_off == ir::kAbsent ? AbsentValue(kSrcAddr) : Ip(7, 0, 0, 0));
+  EXPECT_EQ(k.v[kSrcAddr], v.network_off == kAbsent ? AbsentValue(kSrcAddr) : Ip(7, 0, 0, 0));
   for (int d : {kSrcPort, kDstPort, kProto}) EXPECT_EQ(k.v[d], AbsentValue(d)) << d;
   // No network header at all.
-  v = ir::PacketView{};
+  v = PacketView{};
   v.data = arp.data();
   v.len = arp.size();
   k = ExtractKey(v);
@@ -547,7 +547,7 @@ TEST(ClassifyKey, FirstFragmentPortsAreAbsentOnLaterFragments) {
   spec.frag_offset = 100;
   spec.payload = {0, 22, 0, 80, 0, 0, 0, 0};
   std::vector<uint8_t> f = testing::BuildFrame(spec);
-  ir::PacketView v = runtime::ParseEthernet(f.data(), f.size());
+  PacketView v = packet::ParseEthernet(f.data(), f.size());
   EXPECT_NE(ExtractKey(v).v[kDstPort], AbsentValue(kDstPort));  // the fast path reads data
   EXPECT_EQ(ExtractKey(v, true).v[kDstPort], AbsentValue(kDstPort));
   EXPECT_EQ(ExtractKey(v, true).v[kSrcPort], AbsentValue(kSrcPort));

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/interp.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::runtime {
@@ -20,8 +20,8 @@ using testing::FrameSpec;
 
 struct Packet {
   std::vector<uint8_t> bytes;
-  ir::PacketView view() const {
-    return ParseEthernet(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  PacketView view() const {
+    return packet::ParseEthernet(bytes.data(), static_cast<uint32_t>(bytes.size()));
   }
 };
 
@@ -43,8 +43,8 @@ Packet Icmp(const char* src, const char* dst, uint8_t type, uint16_t id,
 }
 
 // Looks a packet up and commits it with the given verdict.
-ir::PacketMeta Step(Conntrack& ct, const Packet& p, bool accepted = true) {
-  ir::PacketMeta meta;
+PacketMeta Step(Conntrack& ct, const Packet& p, bool accepted = true) {
+  PacketMeta meta;
   ct.Lookup(p.view(), meta);
   ct.Commit(p.view(), meta, accepted);
   return meta;
@@ -54,7 +54,7 @@ TEST(ConntrackTest, NewUntilReplyThenEstablished) {
   Conntrack ct;
   Packet req = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
   Packet rep = Udp("10.0.0.2", "10.0.0.1", 53, 5000);
-  ir::PacketMeta m = Step(ct, req);
+  PacketMeta m = Step(ct, req);
   EXPECT_TRUE(m.ct_valid);
   EXPECT_EQ(m.ct_state, ir::kCtStateNew);
   EXPECT_EQ(m.ct_dir, 0);
@@ -86,7 +86,7 @@ TEST(ConntrackTest, DroppedFirstPacketCreatesNothing) {
   EXPECT_EQ(Step(ct, req, /*accepted=*/false).ct_state, ir::kCtStateNew);
   EXPECT_EQ(ct.flows(), 0u);
   // The reply of a flow that was never confirmed is itself a new flow.
-  ir::PacketMeta m = Step(ct, Udp("10.0.0.2", "10.0.0.1", 53, 5000));
+  PacketMeta m = Step(ct, Udp("10.0.0.2", "10.0.0.1", 53, 5000));
   EXPECT_EQ(m.ct_state, ir::kCtStateNew);
   EXPECT_EQ(m.ct_dir, 0);
 }
@@ -105,13 +105,13 @@ TEST(ConntrackTest, TcpLoosePickup) {
   EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 1, 22, kAck)).ct_state, ir::kCtStateNew);
   EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 2, 22, kSyn)).ct_state, ir::kCtStateNew);
   for (uint8_t flags : {kRst, uint8_t(kSyn | kAck), uint8_t(kFin | kAck), uint8_t(0)}) {
-    ir::PacketMeta m = Step(ct, Tcp("10.0.0.1", "10.0.0.2", 3, 22, flags));
+    PacketMeta m = Step(ct, Tcp("10.0.0.1", "10.0.0.2", 3, 22, flags));
     EXPECT_FALSE(m.ct_valid) << int(flags);
     EXPECT_EQ(m.ct_state, ir::kCtStateInvalid) << int(flags);
   }
   EXPECT_EQ(ct.flows(), 2u);
   // Within a known flow any flags are fine (no TCP state machine).
-  ir::PacketMeta m = Step(ct, Tcp("10.0.0.2", "10.0.0.1", 22, 2, kSyn | kAck));
+  PacketMeta m = Step(ct, Tcp("10.0.0.2", "10.0.0.1", 22, 2, kSyn | kAck));
   EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
   EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 2, 22, kRst)).ct_state,
             ir::kCtStateEstablished);
@@ -121,7 +121,7 @@ TEST(ConntrackTest, IcmpEcho) {
   Conntrack ct;
   EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 0, 7)).ct_valid);  // lone reply
   EXPECT_EQ(Step(ct, Icmp("10.0.0.1", "10.0.0.2", 8, 7)).ct_state, ir::kCtStateNew);
-  ir::PacketMeta m = Step(ct, Icmp("10.0.0.2", "10.0.0.1", 0, 7));
+  PacketMeta m = Step(ct, Icmp("10.0.0.2", "10.0.0.1", 0, 7));
   EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
   EXPECT_EQ(m.ct_dir, 1);
   // A different identifier is another flow.
@@ -136,7 +136,7 @@ TEST(ConntrackTest, IcmpErrorsQuotingAFlowAreRelated) {
                 .dport = 53, .ethernet = false};
   Step(ct, {BuildFrame(FrameSpec{req.src, req.dst, 17, 5000, 53})});
   // Port unreachable from 10.0.0.2 quoting the request.
-  ir::PacketMeta m = Step(ct, Icmp("10.0.0.2", "10.0.0.1", 3, 0, BuildFrame(req)));
+  PacketMeta m = Step(ct, Icmp("10.0.0.2", "10.0.0.1", 3, 0, BuildFrame(req)));
   EXPECT_TRUE(m.ct_valid);
   EXPECT_EQ(m.ct_state, ir::kCtStateRelated);
   EXPECT_EQ(m.ct_dir, 1);
@@ -156,7 +156,7 @@ TEST(ConntrackTest, Icmpv6ErrorsAreRelated) {
   FrameSpec req{.src = "2001:db8::1", .dst = "2001:db8::2", .proto = 6,
                 .sport = 4000, .dport = 443, .ethernet = false};
   Step(ct, {BuildFrame(FrameSpec{req.src, req.dst, 6, 4000, 443, 0x02})});
-  ir::PacketMeta m = Step(ct, Icmp("2001:db8::ff", "2001:db8::1", 1, 0, BuildFrame(req)));
+  PacketMeta m = Step(ct, Icmp("2001:db8::ff", "2001:db8::1", 1, 0, BuildFrame(req)));
   EXPECT_EQ(m.ct_state, ir::kCtStateRelated);
   EXPECT_EQ(Step(ct, Icmp("2001:db8::1", "2001:db8::2", 128, 9)).ct_state, ir::kCtStateNew);
   EXPECT_EQ(Step(ct, Icmp("2001:db8::2", "2001:db8::1", 129, 9)).ct_state,
@@ -166,11 +166,11 @@ TEST(ConntrackTest, Icmpv6ErrorsAreRelated) {
 TEST(ConntrackTest, CtMarkSticksToTheFlow) {
   Conntrack ct;
   Packet req = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
-  ir::PacketMeta m;
+  PacketMeta m;
   ct.Lookup(req.view(), m);
   m.ct_mark = 42;  // as `ct mark set 42` would report
   ct.Commit(req.view(), m, true);
-  ir::PacketMeta reply = Step(ct, Udp("10.0.0.2", "10.0.0.1", 53, 5000));
+  PacketMeta reply = Step(ct, Udp("10.0.0.2", "10.0.0.1", 53, 5000));
   EXPECT_EQ(reply.ct_mark, 42u);
 }
 

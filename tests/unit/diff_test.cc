@@ -479,7 +479,7 @@ TEST(DiffIpv6Test, PrefixNegationAndWitnessFrames) {
     EXPECT_TRUE((saddr >> 80) != (Value{0x20010db8} << 16));
     ModelPacket pkt = BuildModelPacket(r.witness, d.space, ir::Hook::kInput);
     EXPECT_EQ(pkt.frame[12], 0x86);  // an IPv6 frame
-    EXPECT_EQ(pkt.View().nfproto, ir::kNfProtoIpv6);
+    EXPECT_EQ(pkt.View().nfproto, kNfProtoIpv6);
   }
   EXPECT_THAT(DescribeCube(d.regions[0].cube, d.space),
               ::testing::HasSubstr("ip6 saddr"));

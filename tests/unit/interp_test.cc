@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "rulejit/rulejit.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::ir {
@@ -116,7 +116,7 @@ Bytes Concat(Bytes a, const Bytes& b) {
 struct Packet {
   std::vector<uint8_t> bytes;
   PacketView view() const {
-    return runtime::ParseEthernet(bytes.data(), static_cast<uint32_t>(bytes.size()));
+    return packet::ParseEthernet(bytes.data(), static_cast<uint32_t>(bytes.size()));
   }
 };
 Packet Tcp(uint16_t dport = 22, std::string src = "10.0.0.1") {
@@ -177,7 +177,7 @@ TEST(InterpPayload, LinkAndAbsentHeaders) {
   EXPECT_TRUE(Matches({Load(PayloadBase::kLink, 12, 2), CmpEq({0x08, 0x00})}, p));
   // Without a link header (frame starts at IP) link loads fail.
   auto ip = BuildFrame(FrameSpec{.proto = 6, .ethernet = false});
-  PacketView v = runtime::ParseIp(ip.data(), static_cast<uint32_t>(ip.size()));
+  PacketView v = packet::ParseIp(ip.data(), static_cast<uint32_t>(ip.size()));
   Ruleset rs = Simple({R({Load(PayloadBase::kLink, 0, 1),
                           CmpOpOf(CmpOp::kNeq, {0xaa}), Drop()})});
   EXPECT_EQ(Interpreter(rs).Run(Hook::kInput, v, {}).verdict, VerdictCode::kAccept);

@@ -16,7 +16,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "ir/interp.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::frontends {
@@ -618,9 +618,9 @@ TEST(IptablesStructure, RealisticDumpVerifies) {
 // interpreter.
 ir::VerdictCode Eval(const ir::Ruleset& rs, const testing::FrameSpec& spec) {
   std::vector<uint8_t> frame = testing::BuildFrame(spec);
-  ir::PacketView view =
-      runtime::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
-  ir::PacketMeta meta;
+  PacketView view =
+      packet::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
+  PacketMeta meta;
   meta.has_iif = true;
   std::memcpy(meta.iifname, "eth0", 4);
   return ir::Interpreter(rs).Run(ir::Hook::kInput, view, meta).verdict;

@@ -12,7 +12,7 @@
 #include "ir/diag.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 
 namespace rulejit {
@@ -673,7 +673,7 @@ ir::VerdictCode VerdictForTos(const std::string& family, const std::string& sets
   }
   spec.tos = tos;
   std::vector<uint8_t> frame = testing::BuildFrame(spec);
-  ir::PacketView v = runtime::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
+  PacketView v = packet::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
   return ir::Interpreter(*r->rs).Run(ir::Hook::kInput, v, {}).verdict;
 }
 
@@ -777,8 +777,8 @@ TEST(NftSemantics, RegisterOperandBitwise) {
   testing::FrameSpec spec;
   spec.tos = 34 << 2;  // af41
   std::vector<uint8_t> frame = testing::BuildFrame(spec);
-  ir::PacketView v = runtime::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
-  ir::PacketMeta meta;
+  PacketView v = packet::ParseEthernet(frame.data(), static_cast<uint32_t>(frame.size()));
+  PacketMeta meta;
   meta.mark = 0x100;
   EXPECT_EQ(ir::Interpreter(*r->rs).Run(ir::Hook::kInput, v, meta).mark, 0x100u | 34u);
 }

@@ -1,6 +1,6 @@
 // Frame parser: offsets, VLAN tags, IPv4 options and fragments, the IPv6
 // extension-header walk, and truncated frames at every length.
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
 #include <gtest/gtest.h>
 
@@ -8,11 +8,9 @@
 
 #include "tests/support/frames.h"
 
-namespace rulejit::runtime {
+namespace rulejit::packet {
 namespace {
 
-using ir::kAbsent;
-using ir::PacketView;
 using testing::BuildFrame;
 using testing::FrameSpec;
 
@@ -29,7 +27,7 @@ TEST(PacketParseTest, Ipv4Tcp) {
   EXPECT_EQ(v.transport_off, 34u);
   EXPECT_EQ(v.inner_off, 54u);
   EXPECT_EQ(v.protocol, 0x0800);
-  EXPECT_EQ(v.nfproto, ir::kNfProtoIpv4);
+  EXPECT_EQ(v.nfproto, kNfProtoIpv4);
   EXPECT_EQ(v.l4proto, 6);
   EXPECT_TRUE(v.l4proto_valid);
   EXPECT_FALSE(v.is_fragment);
@@ -77,7 +75,7 @@ TEST(PacketParseTest, VlanAndQinQ) {
   EXPECT_EQ(v.network_off, 22u);
   EXPECT_EQ(v.transport_off, 62u);
   EXPECT_EQ(v.protocol, 0x86dd);
-  EXPECT_EQ(v.nfproto, ir::kNfProtoIpv6);
+  EXPECT_EQ(v.nfproto, kNfProtoIpv6);
 }
 
 TEST(PacketParseTest, Ipv4Options) {
@@ -393,4 +391,4 @@ TEST(FramesTest, ChecksumsVerify) {
 }
 
 }  // namespace
-}  // namespace rulejit::runtime
+}  // namespace rulejit::packet

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "compiler/backend/emit_util.h"
+#include "compiler/backend/common/emit_util.h"
 
 namespace rulejit::backend {
 namespace {
@@ -63,26 +63,6 @@ x86::Gp Sized(const x86::Gp& reg64, uint32_t size) {
 
 }  // namespace
 
-Layout::Layout(const ir::Ruleset& ruleset) {
-  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
-    chain_base.push_back(chain_count);
-    const auto& chains = ruleset.tables[t].chains;
-    for (size_t c = 0; c < chains.size(); ++c) {
-      rule_base.push_back(rule_count);
-      for (size_t r = 0; r < chains[c].rules.size(); ++r) {
-        refs.push_back({static_cast<int>(t), static_cast<int>(c), static_cast<int>(r)});
-      }
-      rule_count += chains[c].rules.size();
-      ++chain_count;
-    }
-  }
-  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
-    for (size_t c = 0; c < ruleset.tables[t].chains.size(); ++c) {
-      refs.push_back({static_cast<int>(t), static_cast<int>(c), -1});
-    }
-  }
-}
-
 struct JitModule::Impl {
   asmjit::JitRuntime runtime;
   void* code = nullptr;
@@ -95,15 +75,15 @@ JitModule::~JitModule() {
 // Emits the whole ruleset into one code buffer.
 class Emitter {
  public:
-  Emitter(const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
-          JitModule& module, x86::Assembler& a)
-      : ruleset_(ruleset), layout_(layout), plan_(plan), module_(module), a_(a) {}
+  Emitter(const ir::Ruleset& ruleset, const lower::Plan& plan, JitModule& module,
+          x86::Assembler& a)
+      : ruleset_(ruleset), layout_(plan.layout), plan_(plan), module_(module), a_(a) {}
 
   void EmitAll() {
     bodies_.resize(layout_.chain_count);
     trampolines_.resize(layout_.chain_count);
     for (auto& l : bodies_) l = a_.newLabel();
-    for (size_t i = 0; i < ruleset_.shared_loads.size(); ++i) loaders_.push_back(a_.newLabel());
+    for (size_t i = 0; i < plan_.shared_loads.size(); ++i) loaders_.push_back(a_.newLabel());
     ForEachChain(ruleset_, [&](int t, int c, const ir::Chain& chain) {
       table_ = t;
       chain_ = c;
@@ -165,34 +145,33 @@ class Emitter {
     EmitReturn(kJitContinue);
   }
 
-  // The chain's rules in order, for a body or inlined at a jump.
+  // The chain's rules in order, for a body or inlined at a jump: its
+  // segments as the plan has them.
   void EmitRules(const ir::Chain& chain) {
-    const std::vector<ClassifiedRun>* runs =
-        chain_index() < plan_.size() ? &plan_[chain_index()] : nullptr;
-    size_t next_run = 0;
-    size_t next_set_run = 0;
-    for (size_t r = 0; r < chain.rules.size();) {
-      if (runs && next_run < runs->size() && (*runs)[next_run].begin == r) {
-        EmitClassifiedRun(chain, (*runs)[next_run++]);
-        r = (*runs).at(next_run - 1).end;
-        continue;
+    const lower::ChainPlan& chain_plan = plan_.chains[chain_index()];
+    for (const lower::Segment& seg : lower::Segments(chain_plan, chain.rules.size())) {
+      switch (seg.kind) {
+        case lower::Segment::kClassified:
+          EmitClassifiedRun(chain, chain_plan.classified[seg.index]);
+          break;
+        case lower::Segment::kSetRun:
+          EmitSetRun(chain, chain_plan.set_runs[seg.index]);
+          break;
+        case lower::Segment::kLinear:
+          for (uint32_t r = seg.begin; r < seg.end; ++r) EmitRule(chain, r);
+          break;
       }
-      if (const ir::SetRun* set_run = SetRunAt(chain, r, runs, next_run, next_set_run)) {
-        EmitSetRun(chain, *set_run);
-        r = set_run->end;
-        continue;
-      }
-      rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
-      Label next = a_.newLabel();
-      for (const ir::Node& node : chain.rules[r].exprs) {
-        EmitExpr(node.expr, next);
-      }
-      a_.bind(next);
-      ++r;
     }
   }
 
-  // `jump` to a chain marked inline_at_jumps (compiler/passes/
+  void EmitRule(const ir::Chain& chain, uint32_t r) {
+    rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
+    Label next = a_.newLabel();
+    for (const ir::Node& node : chain.rules[r].exprs) EmitExpr(node.expr, next);
+    a_.bind(next);
+  }
+
+  // `jump` to a chain the plan inlines at jumps (compiler/lower/
   // inline_chains.cc): its rules in place, under its own chain and rule
   // ids; `return` and falling off go to the jumping rule's next rule.
   // Inlined chains never jump, so this never nests.
@@ -213,32 +192,23 @@ class Emitter {
   }
 
   bool InlinedAtJumps(const std::string& name) const {
-    const ir::Chain* chain = ruleset_.tables[table_].FindChain(name);
-    return chain != nullptr && chain->inline_at_jumps;
-  }
-
-  // The set run starting at rule r, unless a classified run overlaps it
-  // (the classifier answers those rules already). Set runs are sorted and
-  // disjoint; next_set_run walks them as r grows.
-  const ir::SetRun* SetRunAt(const ir::Chain& chain, size_t r,
-                             const std::vector<ClassifiedRun>* runs, size_t next_run,
-                             size_t& next_set_run) const {
-    const std::vector<ir::SetRun>& set_runs = chain.set_runs;
-    while (next_set_run < set_runs.size() && set_runs[next_set_run].begin < r) ++next_set_run;
-    if (next_set_run == set_runs.size() || set_runs[next_set_run].begin != r) return nullptr;
-    const ir::SetRun& s = set_runs[next_set_run];
-    if (runs && next_run < runs->size() && (*runs)[next_run].begin < s.end) return nullptr;
-    return &s;
+    const auto& chains = ruleset_.tables[table_].chains;
+    for (size_t c = 0; c < chains.size(); ++c) {
+      if (chains[c].name == name) {
+        return plan_.chains[layout_.ChainIndex(table_, static_cast<int>(c))].inline_at_jumps;
+      }
+    }
+    return false;
   }
 
   // Rules [begin, end) alike but for the constant of equality `node`
-  // (compiler/passes/merge_set_runs.cc):
+  // (compiler/lower/set_runs.cc):
   //   shared prefix (exprs [0, node) of rule begin)    ; fails: after
   //   edx = the compared value (register bytes or masked payload)
   //   compare tree over the sorted constants          ; none equal: after
   //   key k: rest of each rule with constant k, in rule order, each
   //          going on to the next such rule, the last to after
-  void EmitSetRun(const ir::Chain& chain, const ir::SetRun& run) {
+  void EmitSetRun(const ir::Chain& chain, const lower::SetRun& run) {
     Label after = a_.newLabel();
     const ir::Rule& lead = chain.rules[run.begin];
     rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(run.begin));
@@ -365,7 +335,7 @@ class Emitter {
       actions.push_back(a_.newLabel());
       a_.bind(actions.back());
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
-      for (size_t e = ActionBegin(rule); e < rule.exprs.size(); ++e) {
+      for (size_t e = run.action_begin[r - run.begin]; e < rule.exprs.size(); ++e) {
         EmitExpr(rule.exprs[e].expr, after);
       }
       a_.jmp(after);  // an action that does not end the chain (none lift today)
@@ -441,12 +411,12 @@ class Emitter {
     a_.ja(next);  // past the end of the frame
   }
 
-  // ---- shared loads (compiler/passes/share_loads.cc) --------------------
+  // ---- shared loads (compiler/lower/shared_loads.cc) --------------------
   // r14 bit i: field i was read this packet; r15 bit i: it was present (in
   // the frame), its value in JitContext::shared_values[i] (zero-extended).
 
   int SharedIndex(const ir::PayloadLoad& e) const {
-    const auto& shared = ruleset_.shared_loads;
+    const auto& shared = plan_.shared_loads;
     for (size_t i = 0; i < shared.size(); ++i) {
       if (shared[i].base == e.base && shared[i].offset == e.offset && shared[i].len == e.len) {
         return static_cast<int>(i);
@@ -458,7 +428,7 @@ class Emitter {
   // Field i's loader, called at most once a packet: marks it read, and
   // when its bytes are in the frame keeps them and marks it present.
   void EmitSharedLoader(size_t i) {
-    const ir::SharedLoad& f = ruleset_.shared_loads[i];
+    const lower::SharedLoad& f = plan_.shared_loads[i];
     Label absent = a_.newLabel();
     a_.bind(loaders_[i]);
     a_.bts(x86::r14d, imm(i));
@@ -526,9 +496,9 @@ class Emitter {
   void Emit(const ir::MetaLoad& e, Label next) {
     if (e.key == ir::MetaKey::kL4Proto) {  // the common `-p tcp` case inline
       a_.mov(x86::rax, CtxField(offsetof(JitContext, view), 8));
-      a_.cmp(x86::byte_ptr(x86::rax, offsetof(ir::PacketView, l4proto_valid)), imm(0));
+      a_.cmp(x86::byte_ptr(x86::rax, offsetof(PacketView, l4proto_valid)), imm(0));
       a_.je(next);
-      a_.movzx(x86::ecx, x86::byte_ptr(x86::rax, offsetof(ir::PacketView, l4proto)));
+      a_.movzx(x86::ecx, x86::byte_ptr(x86::rax, offsetof(PacketView, l4proto)));
       a_.mov(RegMem(ir::RegWord(e.dreg) * 4, 4), x86::ecx);
       return;
     }
@@ -837,7 +807,8 @@ class Emitter {
 
   void Emit(const ir::Log&, Label) {}      // recorded, no effect on verdicts
   void Emit(const ir::Notrack&, Label) {}  // conntrack is the caller's
-  // CompileAsmjit refuses rulesets with these (ir::FirstInterpreterOnly).
+  // The backend table keeps rulesets with these from asmjit
+  // (backend::FirstInterpreterOnly).
   void Emit(const ir::Queue&, Label) {}
   void Emit(const ir::Quota&, Label) {}
   void Emit(const ir::Nat&, Label) {}
@@ -849,7 +820,7 @@ class Emitter {
 
   const ir::Ruleset& ruleset_;
   const Layout& layout_;
-  const ClassifyPlan& plan_;
+  const lower::Plan& plan_;
   JitModule& module_;
   x86::Assembler& a_;
   std::vector<Label> bodies_;
@@ -863,19 +834,10 @@ class Emitter {
   Label inline_return_;    // where its return goes
 };
 
-uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
-  int rule = ctx->pre_classifier == op->classifier ? ctx->pre_rule
-                                                   : op->classifier->FirstMatch(*ctx->view);
-  return rule < 0 ? 0xffffffffu : static_cast<uint32_t>(rule) - op->begin;
-}
-
 absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
-    const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
-    bool keep_assembly) {
-  std::string what;
-  if (ir::FirstInterpreterOnly(ruleset, &what) != nullptr) {
-    return absl::UnimplementedError(absl::StrCat("asmjit: ", what, " (runs in the interpreter)"));
-  }
+    const ir::Ruleset& ruleset, const lower::Plan& plan, const CodeOptions& options) {
+  const Layout& layout = plan.layout;
+  const bool keep_assembly = options.keep_assembly;
   auto module = std::unique_ptr<JitModule>(new JitModule());
   module->impl_ = std::make_unique<JitModule::Impl>();
   module->bodies_.assign(layout.chain_count, nullptr);
@@ -889,7 +851,7 @@ absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
   if (keep_assembly) code.setLogger(&logger);
 
   x86::Assembler a(&code);
-  Emitter emitter(ruleset, layout, plan, *module, a);
+  Emitter emitter(ruleset, plan, *module, a);
   emitter.EmitAll();
   if (errors.first != asmjit::kErrorOk) {
     return absl::InternalError(absl::StrCat("asmjit: emit: ", errors.text));

@@ -114,32 +114,28 @@ absl::Status DefineHelpers(llvm::orc::LLJIT& jit) {
 LlvmModule::~LlvmModule() = default;
 
 absl::StatusOr<std::unique_ptr<LlvmModule>> CompileLlvm(
-    const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
-    const LlvmOptions& options) {
-  std::string what;
-  if (ir::FirstInterpreterOnly(ruleset, &what) != nullptr) {
-    return absl::UnimplementedError(absl::StrCat("llvm: ", what, " (runs in the interpreter)"));
-  }
+    const ir::Ruleset& ruleset, const lower::Plan& plan, const CodeOptions& options) {
+  const lower::Layout& layout = plan.layout;
   InitializeLlvmOnce();
   auto out = std::unique_ptr<LlvmModule>(new LlvmModule());
   auto context = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> module =
-      EmitLlvmModule(ruleset, layout, plan, *context, out->operands_);
+      EmitLlvmModule(ruleset, plan, *context, out->operands_);
   std::string problems;
   llvm::raw_string_ostream problem_os(problems);
   if (llvm::verifyModule(*module, &problem_os)) {
     return absl::InternalError(absl::StrCat("llvm: emitted module does not verify: ", problems));
   }
-  if (options.keep_ir) out->ir_before_ = Print(*module);
+  if (options.keep_llvm_ir) out->ir_before_ = Print(*module);
 
-  auto jtmb = HostMachine(options.opt_level);
+  auto jtmb = HostMachine(options.llvm_opt_level);
   if (!jtmb) return FromLlvm(jtmb.takeError(), "host target");
   auto tm = jtmb->createTargetMachine();
   if (!tm) return FromLlvm(tm.takeError(), "target machine");
   module->setDataLayout((*tm)->createDataLayout());
   module->setTargetTriple((*tm)->getTargetTriple().str());
-  Optimise(*module, **tm, options.opt_level);
-  if (options.keep_ir) out->ir_after_ = Print(*module);
+  Optimise(*module, **tm, options.llvm_opt_level);
+  if (options.keep_llvm_ir) out->ir_after_ = Print(*module);
   if (options.keep_assembly) {
     absl::StatusOr<std::string> text = Assembly(*module, **tm);
     if (!text.ok()) return text.status();

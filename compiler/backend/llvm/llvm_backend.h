@@ -1,11 +1,11 @@
 // LLVM backend: the optimizing tier.
 //
-//   (ruleset, Layout, ClassifyPlan) ──llvm_emit──▶ llvm::Module
+//   (ruleset, lower::Plan) ──llvm_emit──▶ llvm::Module
 //     ──new pass manager, O2/O3, host CPU and features──▶ optimized module
 //     ──ORC LLJIT──▶ entry functions with the asmjit signature (ChainFn)
 //
 // The module runs over the same JitContext and calls the same helpers as
-// the asmjit tier, so Program::RunJit drives either.
+// the asmjit tier (compiler/backend/common), so the hot path drives either.
 #ifndef RULEJIT_COMPILER_BACKEND_LLVM_LLVM_BACKEND_H_
 #define RULEJIT_COMPILER_BACKEND_LLVM_LLVM_BACKEND_H_
 
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/backend/asmjit/asmjit_backend.h"
+#include "compiler/backend/common/compiled_code.h"
 #include "compiler/backend/llvm/llvm_emit.h"
 
 namespace llvm::orc {
@@ -24,26 +24,21 @@ class LLJIT;
 
 namespace rulejit::backend {
 
-struct LlvmOptions {
-  int opt_level = 2;          // 0..3: the pass pipeline and codegen level
-  bool keep_ir = false;       // record the IR before and after optimisation
-  bool keep_assembly = false; // record the machine code listing
-};
-
 // Compiled code plus everything it points at. Immutable once built.
-class LlvmModule {
+class LlvmModule : public CompiledCode {
  public:
-  ~LlvmModule();
-  const ChainFn* entries() const { return entries_.data(); }
-  uint32_t limit_count() const { return operands_.limit_count; }
-  size_t code_size() const { return object_bytes_; }
-  const std::string& ir_before() const { return ir_before_; }
-  const std::string& ir_after() const { return ir_after_; }
-  const std::string& assembly() const { return assembly_; }
+  ~LlvmModule() override;
+  const ChainFn* entries() const override { return entries_.data(); }
+  uint32_t limit_count() const override { return operands_.limit_count; }
+  size_t code_size() const override { return object_bytes_; }
+  const std::string& assembly() const override { return assembly_; }
+  const std::string& llvm_ir(bool optimized) const override {
+    return optimized ? ir_after_ : ir_before_;
+  }
 
  private:
   friend absl::StatusOr<std::unique_ptr<LlvmModule>> CompileLlvm(
-      const ir::Ruleset&, const Layout&, const ClassifyPlan&, const LlvmOptions&);
+      const ir::Ruleset&, const lower::Plan&, const CodeOptions&);
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   LlvmOperands operands_;
   std::vector<ChainFn> entries_;  // base chains' entries, else null
@@ -53,11 +48,11 @@ class LlvmModule {
   std::string assembly_;
 };
 
-// Compiles all chains; errors (LLVM verifier, codegen, linking) come back
-// as a Status.
+// Compiles all chains as `plan` says; errors (LLVM verifier, codegen,
+// linking) come back as a Status. The ruleset must be one the backend
+// table lets LLVM run (no interpreter-only expressions).
 [[nodiscard]] absl::StatusOr<std::unique_ptr<LlvmModule>> CompileLlvm(
-    const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
-    const LlvmOptions& options);
+    const ir::Ruleset& ruleset, const lower::Plan& plan, const CodeOptions& options);
 
 }  // namespace rulejit::backend
 

@@ -16,8 +16,8 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/backend/asmjit/jit_context.h"
-#include "compiler/backend/emit_util.h"
+#include "compiler/backend/common/emit_util.h"
+#include "compiler/backend/common/jit_context.h"
 
 namespace rulejit::backend {
 namespace {
@@ -63,9 +63,9 @@ constexpr uint32_t kFellThrough = 0xffffffffu;
 
 class LlvmEmitter {
  public:
-  LlvmEmitter(const ir::Ruleset& ruleset, const Layout& layout, const ClassifyPlan& plan,
-              llvm::Module& module, LlvmOperands& operands)
-      : ruleset_(ruleset), layout_(layout), plan_(plan), module_(module),
+  LlvmEmitter(const ir::Ruleset& ruleset, const lower::Plan& plan, llvm::Module& module,
+              LlvmOperands& operands)
+      : ruleset_(ruleset), layout_(plan.layout), plan_(plan), module_(module),
         ops_(operands), c_(module.getContext()), b_(c_) {}
 
   void EmitAll() {
@@ -152,8 +152,7 @@ class LlvmEmitter {
 
   void EmitBody(const ir::Chain& chain) {
     BeginFunction(bodies_[chain_index()]);
-    const std::vector<ClassifiedRun>* runs =
-        chain_index() < plan_.size() ? &plan_[chain_index()] : nullptr;
+    const std::vector<ClassifiedRun>* runs = &plan_.chains[chain_index()].classified;
     size_t next_run = 0;
     uint32_t in_function = 0;
     for (size_t r = 0; r < chain.rules.size();) {
@@ -212,14 +211,14 @@ class LlvmEmitter {
     if (run.end - run.begin > kRulesPerFunction) {
       EmitActionPieces(chain, run, k, after);
     } else {
-      EmitActionSwitch(chain, run.begin, run.end, k, after);
+      EmitActionSwitch(chain, run, run.begin, run.end, k, after);
     }
     b_.SetInsertPoint(after);
   }
 
   // switch (k) { case r - first: action of rule r, for r in [first, end) }
-  void EmitActionSwitch(const ir::Chain& chain, uint32_t first, uint32_t end, llvm::Value* k,
-                        llvm::BasicBlock* after) {
+  void EmitActionSwitch(const ir::Chain& chain, const ClassifiedRun& run, uint32_t first,
+                        uint32_t end, llvm::Value* k, llvm::BasicBlock* after) {
     llvm::SwitchInst* sw = b_.CreateSwitch(k, after, end - first);
     for (uint32_t r = first; r < end; ++r) {
       llvm::BasicBlock* action = NewBlock(absl::StrCat("action", r));
@@ -227,7 +226,7 @@ class LlvmEmitter {
       b_.SetInsertPoint(action);
       rule_id_ = layout_.RuleId(table_, chain_, static_cast<int>(r));
       const ir::Rule& rule = chain.rules[r];
-      for (size_t e = ActionBegin(rule); e < rule.exprs.size(); ++e) {
+      for (size_t e = run.action_begin[r - run.begin]; e < rule.exprs.size(); ++e) {
         EmitExpr(rule.exprs[e].expr, after);
       }
       b_.CreateBr(after);
@@ -264,7 +263,7 @@ class LlvmEmitter {
       BeginFunction(piece);
       in_piece_ = true;
       llvm::BasicBlock* fell = llvm::BasicBlock::Create(c_, "fell.through", fn_);
-      EmitActionSwitch(chain, first, end, fn_->getArg(1), fell);
+      EmitActionSwitch(chain, run, first, end, fn_->getArg(1), fell);
       b_.SetInsertPoint(fell);
       b_.CreateRet(b_.getInt32(kFellThrough));
       in_piece_ = false;
@@ -324,7 +323,7 @@ class LlvmEmitter {
   llvm::Value* BoundsCheck(ir::PayloadBase base, uint32_t offset, uint32_t len,
                            llvm::BasicBlock* next) {
     llvm::Value* hdr = HeaderOffset(base, offset, len);
-    BranchUnless(b_.CreateICmpNE(hdr, b_.getInt32(ir::kAbsent)), next);
+    BranchUnless(b_.CreateICmpNE(hdr, b_.getInt32(kAbsent)), next);
     llvm::Value* start = b_.CreateAdd(b_.CreateZExt(hdr, b_.getInt64Ty()), b_.getInt64(offset));
     llvm::Value* end = b_.CreateAdd(start, b_.getInt64(len));
     BranchUnless(b_.CreateICmpULE(end, len_), next);
@@ -345,9 +344,9 @@ class LlvmEmitter {
     }
     llvm::Value* view = b_.CreateLoad(b_.getPtrTy(), Field(offsetof(JitContext, view)));
     auto at = [&](size_t off) { return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), view, off); };
-    llvm::Value* valid = b_.CreateLoad(b_.getInt8Ty(), at(offsetof(ir::PacketView, l4proto_valid)));
+    llvm::Value* valid = b_.CreateLoad(b_.getInt8Ty(), at(offsetof(PacketView, l4proto_valid)));
     BranchUnless(b_.CreateICmpNE(valid, b_.getInt8(0)), next);
-    llvm::Value* proto = b_.CreateLoad(b_.getInt8Ty(), at(offsetof(ir::PacketView, l4proto)));
+    llvm::Value* proto = b_.CreateLoad(b_.getInt8Ty(), at(offsetof(PacketView, l4proto)));
     b_.CreateStore(b_.CreateZExt(proto, b_.getInt32Ty()), Reg(ir::RegWord(e.dreg) * 4));
   }
 
@@ -584,7 +583,8 @@ class LlvmEmitter {
 
   void Emit(const ir::Log&, llvm::BasicBlock*) {}      // no effect on verdicts
   void Emit(const ir::Notrack&, llvm::BasicBlock*) {}  // conntrack is the caller's
-  // CompileLlvm refuses rulesets with these (ir::FirstInterpreterOnly).
+  // The backend table keeps rulesets with these from LLVM
+  // (backend::FirstInterpreterOnly).
   void Emit(const ir::Queue&, llvm::BasicBlock*) {}
   void Emit(const ir::Quota&, llvm::BasicBlock*) {}
   void Emit(const ir::Nat&, llvm::BasicBlock*) {}
@@ -596,7 +596,7 @@ class LlvmEmitter {
 
   const ir::Ruleset& ruleset_;
   const Layout& layout_;
-  const ClassifyPlan& plan_;
+  const lower::Plan& plan_;
   llvm::Module& module_;
   LlvmOperands& ops_;
   llvm::LLVMContext& c_;
@@ -631,12 +631,11 @@ std::string LlvmEntryName(uint32_t chain_index) {
 }
 
 std::unique_ptr<llvm::Module> EmitLlvmModule(const ir::Ruleset& ruleset,
-                                             const Layout& layout,
-                                             const ClassifyPlan& plan,
+                                             const lower::Plan& plan,
                                              llvm::LLVMContext& context,
                                              LlvmOperands& operands) {
   auto module = std::make_unique<llvm::Module>("rulejit", context);
-  LlvmEmitter(ruleset, layout, plan, *module, operands).EmitAll();
+  LlvmEmitter(ruleset, plan, *module, operands).EmitAll();
   return module;
 }
 

@@ -1,5 +1,5 @@
-// LLVM IR emission: the same (ruleset after passes, Layout, ClassifyPlan)
-// triple the asmjit backend consumes, as one llvm::Module.
+// LLVM IR emission: the same (ruleset after passes, lower::Plan) pair the
+// asmjit backend consumes, as one llvm::Module.
 //
 //   per chain:      internal  i32 @body.<table>.<chain>(ptr %ctx)
 //                   rules in order; each expression branches to the next
@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/backend/asmjit/asmjit_backend.h"
-#include "compiler/backend/asmjit/jit_helpers.h"
+#include "compiler/backend/common/jit_helpers.h"
+#include "compiler/lower/plan.h"
 #include "ir/ir.h"
 
 namespace llvm {
@@ -51,8 +51,7 @@ std::vector<std::pair<std::string, void*>> LlvmHelperSymbols();
 std::string LlvmEntryName(uint32_t chain_index);
 
 std::unique_ptr<llvm::Module> EmitLlvmModule(const ir::Ruleset& ruleset,
-                                             const Layout& layout,
-                                             const ClassifyPlan& plan,
+                                             const lower::Plan& plan,
                                              llvm::LLVMContext& context,
                                              LlvmOperands& operands);
 

@@ -1,4 +1,4 @@
-// merge-set-runs: consecutive rules that are alike but for the constant of
+// merge-set-runs (a plan decision): consecutive rules that are alike but for the constant of
 // one equality become one lookup of that value (what `nft -o` does by
 // rewriting them into one rule with an anonymous set or verdict map).
 //
@@ -7,10 +7,11 @@
 //   tcp dport 443 counter drop           │ the rule; only that rule's
 //   tcp dport 8080 log accept            ┘ action part runs
 //
-// Unlike nft -o the rules stay as they are: the pass records the run in
-// ir::Chain::set_runs and the backend compiles it (asmjit: one compare
+// Unlike nft -o the rules stay as they are: the plan records the run in
+// ChainPlan::set_runs and the backend compiles it (asmjit: one compare
 // tree over the sorted values), so deciding-rule ids and counters are
-// those of the original rules. The IR's meaning is unchanged.
+// those of the original rules. A run that overlaps a classified run is
+// left out: the classifier answers those rules already.
 //
 // A run is at least kMinRun rules r, each with the same expressions
 // [0, node) (printed alike, and only reads: loads, masks, compares,
@@ -24,18 +25,17 @@
 // fails for all or for none; a rule whose constant differs from the
 // packet's value fails at `node`. So the rules that can match are those
 // with the packet's value, in rule order, and the backend tries exactly
-// those, in order. Runs start over at emptied rules. Run it last: a later
-// pass that rewrites rules would invalidate the recorded indexes.
+// those, in order. Runs start over at emptied rules.
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "compiler/passes/passes.h"
+#include "compiler/lower/plan.h"
 #include "compiler/passes/rule_effects.h"
 #include "ir/printer.h"
 
-namespace rulejit::passes {
+namespace rulejit::lower {
 namespace {
 
 constexpr size_t kMinRun = 4;
@@ -80,8 +80,8 @@ struct RuleText {
 
 RuleText Describe(const ir::Rule& rule) {
   RuleText t;
-  for (const ir::Node& n : rule.exprs) t.exprs.push_back(ExprKey(n.expr));
-  t.eligible = !rule.exprs.empty() && !ChangesStateOrJumps(rule);
+  for (const ir::Node& n : rule.exprs) t.exprs.push_back(passes::ExprKey(n.expr));
+  t.eligible = !rule.exprs.empty() && !passes::ChangesStateOrJumps(rule);
   return t;
 }
 
@@ -113,8 +113,8 @@ std::optional<size_t> VaryingNode(const ir::Rule& a, const RuleText& ta, const i
   return std::nullopt;
 }
 
-void MergeInChain(ir::Chain& chain) {
-  chain.set_runs.clear();
+std::vector<SetRun> RunsOf(const ir::Chain& chain) {
+  std::vector<SetRun> runs;
   std::vector<RuleText> texts;
   texts.reserve(chain.rules.size());
   for (const ir::Rule& r : chain.rules) texts.push_back(Describe(r));
@@ -129,21 +129,34 @@ void MergeInChain(ir::Chain& chain) {
       ++end;
     }
     if (node && end - i >= kMinRun) {
-      chain.set_runs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(end),
-                                static_cast<uint32_t>(*node)});
+      runs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(end),
+                      static_cast<uint32_t>(*node)});
       i = end;
     } else {
       ++i;
     }
   }
+  return runs;
+}
+
+// Whether [begin, end) shares a rule with a classified run.
+bool OverlapsClassified(const ChainPlan& chain_plan, const SetRun& run) {
+  for (const ClassifiedRun& c : chain_plan.classified) {
+    if (c.begin < run.end && run.begin < c.end) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
-void MergeSetRuns(ir::Ruleset& ruleset) {
-  for (ir::Table& table : ruleset.tables) {
-    for (ir::Chain& chain : table.chains) MergeInChain(chain);
-  }
+void PlanSetRuns(const ir::Ruleset& ruleset, Plan& plan) {
+  ForEachChain(ruleset, [&](int t, int c, const ir::Chain& chain) {
+    ChainPlan& chain_plan = plan.chains[plan.layout.ChainIndex(t, c)];
+    chain_plan.set_runs.clear();
+    for (const SetRun& run : RunsOf(chain)) {
+      if (!OverlapsClassified(chain_plan, run)) chain_plan.set_runs.push_back(run);
+    }
+  });
 }
 
-}  // namespace rulejit::passes
+}  // namespace rulejit::lower

@@ -1,15 +1,15 @@
-// inline-chains: small regular chains are compiled into each rule that
-// jumps to them, instead of as a call.
+// inline-chains (a plan decision): small regular chains are compiled into
+// each rule that jumps to them, instead of as a call.
 //
 //   -A FORWARD -p tcp -j WEB        call WEB ; test eax ; jz next ; ret
 //   -A WEB --dport 80 -j ACCEPT ──▶ (WEB's rules in place; return and
 //   -A WEB --dport 443 -j ACCEPT     falling off jump to the jumping
 //                                    rule's next rule)
 //
-// The pass marks the chains (ir::Chain::inline_at_jumps); the asmjit
+// The plan marks the chains (ChainPlan::inline_at_jumps); the asmjit
 // backend honours the mark (the LLVM tier inlines on its own). Rules keep
 // their chain and index, so deciding-rule ids and counters are those of
-// the callee's rules, as with a call. The IR's meaning is unchanged.
+// the callee's rules, as with a call.
 //
 // A chain is inlined when it is a regular chain of at most kMaxRules
 // rules that itself neither jumps nor goes to a chain nor dispatches a
@@ -19,9 +19,9 @@
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
-#include "compiler/passes/passes.h"
+#include "compiler/lower/plan.h"
 
-namespace rulejit::passes {
+namespace rulejit::lower {
 namespace {
 
 constexpr size_t kMaxRules = 8;
@@ -50,7 +50,8 @@ bool Transfers(const ir::Chain& chain) {
   return false;
 }
 
-void MarkInTable(ir::Table& table) {
+void MarkInTable(const ir::Ruleset& ruleset, int t, Plan& plan) {
+  const ir::Table& table = ruleset.tables[t];
   absl::flat_hash_map<std::string, size_t> jump_sites;  // chain name -> jumps to it
   for (const ir::Chain& chain : table.chains) {
     for (const ir::Rule& rule : chain.rules) {
@@ -63,9 +64,10 @@ void MarkInTable(ir::Table& table) {
       }
     }
   }
-  for (ir::Chain& chain : table.chains) {
+  for (size_t c = 0; c < table.chains.size(); ++c) {
+    const ir::Chain& chain = table.chains[c];
     auto sites = jump_sites.find(chain.name);
-    chain.inline_at_jumps = !chain.base && sites != jump_sites.end() &&
+    plan.chains[plan.layout.ChainIndex(t, static_cast<int>(c))].inline_at_jumps = !chain.base && sites != jump_sites.end() &&
                             chain.rules.size() <= kMaxRules &&
                             chain.rules.size() * sites->second <= kMaxCopiedRules &&
                             !Transfers(chain);
@@ -74,8 +76,8 @@ void MarkInTable(ir::Table& table) {
 
 }  // namespace
 
-void InlineChains(ir::Ruleset& ruleset) {
-  for (ir::Table& table : ruleset.tables) MarkInTable(table);
+void PlanInlineChains(const ir::Ruleset& ruleset, Plan& plan) {
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) MarkInTable(ruleset, static_cast<int>(t), plan);
 }
 
-}  // namespace rulejit::passes
+}  // namespace rulejit::lower

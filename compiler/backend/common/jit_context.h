@@ -1,18 +1,20 @@
-// The state one packet's evaluation runs on, shared by generated code and
-// the out-of-line helpers it calls. Internal to the asmjit backend.
+// The ABI both code generators (asmjit, llvm) share with the hot path: the
+// state one packet's evaluation runs on (JitContext), which generated code
+// and the out-of-line helpers it calls read, and the chain function type.
 //
 // Generated chain code keeps a pointer to this struct in rbx for the whole
 // evaluation; fields are reached by fixed offsets (offsetof), so the struct
 // is standard-layout and field order matters only for readability.
-#ifndef RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_CONTEXT_H_
-#define RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_CONTEXT_H_
+#ifndef RULEJIT_COMPILER_BACKEND_COMMON_JIT_CONTEXT_H_
+#define RULEJIT_COMPILER_BACKEND_COMMON_JIT_CONTEXT_H_
 
 #include <cstddef>
 #include <cstdint>
 
+#include "compiler/lower/plan.h"
 #include "ir/expr_eval.h"
 #include "ir/ir.h"
-#include "ir/packet.h"
+#include "rulejit/packet.h"
 
 namespace rulejit::backend {
 
@@ -22,18 +24,18 @@ inline constexpr uint32_t kJitAccept = 1;
 inline constexpr uint32_t kJitDrop = 2;
 
 struct JitContext {
-  // Packet bytes and header offsets (copied from ir::PacketView so generated
+  // Packet bytes and header offsets (copied from PacketView so generated
   // code reads them with one load each).
   const uint8_t* data;                 // (kept in r12 by generated code)
   uint64_t len;                        // (kept in r13)
   uint32_t header_off[ir::kHeaderSlots];  // by ir::HeaderSlot (ir::SlotOffset)
-  const ir::PacketView* view;
-  const ir::PacketMeta* meta;
+  const PacketView* view;
+  const PacketMeta* meta;
 
   alignas(16) uint32_t regs[ir::kRegWords];  // the VM's data registers
-  // Values of ir::Ruleset::shared_loads fields read this packet (valid
+  // Values of lower::Plan::shared_loads fields read this packet (valid
   // where the generated code's r14 "loaded" and r15 "present" bits say).
-  uint32_t shared_values[ir::kMaxSharedLoads];
+  uint32_t shared_values[lower::kMaxSharedLoads];
   uint32_t verdict_reg;                // vmap result: kind | chain << 8
   uint32_t decided_rule;               // global rule id of the deciding rule
   uint32_t skb_len;                    // meta len (bytes from network header)
@@ -51,6 +53,10 @@ struct JitContext {
 
 static_assert(offsetof(JitContext, regs) % 16 == 0);
 
+// A base chain's entry: runs the chain on ctx, returns kJitAccept or
+// kJitDrop (ctx->decided_rule says which rule or policy decided).
+using ChainFn = uint32_t (*)(JitContext*);
+
 }  // namespace rulejit::backend
 
-#endif  // RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_CONTEXT_H_
+#endif  // RULEJIT_COMPILER_BACKEND_COMMON_JIT_CONTEXT_H_

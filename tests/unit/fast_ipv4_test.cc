@@ -1,6 +1,7 @@
-// classify::FastIpv4FrameKey against the full parse: wherever it accepts a
+// classify::FastIpv4FrameKey (packet::FastIpv4FiveTuple as a Key) against
+// the full parse: wherever it accepts a
 // frame, its key and skb length must be what ExtractKey and ir::SkbLen give
-// for runtime::ParseEthernet's view of the same bytes; and it must accept
+// for packet::ParseEthernet's view of the same bytes; and it must accept
 // the plain IPv4 TCP/UDP frames it exists for.
 #include <random>
 #include <vector>
@@ -9,7 +10,7 @@
 #include "compiler/classify/frame_key.h"
 #include "gtest/gtest.h"
 #include "ir/expr_eval.h"
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 #include "tests/support/frames.h"
 #include "tests/support/ir_gen.h"
 
@@ -68,13 +69,13 @@ TEST(FrameKey, EqualsTheFullParseWhereItApplies) {
     ++tried;
     if (!FastIpv4FrameKey(frame.data(), len, skb_at_link, &key, &skb_len)) continue;
     ++fast;
-    ir::PacketView pkt = runtime::ParseEthernet(frame.data(), len);
+    PacketView pkt = packet::ParseEthernet(frame.data(), len);
     if (skb_at_link) pkt.skb_off = pkt.link_off;
     const Key want = ExtractKey(pkt, /*ports_first_fragment_only=*/rng() % 2 == 0);
     for (int d = 0; d < kDims; ++d) {
       ASSERT_EQ(key.v[d], want.v[d]) << "frame " << i << " dim " << d;
     }
-    ASSERT_EQ(pkt.nfproto, ir::kNfProtoIpv4) << "frame " << i;
+    ASSERT_EQ(pkt.nfproto, kNfProtoIpv4) << "frame " << i;
     ASSERT_EQ(skb_len, ir::SkbLen(pkt)) << "frame " << i;
   }
   EXPECT_GT(fast, tried / 8);  // the fast path is taken, not only refused

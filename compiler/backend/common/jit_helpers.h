@@ -1,16 +1,17 @@
 // Out-of-line operations that generated code calls for the rarer or bulkier
 // expressions (set lookups, meta/ct loads, byte order, shifts, ordered
-// compares, limits). Every helper has the SysV shape
+// compares, limits, classifier lookups), for both code generators. Every helper has the SysV shape
 //   uint32_t Helper(JitContext* ctx, const Operand* op)
 // and returns 1 when the rule goes on, 0 on NFT_BREAK. The semantics live in
 // ir/expr_eval.h, shared with the interpreter.
-#ifndef RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_HELPERS_H_
-#define RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_HELPERS_H_
+#ifndef RULEJIT_COMPILER_BACKEND_COMMON_JIT_HELPERS_H_
+#define RULEJIT_COMPILER_BACKEND_COMMON_JIT_HELPERS_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "compiler/backend/asmjit/jit_context.h"
+#include "compiler/backend/common/jit_context.h"
+#include "compiler/classify/classifier.h"
 #include "ir/expr_eval.h"
 #include "ir/ir.h"
 
@@ -48,6 +49,14 @@ struct JitLimitOp {
 };
 uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op);
 
+// Operand of the classifier helper, which returns the first matching rule
+// of the run relative to `begin`, or 0xffffffff (no rule of it matches).
+struct JitClassifyOp {
+  const classify::Classifier* classifier;
+  uint32_t begin;
+};
+uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op);
+
 }  // namespace rulejit::backend
 
-#endif  // RULEJIT_COMPILER_BACKEND_ASMJIT_JIT_HELPERS_H_
+#endif  // RULEJIT_COMPILER_BACKEND_COMMON_JIT_HELPERS_H_

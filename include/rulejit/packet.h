@@ -1,15 +1,17 @@
-// The narrow view of a packet that the interpreter (and every backend) reads.
-//
-// runtime/packet_parse.h fills it from a raw frame; ir/ knows nothing about
-// frames beyond this struct. Offsets are from `data`; a header that is absent
+// A packet as every tier reads it: the parsed view of its bytes
+// (PacketView) and what is not in its bytes (PacketMeta). Public value
+// types with no dependencies, so they sit below everything: packet/parse.h
+// fills a PacketView from a raw frame, ir/ and the backends read it,
+// embedders fill PacketMeta.
+// Offsets are from `data`; a header that is absent
 // has offset kAbsent and any load from it is "no match" (NFT_BREAK), as in
 // the kernel. A load is allowed only when [off, off+len) lies within `len`.
-#ifndef RULEJIT_IR_PACKET_H_
-#define RULEJIT_IR_PACKET_H_
+#ifndef RULEJIT_PACKET_H_
+#define RULEJIT_PACKET_H_
 
 #include <cstdint>
 
-namespace rulejit::ir {
+namespace rulejit {
 
 inline constexpr uint32_t kAbsent = 0xffffffffu;
 
@@ -32,15 +34,15 @@ struct PacketView {
   uint32_t transport_off = kAbsent;  // L4 header; absent for non-first fragments
   uint32_t inner_off = kAbsent;      // L4 payload (after the L4 header)
   // The kernel's pkt->thoff on non-first fragments, where the fast-path
-  // payload loads still read (see ir::PayloadSlot): IPv4, the fragment's
+  // payload loads still read (the IR's PayloadSlot): IPv4, the fragment's
   // data after the IP header; IPv6, 0 from skb->data, i.e. the network
   // header (ipv6_find_hdr leaves the offset untouched; skb->data, so the
-  // link header at netdev egress: ir::SlotOffset uses skb_off then). kAbsent
+  // link header at netdev egress: the IR's SlotOffset uses skb_off then). kAbsent
   // when meta l4proto is undefined. Unused for other packets (transport_off
   // rules).
   uint32_t l4_off = kAbsent;
   // Where the kernel's skb->data points, which `meta length` and the byte
-  // counters count from (ir::SkbLen). kAbsent: the network header, as at
+  // counters count from (the IR's SkbLen). kAbsent: the network header, as at
   // every IP hook and at netdev ingress (eth_type_trans pulled the link
   // header). At netdev egress the link header is already built and skb->data
   // points at it: the caller sets link_off there (tools/eval.cc; verified on
@@ -84,7 +86,7 @@ struct PacketMeta {
   bool has_iif = false;
   bool has_oif = false;
 
-  // Conntrack (see runtime/conntrack.h). ct_state = 0 means untracked-unknown:
+  // Conntrack (the IR's kCtState* bits). ct_state = 0 means untracked-unknown:
   // ct loads then fail as in the kernel for packets without a conntrack entry.
   uint32_t ct_state = 0;   // one of kCtState* bits
   uint32_t ct_status = 0;
@@ -93,6 +95,6 @@ struct PacketMeta {
   bool ct_valid = false;   // a conntrack entry exists
 };
 
-}  // namespace rulejit::ir
+}  // namespace rulejit
 
-#endif  // RULEJIT_IR_PACKET_H_
+#endif  // RULEJIT_PACKET_H_

@@ -1,4 +1,4 @@
-// share-loads: a header field that several rules load is read from the
+// share-loads (a plan decision): a header field that several rules load is read from the
 // frame once per packet and kept, instead of once per rule.
 //
 //   rule 1: [ payload load 4b @ network header + 12 => reg 1 ] ...
@@ -9,11 +9,10 @@
 // The pass picks the fields: payload loads (plain or fused) of 1, 2 or 4
 // bytes, by (base, offset, length), that at least two rules of the ruleset
 // load, the kMaxSharedLoads most loaded; it records them in
-// ir::Ruleset::shared_loads. The asmjit backend keeps them per packet (a
+// Plan::shared_loads. The asmjit backend keeps them per packet (a
 // "loaded" and a "present" bit per field in two machine registers, the
 // values in JitContext); the interpreter and the LLVM tier ignore the list
-// (LLVM's own optimizer shares what it can prove). The IR's meaning is
-// unchanged.
+// (LLVM's own optimizer shares what it can prove).
 //
 // Why it is exact: within one packet's evaluation the frame bytes never
 // change (rulesets that write the packet stay in the interpreter, see
@@ -25,9 +24,9 @@
 #include <tuple>
 #include <variant>
 
-#include "compiler/passes/passes.h"
+#include "compiler/lower/plan.h"
 
-namespace rulejit::passes {
+namespace rulejit::lower {
 namespace {
 
 using FieldKey = std::tuple<int, uint32_t, uint32_t>;  // base, offset, len
@@ -40,7 +39,7 @@ const ir::PayloadLoad* LoadOf(const ir::Expr& e) {
 
 }  // namespace
 
-void ShareLoads(ir::Ruleset& ruleset) {
+void PlanSharedLoads(const ir::Ruleset& ruleset, Plan& plan) {
   std::map<FieldKey, size_t> rules_loading;
   for (const ir::Table& table : ruleset.tables) {
     for (const ir::Chain& chain : table.chains) {
@@ -61,12 +60,12 @@ void ShareLoads(ir::Ruleset& ruleset) {
   }
   std::stable_sort(shared.begin(), shared.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  if (shared.size() > ir::kMaxSharedLoads) shared.resize(ir::kMaxSharedLoads);
-  ruleset.shared_loads.clear();
+  if (shared.size() > kMaxSharedLoads) shared.resize(kMaxSharedLoads);
+  plan.shared_loads.clear();
   for (const auto& [rules, key] : shared) {
-    ruleset.shared_loads.push_back({static_cast<ir::PayloadBase>(std::get<0>(key)),
+    plan.shared_loads.push_back({static_cast<ir::PayloadBase>(std::get<0>(key)),
                                     std::get<1>(key), std::get<2>(key)});
   }
 }
 
-}  // namespace rulejit::passes
+}  // namespace rulejit::lower

@@ -1,5 +1,5 @@
 // Thin adapters from generated code to the shared expression semantics.
-#include "compiler/backend/asmjit/jit_helpers.h"
+#include "compiler/backend/common/jit_helpers.h"
 
 #include <cstring>
 
@@ -64,6 +64,12 @@ uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {
                 ir::WithinLimit(op->limit, ctx->skb_len, ctx->now_ns,
                                 ctx->buckets[op->bucket]);
   return within != op->limit.over;
+}
+
+uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
+  int rule = ctx->pre_classifier == op->classifier ? ctx->pre_rule
+                                                   : op->classifier->FirstMatch(*ctx->view);
+  return rule < 0 ? 0xffffffffu : static_cast<uint32_t>(rule) - op->begin;
 }
 
 }  // namespace rulejit::backend

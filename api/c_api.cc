@@ -53,9 +53,7 @@ rulejit::CompileOptions CompileOptionsOf(const rulejit_options& options) {
                                                           : rulejit::Backend::kAuto;
   out.classify = options.no_classify == 0;
   if (options.no_optimize != 0) {
-    for (const rulejit::passes::PassInfo& pass : rulejit::passes::AllPasses()) {
-      out.passes.disabled.push_back(pass.name);
-    }
+    out.passes.disabled = rulejit::OptimizationNames();
   }
   return out;
 }

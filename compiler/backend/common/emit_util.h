@@ -1,9 +1,8 @@
 // Pieces both code generators (asmjit, llvm) share: how constants split
 // into machine-sized chunks, the values compares use, chain targets and
-// verdict-map codes, and which expressions of a classified rule remain its
-// action. Keeping them here keeps the two tiers computing the same program.
-#ifndef RULEJIT_COMPILER_BACKEND_EMIT_UTIL_H_
-#define RULEJIT_COMPILER_BACKEND_EMIT_UTIL_H_
+// verdict-map codes. Keeping them here keeps the two tiers computing the same program.
+#ifndef RULEJIT_COMPILER_BACKEND_COMMON_EMIT_UTIL_H_
+#define RULEJIT_COMPILER_BACKEND_COMMON_EMIT_UTIL_H_
 
 #include <cstdint>
 #include <cstring>
@@ -12,21 +11,18 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "compiler/backend/asmjit/asmjit_backend.h"
-#include "compiler/backend/asmjit/jit_helpers.h"
-#include "compiler/classify/lift.h"
+#include "compiler/backend/common/jit_helpers.h"
+#include "compiler/lower/plan.h"
+#include "compiler/lower/rule_action.h"
 #include "ir/ir.h"
 
 namespace rulejit::backend {
 
-// fn(table index, chain index, chain) for every chain, in Layout order.
-template <typename Fn>
-void ForEachChain(const ir::Ruleset& ruleset, Fn fn) {
-  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
-    const auto& chains = ruleset.tables[t].chains;
-    for (size_t c = 0; c < chains.size(); ++c) fn(static_cast<int>(t), static_cast<int>(c), chains[c]);
-  }
-}
+using lower::ActionBegin;
+using lower::BareVerdict;
+using lower::ClassifiedRun;
+using lower::ForEachChain;
+using lower::Layout;
 
 // Splits `len` bytes into 8/4/2/1-byte chunks: fn(offset, size).
 template <typename Fn>
@@ -130,35 +126,6 @@ inline JitLookupOp& MakeLookupOp(const ir::Ruleset& ruleset, const Layout& layou
   return op;
 }
 
-// First expression of a classified rule that the generated code still runs
-// (its action: counter, log, verdict); the classifier answered the rest.
-inline size_t ActionBegin(const ir::Rule& rule) { return classify::MatchEnd(rule); }
-
-// The action of a liftable rule that is a verdict, with or without a
-// counter before it, and nothing else (no log, no mark).
-struct VerdictAction {
-  ir::VerdictCode verdict;
-  bool counted;
-};
-inline std::optional<VerdictAction> VerdictOnlyAction(const ir::Rule& rule) {
-  size_t at = ActionBegin(rule);
-  if (at >= rule.exprs.size()) return std::nullopt;
-  const bool counted = std::holds_alternative<ir::Counter>(rule.exprs[at].expr);
-  if (counted) ++at;
-  if (at + 1 != rule.exprs.size()) return std::nullopt;
-  const auto* imm = std::get_if<ir::Immediate>(&rule.exprs[at].expr);
-  if (imm == nullptr || imm->dreg != ir::kVerdictReg) return std::nullopt;
-  return VerdictAction{imm->verdict.code, counted};
-}
-
-// The verdict of a liftable rule whose action is that verdict alone (no
-// counter, log or other statement), else nothing.
-inline std::optional<ir::VerdictCode> BareVerdict(const ir::Rule& rule) {
-  const std::optional<VerdictAction> action = VerdictOnlyAction(rule);
-  if (!action || action->counted) return std::nullopt;
-  return action->verdict;
-}
-
 }  // namespace rulejit::backend
 
-#endif  // RULEJIT_COMPILER_BACKEND_EMIT_UTIL_H_
+#endif  // RULEJIT_COMPILER_BACKEND_COMMON_EMIT_UTIL_H_

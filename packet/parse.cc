@@ -1,4 +1,4 @@
-// Frame parsing: raw bytes -> ir::PacketView, the way the kernel fills
+// Frame parsing: raw bytes -> PacketView, the way the kernel fills
 // nft_pktinfo (nft_set_pktinfo_ipv4 / nft_set_pktinfo_ipv6).
 //
 //   Ethernet ─ 802.1Q/802.1ad tags* ─ IPv4 ─────────────────┐
@@ -26,9 +26,9 @@
 // those.
 // Not modelled: VLAN tag offload (skb->protocol stays the inner ethertype
 // here), IPv4 option validation, GRE.
-#include "runtime/packet_parse.h"
+#include "packet/parse.h"
 
-namespace rulejit::runtime {
+namespace rulejit::packet {
 namespace {
 
 constexpr uint16_t kEthIpv4 = 0x0800;
@@ -52,15 +52,15 @@ constexpr uint8_t kProtoSctp = 132;
 constexpr uint8_t kProtoUdpLite = 136;
 
 // Bytes [off, off+n) are inside the view.
-bool Has(const ir::PacketView& v, uint64_t off, uint64_t n) {
+bool Has(const PacketView& v, uint64_t off, uint64_t n) {
   return off + n <= v.len;
 }
-uint16_t Read16(const ir::PacketView& v, uint32_t off) {
+uint16_t Read16(const PacketView& v, uint32_t off) {
   return static_cast<uint16_t>(v.data[off] << 8 | v.data[off + 1]);
 }
 
 // Length of the L4 header at `off`, or 0 when unknown or malformed.
-uint32_t L4HeaderLen(const ir::PacketView& v, uint32_t off) {
+uint32_t L4HeaderLen(const PacketView& v, uint32_t off) {
   switch (v.l4proto) {
     case kProtoTcp: {
       if (!Has(v, off, 13)) return 0;
@@ -79,7 +79,7 @@ uint32_t L4HeaderLen(const ir::PacketView& v, uint32_t off) {
   }
 }
 
-void SetTransport(ir::PacketView& v, uint64_t off) {
+void SetTransport(PacketView& v, uint64_t off) {
   if (!Has(v, off, 0)) return;
   v.transport_off = static_cast<uint32_t>(off);
   uint32_t hlen = L4HeaderLen(v, v.transport_off);
@@ -89,18 +89,18 @@ void SetTransport(ir::PacketView& v, uint64_t off) {
 }
 
 // Drops bytes past the end of the IP packet (link padding).
-void TrimTo(ir::PacketView& v, uint64_t end) {
+void TrimTo(PacketView& v, uint64_t end) {
   if (end < v.len) v.len = static_cast<uint32_t>(end);
 }
 
-void ParseIpv4(ir::PacketView& v, uint32_t off) {
+void ParseIpv4(PacketView& v, uint32_t off) {
   if (!Has(v, off, 20)) return;
   uint8_t version = v.data[off] >> 4;
   uint32_t hlen = (v.data[off] & 0x0f) * 4u;
   uint32_t total = Read16(v, off + 2);
   if (version != 4 || hlen < 20 || !Has(v, off, hlen) || total < hlen) return;
   TrimTo(v, static_cast<uint64_t>(off) + total);
-  v.nfproto = ir::kNfProtoIpv4;
+  v.nfproto = kNfProtoIpv4;
   v.l4proto = v.data[off + 9];
   v.l4proto_valid = true;
   uint16_t frag = Read16(v, off + 6);
@@ -132,7 +132,7 @@ struct Ipv6Walk {
   uint16_t frag_bytes = 0;  // fragment offset in bytes
 };
 
-Ipv6Walk WalkIpv6(const ir::PacketView& v, uint32_t off, bool stop_at_ah) {
+Ipv6Walk WalkIpv6(const PacketView& v, uint32_t off, bool stop_at_ah) {
   Ipv6Walk w{.proto = v.data[off + 6], .thoff = static_cast<uint64_t>(off) + 40};
   // Each step advances at least 8 bytes and reads only checked bytes.
   while (IsIpv6ExtHeader(w.proto) && w.proto != kProtoNone &&
@@ -165,7 +165,7 @@ Ipv6Walk WalkIpv6(const ir::PacketView& v, uint32_t off, bool stop_at_ah) {
 
 // ip6tables-legacy's walk (PacketView::ip6t_*): protoff only when the
 // packet is not a non-first fragment.
-void SetIp6tables(ir::PacketView& v, uint32_t off) {
+void SetIp6tables(PacketView& v, uint32_t off) {
   const Ipv6Walk w = WalkIpv6(v, off, /*stop_at_ah=*/false);
   if (!w.ok) return;
   v.ip6t_proto = w.proto;
@@ -173,11 +173,11 @@ void SetIp6tables(ir::PacketView& v, uint32_t off) {
   if (w.frag_bytes == 0 && w.thoff <= v.len) v.ip6t_off = static_cast<uint32_t>(w.thoff);
 }
 
-void ParseIpv6(ir::PacketView& v, uint32_t off) {
+void ParseIpv6(PacketView& v, uint32_t off) {
   if (!Has(v, off, 40) || (v.data[off] >> 4) != 6) return;
   uint32_t payload = Read16(v, off + 4);
   if (payload != 0) TrimTo(v, static_cast<uint64_t>(off) + 40 + payload);
-  v.nfproto = ir::kNfProtoIpv6;
+  v.nfproto = kNfProtoIpv6;
   SetIp6tables(v, off);
   const Ipv6Walk w = WalkIpv6(v, off, /*stop_at_ah=*/true);
   v.is_fragment = w.fragment;
@@ -196,7 +196,7 @@ void ParseIpv6(ir::PacketView& v, uint32_t off) {
   SetTransport(v, w.thoff);
 }
 
-void ParseNetwork(ir::PacketView& v, uint32_t off) {
+void ParseNetwork(PacketView& v, uint32_t off) {
   v.network_off = off;
   if (v.protocol == kEthIpv4) ParseIpv4(v, off);
   if (v.protocol == kEthIpv6) ParseIpv6(v, off);
@@ -204,8 +204,8 @@ void ParseNetwork(ir::PacketView& v, uint32_t off) {
 
 }  // namespace
 
-ir::PacketView ParseEthernet(const uint8_t* data, uint32_t len) {
-  ir::PacketView v;
+PacketView ParseEthernet(const uint8_t* data, uint32_t len) {
+  PacketView v;
   v.data = data;
   v.len = data == nullptr ? 0 : len;
   if (!Has(v, 0, kEthHeaderLen)) return v;
@@ -222,8 +222,8 @@ ir::PacketView ParseEthernet(const uint8_t* data, uint32_t len) {
   return v;
 }
 
-ir::PacketView ParseIp(const uint8_t* data, uint32_t len) {
-  ir::PacketView v;
+PacketView ParseIp(const uint8_t* data, uint32_t len) {
+  PacketView v;
   v.data = data;
   v.len = data == nullptr ? 0 : len;
   if (!Has(v, 0, 1)) return v;
@@ -234,4 +234,4 @@ ir::PacketView ParseIp(const uint8_t* data, uint32_t len) {
   return v;
 }
 
-}  // namespace rulejit::runtime
+}  // namespace rulejit::packet

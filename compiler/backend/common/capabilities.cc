@@ -1,0 +1,36 @@
+// What the compiled tiers cannot run (see capabilities.h).
+#include "compiler/backend/common/capabilities.h"
+
+#include <variant>
+
+namespace rulejit::backend {
+namespace {
+
+// What the compiled tiers leave to the interpreter, by expression kind.
+const char* InterpreterOnlyKind(const ir::Expr& e) {
+  if (std::holds_alternative<ir::PayloadWrite>(e)) return "payload write";
+  if (std::holds_alternative<ir::Queue>(e)) return "queue statement";
+  if (std::holds_alternative<ir::Quota>(e)) return "quota statement";
+  if (std::holds_alternative<ir::Nat>(e)) return "NAT statement";
+  return nullptr;
+}
+
+}  // namespace
+
+const ir::Node* FirstInterpreterOnly(const ir::Ruleset& ruleset, std::string* what) {
+  for (const ir::Table& t : ruleset.tables) {
+    for (const ir::Chain& c : t.chains) {
+      for (const ir::Rule& r : c.rules) {
+        for (const ir::Node& n : r.exprs) {
+          if (const char* kind = InterpreterOnlyKind(n.expr)) {
+            if (what != nullptr) *what = kind;
+            return &n;
+          }
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace rulejit::backend
