@@ -13,7 +13,7 @@
 // those of the original rules. The IR's meaning is unchanged.
 //
 // A run is at least kMinRun rules r, each with the same expressions
-// [0, node) (printed alike, and only reads: loads, masks, compares,
+// [0, node) (the same, ir/equal.h, and only reads: loads, masks, compares,
 // lookups), at `node` an equality of the same shape (`cmp eq` of 1, 2 or
 // 4 register bytes, or a fused payload eq of 1, 2 or 4 bytes with one
 // mask) whose constant may differ, and after it anything that neither
@@ -27,13 +27,12 @@
 // those, in order. Runs start over at emptied rules. Run it last: a later
 // pass that rewrites rules would invalidate the recorded indexes.
 #include <optional>
-#include <string>
 #include <variant>
 #include <vector>
 
 #include "compiler/passes/passes.h"
 #include "compiler/passes/rule_effects.h"
-#include "ir/printer.h"
+#include "ir/equal.h"
 
 namespace rulejit::passes {
 namespace {
@@ -52,45 +51,44 @@ bool OnlyReads(const ir::Expr& e) {
 
 bool SmallLen(size_t len) { return len == 1 || len == 2 || len == 4; }
 
-// The equality's printed form without its constant: two nodes with the
-// same shape differ at most in the constant. Empty when the node is not a
-// mergeable equality.
-std::string EqualityShape(const ir::Expr& e) {
+// The equality with its constant zeroed: two nodes with the same shape
+// differ at most in the constant. None when the node is not a mergeable
+// equality.
+std::optional<ir::Expr> EqualityShape(const ir::Expr& e) {
   if (const auto* cmp = std::get_if<ir::Cmp>(&e)) {
-    if (cmp->op != ir::CmpOp::kEq || !SmallLen(cmp->data.size())) return "";
+    if (cmp->op != ir::CmpOp::kEq || !SmallLen(cmp->data.size())) return std::nullopt;
     ir::Cmp shape = *cmp;
     shape.data.assign(shape.data.size(), 0);
-    return ir::PrintExpr(shape);
+    return shape;
   }
   if (const auto* fused = std::get_if<ir::FusedCmp>(&e)) {
-    if (fused->op != ir::CmpOp::kEq || !SmallLen(fused->load.len)) return "";
+    if (fused->op != ir::CmpOp::kEq || !SmallLen(fused->load.len)) return std::nullopt;
     ir::FusedCmp shape = *fused;
     shape.data.assign(shape.data.size(), 0);
-    return ir::PrintExpr(shape);
+    return shape;
   }
-  return "";
+  return std::nullopt;
 }
 
-// A rule as the run test needs it: each expression printed, and whether
-// it may join a run at all.
+// A rule as the run test needs it: whether it may join a run at all.
 struct RuleText {
-  std::vector<std::string> exprs;
   bool eligible = false;
 };
 
 RuleText Describe(const ir::Rule& rule) {
-  RuleText t;
-  for (const ir::Node& n : rule.exprs) t.exprs.push_back(ExprKey(n.expr));
-  t.eligible = !rule.exprs.empty() && !ChangesStateOrJumps(rule);
-  return t;
+  return {.eligible = !rule.exprs.empty() && !ChangesStateOrJumps(rule)};
+}
+
+bool SameAt(const ir::TableSets& sets, const ir::Rule& a, const ir::Rule& b, size_t i) {
+  return ir::SameExpr(sets, a.exprs[i].expr, sets, b.exprs[i].expr);
 }
 
 // Whether rule b can join a run led by rule a that varies at `node`.
-bool Joins(const ir::Rule& a, const RuleText& ta, const ir::Rule& b, const RuleText& tb,
+bool Joins(const ir::TableSets& sets, const ir::Rule& a, const ir::Rule& b, const RuleText& tb,
            size_t node) {
-  if (!tb.eligible || node >= tb.exprs.size()) return false;
+  if (!tb.eligible || node >= b.exprs.size()) return false;
   for (size_t i = 0; i < node; ++i) {
-    if (ta.exprs[i] != tb.exprs[i]) return false;
+    if (!SameAt(sets, a, b, i)) return false;
   }
   return EqualityShape(a.exprs[node].expr) == EqualityShape(b.exprs[node].expr);
 }
@@ -98,22 +96,22 @@ bool Joins(const ir::Rule& a, const RuleText& ta, const ir::Rule& b, const RuleT
 // The node at which a run led by rule a varies: the first expression where
 // a and the next rule b differ, when it is a mergeable equality in both and
 // what comes before it only reads (it runs once for the whole run).
-std::optional<size_t> VaryingNode(const ir::Rule& a, const RuleText& ta, const ir::Rule& b,
-                                  const RuleText& tb) {
+std::optional<size_t> VaryingNode(const ir::TableSets& sets, const ir::Rule& a,
+                                  const RuleText& ta, const ir::Rule& b, const RuleText& tb) {
   if (!ta.eligible || !tb.eligible) return std::nullopt;
-  for (size_t i = 0; i < ta.exprs.size() && i < tb.exprs.size(); ++i) {
-    if (ta.exprs[i] == tb.exprs[i]) {
+  for (size_t i = 0; i < a.exprs.size() && i < b.exprs.size(); ++i) {
+    if (SameAt(sets, a, b, i)) {
       if (!OnlyReads(a.exprs[i].expr)) return std::nullopt;
       continue;
     }
-    const std::string shape = EqualityShape(a.exprs[i].expr);
-    if (shape.empty() || shape != EqualityShape(b.exprs[i].expr)) return std::nullopt;
+    const std::optional<ir::Expr> shape = EqualityShape(a.exprs[i].expr);
+    if (!shape || shape != EqualityShape(b.exprs[i].expr)) return std::nullopt;
     return i;
   }
   return std::nullopt;
 }
 
-void MergeInChain(ir::Chain& chain) {
+void MergeInChain(const ir::TableSets& sets, ir::Chain& chain) {
   chain.set_runs.clear();
   std::vector<RuleText> texts;
   texts.reserve(chain.rules.size());
@@ -121,11 +119,11 @@ void MergeInChain(ir::Chain& chain) {
   for (size_t i = 0; i < chain.rules.size();) {
     const std::optional<size_t> node =
         i + 1 < chain.rules.size()
-            ? VaryingNode(chain.rules[i], texts[i], chain.rules[i + 1], texts[i + 1])
+            ? VaryingNode(sets, chain.rules[i], texts[i], chain.rules[i + 1], texts[i + 1])
             : std::nullopt;
     size_t end = i + 1;
     while (node && end < chain.rules.size() &&
-           Joins(chain.rules[i], texts[i], chain.rules[end], texts[end], *node)) {
+           Joins(sets, chain.rules[i], chain.rules[end], texts[end], *node)) {
       ++end;
     }
     if (node && end - i >= kMinRun) {
@@ -142,7 +140,8 @@ void MergeInChain(ir::Chain& chain) {
 
 void MergeSetRuns(ir::Ruleset& ruleset) {
   for (ir::Table& table : ruleset.tables) {
-    for (ir::Chain& chain : table.chains) MergeInChain(chain);
+    const ir::TableSets sets(table);
+    for (ir::Chain& chain : table.chains) MergeInChain(sets, chain);
   }
 }
 

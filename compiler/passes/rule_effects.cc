@@ -3,8 +3,6 @@
 
 #include <variant>
 
-#include "ir/printer.h"
-
 namespace rulejit::passes {
 
 bool EndsChain(const ir::Rule& rule) {
@@ -51,12 +49,6 @@ bool ChangesStateOrJumps(const ir::Rule& rule) {
     if (!reads_only) return true;
   }
   return false;
-}
-
-std::string ExprKey(const ir::Expr& expr) {
-  std::string key = ir::PrintExpr(expr);
-  if (const auto* lookup = std::get_if<ir::Lookup>(&expr)) key += " " + lookup->set;
-  return key;
 }
 
 }  // namespace rulejit::passes

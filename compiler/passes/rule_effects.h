@@ -4,8 +4,6 @@
 #ifndef RULEJIT_COMPILER_PASSES_RULE_EFFECTS_H_
 #define RULEJIT_COMPILER_PASSES_RULE_EFFECTS_H_
 
-#include <string>
-
 #include "ir/ir.h"
 
 namespace rulejit::passes {
@@ -18,11 +16,6 @@ bool EndsChain(const ir::Rule& rule);
 // state of its own (limit: each copy has its own token bucket), or jumps
 // (the called chain might do either), directly or through a verdict map.
 bool ChangesStateOrJumps(const ir::Rule& rule);
-
-// A key equal for two expressions exactly when they do the same: the
-// printed form plus the real name of a looked-up set (the printer shows
-// every anonymous set as `__set%d`, whatever its elements).
-std::string ExprKey(const ir::Expr& expr);
 
 }  // namespace rulejit::passes
 
