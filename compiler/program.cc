@@ -98,7 +98,7 @@ absl::Status PlanClassifiers(const ir::Ruleset& rs, const CompileOptions& option
       std::vector<backend::ClassifiedRun>& runs = plan.emplace_back();
       if (!options.classify) continue;
       classify::ClassifierOptions classifier_options;
-      classifier_options.lift = classify::ContextForChain(table, chain);
+      classifier_options.lift = headerspace::BoxContextForChain(table, chain);
       for (const classify::Segment& seg : classify::SplitChain(chain, classifier_options.lift)) {
         if (!seg.liftable || seg.end - seg.begin < options.classify_min_rules) continue;
         absl::StatusOr<classify::Classifier> c =

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/backend/asmjit/asmjit_backend.h"
 #include "compiler/backend/asmjit/jit_helpers.h"
-#include "compiler/classify/lift.h"
+#include "ir/rule_shape.h"
 #include "ir/ir.h"
 
 namespace rulejit::backend {
@@ -132,7 +132,7 @@ inline JitLookupOp& MakeLookupOp(const ir::Ruleset& ruleset, const Layout& layou
 
 // First expression of a classified rule that the generated code still runs
 // (its action: counter, log, verdict); the classifier answered the rest.
-inline size_t ActionBegin(const ir::Rule& rule) { return classify::MatchEnd(rule); }
+inline size_t ActionBegin(const ir::Rule& rule) { return ir::MatchEnd(rule); }
 
 // The action of a liftable rule that is a verdict, with or without a
 // counter before it, and nothing else (no log, no mark).

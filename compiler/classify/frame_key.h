@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "compiler/classify/box.h"
+#include "compiler/classify/space.h"
 
 namespace rulejit::classify {
 

@@ -23,8 +23,8 @@
 //     read (meta/ct mark set), or jumps (the called chain might).
 #include "absl/container/flat_hash_set.h"
 #include "compiler/passes/passes.h"
-#include "compiler/passes/rule_effects.h"
 #include "ir/equal.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::passes {
 namespace {
@@ -33,14 +33,14 @@ void DropInChain(const ir::TableSets& sets, ir::Chain& chain) {
   absl::flat_hash_set<ir::RuleKey> seen;  // rules that ended the chain
   for (ir::Rule& rule : chain.rules) {
     if (rule.exprs.empty()) continue;
-    if (ChangesStateOrJumps(rule)) {
+    if (ir::ChangesStateOrJumps(rule)) {
       seen.clear();
       continue;
     }
     ir::RuleKey key(sets, chain, rule);
     if (seen.contains(key)) {
       rule.exprs.clear();
-    } else if (EndsChain(rule)) {
+    } else if (ir::EndsChain(rule)) {
       seen.insert(key);
     }
   }

@@ -1,22 +1,14 @@
-// What a rule does besides matching, as the passes that empty rules need
-// to know it: whether a match ends the chain, and whether the rule may
-// change what later rules see.
+// Forwarding header: the rule-shape queries the passes use live in
+// ir/rule_shape.h. Kept only for merge_set_runs.cc, which is moving to
+// compiler/lower/ (issue 18); include ir/rule_shape.h there and delete this.
 #ifndef RULEJIT_COMPILER_PASSES_RULE_EFFECTS_H_
 #define RULEJIT_COMPILER_PASSES_RULE_EFFECTS_H_
 
-#include "ir/ir.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::passes {
-
-// A matching packet leaves the chain: accept, drop, return, goto (an
-// immediate verdict) or a reject statement.
-bool EndsChain(const ir::Rule& rule);
-
-// The rule may change state a later rule reads (meta/ct mark set), has
-// state of its own (limit: each copy has its own token bucket), or jumps
-// (the called chain might do either), directly or through a verdict map.
-bool ChangesStateOrJumps(const ir::Rule& rule);
-
+using ir::ChangesStateOrJumps;
+using ir::EndsChain;
 }  // namespace rulejit::passes
 
 #endif  // RULEJIT_COMPILER_PASSES_RULE_EFFECTS_H_
