@@ -33,18 +33,14 @@
 #include <string_view>
 
 #include "ir/hook_order.h"
+#include "ir/util.h"
 
 namespace rulejit::ir {
 namespace {
 
 constexpr int kJumpStackSize = 16;       // NFT_JUMP_STACK_SIZE
 
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
+using ir::Overloaded;
 
 // The VM's register file plus the verdict register.
 struct Regs {

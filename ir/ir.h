@@ -87,10 +87,14 @@ enum class VerdictCode : uint8_t {
 struct Verdict {
   VerdictCode code = VerdictCode::kContinue;
   std::string chain;  // target for jump/goto
+  bool operator==(const Verdict&) const = default;
 };
 
 // ---------------------------------------------------------------------------
 // Expressions (one struct per nf_tables expression type)
+//
+// Each compares field by field (`==`; a lookup by its set's name);
+// ir/equal.h compares and hashes them with sets resolved.
 
 // kIp6tTransport is no nf_tables base: it is ip6tables-legacy's transport
 // header (ip6_packet_match's protoff), which only the ip6tables frontend
@@ -107,6 +111,7 @@ struct PayloadLoad {
   uint32_t offset = 0;  // bytes from the start of the header
   uint32_t len = 0;     // bytes, 1..64
   Reg dreg = 1;
+  bool operator==(const PayloadLoad&) const = default;
 };
 
 // [ payload write reg R => LENb @ BASE header + OFF csum_type T csum_off C
@@ -122,6 +127,7 @@ struct PayloadWrite {
   uint32_t csum_type = 0;    // 0 none, 1 inet
   uint32_t csum_offset = 0;
   uint32_t csum_flags = 0;   // 1: NFT_PAYLOAD_L4CSUM_PSEUDOHDR
+  bool operator==(const PayloadWrite&) const = default;
 };
 inline constexpr uint32_t kCsumInet = 1;
 inline constexpr uint32_t kCsumL4PseudoHdr = 1;
@@ -160,17 +166,20 @@ struct Exthdr {
   uint32_t len = 1;
   bool present = false;
   Reg dreg = 1;
+  bool operator==(const Exthdr&) const = default;
 };
 
 // [ meta load KEY => reg R ]
 struct MetaLoad {
   MetaKey key = MetaKey::kMark;
   Reg dreg = 1;
+  bool operator==(const MetaLoad&) const = default;
 };
 // [ meta set KEY with reg R ]
 struct MetaSet {
   MetaKey key = MetaKey::kMark;
   Reg sreg = 1;
+  bool operator==(const MetaSet&) const = default;
 };
 
 // Conntrack keys with the names libnftnl prints.
@@ -198,12 +207,14 @@ struct CtLoad {
   CtKey key = CtKey::kState;
   Reg dreg = 1;
   CtDir dir = CtDir::kNone;
+  bool operator==(const CtLoad&) const = default;
 };
 // [ ct set KEY with reg R (, dir original|reply) ]
 struct CtSet {
   CtKey key = CtKey::kMark;
   Reg sreg = 1;
   CtDir dir = CtDir::kNone;  // e.g. `ct original zone set 1`
+  bool operator==(const CtSet&) const = default;
 };
 
 enum class BitwiseOp : uint8_t { kMaskXor, kLshift, kRshift, kAndReg, kOrReg, kXorReg };
@@ -222,6 +233,7 @@ struct Bitwise {
   Bytes xor_;      // kMaskXor: len bytes
   uint32_t shift = 0;  // kLshift / kRshift
   Reg sreg2 = 2;       // kAndReg / kOrReg / kXorReg
+  bool operator==(const Bitwise&) const = default;
 };
 // True for the ops with a register operand (sreg2).
 inline bool IsRegisterBitwise(BitwiseOp op) {
@@ -237,6 +249,7 @@ struct Byteorder {
   Reg dreg = 1;
   uint32_t len = 4;   // total bytes
   uint32_t size = 4;  // element size: 2, 4 or 8
+  bool operator==(const Byteorder&) const = default;
 };
 
 enum class CmpOp : uint8_t { kEq, kNeq, kLt, kLte, kGt, kGte };
@@ -247,6 +260,7 @@ struct Cmp {
   CmpOp op = CmpOp::kEq;
   Reg sreg = 1;
   Bytes data;
+  bool operator==(const Cmp&) const = default;
 };
 
 // [ range eq|neq reg R FROM TO ]  memcmp order, inclusive.
@@ -255,6 +269,7 @@ struct Range {
   Reg sreg = 1;
   Bytes from;
   Bytes to;
+  bool operator==(const Range&) const = default;
 };
 
 // [ lookup reg R set NAME (dreg D) (0x1) ]
@@ -263,6 +278,7 @@ struct Lookup {
   std::string set;               // name in the rule's table
   std::optional<Reg> dreg;       // maps: where the value goes (0 = verdict)
   bool invert = false;           // `!=` lookups (NFT_LOOKUP_F_INV)
+  bool operator==(const Lookup&) const = default;
 };
 
 // [ immediate reg R DATA ] or [ immediate reg 0 VERDICT ]
@@ -270,6 +286,7 @@ struct Immediate {
   Reg dreg = kVerdictReg;
   Bytes data;        // when dreg != 0
   Verdict verdict;   // when dreg == 0
+  bool operator==(const Immediate&) const = default;
 };
 
 // [ counter pkts P bytes B ]  The initial values come from the ruleset;
@@ -277,6 +294,7 @@ struct Immediate {
 struct Counter {
   uint64_t packets = 0;
   uint64_t bytes = 0;
+  bool operator==(const Counter&) const = default;
 };
 
 // [ limit rate R/UNIT burst B type packets|bytes flags F ]
@@ -287,6 +305,7 @@ struct Limit {
   uint32_t burst = 0;
   bool bytes = false;
   bool over = false;
+  bool operator==(const Limit&) const = default;
 };
 
 // [ log (prefix P) (level L) ... ]  Recorded, no effect on the verdict.
@@ -297,6 +316,7 @@ struct Log {
   uint32_t flags = 0;       // NF_LOG_* bits: tcpseq 1, tcpopt 2, ipopt 4, uid 8, macdecode 0x20
   uint32_t snaplen = 0;     // nflog group only
   uint32_t qthreshold = 0;  // nflog group only
+  bool operator==(const Log&) const = default;
 };
 
 // [ reject type T code C ]  Ends evaluation as drop (the kernel sends the
@@ -304,10 +324,13 @@ struct Log {
 struct Reject {
   uint32_t type = 0;  // 0 icmp unreach, 1 tcp rst, 2 icmpx unreach
   uint32_t code = 0;
+  bool operator==(const Reject&) const = default;
 };
 
 // [ notrack ]
-struct Notrack {};
+struct Notrack {
+  bool operator==(const Notrack&) const = default;
+};
 
 // [ queue num N(-M) (bypass )(fanout ) ] / [ queue sreg_qnum R ... ]
 // Hands the packet to userspace queue N (NF_QUEUE): a final verdict for
@@ -320,6 +343,7 @@ struct Queue {
   uint16_t total = 1;        // queues num .. num + total - 1
   uint16_t flags = 0;        // kQueueBypass | kQueueFanout
   std::optional<Reg> sreg_qnum;  // queue number from a register (no num)
+  bool operator==(const Queue&) const = default;
 };
 inline constexpr uint16_t kQueueBypass = 0x1;
 inline constexpr uint16_t kQueueFanout = 0x2;
@@ -332,6 +356,7 @@ struct Quota {
   uint64_t bytes = 0;
   uint64_t consumed = 0;  // initial value from the ruleset (`used N`)
   bool over = false;
+  bool operator==(const Quota&) const = default;
 };
 
 // The NAT statements of nat chains:
@@ -348,6 +373,7 @@ struct Nat {
   Family family = Family::kIp;  // snat/dnat: ip or ip6 addresses (inet: ports only)
   std::optional<Reg> addr_min, addr_max, proto_min, proto_max;
   uint32_t flags = 0;  // NF_NAT_RANGE_* bits
+  bool operator==(const Nat&) const = default;
 };
 inline constexpr uint32_t kNatMapIps = 0x1;
 inline constexpr uint32_t kNatProtoSpecified = 0x2;
@@ -368,6 +394,7 @@ struct FusedCmp {
   Bytes mask;  // empty, or (load.len + 3) / 4 * 4 bytes
   CmpOp op = CmpOp::kEq;
   Bytes data;  // at most (load.len + 3) / 4 * 4 bytes
+  bool operator==(const FusedCmp&) const = default;
 };
 
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,

@@ -11,137 +11,16 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/analysis/packet_model.h"
 #include "ir/expr_eval.h"
+#include "ir/util.h"
 #include "packet/parse.h"
 
 namespace rulejit::analysis {
 namespace {
 
-template <class... Fs>
-struct Overloaded : Fs... {
-  using Fs::operator()...;
-};
-template <class... Fs>
-Overloaded(Fs...) -> Overloaded<Fs...>;
+using ir::Overloaded;
 
 constexpr uint32_t kEnumerateMax = 0xffff;  // probe every value up to this
 constexpr size_t kMaskFreeBitsMax = 12;     // MaskedEquals: 4096 intervals
-
-// ---------------------------------------------------------------------------
-// Interface-name classes
-
-// A name compare operand: an exact name (the data had a NUL) or a prefix.
-struct NameCandidate {
-  std::string text;
-  bool exact = false;
-  bool operator==(const NameCandidate&) const = default;
-};
-
-std::optional<NameCandidate> CandidateFromBytes(const ir::Bytes& data) {
-  std::string text(data.begin(), data.end());
-  size_t nul = text.find('\0');
-  if (nul == std::string::npos) return NameCandidate{text, false};
-  for (size_t i = nul; i < text.size(); ++i) {
-    if (text[i] != '\0') return std::nullopt;  // never matches any name
-  }
-  return NameCandidate{text.substr(0, nul), true};
-}
-
-// The candidate's bytes as the compare sees them (exact names end in NUL).
-std::string CandidateBytes(const NameCandidate& c) {
-  return c.exact ? c.text + std::string(1, '\0') : c.text;
-}
-
-bool CandidateMatches(const NameCandidate& c, const std::string& name) {
-  std::string padded = name + std::string(16 - std::min<size_t>(name.size(), 15), '\0');
-  std::string bytes = CandidateBytes(c);
-  return padded.compare(0, bytes.size(), bytes) == 0;
-}
-
-// Collects compare operands of registers loaded by meta iifname/oifname.
-void CollectNames(const ir::Ruleset& ruleset,
-                  std::vector<NameCandidate>& iif,
-                  std::vector<NameCandidate>& oif) {
-  auto add = [](std::vector<NameCandidate>& out, const ir::Bytes& data) {
-    std::optional<NameCandidate> c = CandidateFromBytes(data);
-    if (c && std::find(out.begin(), out.end(), *c) == out.end()) {
-      out.push_back(*c);
-    }
-  };
-  for (const ir::Table& table : ruleset.tables) {
-    for (const ir::Chain& chain : table.chains) {
-      for (const ir::Rule& rule : chain.rules) {
-        std::array<int, ir::kRegWords> key{};  // 0 none, 1 iif, 2 oif
-        for (const ir::Node& node : rule.exprs) {
-          auto target = [&](ir::Reg r) -> std::vector<NameCandidate>* {
-            int w = ir::RegWord(r);
-            if (w < 0) return nullptr;
-            return key[w] == 1 ? &iif : key[w] == 2 ? &oif : nullptr;
-          };
-          if (const auto* m = std::get_if<ir::MetaLoad>(&node.expr)) {
-            int w = ir::RegWord(m->dreg);
-            if (w >= 0) {
-              key[w] = m->key == ir::MetaKey::kIifName   ? 1
-                       : m->key == ir::MetaKey::kOifName ? 2
-                                                         : 0;
-            }
-          } else if (const auto* c = std::get_if<ir::Cmp>(&node.expr)) {
-            if (auto* out = target(c->sreg)) add(*out, c->data);
-          } else if (const auto* l = std::get_if<ir::Lookup>(&node.expr)) {
-            auto* out = target(l->sreg);
-            const ir::Set* set = table.FindSet(l->set);
-            if (out && set) {
-              for (const ir::SetElement& el : set->elements) add(*out, el.key);
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-// One value per class of names the candidates tell apart.
-std::vector<NameValue> NameDomain(const std::vector<NameCandidate>& cands) {
-  std::vector<NameValue> out;
-  auto add = [&out](std::string name, std::string label) {
-    for (const NameValue& v : out) {
-      if (v.name == name) return;
-    }
-    out.push_back({std::move(name), std::move(label)});
-  };
-  auto matches_none_longer = [&cands](const std::string& name, size_t len) {
-    for (const NameCandidate& c : cands) {
-      if (CandidateBytes(c).size() > len && CandidateMatches(c, name)) {
-        return false;
-      }
-    }
-    return true;
-  };
-  for (const NameCandidate& c : cands) {
-    if (c.exact && !c.text.empty() && c.text.size() <= 15) {
-      add(c.text, absl::StrCat("\"", c.text, "\""));
-    }
-  }
-  static constexpr std::string_view kFill =
-      "xyzqw0123456789abcdefghijklmnoprstuv_-.";
-  for (const NameCandidate& c : cands) {
-    if (c.exact || c.text.size() >= 15) continue;
-    for (char ch : kFill) {
-      std::string name = c.text + ch;
-      if (matches_none_longer(name, c.text.size())) {
-        add(name, absl::StrCat("\"", c.text, "*\""));
-        break;
-      }
-    }
-  }
-  for (int i = 0; i < 100; ++i) {
-    std::string name = absl::StrCat("zz", i);
-    if (matches_none_longer(name, 0)) {
-      add(name, "(other)");
-      break;
-    }
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Symbolic registers
@@ -719,13 +598,6 @@ std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
   return set;
 }
 
-// Big-endian value of `len` bytes (len <= 16).
-static Value BigEndian(const uint8_t* p, uint32_t len) {
-  Value v = 0;
-  for (uint32_t i = 0; i < len; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
 std::optional<IntervalSet> RuleLifter::MaskedEquals(const Sym& sym, const ir::Cmp& e) const {
   // The chain must be: a load whose register bytes are the dimension's
   // value big-endian (a whole field, or meta/ct mark), then one mask/xor.
@@ -752,8 +624,8 @@ std::optional<IntervalSet> RuleLifter::MaskedEquals(const Sym& sym, const ir::Cm
     std::reverse(xor_bytes.begin(), xor_bytes.end());
     std::reverse(data.begin(), data.end());
   }
-  const Value mask = BigEndian(mask_bytes.data(), width);
-  const Value want = BigEndian(data.data(), width) ^ BigEndian(xor_bytes.data(), width);
+  const Value mask = ir::BigEndian<Value>(mask_bytes.data(), width);
+  const Value want = ir::BigEndian<Value>(data.data(), width) ^ ir::BigEndian<Value>(xor_bytes.data(), width);
   IntervalSet set;
   if ((want & ~mask) == 0) {
     // Bits below the mask's lowest one are free (one interval each);
@@ -1112,35 +984,6 @@ LiftedRule RuleLifter::Run(const ir::Rule& rule) {
 }
 
 }  // namespace
-
-Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
-                 const SpaceOptions& options) {
-  std::vector<NameCandidate> iif, oif;
-  for (const ir::Ruleset* rs : rulesets) CollectNames(*rs, iif, oif);
-  Space space;
-  space.has_iif = HookHasInputDevice(options.hook);
-  space.has_oif = HookHasOutputDevice(options.hook);
-  space.link = LinkVisible(options.hook);
-  auto domain = [](bool has, const std::optional<std::string>& fixed,
-                   const std::vector<NameCandidate>& cands) {
-    if (!has) return std::vector<NameValue>{{"", "(none)"}};
-    if (fixed) return std::vector<NameValue>{{*fixed, absl::StrCat("\"", *fixed, "\"")}};
-    return NameDomain(cands);
-  };
-  space.iif = domain(space.has_iif, options.iif, iif);
-  space.oif = domain(space.has_oif, options.oif, oif);
-  // IPv6 joins the space when some table sees it.
-  space.ipv4 = true;
-  space.ipv6 = false;
-  for (const ir::Ruleset* rs : rulesets) {
-    for (const ir::Table& t : rs->tables) {
-      if (t.family == ir::Family::kIp6 || t.family == ir::Family::kInet) {
-        space.ipv6 = true;
-      }
-    }
-  }
-  return space;
-}
 
 static bool TableSees(ir::Family family, uint32_t packet_family) {
   switch (family) {

@@ -9,6 +9,7 @@
 #include "compiler/analysis/flatten.h"
 #include "compiler/analysis/lift.h"
 #include "ir/hook_order.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::analysis {
 namespace {
@@ -59,18 +60,6 @@ size_t RuleCount(const ir::Ruleset& ruleset) {
     for (const ir::Chain& c : t.chains) n += c.rules.size();
   }
   return n;
-}
-
-// Whether the rule sets a verdict (rules without one, e.g. a counter, are
-// kept for their side effects and never called redundant).
-bool HasVerdict(const ir::Rule& rule) {
-  for (const ir::Node& node : rule.exprs) {
-    if (std::holds_alternative<ir::Reject>(node.expr)) return true;
-    if (const auto* imm = std::get_if<ir::Immediate>(&node.expr)) {
-      if (imm->dreg == ir::kVerdictReg) return true;
-    }
-  }
-  return false;
 }
 
 // Whether removing `ref` leaves every verdict at every hook unchanged.
@@ -131,7 +120,7 @@ LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
     if (!reach.matched) {
       result.findings.push_back({LintKind::kShadowed, reach.rule, reach.covered_by});
     } else if (check_redundant &&
-               HasVerdict(table.chains[reach.rule.chain].rules[reach.rule.rule]) &&
+               ir::HasVerdict(table.chains[reach.rule.chain].rules[reach.rule.rule]) &&
                RemovalChangesNothing(ruleset, reach.rule, hooks)) {
       result.findings.push_back({LintKind::kRedundant, reach.rule, {}});
     }

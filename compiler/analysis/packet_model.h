@@ -11,7 +11,7 @@
 // (protocol / next header, ttl / hop limit, addresses from the point), then a 20-byte
 // transport region (then zeros up to the point's meta length): ports at 0..3, TCP data offset at 12, the tcp flags
 // dimension at byte 13, whatever the protocol. The view is what the frame
-// parser (runtime/packet_parse.h) makes of the frame, so a witness replayed
+// parser (packet/parse.h) makes of the frame, so a witness replayed
 // from a pcap by `rulejit eval` is seen exactly as the analysis saw it.
 #ifndef RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
 #define RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_

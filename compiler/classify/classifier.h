@@ -66,8 +66,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/classify/box.h"
-#include "compiler/classify/lift.h"
+#include "compiler/classify/space.h"
 #include "ir/ir.h"
 #include "rulejit/packet.h"
 
@@ -93,7 +92,7 @@ struct ClassifierOptions {
   // classify_bench 861 -> 794 ns per 32; acl1 and fw1, partitioned, were
   // slower with 12).
   uint32_t single_tree_leaf_size = 12;
-  LiftContext lift;  // what every packet of the chain is known to have
+  BoxContext lift;  // what every packet of the chain is known to have
   // Look up with AVX2 where the CPU has it (classifier_run_avx2.cc); false:
   // the SSE2 and scalar code every x86-64 runs (tests compare the two).
   bool allow_avx2 = true;
@@ -132,7 +131,7 @@ class Classifier {
 
   // The first matching rule's index, or -1.
   int FirstMatch(const PacketView& pkt) const { return FirstMatch(KeyOf(pkt)); }
-  // The packet's key as this classifier's boxes read it (LiftContext).
+  // The packet's key as this classifier's boxes read it (BoxContext).
   Key KeyOf(const PacketView& pkt) const {
     return ExtractKey(pkt, ports_first_fragment_only_);
   }

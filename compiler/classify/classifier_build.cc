@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/classify/classifier.h"
-#include "compiler/classify/lift.h"
+#include "compiler/headerspace/lift_box.h"
 
 namespace rulejit::classify {
 
@@ -455,7 +455,7 @@ absl::StatusOr<Classifier> Classifier::Build(const ir::Chain& chain, size_t begi
   std::vector<RuleBox> boxes;
   boxes.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) {
-    absl::StatusOr<LiftedRule> lifted = LiftRule(chain.rules[i], options.lift);
+    absl::StatusOr<headerspace::LiftedBox> lifted = headerspace::LiftToBox(chain.rules[i], options.lift);
     if (!lifted.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("rule ", i, " of chain ", chain.name, " does not lift: ",

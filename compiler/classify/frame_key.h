@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "compiler/classify/box.h"
+#include "compiler/classify/space.h"
 #include "packet/fast_ipv4.h"
 
 namespace rulejit::classify {

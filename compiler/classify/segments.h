@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "compiler/classify/lift.h"
+#include "compiler/classify/space.h"
 #include "ir/ir.h"
 
 namespace rulejit::classify {
@@ -30,7 +30,7 @@ struct Segment {
 };
 
 // Maximal runs covering every rule of `chain` exactly once, in order.
-std::vector<Segment> SplitChain(const ir::Chain& chain, const LiftContext& context = {});
+std::vector<Segment> SplitChain(const ir::Chain& chain, const BoxContext& context = {});
 
 }  // namespace rulejit::classify
 

@@ -8,10 +8,11 @@
 //
 // A run is worth a classifier from LowerOptions::classify_min_rules rules
 // on (the linear jit costs ~0.5-1 ns a rule, a lookup ~100-200 ns). Each
-// rule's action starts where its lifted match ends (classify::MatchEnd):
+// rule's action starts where its lifted match ends (ir::MatchEnd):
 // the classifier answered the expressions before it.
 #include "compiler/classify/segments.h"
 #include "compiler/lower/plan.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::lower {
 namespace {
@@ -21,7 +22,7 @@ ClassifiedRun RunOf(const ir::Chain& chain, const classify::Segment& seg,
   ClassifiedRun run{static_cast<uint32_t>(seg.begin), static_cast<uint32_t>(seg.end),
                     classifier, {}};
   for (size_t r = seg.begin; r < seg.end; ++r) {
-    run.action_begin.push_back(static_cast<uint32_t>(classify::MatchEnd(chain.rules[r])));
+    run.action_begin.push_back(static_cast<uint32_t>(ir::MatchEnd(chain.rules[r])));
   }
   return run;
 }
@@ -29,7 +30,7 @@ ClassifiedRun RunOf(const ir::Chain& chain, const classify::Segment& seg,
 absl::Status PlanChain(const ir::Table& table, const ir::Chain& chain,
                        const LowerOptions& options, Plan& plan, ChainPlan& chain_plan) {
   classify::ClassifierOptions classifier_options;
-  classifier_options.lift = classify::ContextForChain(table, chain);
+  classifier_options.lift = headerspace::BoxContextForChain(table, chain);
   for (const classify::Segment& seg : classify::SplitChain(chain, classifier_options.lift)) {
     if (!seg.liftable || seg.end - seg.begin < options.classify_min_rules) continue;
     absl::StatusOr<classify::Classifier> c =

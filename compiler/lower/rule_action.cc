@@ -3,11 +3,11 @@
 
 #include <variant>
 
-#include "compiler/classify/lift.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::lower {
 
-size_t ActionBegin(const ir::Rule& rule) { return classify::MatchEnd(rule); }
+size_t ActionBegin(const ir::Rule& rule) { return ir::MatchEnd(rule); }
 
 std::optional<VerdictAction> VerdictOnlyAction(const ir::Rule& rule) {
   size_t at = ActionBegin(rule);

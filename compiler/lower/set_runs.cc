@@ -14,11 +14,11 @@
 // left out: the classifier answers those rules already.
 //
 // A run is at least kMinRun rules r, each with the same expressions
-// [0, node) (printed alike, and only reads: loads, masks, compares,
+// [0, node) (the same, ir/equal.h, and only reads: loads, masks, compares,
 // lookups), at `node` an equality of the same shape (`cmp eq` of 1, 2 or
 // 4 register bytes, or a fused payload eq of 1, 2 or 4 bytes with one
 // mask) whose constant may differ, and after it anything that neither
-// changes state nor jumps (rule_effects.h).
+// changes state nor jumps (ir/rule_shape.h).
 //
 // Why one lookup is exact: the shared prefix reads the same packet and
 // state for every rule of the run (no rule of it changes state), so it
@@ -27,13 +27,12 @@
 // with the packet's value, in rule order, and the backend tries exactly
 // those, in order. Runs start over at emptied rules.
 #include <optional>
-#include <string>
 #include <variant>
 #include <vector>
 
 #include "compiler/lower/plan.h"
-#include "compiler/passes/rule_effects.h"
-#include "ir/printer.h"
+#include "ir/equal.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::lower {
 namespace {
@@ -52,45 +51,44 @@ bool OnlyReads(const ir::Expr& e) {
 
 bool SmallLen(size_t len) { return len == 1 || len == 2 || len == 4; }
 
-// The equality's printed form without its constant: two nodes with the
-// same shape differ at most in the constant. Empty when the node is not a
-// mergeable equality.
-std::string EqualityShape(const ir::Expr& e) {
+// The equality with its constant zeroed: two nodes with the same shape
+// differ at most in the constant. None when the node is not a mergeable
+// equality.
+std::optional<ir::Expr> EqualityShape(const ir::Expr& e) {
   if (const auto* cmp = std::get_if<ir::Cmp>(&e)) {
-    if (cmp->op != ir::CmpOp::kEq || !SmallLen(cmp->data.size())) return "";
+    if (cmp->op != ir::CmpOp::kEq || !SmallLen(cmp->data.size())) return std::nullopt;
     ir::Cmp shape = *cmp;
     shape.data.assign(shape.data.size(), 0);
-    return ir::PrintExpr(shape);
+    return shape;
   }
   if (const auto* fused = std::get_if<ir::FusedCmp>(&e)) {
-    if (fused->op != ir::CmpOp::kEq || !SmallLen(fused->load.len)) return "";
+    if (fused->op != ir::CmpOp::kEq || !SmallLen(fused->load.len)) return std::nullopt;
     ir::FusedCmp shape = *fused;
     shape.data.assign(shape.data.size(), 0);
-    return ir::PrintExpr(shape);
+    return shape;
   }
-  return "";
+  return std::nullopt;
 }
 
-// A rule as the run test needs it: each expression printed, and whether
-// it may join a run at all.
+// A rule as the run test needs it: whether it may join a run at all.
 struct RuleText {
-  std::vector<std::string> exprs;
   bool eligible = false;
 };
 
 RuleText Describe(const ir::Rule& rule) {
-  RuleText t;
-  for (const ir::Node& n : rule.exprs) t.exprs.push_back(passes::ExprKey(n.expr));
-  t.eligible = !rule.exprs.empty() && !passes::ChangesStateOrJumps(rule);
-  return t;
+  return {.eligible = !rule.exprs.empty() && !ir::ChangesStateOrJumps(rule)};
+}
+
+bool SameAt(const ir::TableSets& sets, const ir::Rule& a, const ir::Rule& b, size_t i) {
+  return ir::SameExpr(sets, a.exprs[i].expr, sets, b.exprs[i].expr);
 }
 
 // Whether rule b can join a run led by rule a that varies at `node`.
-bool Joins(const ir::Rule& a, const RuleText& ta, const ir::Rule& b, const RuleText& tb,
+bool Joins(const ir::TableSets& sets, const ir::Rule& a, const ir::Rule& b, const RuleText& tb,
            size_t node) {
-  if (!tb.eligible || node >= tb.exprs.size()) return false;
+  if (!tb.eligible || node >= b.exprs.size()) return false;
   for (size_t i = 0; i < node; ++i) {
-    if (ta.exprs[i] != tb.exprs[i]) return false;
+    if (!SameAt(sets, a, b, i)) return false;
   }
   return EqualityShape(a.exprs[node].expr) == EqualityShape(b.exprs[node].expr);
 }
@@ -98,22 +96,22 @@ bool Joins(const ir::Rule& a, const RuleText& ta, const ir::Rule& b, const RuleT
 // The node at which a run led by rule a varies: the first expression where
 // a and the next rule b differ, when it is a mergeable equality in both and
 // what comes before it only reads (it runs once for the whole run).
-std::optional<size_t> VaryingNode(const ir::Rule& a, const RuleText& ta, const ir::Rule& b,
-                                  const RuleText& tb) {
+std::optional<size_t> VaryingNode(const ir::TableSets& sets, const ir::Rule& a,
+                                  const RuleText& ta, const ir::Rule& b, const RuleText& tb) {
   if (!ta.eligible || !tb.eligible) return std::nullopt;
-  for (size_t i = 0; i < ta.exprs.size() && i < tb.exprs.size(); ++i) {
-    if (ta.exprs[i] == tb.exprs[i]) {
+  for (size_t i = 0; i < a.exprs.size() && i < b.exprs.size(); ++i) {
+    if (SameAt(sets, a, b, i)) {
       if (!OnlyReads(a.exprs[i].expr)) return std::nullopt;
       continue;
     }
-    const std::string shape = EqualityShape(a.exprs[i].expr);
-    if (shape.empty() || shape != EqualityShape(b.exprs[i].expr)) return std::nullopt;
+    const std::optional<ir::Expr> shape = EqualityShape(a.exprs[i].expr);
+    if (!shape || shape != EqualityShape(b.exprs[i].expr)) return std::nullopt;
     return i;
   }
   return std::nullopt;
 }
 
-std::vector<SetRun> RunsOf(const ir::Chain& chain) {
+std::vector<SetRun> RunsOf(const ir::TableSets& sets, const ir::Chain& chain) {
   std::vector<SetRun> runs;
   std::vector<RuleText> texts;
   texts.reserve(chain.rules.size());
@@ -121,11 +119,11 @@ std::vector<SetRun> RunsOf(const ir::Chain& chain) {
   for (size_t i = 0; i < chain.rules.size();) {
     const std::optional<size_t> node =
         i + 1 < chain.rules.size()
-            ? VaryingNode(chain.rules[i], texts[i], chain.rules[i + 1], texts[i + 1])
+            ? VaryingNode(sets, chain.rules[i], texts[i], chain.rules[i + 1], texts[i + 1])
             : std::nullopt;
     size_t end = i + 1;
     while (node && end < chain.rules.size() &&
-           Joins(chain.rules[i], texts[i], chain.rules[end], texts[end], *node)) {
+           Joins(sets, chain.rules[i], chain.rules[end], texts[end], *node)) {
       ++end;
     }
     if (node && end - i >= kMinRun) {
@@ -150,13 +148,18 @@ bool OverlapsClassified(const ChainPlan& chain_plan, const SetRun& run) {
 }  // namespace
 
 void PlanSetRuns(const ir::Ruleset& ruleset, Plan& plan) {
-  ForEachChain(ruleset, [&](int t, int c, const ir::Chain& chain) {
-    ChainPlan& chain_plan = plan.chains[plan.layout.ChainIndex(t, c)];
-    chain_plan.set_runs.clear();
-    for (const SetRun& run : RunsOf(chain)) {
-      if (!OverlapsClassified(chain_plan, run)) chain_plan.set_runs.push_back(run);
+  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
+    const ir::Table& table = ruleset.tables[t];
+    const ir::TableSets sets(table);
+    for (size_t c = 0; c < table.chains.size(); ++c) {
+      ChainPlan& chain_plan =
+          plan.chains[plan.layout.ChainIndex(static_cast<int>(t), static_cast<int>(c))];
+      chain_plan.set_runs.clear();
+      for (const SetRun& run : RunsOf(sets, table.chains[c])) {
+        if (!OverlapsClassified(chain_plan, run)) chain_plan.set_runs.push_back(run);
+      }
     }
-  });
+  }
 }
 
 }  // namespace rulejit::lower

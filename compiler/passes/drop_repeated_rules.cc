@@ -21,35 +21,27 @@
 //     (limit: each copy has its own token bucket);
 //   - no rule between them, nor j or k, changes state a later rule may
 //     read (meta/ct mark set), or jumps (the called chain might).
-#include <string>
-#include <variant>
-
 #include "absl/container/flat_hash_set.h"
 #include "compiler/passes/passes.h"
-#include "compiler/passes/rule_effects.h"
+#include "ir/equal.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::passes {
 namespace {
 
-std::string Text(const ir::Rule& rule) {
-  std::string text;
-  for (const ir::Node& node : rule.exprs) text += ExprKey(node.expr) + "\n";
-  return text;
-}
-
-void DropInChain(ir::Chain& chain) {
-  absl::flat_hash_set<std::string> seen;  // rules that ended the chain
+void DropInChain(const ir::TableSets& sets, ir::Chain& chain) {
+  absl::flat_hash_set<ir::RuleKey> seen;  // rules that ended the chain
   for (ir::Rule& rule : chain.rules) {
     if (rule.exprs.empty()) continue;
-    if (ChangesStateOrJumps(rule)) {
+    if (ir::ChangesStateOrJumps(rule)) {
       seen.clear();
       continue;
     }
-    std::string text = Text(rule);
-    if (seen.contains(text)) {
+    ir::RuleKey key(sets, chain, rule);
+    if (seen.contains(key)) {
       rule.exprs.clear();
-    } else if (EndsChain(rule)) {
-      seen.insert(std::move(text));
+    } else if (ir::EndsChain(rule)) {
+      seen.insert(key);
     }
   }
 }
@@ -58,7 +50,8 @@ void DropInChain(ir::Chain& chain) {
 
 void DropRepeatedRules(ir::Ruleset& ruleset) {
   for (ir::Table& table : ruleset.tables) {
-    for (ir::Chain& chain : table.chains) DropInChain(chain);
+    const ir::TableSets sets(table);
+    for (ir::Chain& chain : table.chains) DropInChain(sets, chain);
   }
 }
 

@@ -24,11 +24,10 @@
 
 #include "compiler/passes/passes.h"
 #include "ir/reg_use.h"
+#include "ir/util.h"
 
 namespace rulejit::passes {
 namespace {
-
-uint32_t PaddedLen(uint32_t len) { return (len + 3) / 4 * 4; }
 
 bool AllZero(const ir::Bytes& bytes) {
   for (uint8_t b : bytes) {
@@ -41,10 +40,10 @@ bool AllZero(const ir::Bytes& bytes) {
 // mask of the load's register.
 std::optional<ir::Bytes> MaskOf(const ir::Bitwise& b, const ir::PayloadLoad& load) {
   if (b.op != ir::BitwiseOp::kMaskXor || b.sreg != load.dreg || b.dreg != load.dreg ||
-      PaddedLen(b.len) != PaddedLen(load.len) || !AllZero(b.xor_)) {
+      ir::Pad4(b.len) != ir::Pad4(load.len) || !AllZero(b.xor_)) {
     return std::nullopt;
   }
-  ir::Bytes mask(PaddedLen(load.len), 0);
+  ir::Bytes mask(ir::Pad4(load.len), 0);
   for (uint32_t i = 0; i < b.len && i < b.mask.size(); ++i) mask[i] = b.mask[i];
   return mask;
 }
@@ -63,7 +62,7 @@ size_t TryFuse(const ir::Table& table, const std::vector<ir::Node>& exprs, size_
   }
   const auto* cmp = std::get_if<ir::Cmp>(&exprs[next].expr);
   if (cmp == nullptr || cmp->sreg != load->dreg || cmp->data.empty() ||
-      cmp->data.size() > PaddedLen(load->len)) {
+      cmp->data.size() > ir::Pad4(load->len)) {
     return 0;
   }
   const uint32_t written = ir::WordMask(load->dreg, load->len);

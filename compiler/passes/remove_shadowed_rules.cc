@@ -6,7 +6,8 @@
 //   -A FORWARD -s 10.1.0.0/16 -p tcp -j ACCEPT    rule k: inside j's box, emptied
 //   -A FORWARD -p udp --dport 53 -j ACCEPT        rule k': partly outside, kept
 //
-// The proof is in the classifier's header space (compiler/classify/box.h):
+// The proof is in the box projection of header space
+// (compiler/headerspace/box.h, the one the classifier uses):
 // a rule that lifts is exactly a box over five fields, "absent" included,
 // for every packet (fragments, options, truncated frames too). Rule k is
 // emptied when its box lies inside the union of the boxes of the earlier
@@ -22,17 +23,17 @@
 // don't lift are ignored as covers (fewer covers only proves less).
 //
 // Assumes: a verified ruleset. The covers start over after a rule that may
-// change what later rules see or jumps (rule_effects.h): a called chain or
+// change what later rules see or jumps (ir/rule_shape.h): a called chain or
 // a statement may rewrite the packet, so earlier boxes would no longer
 // describe the packets that reach later rules.
 // Cost: each rule is tested against at most kMaxCovers covers, so a
 // 10000-rule chain stays within the compile budget.
 #include <vector>
 
-#include "compiler/classify/box.h"
-#include "compiler/classify/lift.h"
+#include "compiler/headerspace/box.h"
+#include "compiler/headerspace/lift_box.h"
 #include "compiler/passes/passes.h"
-#include "compiler/passes/rule_effects.h"
+#include "ir/rule_shape.h"
 
 namespace rulejit::passes {
 namespace {
@@ -40,19 +41,19 @@ namespace {
 constexpr size_t kMaxCovers = 1024;  // covers kept per chain segment
 constexpr size_t kPieceBudget = 64;  // pieces of a rule's box still uncovered
 
-void RemoveInChain(ir::Chain& chain, const classify::LiftContext& context) {
-  std::vector<classify::Box> covers;
+void RemoveInChain(ir::Chain& chain, const headerspace::BoxContext& context) {
+  std::vector<headerspace::Box> covers;
   for (ir::Rule& rule : chain.rules) {
     if (rule.exprs.empty()) continue;
-    if (ChangesStateOrJumps(rule)) {
+    if (ir::ChangesStateOrJumps(rule)) {
       covers.clear();
       continue;
     }
-    absl::StatusOr<classify::LiftedRule> lifted = classify::LiftRule(rule, context);
+    absl::StatusOr<headerspace::LiftedBox> lifted = headerspace::LiftToBox(rule, context);
     if (!lifted.ok()) continue;
-    if (classify::CoveredByUnion(lifted->box, covers, kPieceBudget)) {
+    if (headerspace::CoveredByUnion(lifted->box, covers, kPieceBudget)) {
       rule.exprs.clear();
-    } else if (EndsChain(rule) && covers.size() < kMaxCovers) {
+    } else if (ir::EndsChain(rule) && covers.size() < kMaxCovers) {
       covers.push_back(lifted->box);
     }
   }
@@ -63,7 +64,7 @@ void RemoveInChain(ir::Chain& chain, const classify::LiftContext& context) {
 void RemoveShadowedRules(ir::Ruleset& ruleset) {
   for (ir::Table& table : ruleset.tables) {
     for (ir::Chain& chain : table.chains) {
-      RemoveInChain(chain, classify::ContextForChain(table, chain));
+      RemoveInChain(chain, headerspace::BoxContextForChain(table, chain));
     }
   }
 }

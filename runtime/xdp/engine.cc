@@ -7,12 +7,12 @@
 
 #include <chrono>
 #include <cstring>
-#include <map>
 #include <thread>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "ir/equal.h"
 #include "ir/hook_order.h"
-#include "ir/printer.h"
 
 namespace rulejit::runtime {
 
@@ -498,25 +498,28 @@ CounterSnapshot Engine::CountersOf(const Generation& gen) {
 
 namespace {
 
-// Identities, flat in table, chain, rule order: a rule's is its printed
-// form (family, table, chain, expressions) and its rank among identically
-// printed rules; a chain's is "family table chain".
+// Identities, flat in table, chain, rule order: a rule's is its structure
+// (ir::RuleKey: family, table, chain and expressions, an anonymous set by
+// its elements) and its rank among identical rules; a chain's is "family
+// table chain". Rule identities point into the ruleset and into `sets`.
 struct Identities {
-  std::vector<std::string> rules;
+  std::vector<ir::TableSets> sets;  // one per table, never reallocated
+  std::vector<std::pair<ir::RuleKey, int>> rules;
   std::vector<std::string> chains;
 };
 
 Identities IdentitiesOf(const ir::Ruleset& ruleset) {
   Identities ids;
-  std::map<std::string, int> rank;
+  ids.sets.reserve(ruleset.tables.size());
+  absl::flat_hash_map<ir::RuleKey, int> rank;
   for (const ir::Table& table : ruleset.tables) {
+    const ir::TableSets& sets = ids.sets.emplace_back(table);
     for (const ir::Chain& chain : table.chains) {
       ids.chains.push_back(absl::StrCat(ir::FamilyName(table.family), " ",
                                         table.name, " ", chain.name));
       for (const ir::Rule& rule : chain.rules) {
-        std::string key = ir::PrintRule(table, chain, rule);
-        absl::StrAppend(&key, "#", rank[key]++);
-        ids.rules.push_back(std::move(key));
+        ir::RuleKey key(sets, chain, rule);
+        ids.rules.emplace_back(key, rank[key]++);
       }
     }
   }
@@ -524,12 +527,11 @@ Identities IdentitiesOf(const ir::Ruleset& ruleset) {
 }
 
 // For each of `keys`, the value `old_keys` gave it, or zero.
-template <class T>
-std::vector<T> Match(const std::vector<std::string>& old_keys,
-                     const std::vector<T>& old_values,
-                     const std::vector<std::string>& keys) {
-  std::map<std::string, T> by_key;
-  for (size_t i = 0; i < old_keys.size(); ++i) by_key[old_keys[i]] = old_values[i];
+template <class K, class T>
+std::vector<T> Match(const std::vector<K>& old_keys, const std::vector<T>& old_values,
+                     const std::vector<K>& keys) {
+  absl::flat_hash_map<K, T> by_key;
+  for (size_t i = 0; i < old_keys.size(); ++i) by_key.insert_or_assign(old_keys[i], old_values[i]);
   std::vector<T> values(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     auto it = by_key.find(keys[i]);

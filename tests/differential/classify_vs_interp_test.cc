@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "compiler/classify/classifier.h"
-#include "compiler/classify/lift.h"
+#include "compiler/headerspace/lift_box.h"
 #include "frontends/classbench/classbench.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
@@ -138,7 +138,7 @@ TEST_P(ClassifyVsInterp, TraceAndEdgePackets) {
   auto c = classify::Classifier::Build(chain, 0, chain.rules.size());
   ASSERT_TRUE(c.ok()) << c.status();
   std::vector<classify::Box> boxes;
-  for (const ir::Rule& r : chain.rules) boxes.push_back(classify::LiftRule(r)->box);
+  for (const ir::Rule& r : chain.rules) boxes.push_back(headerspace::LiftToBox(r)->box);
   const bool big = chain.rules.size() > 2000;
 
   CompileOptions options;

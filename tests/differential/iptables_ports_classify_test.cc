@@ -1,7 +1,7 @@
 // iptables port rules carry the kernel's "not a later fragment" test
 // (frag-off & 0x1fff == 0, as xt_tcp/xt_udp check); in an ip table the
 // classifier lifts them with ports read as absent on non-first fragments
-// (LiftContext::ports_first_fragment_only). Generated iptables chains of
+// (headerspace::BoxContext::ports_first_fragment_only). Generated iptables chains of
 // port, address and protocol rules, classified, agree with the
 // interpreter on random frames (fragments among them: RandomFrame makes
 // first and later fragments), verdicts, deciding rules and counters.
@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
-#include "compiler/classify/lift.h"
+#include "compiler/headerspace/lift_box.h"
 #include "ir/printer.h"
 #include "tests/support/agree.h"
 
@@ -68,9 +68,9 @@ TEST(IptablesPortsClassify, ClassifiedChainsAgreeWithTheInterpreter) {
     ASSERT_TRUE(jit.ok()) << jit.status();
     classified += (*jit)->classified_rules();
     const ir::Table& table = rs->tables[0];
-    const classify::LiftContext context = classify::ContextForChain(table, table.chains[0]);
+    const headerspace::BoxContext context = headerspace::BoxContextForChain(table, table.chains[0]);
     for (const ir::Rule& rule : table.chains[0].rules) {
-      lifted += classify::LiftRule(rule, context).ok();
+      lifted += headerspace::LiftToBox(rule, context).ok();
       rules += 1;
     }
     EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, *rs, rng, kFrames))
@@ -105,11 +105,11 @@ TEST(IptablesPortsClassify, Ip6tablesPortRulesDoNotLift) {
     ASSERT_TRUE(rs.ok()) << rs.status() << "\n" << text;
     const ir::Table& table = rs->tables[0];
     ASSERT_EQ(table.family, ir::Family::kIp6);
-    const classify::LiftContext context = classify::ContextForChain(table, table.chains[0]);
+    const headerspace::BoxContext context = headerspace::BoxContextForChain(table, table.chains[0]);
     for (const ir::Rule& rule : table.chains[0].rules) {
       const bool ip6t = ir::PrintExpr(rule.exprs[0].expr).find("ip6t_l4proto") != std::string::npos;
       ip6t_rules += ip6t;
-      lifted += ip6t && classify::LiftRule(rule, context).ok();
+      lifted += ip6t && headerspace::LiftToBox(rule, context).ok();
     }
     auto interp = Program::Compile(*rs, {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();

@@ -5,9 +5,9 @@
 #include <random>
 #include <vector>
 
-#include "compiler/classify/box.h"
+#include "compiler/headerspace/box.h"
 #include "compiler/classify/classifier.h"
-#include "compiler/classify/lift.h"
+#include "compiler/headerspace/lift_box.h"
 #include "compiler/classify/segments.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
@@ -47,13 +47,13 @@ ir::Rule R(std::vector<ir::Node> exprs) {
 }
 
 Box Lift(std::vector<ir::Node> exprs) {
-  auto lifted = LiftRule(R(std::move(exprs)));
+  auto lifted = headerspace::LiftToBox(R(std::move(exprs)));
   EXPECT_TRUE(lifted.ok()) << lifted.status();
   return lifted.ok() ? lifted->box : Box{};
 }
 
 void ExpectNotLiftable(std::vector<ir::Node> exprs, const char* what) {
-  auto lifted = LiftRule(R(std::move(exprs)));
+  auto lifted = headerspace::LiftToBox(R(std::move(exprs)));
   EXPECT_FALSE(lifted.ok()) << what << " lifted to " << BoxToString(lifted->box);
 }
 
@@ -184,9 +184,9 @@ TEST(ClassifyLift, FusedPortPair) {
 // they are prefixes of the address; elsewhere the load may succeed where
 // the whole address is not there, so they stay linear.
 TEST(ClassifyLift, PartialAddressLoadsInAnIpTable) {
-  const LiftContext ip{.complete_ipv4_header = true};
+  const headerspace::BoxContext ip{.complete_ipv4_header = true};
   auto lift = [&](std::vector<ir::Node> exprs) {
-    auto lifted = LiftRule(R(std::move(exprs)), ip);
+    auto lifted = headerspace::LiftToBox(R(std::move(exprs)), ip);
     EXPECT_TRUE(lifted.ok()) << lifted.status();
     return lifted.ok() ? lifted->box : Box{};
   };
@@ -215,7 +215,7 @@ TEST(ClassifyLift, PartialAddressLoadsInAnIpTable) {
   ExpectNotLiftable({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 3, 1}),
                      Cmp(ir::CmpOp::kEq, {10, 1, 2}), Accept()},
                     "partial load without the ip table context");
-  EXPECT_FALSE(LiftRule(R({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 13, 3, 1}),
+  EXPECT_FALSE(headerspace::LiftToBox(R({N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 13, 3, 1}),
                            Cmp(ir::CmpOp::kEq, {1, 2, 3}), Accept()}),
                         ip)
                    .ok());
@@ -223,19 +223,19 @@ TEST(ClassifyLift, PartialAddressLoadsInAnIpTable) {
 
 // A rule a pass blanked is a no-op: it lifts to a box nothing is in.
 TEST(ClassifyLift, EmptyRuleNeverMatches) {
-  auto lifted = LiftRule(R({}));
+  auto lifted = headerspace::LiftToBox(R({}));
   ASSERT_TRUE(lifted.ok()) << lifted.status();
   EXPECT_TRUE(lifted->box.Empty());
 }
 
 TEST(ClassifyLift, ActionPart) {
-  auto lifted = LiftRule(R({LoadSaddr(), Cmp(ir::CmpOp::kEq, {1, 2, 3, 4}), N(ir::Counter{}),
+  auto lifted = headerspace::LiftToBox(R({LoadSaddr(), Cmp(ir::CmpOp::kEq, {1, 2, 3, 4}), N(ir::Counter{}),
                             Verdict(ir::VerdictCode::kDrop)}));
   ASSERT_TRUE(lifted.ok()) << lifted.status();
   EXPECT_EQ(lifted->action_begin, 2u);
-  EXPECT_TRUE(LiftRule(R({N(ir::Counter{}), Verdict(ir::VerdictCode::kReturn)})).ok());
-  EXPECT_TRUE(LiftRule(R({Verdict(ir::VerdictCode::kGoto)})).ok());
-  EXPECT_TRUE(LiftRule(R({LoadDport(), Cmp(ir::CmpOp::kEq, B16(23)), N(ir::Reject{})})).ok());
+  EXPECT_TRUE(headerspace::LiftToBox(R({N(ir::Counter{}), Verdict(ir::VerdictCode::kReturn)})).ok());
+  EXPECT_TRUE(headerspace::LiftToBox(R({Verdict(ir::VerdictCode::kGoto)})).ok());
+  EXPECT_TRUE(headerspace::LiftToBox(R({LoadDport(), Cmp(ir::CmpOp::kEq, B16(23)), N(ir::Reject{})})).ok());
 }
 
 TEST(ClassifyLift, NotLiftable) {
@@ -529,16 +529,16 @@ TEST(ClassifyLift, IptablesPortRulesLiftWithFirstFragmentPorts) {
   ASSERT_TRUE(rs.ok()) << rs.status();
   const ir::Table& table = rs->tables[0];
   const ir::Chain& chain = table.chains[0];
-  const LiftContext context = ContextForChain(table, chain);
+  const headerspace::BoxContext context = headerspace::BoxContextForChain(table, chain);
   EXPECT_TRUE(context.ports_first_fragment_only);
   for (int r : {0, 1, 3}) {  // 2: `! -d` leaves two intervals, a box can't
-    EXPECT_TRUE(LiftRule(chain.rules[r], context).ok())
-        << r << ": " << LiftRule(chain.rules[r], context).status();
+    EXPECT_TRUE(headerspace::LiftToBox(chain.rules[r], context).ok())
+        << r << ": " << headerspace::LiftToBox(chain.rules[r], context).status();
   }
-  EXPECT_FALSE(LiftRule(chain.rules[4], context).ok());  // -f: the test alone
-  LiftContext fast = context;
+  EXPECT_FALSE(headerspace::LiftToBox(chain.rules[4], context).ok());  // -f: the test alone
+  headerspace::BoxContext fast = context;
   fast.ports_first_fragment_only = false;
-  EXPECT_FALSE(LiftRule(chain.rules[0], fast).ok());  // the test is no field then
+  EXPECT_FALSE(headerspace::LiftToBox(chain.rules[0], fast).ok());  // the test is no field then
 }
 
 TEST(ClassifyKey, FirstFragmentPortsAreAbsentOnLaterFragments) {

@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "compiler/classify/box.h"
+#include "compiler/headerspace/box.h"
 #include "compiler/classify/frame_key.h"
 #include "gtest/gtest.h"
 #include "ir/expr_eval.h"

@@ -15,6 +15,7 @@
 #include "compiler/lower/plan.h"
 #include "compiler/lower/rule_action.h"
 #include "ir/ir.h"
+#include "ir/util.h"
 
 namespace rulejit::backend {
 
@@ -45,9 +46,7 @@ inline uint64_t ChunkValue(const uint8_t* bytes, uint32_t size) {
 
 // Big-endian value of `size` (1, 2 or 4) bytes: memcmp order as an integer.
 inline uint32_t BigEndianValue(const uint8_t* bytes, uint32_t size) {
-  uint32_t v = 0;
-  for (uint32_t i = 0; i < size; ++i) v = (v << 8) | bytes[i];
-  return v;
+  return ir::BigEndian<uint32_t>(bytes, size);
 }
 
 // Mask and xor of word `w` of a mask/xor bitwise (bytes past len: zero).

@@ -1,16 +1,16 @@
 // Box printing for diagnostics and tests (see box.h).
-#include "compiler/classify/box.h"
+#include "compiler/headerspace/box.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace rulejit::classify {
+namespace rulejit::headerspace {
 namespace {
 
 // Appends the parts of `piece` outside `cut` (which intersects it) to
 // `out`: per dimension, the slice below and the slice above the cut, then
 // the piece narrowed to the cut's extent in that dimension.
 void AppendDifference(Box piece, const Box& cut, std::vector<Box>& out) {
-  for (int d = 0; d < kDims; ++d) {
+  for (int d = 0; d < kBoxDims; ++d) {
     if (piece.lo[d] < cut.lo[d]) {
       Box below = piece;
       below.hi[d] = cut.lo[d] - 1;
@@ -51,13 +51,13 @@ bool CoveredByUnion(const Box& box, const std::vector<Box>& covers, size_t piece
 }
 
 std::string BoxToString(const Box& box) {
-  static const char* kNames[kDims] = {"sa", "da", "sp", "dp", "pr"};
+  static const char* kNames[kBoxDims] = {"sa", "da", "sp", "dp", "pr"};
   std::string out;
-  for (int d = 0; d < kDims; ++d) {
+  for (int d = 0; d < kBoxDims; ++d) {
     if (d) out += ' ';
     absl::StrAppend(&out, kNames[d], "=[", box.lo[d], ",", box.hi[d], "]");
   }
   return out;
 }
 
-}  // namespace rulejit::classify
+}  // namespace rulejit::headerspace

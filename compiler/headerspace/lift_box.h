@@ -1,6 +1,7 @@
-// Lifting a rule into a box of header space (compiler/classify/box.h).
+// Lifting a rule into the box projection of header space (box.h;
+// compiler/headerspace/README.md).
 //
-//   auto lifted = classify::LiftRule(rule);
+//   auto lifted = headerspace::LiftToBox(rule);
 //   if (lifted.ok()) { lifted->box ... rule.exprs[lifted->action_begin...] }
 //   else             { lifted.status().message(): why it stays linear }
 //
@@ -24,19 +25,19 @@
 // Anything else (other loads or keys, lookups, byteorder, reads
 // of registers the rule did not load, non-prefix masks, jump/continue, a
 // statement inside the match part) does not lift: the status says why.
-#ifndef RULEJIT_COMPILER_CLASSIFY_LIFT_H_
-#define RULEJIT_COMPILER_CLASSIFY_LIFT_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_LIFT_BOX_H_
+#define RULEJIT_COMPILER_HEADERSPACE_LIFT_BOX_H_
 
 #include <cstddef>
 
 #include "absl/status/statusor.h"
-#include "compiler/classify/box.h"
+#include "compiler/headerspace/box.h"
 #include "ir/ir.h"
 
-namespace rulejit::classify {
+namespace rulejit::headerspace {
 
 // What is known about every packet the rule's chain sees.
-struct LiftContext {
+struct BoxContext {
   // The chain is in an `ip` table: every packet has a whole IPv4 header,
   // so a load of the first 1 to 3 bytes of an address (nft's /8, /16, /24
   // prefixes) is readable exactly when the whole address is, and lifts as
@@ -53,22 +54,20 @@ struct LiftContext {
 
 // The context for the rules of `chain` in `table`: a whole IPv4 header in
 // ip tables, first-fragment ports where some rule has the fragment test.
-LiftContext ContextForChain(const ir::Table& table, const ir::Chain& chain);
+BoxContext BoxContextForChain(const ir::Table& table, const ir::Chain& chain);
 
-struct LiftedRule {
-  Box box;                  // in ExtractKey(pkt, context.ports_first_fragment_only)                  // empty when the rule can never match
+struct LiftedBox {
+  // In ExtractKey(pkt, context.ports_first_fragment_only); empty when the
+  // rule can never match.
+  Box box;
   size_t action_begin = 0;  // index of the first expression of the action part
 };
 
 // The rule's box, or a FailedPrecondition status naming the expression that
 // does not lift.
-[[nodiscard]] absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule,
-                                                 const LiftContext& context = {});
+[[nodiscard]] absl::StatusOr<LiftedBox> LiftToBox(const ir::Rule& rule,
+                                                 const BoxContext& context = {});
 
-// Index of the rule's first expression that is not a match (loads, masks,
-// compares): where a lifted rule's action part begins.
-size_t MatchEnd(const ir::Rule& rule);
+}  // namespace rulejit::headerspace
 
-}  // namespace rulejit::classify
-
-#endif  // RULEJIT_COMPILER_CLASSIFY_LIFT_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_LIFT_BOX_H_

@@ -1,5 +1,5 @@
-// Rule → box lifting (see lift.h).
-#include "compiler/classify/lift.h"
+// Rule → box lifting (see lift_box.h).
+#include "compiler/headerspace/lift_box.h"
 
 #include <algorithm>
 #include <optional>
@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/rule_shape.h"
+#include "ir/util.h"
 
-namespace rulejit::classify {
+namespace rulejit::headerspace {
 namespace {
 
 // An inclusive interval of a field's values; lo > hi is empty.
-struct Interval {
+struct FieldInterval {
   uint64_t lo, hi;
   bool empty() const { return lo > hi; }
 };
@@ -53,13 +55,6 @@ int AddressPrefixDim(const ir::PayloadLoad& e) {
   return -1;
 }
 
-// Big-endian value of the first n bytes.
-uint64_t BigEndian(const uint8_t* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | p[i];
-  return v;
-}
-
 // True when `mask` (over `dim`'s bits) is a run of ones from the top.
 bool IsPrefixMask(uint64_t mask, int dim) {
   uint64_t inv = ~mask & FieldMax(dim);
@@ -68,17 +63,17 @@ bool IsPrefixMask(uint64_t mask, int dim) {
 
 // {x in [0, max] : (x & mask) OP v} for a prefix mask: an interval, because
 // x & mask is non-decreasing in x and its values are the block starts.
-Interval MaskedOrder(ir::CmpOp op, uint64_t v, uint64_t mask, int dim) {
+FieldInterval MaskedOrder(ir::CmpOp op, uint64_t v, uint64_t mask, int dim) {
   const uint64_t max = FieldMax(dim);
   const uint64_t inv = ~mask & max;
-  const Interval none{1, 0};
-  auto at_most = [&](uint64_t t) { return Interval{0, (t & mask) | inv}; };
-  auto at_least = [&](uint64_t t) -> Interval {
+  const FieldInterval none{1, 0};
+  auto at_most = [&](uint64_t t) { return FieldInterval{0, (t & mask) | inv}; };
+  auto at_least = [&](uint64_t t) -> FieldInterval {
     uint64_t start = (t & mask) == t ? t : (t & mask) + inv + 1;
-    return start > max ? none : Interval{start, max};
+    return start > max ? none : FieldInterval{start, max};
   };
   switch (op) {
-    case ir::CmpOp::kEq: return (v & inv) ? none : Interval{v, v | inv};
+    case ir::CmpOp::kEq: return (v & inv) ? none : FieldInterval{v, v | inv};
     case ir::CmpOp::kLte: return at_most(v);
     case ir::CmpOp::kLt: return v == 0 ? none : at_most(v - 1);
     case ir::CmpOp::kGte: return at_least(v);
@@ -89,28 +84,22 @@ Interval MaskedOrder(ir::CmpOp op, uint64_t v, uint64_t mask, int dim) {
 }
 
 // The complement of `in` within [0, max] when it is one interval.
-std::optional<Interval> Complement(Interval in, int dim) {
+std::optional<FieldInterval> Complement(FieldInterval in, int dim) {
   const uint64_t max = FieldMax(dim);
-  if (in.empty()) return Interval{0, max};
-  if (in.lo == 0 && in.hi == max) return Interval{1, 0};
-  if (in.lo == 0) return Interval{in.hi + 1, max};
-  if (in.hi == max) return Interval{0, in.lo - 1};
+  if (in.empty()) return FieldInterval{0, max};
+  if (in.lo == 0 && in.hi == max) return FieldInterval{1, 0};
+  if (in.lo == 0) return FieldInterval{in.hi + 1, max};
+  if (in.hi == max) return FieldInterval{0, in.lo - 1};
   return std::nullopt;
 }
 
-bool IsMatchExpr(const ir::Expr& e) {
-  return std::holds_alternative<ir::PayloadLoad>(e) || std::holds_alternative<ir::MetaLoad>(e) ||
-         std::holds_alternative<ir::Bitwise>(e) || std::holds_alternative<ir::Cmp>(e) ||
-         std::holds_alternative<ir::Range>(e) || std::holds_alternative<ir::FusedCmp>(e);
-}
-
-class Lifter {
+class BoxLifter {
  public:
-  explicit Lifter(const LiftContext& context) : context_(context) {}
+  explicit BoxLifter(const BoxContext& context) : context_(context) {}
 
-  absl::StatusOr<LiftedRule> Run(const ir::Rule& rule) {
+  absl::StatusOr<LiftedBox> Run(const ir::Rule& rule) {
     if (rule.exprs.empty()) {  // a no-op (passes blank removed rules): never first
-      LiftedRule out;
+      LiftedBox out;
       out.box.lo[0] = 1;
       out.box.hi[0] = 0;
       return out;
@@ -118,7 +107,7 @@ class Lifter {
     size_t i = 0;
     for (; i < rule.exprs.size(); ++i) {
       const ir::Expr& e = rule.exprs[i].expr;
-      if (!IsMatchExpr(e)) break;
+      if (!ir::IsMatchExpr(e)) break;
       if (context_.ports_first_fragment_only && context_.complete_ipv4_header) {
         if (size_t n = FirstFragmentTest(rule.exprs, i); n > 0) {
           first_fragment_test_ = true;
@@ -131,7 +120,7 @@ class Lifter {
       }
     }
     if (absl::Status s = CheckFragmentMode(); !s.ok()) return s;
-    LiftedRule out;
+    LiftedBox out;
     out.box = box_;
     out.action_begin = i;
     if (absl::Status s = CheckAction(rule, i); !s.ok()) return s;
@@ -180,7 +169,7 @@ class Lifter {
     for (size_t i = 0; i < e.len && i < e.xor_.size(); ++i) {
       if (e.xor_[i] != 0) return NotLiftable("bitwise with a non-zero xor");
     }
-    uint64_t mask = BigEndian(e.mask.data(), e.len) & src->mask;
+    uint64_t mask = ir::BigEndian<uint64_t>(e.mask.data(), e.len) & src->mask;
     if (!IsPrefixMask(mask << src->shift, src->dim)) {
       return NotLiftable("bitwise mask is not a prefix");
     }
@@ -193,7 +182,7 @@ class Lifter {
     const Tracked* src = Read(e.sreg, e.data.size());
     if (src == nullptr) return NotLiftable("cmp on a register that holds no loaded field");
     return Constrain(src->dim, src->mask << src->shift, e.op,
-                     BigEndian(e.data.data(), e.data.size()) << src->shift);
+                     ir::BigEndian<uint64_t>(e.data.data(), e.data.size()) << src->shift);
   }
 
   absl::Status RangeCmp(const ir::Range& e) {
@@ -203,16 +192,16 @@ class Lifter {
     const int dim = src->dim;
     const int shift = src->shift;
     const uint64_t mask = src->mask << shift;
-    Interval a = MaskedOrder(ir::CmpOp::kGte, BigEndian(e.from.data(), e.from.size()) << shift,
+    FieldInterval a = MaskedOrder(ir::CmpOp::kGte, ir::BigEndian<uint64_t>(e.from.data(), e.from.size()) << shift,
                              mask, dim);
-    Interval b = MaskedOrder(ir::CmpOp::kLte, BigEndian(e.to.data(), e.to.size()) << shift,
+    FieldInterval b = MaskedOrder(ir::CmpOp::kLte, ir::BigEndian<uint64_t>(e.to.data(), e.to.size()) << shift,
                              mask, dim);
-    Interval in{1, 0};
+    FieldInterval in{1, 0};
     if (!a.empty() && !b.empty() && std::max(a.lo, b.lo) <= std::min(a.hi, b.hi)) {
-      in = Interval{std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
+      in = FieldInterval{std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
     }
     if (e.negate) {
-      std::optional<Interval> out = Complement(in, dim);
+      std::optional<FieldInterval> out = Complement(in, dim);
       if (!out) return NotLiftable("range neq leaves two intervals");
       in = *out;
     }
@@ -230,14 +219,14 @@ class Lifter {
     uint64_t mask = FieldMax(dim) >> shift;
     if (!e.mask.empty()) {
       if (e.mask.size() < len) return NotLiftable("fused mask shorter than its load");
-      mask = BigEndian(e.mask.data(), len);
+      mask = ir::BigEndian<uint64_t>(e.mask.data(), len);
       if (!IsPrefixMask(mask << shift, dim)) return NotLiftable("fused mask is not a prefix");
     }
     Require(dim);
-    return Constrain(dim, mask << shift, e.op, BigEndian(e.data.data(), len) << shift);
+    return Constrain(dim, mask << shift, e.op, ir::BigEndian<uint64_t>(e.data.data(), len) << shift);
   }
 
-  // In first-fragment mode (LiftContext): the test goes with a port match
+  // In first-fragment mode (BoxContext): the test goes with a port match
   // and every port match with the test, so the box is exact.
   absl::Status CheckFragmentMode() const {
     if (!context_.ports_first_fragment_only) return absl::OkStatus();
@@ -306,8 +295,8 @@ class Lifter {
     if (e.data.size() != 4 || (!e.mask.empty() && e.mask.size() < 4)) {
       return NotLiftable("fused port pair of another length");
     }
-    const uint64_t value = BigEndian(e.data.data(), 4);
-    const uint64_t mask = e.mask.empty() ? 0xffffffffu : BigEndian(e.mask.data(), 4);
+    const uint64_t value = ir::BigEndian<uint64_t>(e.data.data(), 4);
+    const uint64_t mask = e.mask.empty() ? 0xffffffffu : ir::BigEndian<uint64_t>(e.mask.data(), 4);
     for (int dim : {kSrcPort, kDstPort}) {
       const int shift = dim == kSrcPort ? 16 : 0;
       const uint64_t half_mask = (mask >> shift) & 0xffff;
@@ -323,9 +312,9 @@ class Lifter {
 
   // Narrows `dim` to {x : (x & mask) OP v}.
   absl::Status Constrain(int dim, uint64_t mask, ir::CmpOp op, uint64_t v) {
-    Interval in;
+    FieldInterval in;
     if (op == ir::CmpOp::kNeq) {
-      std::optional<Interval> out = Complement(MaskedOrder(ir::CmpOp::kEq, v, mask, dim), dim);
+      std::optional<FieldInterval> out = Complement(MaskedOrder(ir::CmpOp::kEq, v, mask, dim), dim);
       if (!out) return NotLiftable("neq leaves two intervals");
       in = *out;
     } else {
@@ -338,7 +327,7 @@ class Lifter {
   // A loaded field: packets without it never match.
   void Require(int dim) { box_.hi[dim] = std::min(box_.hi[dim], FieldMax(dim)); }
 
-  void Intersect(int dim, Interval in) {
+  void Intersect(int dim, FieldInterval in) {
     if (in.empty()) {
       box_.lo[dim] = 1;  // an empty box: the rule never matches
       box_.hi[dim] = 0;
@@ -401,7 +390,7 @@ class Lifter {
     return absl::FailedPreconditionError(std::string(why));
   }
 
-  const LiftContext& context_;
+  const BoxContext& context_;
   bool first_fragment_test_ = false;
   Box box_;
   std::vector<Tracked> regs_;
@@ -409,8 +398,8 @@ class Lifter {
 
 }  // namespace
 
-LiftContext ContextForChain(const ir::Table& table, const ir::Chain& chain) {
-  LiftContext context;
+BoxContext BoxContextForChain(const ir::Table& table, const ir::Chain& chain) {
+  BoxContext context;
   context.complete_ipv4_header = table.family == ir::Family::kIp;
   if (!context.complete_ipv4_header) return context;
   // Some rule reads the fragment offset (the iptables frontend's test):
@@ -432,14 +421,8 @@ LiftContext ContextForChain(const ir::Table& table, const ir::Chain& chain) {
   return context;
 }
 
-absl::StatusOr<LiftedRule> LiftRule(const ir::Rule& rule, const LiftContext& context) {
-  return Lifter(context).Run(rule);
+absl::StatusOr<LiftedBox> LiftToBox(const ir::Rule& rule, const BoxContext& context) {
+  return BoxLifter(context).Run(rule);
 }
 
-size_t MatchEnd(const ir::Rule& rule) {
-  size_t i = 0;
-  while (i < rule.exprs.size() && IsMatchExpr(rule.exprs[i].expr)) ++i;
-  return i;
-}
-
-}  // namespace rulejit::classify
+}  // namespace rulejit::headerspace

@@ -1,4 +1,4 @@
-// Header space for the classifier: five dimensions (source and destination
+// The box projection of header space (compiler/headerspace/README.md): five dimensions (source and destination
 // IPv4 address, source and destination port, layer-4 protocol), a packet's
 // point in it (Key) and a rule's box in it (Box).
 //
@@ -22,8 +22,8 @@
 // read the fragment's data (ir::PayloadSlot, PacketView::l4_off). The
 // address bytes are read whatever the family, as the payload load does; in
 // an `ip` table only IPv4 packets reach the chain anyway.
-#ifndef RULEJIT_COMPILER_CLASSIFY_BOX_H_
-#define RULEJIT_COMPILER_CLASSIFY_BOX_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_BOX_H_
+#define RULEJIT_COMPILER_HEADERSPACE_BOX_H_
 
 #include <cstdint>
 #include <string>
@@ -32,11 +32,11 @@
 #include "ir/expr_eval.h"
 #include "rulejit/packet.h"
 
-namespace rulejit::classify {
+namespace rulejit::headerspace {
 
-enum Dim : uint8_t { kSrcAddr = 0, kDstAddr = 1, kSrcPort = 2, kDstPort = 3, kProto = 4 };
-inline constexpr int kDims = 5;
-inline constexpr uint32_t kDimBits[kDims] = {32, 32, 16, 16, 8};
+enum BoxDim : uint8_t { kSrcAddr = 0, kDstAddr = 1, kSrcPort = 2, kDstPort = 3, kProto = 4 };
+inline constexpr int kBoxDims = 5;
+inline constexpr uint32_t kDimBits[kBoxDims] = {32, 32, 16, 16, 8};
 
 // The "field absent" value of dimension d (one past its largest value).
 constexpr uint64_t AbsentValue(int d) { return uint64_t{1} << kDimBits[d]; }
@@ -45,36 +45,36 @@ constexpr uint64_t FieldMax(int d) { return AbsentValue(d) - 1; }
 
 // A packet's point in header space.
 struct Key {
-  uint64_t v[kDims];
+  uint64_t v[kBoxDims];
 };
 
 // Inclusive intervals per dimension. Default: everything (absent included).
 struct Box {
-  uint64_t lo[kDims] = {0, 0, 0, 0, 0};
-  uint64_t hi[kDims] = {AbsentValue(0), AbsentValue(1), AbsentValue(2),
+  uint64_t lo[kBoxDims] = {0, 0, 0, 0, 0};
+  uint64_t hi[kBoxDims] = {AbsentValue(0), AbsentValue(1), AbsentValue(2),
                         AbsentValue(3), AbsentValue(4)};
 
   bool Empty() const {
-    for (int d = 0; d < kDims; ++d) {
+    for (int d = 0; d < kBoxDims; ++d) {
       if (lo[d] > hi[d]) return true;
     }
     return false;
   }
   bool Contains(const Key& k) const {
-    for (int d = 0; d < kDims; ++d) {
+    for (int d = 0; d < kBoxDims; ++d) {
       if (k.v[d] < lo[d] || k.v[d] > hi[d]) return false;
     }
     return true;
   }
   // True when this box contains all of `other` (which must not be empty).
   bool Covers(const Box& other) const {
-    for (int d = 0; d < kDims; ++d) {
+    for (int d = 0; d < kBoxDims; ++d) {
       if (lo[d] > other.lo[d] || hi[d] < other.hi[d]) return false;
     }
     return true;
   }
   bool Intersects(const Box& other) const {
-    for (int d = 0; d < kDims; ++d) {
+    for (int d = 0; d < kBoxDims; ++d) {
       if (lo[d] > other.hi[d] || other.lo[d] > hi[d]) return false;
     }
     return true;
@@ -94,7 +94,7 @@ bool CoveredByUnion(const Box& box, const std::vector<Box>& covers, size_t piece
 std::string BoxToString(const Box& box);
 
 // The packet's key: each field read with the bounds its load would use;
-// with `ports_first_fragment_only` (LiftContext) a non-first fragment has
+// with `ports_first_fragment_only` (BoxContext) a non-first fragment has
 // no ports.
 inline Key ExtractKey(const PacketView& pkt, bool ports_first_fragment_only = false) {
   Key k;
@@ -125,6 +125,6 @@ inline Key ExtractKey(const PacketView& pkt, bool ports_first_fragment_only = fa
   return k;
 }
 
-}  // namespace rulejit::classify
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_CLASSIFY_BOX_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_BOX_H_
