@@ -60,7 +60,7 @@ bool HasL4Match(const ir::Rule& rule, const ProtoCtx& ctx) {
 }  // namespace
 
 // quota [over|until] N UNIT [used N UNIT]
-bool Parser::ParseQuota(ir::Rule& rule) {
+bool Parser::ParseQuota(ast::Statement* out) {
   ir::SourceLoc loc = Next().loc;
   if (AtWord("name")) return Error(Peek().loc, "unsupported named quota");
   ir::Quota q;
@@ -87,12 +87,12 @@ bool Parser::ParseQuota(ir::Rule& rule) {
   };
   if (!amount(&q.bytes)) return false;
   if (AcceptWord("used") && !amount(&q.consumed)) return false;
-  Emit(rule, q, loc);
+  *out = ast::Quota{q, loc};
   return true;
 }
 
 // queue [num N[-M]] [fanout] [bypass]  /  queue [flags F,..] [to N[-M]]
-bool Parser::ParseQueue(ir::Rule& rule) {
+bool Parser::ParseQueue(ast::Statement* out) {
   ir::SourceLoc loc = Next().loc;
   ir::Queue q;
   auto flag = [&](std::string_view w) -> bool {
@@ -130,7 +130,7 @@ bool Parser::ParseQueue(ir::Rule& rule) {
     q.total = static_cast<uint16_t>(*hi - *lo + 1);
   }
   while (Peek().kind == Tok::kWord && flag(Peek().text)) Next();
-  Emit(rule, q, loc);
+  *out = ast::Queue{q, loc};
   return true;
 }
 
@@ -171,8 +171,8 @@ bool Parser::ParseNat(ir::Rule& rule) {
     if (AtWord("prefix")) return Error(Peek().loc, "unsupported nat prefix mapping");
     if (table_->family == ir::Family::kIp) family = family == 6 ? -1 : 4;
     else if (table_->family == ir::Family::kIp6) family = family == 4 ? -1 : 6;
-    else if (family == 0) family = ctx_.net;
-    if (family < 0 || (family != 0 && ctx_.net != 0 && ctx_.net != family)) {
+    else if (family == 0) family = lin_.ctx().net;
+    if (family < 0 || (family != 0 && lin_.ctx().net != 0 && lin_.ctx().net != family)) {
       return Error(loc, "the nat address family conflicts with the table or rule");
     }
     // Without addresses (`dnat to :80`) an inet table's nat says inet.
@@ -229,7 +229,7 @@ bool Parser::ParseNat(ir::Rule& rule) {
         addr.loc = vloc;
         if (!ParseMapStmtSource(rule, key, addr)) return false;
         nat.addr_min = 1;
-        Emit(rule, nat, loc);
+        lin_.Emit(rule, nat, loc);
         return terminal();
       }
       if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
@@ -299,7 +299,7 @@ bool Parser::ParseNat(ir::Rule& rule) {
         ports.push_back(EncodeNumber(v->num, 2, false));
       }
       if (ports.size() == 2 && ports[0] == ports[1]) ports.pop_back();
-      if (!HasL4Match(rule, ctx_)) {
+      if (!HasL4Match(rule, lin_.ctx())) {
         return Error(vloc, absl::StrCat(w, " to a port needs a transport protocol: match ",
                                         "one first (tcp dport, meta l4proto)"));
       }
@@ -322,7 +322,7 @@ bool Parser::ParseNat(ir::Rule& rule) {
     ir::Immediate imm;
     imm.dreg = reg;
     imm.data = data;
-    Emit(rule, imm, loc);
+    lin_.Emit(rule, imm, loc);
     return reg++;
   };
   if (!addrs.empty()) nat.addr_min = load(addrs[0]);
@@ -332,7 +332,7 @@ bool Parser::ParseNat(ir::Rule& rule) {
     nat.flags |= ir::kNatProtoSpecified;
   }
   if (ports.size() > 1) nat.proto_max = load(ports[1]);
-  Emit(rule, nat, loc);
+  lin_.Emit(rule, nat, loc);
   return terminal();
 }
 

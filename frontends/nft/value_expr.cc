@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "frontends/nft/linearize.h"
+#include "frontends/nft/lower_util.h"
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
@@ -98,7 +100,7 @@ bool Parser::ParseValuePrimary(const Field& target, ValueExpr* out) {
 // Precedence climbing from `min_prec`.
 bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
   if (!ParseValuePrimary(target, out)) return false;
-  while (!failed_) {
+  while (!sink_.failed) {
     char op = BinopAt(Peek());
     if (op == 0 || Precedence(op) < min_prec) break;
     ir::SourceLoc oloc = Next().loc;
@@ -130,13 +132,13 @@ bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
     }
     out->ops.push_back({op, rhs.constant, nullptr});
   }
-  return !failed_;
+  return !sink_.failed;
 }
 
 // Loads the source field into reg 1 as a 32-bit host-order value: a field
 // of the target's size as it is, a narrower header field (ip dscp, ip6
 // dscp) isolated and shifted down.
-bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg) {
+bool Linearizer::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg) {
   if (!EmitDeps(rule, f)) return false;
   const uint32_t flen = f.LoadLen();
   if (flen == len && !f.NeedsMask()) {
@@ -162,7 +164,7 @@ bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::R
 // After a bitfield's load and mask, its value: as nft evaluates a bitfield
 // it cannot fold into constants (statement arguments, named set keys),
 // a 2-byte load to host order, then shifted down.
-void Parser::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
+void Linearizer::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
   if (f.LoadLen() == 2) {
     ir::Byteorder bo;
     bo.op = ir::ByteorderOp::kNtoh;
@@ -180,7 +182,7 @@ void Parser::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, 
   }
 }
 
-bool Parser::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
+bool Linearizer::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
   if (v.has_source && !EmitDeps(rule, v.source)) return false;
   for (const ValueExpr::Step& step : v.ops) {
     if (step.operand != nullptr && !EmitValueDeps(rule, *step.operand)) return false;
@@ -190,7 +192,7 @@ bool Parser::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
 
 // Emits `v` into `reg` (len bytes, host order); register operands go to
 // the registers after it.
-bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
+bool Linearizer::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
                            ir::SourceLoc loc) {
   const uint32_t len = target.LoadLen();
   if (!v.has_source) {
@@ -257,6 +259,35 @@ bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr&
     }
   }
   flush();
+  return true;
+}
+
+bool Linearizer::EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len) {
+  if (!EmitValueSource(rule, src.fields[0], len)) return false;
+  if (src.has_binop) {
+    U128 all = BitsMask(len * 8);
+    ir::Bitwise b;
+    b.len = len;
+    b.mask = EncodeNumber(src.and_mask & all, len, true);
+    b.xor_ = EncodeNumber(src.xor_val & all, len, true);
+    Emit(rule, b, src.loc);
+  }
+  return true;
+}
+
+bool Linearizer::EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct) {
+  if (is_ct) {
+    ir::CtSet s;
+    s.key = target.ct;
+    s.sreg = 1;
+    s.dir = target.dir;
+    Emit(rule, s, target.loc);
+  } else {
+    ir::MetaSet s;
+    s.key = target.meta;
+    s.sreg = 1;
+    Emit(rule, s, target.loc);
+  }
   return true;
 }
 
