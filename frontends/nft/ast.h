@@ -5,15 +5,14 @@
 //
 //   rule       := statement+ [comment]
 //   statement  := Match | Verdict | Counter | Log | Limit | Quota | Queue
-//               | Notrack | Reject
+//               | Notrack | Reject | MetaCtSet | PayloadSet | Nat
 //   Match      := Lhs [RelOp] Rhs
 //   Lhs        := Field ('.' Field)* [('&' | '|' | '^') constant]*
 //   Rhs        := ValueRhs (value, range, prefix, flag list, concatenation)
 //               | SetRhs ({ elements }) | NamedSetRhs (@name)
 //               | VmapRhs (vmap { k : verdict } | vmap @name)
-//
-// The statements that are still parsed and lowered in one step (meta/ct
-// set, payload set, nat) are not in the tree yet; see parser.h.
+//   MetaCtSet  := (meta|ct) KEY set SetValue
+//   SetValue   := SetConstant | ValueExpr | FieldValue | MapValue
 #ifndef RULEJIT_FRONTENDS_NFT_AST_H_
 #define RULEJIT_FRONTENDS_NFT_AST_H_
 
@@ -169,8 +168,63 @@ struct Reject {
   ir::SourceLoc with_loc;  // the word after `with`
 };
 
-using Statement =
-    std::variant<Match, Verdict, Counter, Log, Limit, Quota, Queue, Notrack, Reject>;
+// `KEY map { k : v, ... }` / `KEY map @name` as a value (set statements,
+// nat addresses): a lookup whose data is the value.
+struct MapValue {
+  Lhs key;
+  bool masked_key = false;  // `ip6 saddr & ::ffff map { ... }`: mask after the load
+  SetType type;             // the key fields, and the target as the data
+  std::string named;        // `map @name`
+  ir::SourceLoc named_loc;
+  std::vector<Element> elements;  // `map { ... }`
+  ir::SourceLoc loc;              // `map`
+};
+
+// A constant value, folded (`0x11 xor 0x1331`, flag lists `ecn, cwr`):
+// `first` keeps the first item (a string), `value` the folded number.
+struct SetConstant {
+  Item first;
+  U128 value = 0;
+};
+
+// Another field as the value, with `& | ^` constants (`meta mark set ct mark`).
+struct FieldValue {
+  Lhs field;
+};
+
+using SetValue = std::variant<SetConstant, ValueExpr, FieldValue, MapValue>;
+
+// `meta KEY set VALUE` / `ct [dir] KEY set VALUE`.
+struct MetaCtSet {
+  Field target;
+  bool is_ct = false;
+  ir::SourceLoc loc;  // the value's first token
+  SetValue value;
+};
+
+// `FIELD set VALUE` on a header field: new field = (field & and_mask) ^
+// xor_val, from the field itself (`from_field`) or a constant.
+struct PayloadSet {
+  Field target;
+  ir::SourceLoc loc;
+  bool from_field = false;
+  U128 and_mask = 0;
+  U128 xor_val = 0;
+};
+
+// `snat|dnat [ip|ip6] to ADDR[-ADDR][:PORT[-PORT]] [FLAGS]`, `masquerade`,
+// `redirect`, with addresses and ports already encoded (nft's grammar
+// splits `ADDR:PORT` by the address family, which the parser resolves).
+struct Nat {
+  ir::Nat nat;                    // kind, family, flags
+  std::vector<ir::Bytes> addrs;   // none, min, or min and max
+  std::vector<ir::Bytes> ports;   // none, min, or min and max
+  std::optional<MapValue> map;    // `dnat ip to KEY map { ... }`: the address
+  ir::SourceLoc loc;
+};
+
+using Statement = std::variant<Match, Verdict, Counter, Log, Limit, Quota, Queue, Notrack,
+                               Reject, MetaCtSet, PayloadSet, Nat>;
 
 }  // namespace ast
 }  // namespace rulejit::frontends::nft

@@ -31,6 +31,10 @@ namespace rulejit::frontends::nft {
 // equality matches into one load and compare.
 void MergePayloadCompares(ir::Rule& rule);
 
+// The checksums a write to header field `f` must update (lower_set.cc);
+// false for headers whose writes are not supported.
+bool WriteChecksum(const Field& f, ir::PayloadWrite* w);
+
 // Where the parser and the linearizer report user errors: only the first
 // error of a parse is kept (the parse stops there).
 struct ErrorSink {
@@ -87,6 +91,10 @@ class Linearizer {
                          bool interval);
   void EmitBitwise(ir::Rule& rule, const Field& f, ir::Reg reg, U128 mask, U128 xr);
   void EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len);
+  // Loads a map's key and looks it up; the data goes to reg 1 (lower_set.cc).
+  bool EmitMapLookup(ir::Rule& rule, const ast::MapValue& m);
+  // Does the rule match a transport protocol (a nat port needs one)?
+  bool HasTransportMatch(const ir::Rule& rule) const;
   // value_expr.cc
   bool EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg = 1);
   bool EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
@@ -112,6 +120,14 @@ class Linearizer {
   bool LowerReject(ir::Rule& rule, const ast::Reject& s);
   // Lowers `reject with ...`'s dependency to the front of the rule.
   bool EmitDepsInFront(ir::Rule& rule, const Field* dep, int net, ir::SourceLoc loc);
+
+  // ---- set statements (lower_set.cc)
+  bool LowerMetaCtSet(ir::Rule& rule, const ast::MetaCtSet& s);
+  bool EmitSetConstant(ir::Rule& rule, const ast::MetaCtSet& s, const ast::SetConstant& c);
+  bool EmitFieldValue(ir::Rule& rule, const ast::MetaCtSet& s, const Lhs& src);
+  bool LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s);
+  // ---- nat (lower_nat.cc)
+  bool LowerNat(ir::Rule& rule, const ast::Nat& s);
 
   // ---- matches (match.cc)
   bool LowerMatch(ir::Rule& rule, const ast::Match& m);

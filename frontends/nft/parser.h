@@ -4,9 +4,9 @@
 // chains and sets directly. A rule's statements are parsed into syntax trees
 // (ast.h; rule.cc statements, expr.cc fields and values) and handed one by
 // one to the linearizer (linearize.h), which evaluates and lowers them.
-// The meta/ct set, payload set and nat statements are still lowered while
-// they are parsed (set_stmt.cc, statements.cc), through the linearizer's
-// primitives.
+// Where nft's grammar depends on what the rule has established (the size
+// of `ct saddr`, how `dnat to ADDR:PORT` splits, whether a nat port has a
+// transport protocol), the parser asks the linearizer's protocol context.
 #ifndef RULEJIT_FRONTENDS_NFT_PARSER_H_
 #define RULEJIT_FRONTENDS_NFT_PARSER_H_
 
@@ -116,12 +116,12 @@ class Parser {
   bool ParseElementOptions();
   bool ParseMapValue(const SetType& st, Element* e);
   void SplitMapWord(const SetType& st);
-  // ---- statements still lowered as they are parsed (set_stmt.cc)
+  // ---- set statements (set_stmt.cc)
   bool ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct);
-  bool ParseFieldSetSource(ir::Rule& rule, const Field& target, bool is_ct);
+  bool ParseSetValue(const Field& target, ast::SetValue* out);
   bool ParseSetConstant(const Field& target, Item* first, U128* v);
   bool ParsePayloadSet(ir::Rule& rule, const Lhs& lhs);
-  bool ParseMapStmtSource(ir::Rule& rule, const Lhs& src, const Field& target);
+  bool ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* out);
   // value_expr.cc
   bool IsValueExprTarget(const Field& target) const;
   bool ParseValuePrimary(const Field& target, ValueExpr* out);
@@ -130,6 +130,15 @@ class Parser {
   bool ParseQuota(ast::Statement* out);
   bool ParseQueue(ast::Statement* out);
   bool ParseNat(ir::Rule& rule);
+  bool ParseNatFamily(ast::Nat* s, int* family);
+  bool ParseNatTarget(ir::Rule& rule, const std::string& w, int family, ast::Nat* s);
+  bool ParseBracketedNatAddress(std::string* addr_text, std::string* port_text);
+  bool ParseNatMap(const std::string& w, int family, ir::SourceLoc vloc, ast::Nat* s);
+  bool ParseNatAddresses(const std::string& addr_text, int family, ir::SourceLoc vloc,
+                         std::vector<ir::Bytes>* addrs);
+  bool ParseNatPorts(const ir::Rule& rule, const std::string& w, const std::string& port_text,
+                     ir::SourceLoc vloc, std::vector<ir::Bytes>* ports);
+  bool ParseNatFlags(uint32_t* flags);
   bool ParseNatAddress(std::string_view word, int family, ir::SourceLoc loc,
                        ir::Bytes* out);
 
