@@ -10,7 +10,7 @@
 //                                          │ deps.cc   protocol context,
 //                                          │           implicit dependencies
 //                                          │ emit.cc   loads, encodings
-//                                          │ anon_sets.cc  { ... } → ir::Set
+//                                          │ set_elements.cc  { ... } → ir::Set
 //
 // A rule is lowered statement by statement as the parser finishes each one,
 // so messages come in the order of the text.
@@ -101,7 +101,7 @@ class Linearizer {
                      ir::SourceLoc loc);
   bool EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len);
   bool EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct);
-  // anon_sets.cc
+  // set_elements.cc
   bool AddAnonSet(const SetType& st, const std::vector<Element>& elems, ir::SourceLoc loc,
                   std::string* name);
   // The set `name` of the rule's pending sets or of the table, or null.
@@ -148,6 +148,10 @@ class Linearizer {
   bool EmitConcatValueMatch(ir::Rule& rule, const ast::Match& m, const Element& e);
   bool EmitSingleValueMatch(ir::Rule& rule, const ast::Match& m, const Lhs& lhs,
                             const ast::ValueRhs& r, const Item& it);
+  void EmitValueMask(ir::Rule& rule, const Lhs& lhs, const ast::ValueRhs& r, const Item& it,
+                     bool implicit_flags);
+  bool EmitValueCompare(ir::Rule& rule, const ast::Match& m, const Lhs& lhs, const Item& it,
+                        bool swap);
   bool EmitRangeCompare(ir::Rule& rule, const ast::Match& m, const Field& f, const Item& it,
                         bool swap);
   bool EmitStringCompare(ir::Rule& rule, const ast::Match& m, const Field& f, const Item& it);
@@ -164,7 +168,11 @@ class Linearizer {
   // ---- value expressions (value_expr.cc)
   bool EmitValueDeps(ir::Rule& rule, const ValueExpr& v);
 
-  // ---- anonymous sets (anon_sets.cc)
+  // ---- set elements and anonymous sets (set_elements.cc)
+  bool EncodeElementKey(const ir::Set& set, const SetType& st, const Element& e,
+                        ir::SetElement* out);
+  bool EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,
+                     ir::Bytes* hi);
   void MergeAdjacent(ir::Set& set);
   std::string FreshAnonName(std::string_view prefix);
 

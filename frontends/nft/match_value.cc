@@ -153,18 +153,7 @@ bool Linearizer::EmitSingleValueMatch(ir::Rule& rule, const ast::Match& m, const
   const bool implicit_flags = IsBitmask(f.type) && !r.flag_mask && !lhs.has_binop &&
                               (m.op == ast::RelOp::kImplicit || m.op == ast::RelOp::kNot) &&
                               it.kind == Item::Kind::kValue;
-  U128 mask = BitsMask(f.len_bits), xr = 0;
-  if (lhs.has_binop) {
-    mask &= lhs.and_mask;
-    xr = lhs.xor_val & BitsMask(f.len_bits);
-  }
-  if (it.kind == Item::Kind::kPrefix) mask &= ~BitsMask(f.len_bits - it.prefix);
-  if (r.flag_mask) mask &= *r.flag_mask;
-  if (implicit_flags) mask &= it.lo.num;
-  if (f.NeedsMask() || lhs.has_binop || it.kind == Item::Kind::kPrefix || r.flag_mask ||
-      implicit_flags) {
-    EmitBitwise(rule, f, 1, mask, xr);
-  }
+  EmitValueMask(rule, lhs, r, it, implicit_flags);
   if (implicit_flags) {
     // `tcp flags syn` → any of the flags: (flags & syn) != 0.
     ir::Cmp c;
@@ -185,6 +174,35 @@ bool Linearizer::EmitSingleValueMatch(ir::Rule& rule, const ast::Match& m, const
   }
   if (it.kind == Item::Kind::kRange) return EmitRangeCompare(rule, m, f, it, swap);
   if (it.lo.is_str) return EmitStringCompare(rule, m, f, it);
+  return EmitValueCompare(rule, m, lhs, it, swap);
+}
+
+// The one bitwise of a single-field match, when any mask applies: the
+// field's own bits, `& | ^` constants, a prefix, `/ flags`, the flags of an
+// implicit flag test.
+void Linearizer::EmitValueMask(ir::Rule& rule, const Lhs& lhs, const ast::ValueRhs& r,
+                               const Item& it, bool implicit_flags) {
+  const Field& f = lhs.fields[0];
+  U128 mask = BitsMask(f.len_bits), xr = 0;
+  if (lhs.has_binop) {
+    mask &= lhs.and_mask;
+    xr = lhs.xor_val & BitsMask(f.len_bits);
+  }
+  if (it.kind == Item::Kind::kPrefix) mask &= ~BitsMask(f.len_bits - it.prefix);
+  if (r.flag_mask) mask &= *r.flag_mask;
+  if (implicit_flags) mask &= it.lo.num;
+  if (f.NeedsMask() || lhs.has_binop || it.kind == Item::Kind::kPrefix || r.flag_mask ||
+      implicit_flags) {
+    EmitBitwise(rule, f, 1, mask, xr);
+  }
+}
+
+// [ cmp OP VALUE ] of a number or prefix; an equality notes the protocol
+// context (`meta l4proto tcp`, `ether type ip`, ...).
+bool Linearizer::EmitValueCompare(ir::Rule& rule, const ast::Match& m, const Lhs& lhs,
+                                  const Item& it, bool swap) {
+  const Field& f = lhs.fields[0];
+  const uint32_t len = f.LoadLen();
   ir::Cmp c;
   c.op = ToCmp(m.op);
   c.sreg = 1;

@@ -87,7 +87,12 @@ class Parser {
   bool ParseVerdict(ir::Verdict* v);
   bool ParseCounter(ast::Statement* out);
   bool ParseLog(ast::Statement* out);
+  bool ParseLogLevel(std::optional<uint32_t>* level);
+  bool ParseNflogOption(ir::Log* log);
+  bool ParseLogFlags(uint32_t* flags);
   bool ParseLimit(ast::Statement* out);
+  bool ParseRate(ir::Limit* lim);
+  bool ParseBurst(ir::Limit* lim);
   bool ParseReject(ast::Statement* out);
   // ---- matches (match_parse.cc)
   bool ParseMatch(ir::Rule& rule);

@@ -167,12 +167,12 @@ bool Parser::ParseCounter(ast::Statement* out) {
   return true;
 }
 
+// log [prefix S] [level L] [group N] [snaplen N] [queue-threshold N]
+//     [flags all | tcp sequence,options | ip options | skuid | ether]
 bool Parser::ParseLog(ast::Statement* out) {
-  ir::SourceLoc loc = Next().loc;
-  ir::Log log;
-  static const std::vector<std::string_view> kLevels = {
-      "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
-      "audit"};
+  ast::Log s;
+  s.loc = Next().loc;
+  ir::Log& log = s.log;
   bool audit = false, other = false, nflog_option = false;
   while (!sink_.failed) {
     if (AcceptWord("prefix")) {
@@ -181,16 +181,8 @@ bool Parser::ParseLog(ast::Statement* out) {
       log.prefix = Next().text;
       other = true;
     } else if (AcceptWord("level")) {
-      std::string l;
-      ir::SourceLoc lloc = Peek().loc;
-      if (!ExpectWord(&l, "log level")) return false;
-      auto it = std::find(kLevels.begin(), kLevels.end(), l);
-      if (it == kLevels.end()) {
-        return Error(lloc, absl::StrCat("unknown log level '", l, "'"), ir::DidYouMean(l, kLevels));
-      }
-      uint32_t level = static_cast<uint32_t>(it - kLevels.begin());
-      audit = level == 8;
-      log.level = level;
+      if (!ParseLogLevel(&log.level)) return false;
+      audit = log.level == 8;
     } else if (AcceptWord("group")) {
       std::string g;
       if (!ExpectWord(&g, "log group")) return false;
@@ -199,146 +191,176 @@ bool Parser::ParseLog(ast::Statement* out) {
       log.group = static_cast<uint32_t>(*v);
       other = true;
     } else if (AtWord("snaplen") || AtWord("queue-threshold")) {
-      // nflog options: the copy length and the batching threshold.
-      const bool snaplen = Next().text == "snaplen";
-      std::string n;
-      if (!ExpectWord(&n, snaplen ? "snaplen" : "queue threshold")) return false;
-      auto v = ParseNumber(n);
-      if (!v || *v > (snaplen ? UINT32_MAX : 65535)) {
-        return Error(toks_[pos_ - 1].loc, absl::StrCat("bad log ", snaplen ? "snaplen" : "queue threshold"));
-      }
-      (snaplen ? log.snaplen : log.qthreshold) = static_cast<uint32_t>(*v);
-      other = true;
-      nflog_option = true;
+      if (!ParseNflogOption(&log)) return false;
+      other = nflog_option = true;
     } else if (AcceptWord("flags")) {
-      std::string f;
-      if (!ExpectWord(&f, "log flags")) return false;
+      if (!ParseLogFlags(&log.flags)) return false;
       other = true;
-      if (f == "all") {
-        log.flags |= 0x2f;
-      } else if (f == "tcp") {
-        std::string what;
-        do {
-          if (!ExpectWord(&what, "tcp log flag")) return false;
-          if (what == "sequence") log.flags |= 0x1;
-          else if (what == "options") log.flags |= 0x2;
-          else return Error(toks_[pos_ - 1].loc, "unknown tcp log flag");
-        } while (AcceptPunct(","));
-      } else if (f == "ip") {
-        if (!AcceptWord("options")) return ErrorUnexpected("'options'");
-        log.flags |= 0x4;
-      } else if (f == "skuid") {
-        log.flags |= 0x8;
-      } else if (f == "ether") {
-        log.flags |= 0x20;
-      } else {
-        return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown log flag '", f, "'"),
-                     ir::DidYouMean(f, {"all", "tcp", "ip", "skuid", "ether"}));
-      }
     } else {
       break;
     }
   }
   if (sink_.failed) return false;
-  if (audit && other) return Error(loc, "log level audit takes no other options");
-  if (log.group && log.flags != 0) return Error(loc, "log group does not take flags");
-  if (log.group && log.level) return Error(loc, "log group does not take a level");
-  if (nflog_option && !log.group) return Error(loc, "log snaplen and queue-threshold need a group");
-  *out = ast::Log{log, loc};
+  if (audit && other) return Error(s.loc, "log level audit takes no other options");
+  if (log.group && log.flags != 0) return Error(s.loc, "log group does not take flags");
+  if (log.group && log.level) return Error(s.loc, "log group does not take a level");
+  if (nflog_option && !log.group) return Error(s.loc, "log snaplen and queue-threshold need a group");
+  *out = s;
   return true;
 }
 
+// emerg .. debug (0..7), audit (8).
+bool Parser::ParseLogLevel(std::optional<uint32_t>* level) {
+  static const std::vector<std::string_view> kLevels = {
+      "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug",
+      "audit"};
+  std::string l;
+  ir::SourceLoc lloc = Peek().loc;
+  if (!ExpectWord(&l, "log level")) return false;
+  auto it = std::find(kLevels.begin(), kLevels.end(), l);
+  if (it == kLevels.end()) {
+    return Error(lloc, absl::StrCat("unknown log level '", l, "'"), ir::DidYouMean(l, kLevels));
+  }
+  *level = static_cast<uint32_t>(it - kLevels.begin());
+  return true;
+}
+
+// nflog options: `snaplen N` (the copy length), `queue-threshold N` (the
+// batching threshold).
+bool Parser::ParseNflogOption(ir::Log* log) {
+  const bool snaplen = Next().text == "snaplen";
+  std::string n;
+  if (!ExpectWord(&n, snaplen ? "snaplen" : "queue threshold")) return false;
+  auto v = ParseNumber(n);
+  if (!v || *v > (snaplen ? UINT32_MAX : 65535)) {
+    return Error(toks_[pos_ - 1].loc,
+                 absl::StrCat("bad log ", snaplen ? "snaplen" : "queue threshold"));
+  }
+  (snaplen ? log->snaplen : log->qthreshold) = static_cast<uint32_t>(*v);
+  return true;
+}
+
+// The words after `log flags`: NF_LOG_* bits.
+bool Parser::ParseLogFlags(uint32_t* flags) {
+  std::string f;
+  if (!ExpectWord(&f, "log flags")) return false;
+  if (f == "all") {
+    *flags |= 0x2f;
+  } else if (f == "tcp") {
+    std::string what;
+    do {
+      if (!ExpectWord(&what, "tcp log flag")) return false;
+      if (what == "sequence") *flags |= 0x1;
+      else if (what == "options") *flags |= 0x2;
+      else return Error(toks_[pos_ - 1].loc, "unknown tcp log flag");
+    } while (AcceptPunct(","));
+  } else if (f == "ip") {
+    if (!AcceptWord("options")) return ErrorUnexpected("'options'");
+    *flags |= 0x4;
+  } else if (f == "skuid") {
+    *flags |= 0x8;
+  } else if (f == "ether") {
+    *flags |= 0x20;
+  } else {
+    return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown log flag '", f, "'"),
+                 ir::DidYouMean(f, {"all", "tcp", "ip", "skuid", "ether"}));
+  }
+  return true;
+}
+
+// limit rate [over|until] N[/UNIT] [burst N [packets|bytes|kbytes|mbytes]],
+// or a byte rate `N BYTEUNIT/UNIT`.
 bool Parser::ParseLimit(ast::Statement* out) {
-  ir::SourceLoc loc = Next().loc;
+  ast::Limit s;
+  s.loc = Next().loc;
   if (!AcceptWord("rate")) {
     if (AtWord("name")) return Error(Peek().loc, "unsupported named limit");
     return ErrorUnexpected("'rate'");
   }
-  ir::Limit lim;
+  ir::Limit& lim = s.limit;
   if (AcceptWord("over")) lim.over = true;
   else AcceptWord("until");
-  // RATE[/UNIT] or RATE BYTEUNIT/UNIT, with optional spaces around '/'.
-  auto parse_rate = [&](uint64_t* rate, uint64_t* unit, bool* bytes,
-                        bool need_time) -> bool {
-    std::string w;
-    if (!ExpectWord(&w, "rate")) return false;
-    ir::SourceLoc wloc = toks_[pos_ - 1].loc;
-    std::vector<std::string> parts = absl::StrSplit(w, '/');
-    std::optional<U128> n = ParseNumber(parts[0]);
-    if (!n || *n > UINT32_MAX * static_cast<U128>(1024)) return Error(wloc, "bad rate");
-    uint64_t mult = 1;
-    std::string byte_unit;
-    std::string time_unit = parts.size() > 1 ? parts[1] : "";
-    if (parts.size() == 1) {
-      if (Peek().kind == Tok::kWord &&
-          (Peek().text.rfind("bytes", 0) == 0 || Peek().text.rfind("kbytes", 0) == 0 ||
-           Peek().text.rfind("mbytes", 0) == 0)) {
-        std::vector<std::string> bp = absl::StrSplit(Next().text, '/');
-        byte_unit = bp[0];
-        if (bp.size() > 1) time_unit = bp[1];
-      }
-      if (time_unit.empty() && AtWord("/")) {
-        Next();
-        if (!ExpectWord(&time_unit, "time unit")) return false;
-      }
-    }
-    if (!byte_unit.empty()) {
-      *bytes = true;
-      if (byte_unit == "bytes") mult = 1;
-      else if (byte_unit == "kbytes") mult = 1024;
-      else if (byte_unit == "mbytes") mult = 1024 * 1024;
-      else return Error(wloc, absl::StrCat("unknown unit '", byte_unit, "'"));
-    }
-    *rate = static_cast<uint64_t>(*n) * mult;
-    if (time_unit.empty()) {
-      if (need_time) return Error(wloc, "rate needs a time unit");
-      *unit = 1;
-      return true;
-    }
-    static const std::pair<std::string_view, uint64_t> kUnits[] = {
-        {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400},
-        {"week", 604800}};
-    for (const auto& [name, secs] : kUnits) {
-      if (name == time_unit) {
-        *unit = secs;
-        return true;
-      }
-    }
-    return Error(wloc, absl::StrCat("unknown time unit '", time_unit, "'"),
-                 ir::DidYouMean(time_unit, {"second", "minute", "hour", "day", "week"}));
-  };
-  if (!parse_rate(&lim.rate, &lim.unit_seconds, &lim.bytes, true)) return false;
+  if (!ParseRate(&lim)) return false;
   lim.burst = lim.bytes ? 0 : 5;
-  if (AcceptWord("burst")) {
-    std::string b;
-    if (!ExpectWord(&b, "burst")) return false;
-    auto n = ParseNumber(b);
-    if (!n || *n > UINT32_MAX) return Error(toks_[pos_ - 1].loc, "bad burst");
-    uint64_t mult = 1;
-    bool byte_burst = false;
-    if (AcceptWord("packets")) {
-      if (lim.bytes) return Error(toks_[pos_ - 1].loc, "burst in packets for a byte rate");
-    } else if (AcceptWord("bytes")) {
-      mult = 1;
-      byte_burst = true;
-    } else if (AcceptWord("kbytes")) {
-      mult = 1024;
-      byte_burst = true;
-    } else if (AcceptWord("mbytes")) {
-      mult = 1024 * 1024;
-      byte_burst = true;
-    }
-    if (byte_burst && !lim.bytes) {
-      return Error(toks_[pos_ - 1].loc, "burst in bytes for a packet rate");
-    }
-    if (*n * mult > UINT32_MAX) return Error(toks_[pos_ - 1].loc, "burst too large");
-    lim.burst = static_cast<uint32_t>(*n * mult);
-  }
-  *out = ast::Limit{lim, loc};
+  if (AcceptWord("burst") && !ParseBurst(&lim)) return false;
+  *out = s;
   return true;
 }
 
-// reject [with tcp reset | with icmp|icmpv6|icmpx [type] CODE]
+// RATE[/UNIT] or RATE BYTEUNIT/UNIT, with optional spaces around '/'.
+bool Parser::ParseRate(ir::Limit* lim) {
+  std::string w;
+  if (!ExpectWord(&w, "rate")) return false;
+  ir::SourceLoc wloc = toks_[pos_ - 1].loc;
+  std::vector<std::string> parts = absl::StrSplit(w, '/');
+  std::optional<U128> n = ParseNumber(parts[0]);
+  if (!n || *n > UINT32_MAX * static_cast<U128>(1024)) return Error(wloc, "bad rate");
+  uint64_t mult = 1;
+  std::string byte_unit;
+  std::string time_unit = parts.size() > 1 ? parts[1] : "";
+  if (parts.size() == 1) {
+    if (Peek().kind == Tok::kWord &&
+        (Peek().text.rfind("bytes", 0) == 0 || Peek().text.rfind("kbytes", 0) == 0 ||
+         Peek().text.rfind("mbytes", 0) == 0)) {
+      std::vector<std::string> bp = absl::StrSplit(Next().text, '/');
+      byte_unit = bp[0];
+      if (bp.size() > 1) time_unit = bp[1];
+    }
+    if (time_unit.empty() && AtWord("/")) {
+      Next();
+      if (!ExpectWord(&time_unit, "time unit")) return false;
+    }
+  }
+  if (!byte_unit.empty()) {
+    lim->bytes = true;
+    if (byte_unit == "bytes") mult = 1;
+    else if (byte_unit == "kbytes") mult = 1024;
+    else if (byte_unit == "mbytes") mult = 1024 * 1024;
+    else return Error(wloc, absl::StrCat("unknown unit '", byte_unit, "'"));
+  }
+  lim->rate = static_cast<uint64_t>(*n) * mult;
+  if (time_unit.empty()) return Error(wloc, "rate needs a time unit");
+  static const std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"second", 1}, {"minute", 60}, {"hour", 3600}, {"day", 86400},
+      {"week", 604800}};
+  for (const auto& [name, secs] : kUnits) {
+    if (name == time_unit) {
+      lim->unit_seconds = secs;
+      return true;
+    }
+  }
+  return Error(wloc, absl::StrCat("unknown time unit '", time_unit, "'"),
+               ir::DidYouMean(time_unit, {"second", "minute", "hour", "day", "week"}));
+}
+
+// `burst N [packets|bytes|kbytes|mbytes]`, in the rate's own unit.
+bool Parser::ParseBurst(ir::Limit* lim) {
+  std::string b;
+  if (!ExpectWord(&b, "burst")) return false;
+  auto n = ParseNumber(b);
+  if (!n || *n > UINT32_MAX) return Error(toks_[pos_ - 1].loc, "bad burst");
+  uint64_t mult = 1;
+  bool byte_burst = false;
+  if (AcceptWord("packets")) {
+    if (lim->bytes) return Error(toks_[pos_ - 1].loc, "burst in packets for a byte rate");
+  } else if (AcceptWord("bytes")) {
+    mult = 1;
+    byte_burst = true;
+  } else if (AcceptWord("kbytes")) {
+    mult = 1024;
+    byte_burst = true;
+  } else if (AcceptWord("mbytes")) {
+    mult = 1024 * 1024;
+    byte_burst = true;
+  }
+  if (byte_burst && !lim->bytes) {
+    return Error(toks_[pos_ - 1].loc, "burst in bytes for a packet rate");
+  }
+  if (*n * mult > UINT32_MAX) return Error(toks_[pos_ - 1].loc, "burst too large");
+  lim->burst = static_cast<uint32_t>(*n * mult);
+  return true;
+}
+
 bool Parser::ParseReject(ast::Statement* out) {
   ast::Reject r;
   r.loc = Next().loc;

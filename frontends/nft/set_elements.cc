@@ -18,69 +18,71 @@
 namespace rulejit::frontends::nft {
 
 bool Linearizer::FillSet(ir::Set& set, const SetType& st,
-                     const std::vector<Element>& elems) {
-  bool concat = st.fields.size() > 1;
+                         const std::vector<Element>& elems) {
   for (const Element& e : elems) {
     ir::SetElement out;
     out.loc = e.loc;
-    if (e.key.empty()) {  // catch-all `*`
-      if (e.verdict) out.verdict = e.verdict;
-      if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
-      set.elements.push_back(std::move(out));
-      continue;
-    }
-    // Elements parsed before a later `type` line changed the fields.
-    if (e.key.size() != st.fields.size()) {
-      return Error(e.loc, absl::StrCat("element has ", e.key.size(), " field(s), the set type ",
-                                       st.fields.size()));
-    }
-    ir::Bytes end;
-    bool ranged = false;
-    for (size_t i = 0; i < st.fields.size(); ++i) {
-      const Field& f = st.fields[i];
-      const Item& it = e.key[i];
-      uint32_t len = f.LoadLen();
-      ir::Bytes lo, hi;
-      switch (it.kind) {
-        case Item::Kind::kValue:
-          lo = hi = Encode(f, it.lo, len);
-          break;
-        case Item::Kind::kRange:
-          if (it.outside) {
-            return Error(it.loc, "unsupported range across midnight UTC in a set");
-          }
-          lo = EncodeNum(f, it.lo.num, len);
-          hi = EncodeNum(f, it.hi, len);
-          ranged = true;
-          break;
-        case Item::Kind::kPrefix: {
-          U128 m = BitsMask(f.len_bits) & ~BitsMask(f.len_bits - it.prefix);
-          lo = EncodeNum(f, it.lo.num & m, len);
-          hi = EncodeNum(f, (it.lo.num & m) | (BitsMask(f.len_bits) & ~m), len);
-          ranged = true;
-          break;
-        }
-      }
-      // Interval keys of host-order values are stored big-endian (the rule
-      // byte-swaps the register first).
-      if (f.host_order && len > 1 && set.interval()) {
-        std::reverse(lo.begin(), lo.end());
-        std::reverse(hi.begin(), hi.end());
-      }
-      if (concat) {
-        lo.resize(Pad4(len), 0);
-        hi.resize(Pad4(len), 0);
-      }
-      out.key.insert(out.key.end(), lo.begin(), lo.end());
-      end.insert(end.end(), hi.begin(), hi.end());
-    }
-    if (ranged && !set.interval()) {
-      return Error(e.loc, absl::StrCat("set '", set.name, "' needs 'flags interval' for ranges"));
-    }
-    if (set.interval()) out.key_end = end;
+    if (!e.key.empty() && !EncodeElementKey(set, st, e, &out)) return false;
     if (e.verdict) out.verdict = e.verdict;
     if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
     set.elements.push_back(std::move(out));
+  }
+  return true;
+}
+
+// The key (and, in an interval set, the key end) of a non-catch-all element.
+bool Linearizer::EncodeElementKey(const ir::Set& set, const SetType& st, const Element& e,
+                                  ir::SetElement* out) {
+  // Elements parsed before a later `type` line changed the fields.
+  if (e.key.size() != st.fields.size()) {
+    return Error(e.loc, absl::StrCat("element has ", e.key.size(), " field(s), the set type ",
+                                     st.fields.size()));
+  }
+  ir::Bytes end;
+  bool ranged = false;
+  for (size_t i = 0; i < st.fields.size(); ++i) {
+    ir::Bytes lo, hi;
+    if (!EncodeKeyItem(set, st.fields[i], e.key[i], &lo, &hi)) return false;
+    ranged |= e.key[i].kind != Item::Kind::kValue;
+    if (st.fields.size() > 1) {
+      lo.resize(Pad4(st.fields[i].LoadLen()), 0);
+      hi.resize(Pad4(st.fields[i].LoadLen()), 0);
+    }
+    out->key.insert(out->key.end(), lo.begin(), lo.end());
+    end.insert(end.end(), hi.begin(), hi.end());
+  }
+  if (ranged && !set.interval()) {
+    return Error(e.loc, absl::StrCat("set '", set.name, "' needs 'flags interval' for ranges"));
+  }
+  if (set.interval()) out->key_end = end;
+  return true;
+}
+
+// One field of a key: [lo, hi] of a value, range or prefix.
+bool Linearizer::EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,
+                               ir::Bytes* hi) {
+  const uint32_t len = f.LoadLen();
+  switch (it.kind) {
+    case Item::Kind::kValue:
+      *lo = *hi = Encode(f, it.lo, len);
+      break;
+    case Item::Kind::kRange:
+      if (it.outside) return Error(it.loc, "unsupported range across midnight UTC in a set");
+      *lo = EncodeNum(f, it.lo.num, len);
+      *hi = EncodeNum(f, it.hi, len);
+      break;
+    case Item::Kind::kPrefix: {
+      U128 m = BitsMask(f.len_bits) & ~BitsMask(f.len_bits - it.prefix);
+      *lo = EncodeNum(f, it.lo.num & m, len);
+      *hi = EncodeNum(f, (it.lo.num & m) | (BitsMask(f.len_bits) & ~m), len);
+      break;
+    }
+  }
+  // Interval keys of host-order values are stored big-endian (the rule
+  // byte-swaps the register first).
+  if (f.host_order && len > 1 && set.interval()) {
+    std::reverse(lo->begin(), lo->end());
+    std::reverse(hi->begin(), hi->end());
   }
   return true;
 }
