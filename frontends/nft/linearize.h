@@ -166,7 +166,29 @@ class Linearizer {
   void NoteSetContext(const Field& f, const std::vector<Element>& elems);
 
   // ---- value expressions (value_expr.cc)
+  // `& | ^` constants of a value expression, merged: value = (value & mask) ^ xr.
+  struct ConstantMask {
+    U128 mask = 0xffffffffu;
+    U128 xr = 0;
+    bool pending = false;
+    // Merges `op c` when op is & | ^; false for other operations.
+    bool Add(char op, U128 c) {
+      const U128 all = 0xffffffffu;
+      switch (op) {
+        case '&': mask &= c; xr &= c; break;
+        case '|': mask &= ~c & all; xr = (xr & ~c) | c; break;
+        case '^': xr ^= c; break;
+        default: return false;
+      }
+      pending = true;
+      return true;
+    }
+  };
   bool EmitValueDeps(ir::Rule& rule, const ValueExpr& v);
+  bool EmitValueSteps(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
+                      ir::SourceLoc loc);
+  void EmitConstantMask(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len, bool network,
+                        ir::SourceLoc loc, ConstantMask* m);
 
   // ---- set elements and anonymous sets (set_elements.cc)
   bool EncodeElementKey(const ir::Set& set, const SetType& st, const Element& e,

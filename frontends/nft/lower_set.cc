@@ -54,6 +54,30 @@ bool WriteChecksum(const Field& f, ir::PayloadWrite* w) {
   return f.base == ir::PayloadBase::kLink;
 }
 
+namespace {
+
+// The bytes a payload write covers, and the field's shift inside them.
+struct WriteWindow {
+  uint32_t offset, size, shift;
+};
+
+// The field's bytes, widened to whole 16-bit words when a checksum is
+// updated (the kernel's checksum update works on 16-bit words).
+WriteWindow WriteWindowOf(const Field& f, bool csum) {
+  WriteWindow win{f.LoadOffset(), f.LoadLen(), f.Shift()};
+  if (csum && win.size % 2 != 0) {
+    ++win.size;
+    if (win.offset % 2 != 0) {
+      --win.offset;
+    } else {
+      win.shift += 8;
+    }
+  }
+  return win;
+}
+
+}  // namespace
+
 bool Linearizer::LowerMetaCtSet(ir::Rule& rule, const ast::MetaCtSet& s) {
   // One case per kind of value: a new ast::SetValue kind fails to compile.
   struct Dispatch {
@@ -143,37 +167,28 @@ bool Linearizer::LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s) {
   ir::PayloadWrite w;
   WriteChecksum(f, &w);
   if (!EmitDeps(rule, f)) return false;
-  uint32_t byte_off = f.LoadOffset();
-  uint32_t size = f.LoadLen();
-  uint32_t shift = f.Shift();
-  const bool csum = w.csum_type != 0 || w.csum_flags != 0;
-  if (csum && size % 2 != 0) {
-    ++size;
-    if (byte_off % 2 != 0) {
-      --byte_off;
-    } else {
-      shift += 8;
-    }
-  }
-  if (!s.from_field && shift == 0 && size * 8 == f.len_bits) {
+  const WriteWindow win = WriteWindowOf(f, w.csum_type != 0 || w.csum_flags != 0);
+  if (!s.from_field && win.shift == 0 && win.size * 8 == f.len_bits) {
     ir::Immediate imm;
     imm.dreg = 1;
-    imm.data = EncodeNumber(s.xor_val, size, false);
+    imm.data = EncodeNumber(s.xor_val, win.size, false);
     Emit(rule, imm, s.loc);
   } else {
-    EmitLoad(rule, f, 1, size);
-    std::get<ir::PayloadLoad>(rule.exprs.back().expr).offset = byte_off;
-    const U128 all = BitsMask(size * 8);
+    // Load the bytes around the field, mask it out, xor the value in.
+    EmitLoad(rule, f, 1, win.size);
+    std::get<ir::PayloadLoad>(rule.exprs.back().expr).offset = win.offset;
+    const U128 all = BitsMask(win.size * 8);
     const U128 field_mask = BitsMask(f.len_bits);
     ir::Bitwise b;
-    b.len = size;
-    b.mask = EncodeNumber((~(field_mask << shift) | (s.and_mask << shift)) & all, size, false);
-    b.xor_ = EncodeNumber((s.xor_val << shift) & all, size, false);
+    b.len = win.size;
+    b.mask = EncodeNumber((~(field_mask << win.shift) | (s.and_mask << win.shift)) & all,
+                          win.size, false);
+    b.xor_ = EncodeNumber((s.xor_val << win.shift) & all, win.size, false);
     Emit(rule, b, s.loc);
   }
   w.base = f.base;
-  w.offset = byte_off;
-  w.len = size;
+  w.offset = win.offset;
+  w.len = win.size;
   w.sreg = 1;
   Emit(rule, w, s.loc);
   return true;
