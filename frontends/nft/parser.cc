@@ -410,26 +410,9 @@ ir::Table& Parser::GetTable(ir::Family family, const std::string& name,
 }
 
 bool Parser::ParseCommand(bool insert) {
-  const Token& t = Peek();
-  std::string what = t.kind == Tok::kWord ? t.text : "";
-  ir::SourceLoc loc = t.loc;
-  static const std::vector<std::string_view> kObjects = {
-      "table", "chain", "rule", "set", "map", "element"};
-  if (insert && what != "rule") {
-    return ErrorUnexpected("'rule' after 'insert'");
-  }
-  bool known = false;
-  for (std::string_view o : kObjects) known |= o == what;
-  if (!known) {
-    static const std::vector<std::string_view> kUnsupported = {
-        "flowtable", "counter", "quota", "ct", "limit", "secmark",
-        "synproxy"};
-    for (std::string_view o : kUnsupported) {
-      if (o == what) return Error(loc, absl::StrCat("unsupported object '", what, "'"));
-    }
-    return Error(loc, absl::StrCat("unknown object '", what, "'"),
-                 ir::DidYouMean(what, kObjects));
-  }
+  const ir::SourceLoc loc = Peek().loc;
+  std::string what;
+  if (!ParseCommandObject(insert, &what)) return false;
   Next();
   ir::Family family = ir::Family::kIp;
   if (!ParseFamily(&family)) return false;
@@ -459,25 +442,8 @@ bool Parser::ParseCommand(bool insert) {
   ir::SourceLoc name_loc = Peek().loc;
   if (!ExpectName(&name, what == "rule" ? "chain name" : "name")) return false;
   ir::Table& table = rs_->tables[index];
-  if (what == "chain") {
-    return ParseChainBlock(index, name, name_loc);
-  }
-  if (what == "rule") {
-    ir::Chain* chain = nullptr;
-    for (ir::Chain& c : table.chains) {
-      if (c.name == name) chain = &c;
-    }
-    if (chain == nullptr) {
-      std::vector<std::string_view> names;
-      for (const ir::Chain& c : table.chains) names.push_back(c.name);
-      return Error(name_loc, absl::StrCat("no chain '", name, "' in table '", table.name, "'"),
-                   ir::DidYouMean(name, names));
-    }
-    if (AtWord("position") || AtWord("index") || AtWord("handle")) {
-      return Error(Peek().loc, "unsupported rule position");
-    }
-    return ParseRule(table, *chain, insert);
-  }
+  if (what == "chain") return ParseChainBlock(index, name, name_loc);
+  if (what == "rule") return ParseRuleCommand(table, name, name_loc, insert);
   if (what == "set" || what == "map") {
     if (!ExpectPunct("{")) return false;
     return ParseSetBlock(table, name, what == "map", name_loc);
@@ -489,6 +455,48 @@ bool Parser::ParseCommand(bool insert) {
   }
   if (set == nullptr) return Error(name_loc, absl::StrCat("no set '", name, "'"));
   return ParseElementBlock(table, *set);
+}
+
+// The object of `add`/`insert`: table, chain, rule, set, map, element
+// (`insert` takes rules only). Leaves the word to the caller.
+bool Parser::ParseCommandObject(bool insert, std::string* what) {
+  const Token& t = Peek();
+  *what = t.kind == Tok::kWord ? t.text : "";
+  static const std::vector<std::string_view> kObjects = {
+      "table", "chain", "rule", "set", "map", "element"};
+  if (insert && *what != "rule") {
+    return ErrorUnexpected("'rule' after 'insert'");
+  }
+  for (std::string_view o : kObjects) {
+    if (o == *what) return true;
+  }
+  static const std::vector<std::string_view> kUnsupported = {
+      "flowtable", "counter", "quota", "ct", "limit", "secmark",
+      "synproxy"};
+  for (std::string_view o : kUnsupported) {
+    if (o == *what) return Error(t.loc, absl::StrCat("unsupported object '", *what, "'"));
+  }
+  return Error(t.loc, absl::StrCat("unknown object '", *what, "'"),
+               ir::DidYouMean(*what, kObjects));
+}
+
+// `add rule FAMILY TABLE CHAIN RULE`, the chain `name` resolved.
+bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::SourceLoc name_loc,
+                              bool insert) {
+  ir::Chain* chain = nullptr;
+  for (ir::Chain& c : table.chains) {
+    if (c.name == name) chain = &c;
+  }
+  if (chain == nullptr) {
+    std::vector<std::string_view> names;
+    for (const ir::Chain& c : table.chains) names.push_back(c.name);
+    return Error(name_loc, absl::StrCat("no chain '", name, "' in table '", table.name, "'"),
+                 ir::DidYouMean(name, names));
+  }
+  if (AtWord("position") || AtWord("index") || AtWord("handle")) {
+    return Error(Peek().loc, "unsupported rule position");
+  }
+  return ParseRule(table, *chain, insert);
 }
 
 bool Parser::ParseTableBlock(size_t table_index) {
@@ -579,33 +587,43 @@ bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
     Next();
     return true;
   }
-  if (t.text == "policy") {
-    std::string p;
-    if (!ExpectWord(&p, "policy")) return false;
-    if (!chain.base) return Error(t.loc, "policy on a regular chain");
-    if (p == "accept") chain.base->policy = ir::VerdictCode::kAccept;
-    else if (p == "drop") chain.base->policy = ir::VerdictCode::kDrop;
-    else return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown policy '", p, "'"),
-                      ir::DidYouMean(p, {"accept", "drop"}));
-    return true;
+  if (t.text == "policy") return ParseChainPolicy(chain, t);
+  if (t.text == "devices" || t.text == "device") return ParseChainDevice(chain);
+  return ParseBaseChainSpec(chain, family);
+}
+
+// `policy accept|drop` of a base chain; `t` is the `policy` token.
+bool Parser::ParseChainPolicy(ir::Chain& chain, const Token& t) {
+  std::string p;
+  if (!ExpectWord(&p, "policy")) return false;
+  if (!chain.base) return Error(t.loc, "policy on a regular chain");
+  if (p == "accept") chain.base->policy = ir::VerdictCode::kAccept;
+  else if (p == "drop") chain.base->policy = ir::VerdictCode::kDrop;
+  else return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown policy '", p, "'"),
+                    ir::DidYouMean(p, {"accept", "drop"}));
+  return true;
+}
+
+// `device D`, `devices = { D }` on a line of its own.
+bool Parser::ParseChainDevice(ir::Chain& chain) {
+  if (!chain.base) chain.base.emplace();
+  AcceptPunct("=");
+  std::string dev;
+  if (AcceptPunct("{")) {
+    SkipNewlines();
+    if (!ExpectName(&dev, "device name")) return false;
+    SkipNewlines();
+    if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
+    if (!ExpectPunct("}")) return false;
+  } else if (!ExpectName(&dev, "device name")) {
+    return false;
   }
-  if (t.text == "devices" || t.text == "device") {
-    if (!chain.base) chain.base.emplace();
-    AcceptPunct("=");
-    std::string dev;
-    if (AcceptPunct("{")) {
-      SkipNewlines();
-      if (!ExpectName(&dev, "device name")) return false;
-      SkipNewlines();
-      if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
-      if (!ExpectPunct("}")) return false;
-    } else if (!ExpectName(&dev, "device name")) {
-      return false;
-    }
-    chain.base->device = dev;
-    return true;
-  }
-  // type T hook H [device D] priority P
+  chain.base->device = dev;
+  return true;
+}
+
+// `type T hook H [device D] priority P` (the `type` word already read).
+bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
   ir::BaseChain base;
   if (chain.base) base = *chain.base;
   if (!ExpectWord(&base.type, "chain type")) return false;

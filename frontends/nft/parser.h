@@ -64,6 +64,9 @@ class Parser {
   bool ParseDefine();
   bool ParseInclude();
   bool ParseCommand(bool insert);
+  bool ParseCommandObject(bool insert, std::string* what);
+  bool ParseRuleCommand(ir::Table& table, const std::string& name, ir::SourceLoc name_loc,
+                        bool insert);
   bool ParseFamily(ir::Family* family);
   ir::Table& GetTable(ir::Family family, const std::string& name,
                       ir::SourceLoc loc);
@@ -71,6 +74,9 @@ class Parser {
   bool ParseChainBlock(size_t table_index, const std::string& name,
                        ir::SourceLoc loc);
   bool ParseChainHeader(ir::Chain& chain, ir::Family family);
+  bool ParseChainPolicy(ir::Chain& chain, const Token& t);
+  bool ParseChainDevice(ir::Chain& chain);
+  bool ParseBaseChainSpec(ir::Chain& chain, ir::Family family);
   bool ParsePriority(int32_t* prio, ir::Family family);
   bool ParseSetBlock(ir::Table& table, const std::string& name, bool is_map,
                      ir::SourceLoc loc);
