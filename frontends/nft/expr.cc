@@ -440,6 +440,21 @@ bool Parser::ParseWordItem(const Field& f, Item* item) {
     return Error(item->loc, "unsupported non-constant operand");
   }
   if (w == "*") return Error(item->loc, "unsupported catch-all element '*'");
+  bool matched = false;
+  if (!ParseRangeOrPrefix(f, w, item, &matched)) return false;
+  if (matched) return true;
+  std::vector<std::string_view> names = SymbolNames(f.type);
+  if (ParseNumber(w)) {
+    return Error(item->loc, absl::StrCat("value '", w, "' exceeds the ", bits, "-bit field"));
+  }
+  return Error(item->loc, absl::StrCat("invalid value '", w, "'"),
+               names.empty() ? "" : ir::DidYouMean(w, names));
+}
+
+// `lo-hi` or `value/len` in one word; `*matched` says whether `w` was one.
+bool Parser::ParseRangeOrPrefix(const Field& f, const std::string& w, Item* item,
+                                bool* matched) {
+  const uint32_t bits = f.len_bits;
   // lo-hi
   Value lo;
   U128 hi = 0;
@@ -456,6 +471,7 @@ bool Parser::ParseWordItem(const Field& f, Item* item) {
     item->kind = Item::Kind::kRange;
     item->lo = lo;
     item->hi = hi;
+    *matched = true;
     return true;
   }
   // value/len
@@ -469,15 +485,11 @@ bool Parser::ParseWordItem(const Field& f, Item* item) {
       item->kind = Item::Kind::kPrefix;
       item->lo = *va;
       item->prefix = static_cast<uint32_t>(*plen);
+      *matched = true;
       return true;
     }
   }
-  std::vector<std::string_view> names = SymbolNames(f.type);
-  if (ParseNumber(w)) {
-    return Error(item->loc, absl::StrCat("value '", w, "' exceeds the ", bits, "-bit field"));
-  }
-  return Error(item->loc, absl::StrCat("invalid value '", w, "'"),
-               names.empty() ? "" : ir::DidYouMean(w, names));
+  return true;
 }
 
 bool Parser::ParseConcatItem(const std::vector<Field>& fields,

@@ -121,6 +121,7 @@ class Parser {
   bool ParseItem(const Field& f, Item* item);
   bool ParseQuotedItem(const Field& f, Item* item);
   bool ParseWordItem(const Field& f, Item* item);
+  bool ParseRangeOrPrefix(const Field& f, const std::string& w, Item* item, bool* matched);
   bool ParseConcatItem(const std::vector<Field>& fields,
                        std::vector<Item>* items);
   bool ParseSetElements(const SetType& st, std::vector<Element>* elems);

@@ -50,6 +50,37 @@ bool CanMerge(const PayloadMatch& a, const PayloadMatch& b) {
 
 }  // namespace
 
+namespace {
+
+// Merges the mergeable neighbours of one run (sorted by header and offset)
+// into the kept load/cmp pair, marking the other pair's nodes in `erase`.
+void MergeRun(std::vector<ir::Node>& x, std::vector<PayloadMatch>& run,
+              std::vector<bool>& erase) {
+  std::stable_sort(run.begin(), run.end(), [](const PayloadMatch& a, const PayloadMatch& b) {
+    return a.base != b.base ? a.base < b.base : a.offset < b.offset;
+  });
+  for (size_t k = 1; k < run.size(); ++k) {
+    PayloadMatch& last = run[k - 1];
+    PayloadMatch& cur = run[k];
+    if (!CanMerge(last, cur)) continue;
+    const bool into_cur = IsProtocolKey(cur);
+    size_t keep = into_cur ? cur.at : last.at;
+    size_t drop = into_cur ? last.at : cur.at;
+    ir::Bytes data = std::get<ir::Cmp>(x[last.at + 1].expr).data;
+    const ir::Bytes& tail = std::get<ir::Cmp>(x[cur.at + 1].expr).data;
+    data.insert(data.end(), tail.begin(), tail.end());
+    auto& load = std::get<ir::PayloadLoad>(x[keep].expr);
+    load.offset = last.offset;
+    load.len = last.len + cur.len;
+    std::get<ir::Cmp>(x[keep + 1].expr).data = std::move(data);
+    erase[drop] = erase[drop + 1] = true;
+    cur = PayloadMatch{keep, last.base, last.offset, last.len + cur.len};
+  }
+  run.clear();
+}
+
+}  // namespace
+
 // nft (stmt_reduce): the payload equality matches of a rule, up to a
 // statement that is not a match, are sorted by header and offset, and
 // adjacent ones merge into one load:
@@ -62,32 +93,9 @@ void MergePayloadCompares(ir::Rule& rule) {
   auto& x = rule.exprs;
   std::vector<bool> erase(x.size(), false);
   std::vector<PayloadMatch> run;
-  auto merge_run = [&] {
-    std::stable_sort(run.begin(), run.end(), [](const PayloadMatch& a, const PayloadMatch& b) {
-      return a.base != b.base ? a.base < b.base : a.offset < b.offset;
-    });
-    for (size_t k = 1; k < run.size(); ++k) {
-      PayloadMatch& last = run[k - 1];
-      PayloadMatch& cur = run[k];
-      if (!CanMerge(last, cur)) continue;
-      const bool into_cur = IsProtocolKey(cur);
-      size_t keep = into_cur ? cur.at : last.at;
-      size_t drop = into_cur ? last.at : cur.at;
-      ir::Bytes data = std::get<ir::Cmp>(x[last.at + 1].expr).data;
-      const ir::Bytes& tail = std::get<ir::Cmp>(x[cur.at + 1].expr).data;
-      data.insert(data.end(), tail.begin(), tail.end());
-      auto& load = std::get<ir::PayloadLoad>(x[keep].expr);
-      load.offset = last.offset;
-      load.len = last.len + cur.len;
-      std::get<ir::Cmp>(x[keep + 1].expr).data = std::move(data);
-      erase[drop] = erase[drop + 1] = true;
-      cur = PayloadMatch{keep, last.base, last.offset, last.len + cur.len};
-    }
-    run.clear();
-  };
   for (size_t i = 0; i < x.size(); ++i) {
     if (!IsMatchPart(x[i].expr)) {
-      merge_run();
+      MergeRun(x, run, erase);
       continue;
     }
     if (i + 1 >= x.size()) continue;
@@ -99,7 +107,7 @@ void MergePayloadCompares(ir::Rule& rule) {
       ++i;
     }
   }
-  merge_run();
+  MergeRun(x, run, erase);
   size_t out = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     if (erase[i]) continue;
