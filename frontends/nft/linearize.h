@@ -2,15 +2,20 @@
 // tree against nft's protocol context (implicit dependencies, deps.cc) and
 // lowers it to IR expressions, the way nft's evaluate and
 // netlink_linearize steps do. One short function per match right-hand side
-// kind (match.cc, match_value.cc) and per statement kind (lower_stmt.cc),
-// dispatched by std::visit over ast::Rhs and ast::Statement, so a new kind
-// is a compile error until it is lowered.
+// kind and per statement kind, dispatched by std::visit over ast::Rhs,
+// ast::Statement and ast::SetValue, so a new kind is a compile error until
+// it is lowered.
 //
-//   parser (rule.cc)  ─ ast::Statement ─▶  Linearizer::Lower  ─▶  ir::Rule
-//                                          │ deps.cc   protocol context,
-//                                          │           implicit dependencies
-//                                          │ emit.cc   loads, encodings
-//                                          │ set_elements.cc  { ... } → ir::Set
+//   parser ─ ast::Statement ─▶ Linearizer::Lower (lower_stmt.cc) ─▶ ir::Rule
+//                              │ match.cc         sets, named sets, vmaps
+//                              │ match_value.cc   values, ranges, prefixes, flags
+//                              │ lower_set.cc     meta/ct set, payload set
+//                              │ lower_nat.cc     snat, dnat, masquerade, redirect
+//                              │ value_expr.cc    `meta mark set` expressions
+//                              │ deps.cc          protocol context, implicit deps
+//                              │ emit.cc          loads, encodings, key loads
+//                              │ set_elements.cc  { ... } → ir::Set
+//                              └ stmt_reduce.cc   payload compares merged (per rule)
 //
 // A rule is lowered statement by statement as the parser finishes each one,
 // so messages come in the order of the text.
