@@ -75,7 +75,7 @@ bool Parser::ExpandVar() {
 
 const Token& Parser::Peek() {
   ExpandVar();
-  if (failed_) return toks_.back();
+  if (sink_.failed) return toks_.back();
   return toks_[pos_];
 }
 
@@ -87,7 +87,7 @@ const Token& Parser::PeekAt(size_t ahead) {
 
 Token Parser::Next() {
   Token t = Peek();
-  if (!failed_ && pos_ + 1 < toks_.size()) ++pos_;
+  if (!sink_.failed && pos_ + 1 < toks_.size()) ++pos_;
   return t;
 }
 
@@ -142,12 +142,12 @@ bool Parser::AtStmtEnd() {
 }
 
 void Parser::SkipNewlines() {
-  while (!failed_ && Peek().kind == Tok::kNewline) Next();
+  while (!sink_.failed && Peek().kind == Tok::kNewline) Next();
 }
 
 // Skips newlines and semicolons; false at end of input.
 bool Parser::SkipSeparators() {
-  while (!failed_) {
+  while (!sink_.failed) {
     const Token& t = Peek();
     if (t.kind == Tok::kNewline || (t.kind == Tok::kPunct && t.text == ";")) {
       Next();
@@ -159,9 +159,7 @@ bool Parser::SkipSeparators() {
 }
 
 bool Parser::Error(ir::SourceLoc loc, std::string msg, std::string hint) {
-  if (!failed_) diags_.Error(loc, std::move(msg), std::move(hint));
-  failed_ = true;
-  return false;
+  return sink_.Error(loc, std::move(msg), std::move(hint));
 }
 
 bool Parser::ErrorUnexpected(std::string_view what) {
@@ -181,11 +179,11 @@ bool Parser::ErrorUnexpected(std::string_view what) {
 
 bool Parser::ParseFile(ir::Ruleset& rs) {
   rs_ = &rs;
-  while (!failed_ && SkipSeparators()) {
+  while (!sink_.failed && SkipSeparators()) {
     if (!ParseTopLevel()) break;
   }
-  if (!failed_ && depth_ == 0) CheckJumpTargets(rs);
-  return !failed_;
+  if (!sink_.failed && depth_ == 0) CheckJumpTargets(rs);
+  return !sink_.failed;
 }
 
 bool Parser::ParseRuleOnly(ir::Table& table, std::string_view chain_name) {
@@ -203,7 +201,7 @@ bool Parser::ParseRuleOnly(ir::Table& table, std::string_view chain_name) {
   if (!ParseRule(scratch, target, false)) return false;
   SkipSeparators();
   if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of rule");
-  if (failed_) return false;
+  if (sink_.failed) return false;
   table = std::move(scratch);
   return true;
 }
@@ -219,7 +217,7 @@ bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
   for (size_t i = pos_; i < toks_.size(); ++i) {
     is_map |= toks_[i].text == ":" && toks_[i].kind != Tok::kString;
   }
-  while (!failed_ && SkipSeparators()) {
+  while (!sink_.failed && SkipSeparators()) {
     if (AtWord("type") || AtWord("typeof")) {
       if (!ParseSetTypeSpec(&st, set, is_map)) return false;
     } else if (AcceptWord("flags")) {
@@ -239,7 +237,7 @@ bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
       return ErrorUnexpected("set declaration");
     }
   }
-  if (failed_) return false;
+  if (sink_.failed) return false;
   if (st.fields.empty()) return Error(set.loc, "set has no type");
   table.sets.push_back(std::move(set));
   return true;
@@ -329,7 +327,7 @@ bool Parser::ParseDefine() {
   // The value runs to the end of the line, braces may span lines.
   std::vector<Token> body;
   int depth = 0;
-  while (!failed_) {
+  while (!sink_.failed) {
     const Token& t = Peek();
     if (t.kind == Tok::kEnd) break;
     if (depth == 0 && (t.kind == Tok::kNewline ||
@@ -342,7 +340,7 @@ bool Parser::ParseDefine() {
     Token tok = Next();  // variables in the value expand now, as in nft
     if (tok.kind != Tok::kNewline) body.push_back(std::move(tok));
   }
-  if (failed_) return false;
+  if (sink_.failed) return false;
   if (body.empty()) return Error(Peek().loc, "empty definition");
   defines_[name] = std::move(body);
   return true;
@@ -371,12 +369,12 @@ bool Parser::ParseInclude() {
   Parser sub(diags_, file, text, base_dir_, depth_ + 1);
   sub.defines_ = defines_;
   sub.set_types_ = set_types_;
-  sub.anon_counter_ = anon_counter_;
-  if (sub.failed_ || !sub.ParseFile(*rs_)) {
-    failed_ = true;
+  sub.lin_.set_anon_counter(lin_.anon_counter());
+  if (sub.sink_.failed || !sub.ParseFile(*rs_)) {
+    sink_.failed = true;
     return false;
   }
-  anon_counter_ = sub.anon_counter_;
+  lin_.set_anon_counter(sub.lin_.anon_counter());
   for (auto& [k, v] : sub.defines_) defines_[k] = v;  // includes may define
   for (auto& [k, v] : sub.set_types_) set_types_[k] = v;
   return true;
@@ -412,26 +410,9 @@ ir::Table& Parser::GetTable(ir::Family family, const std::string& name,
 }
 
 bool Parser::ParseCommand(bool insert) {
-  const Token& t = Peek();
-  std::string what = t.kind == Tok::kWord ? t.text : "";
-  ir::SourceLoc loc = t.loc;
-  static const std::vector<std::string_view> kObjects = {
-      "table", "chain", "rule", "set", "map", "element"};
-  if (insert && what != "rule") {
-    return ErrorUnexpected("'rule' after 'insert'");
-  }
-  bool known = false;
-  for (std::string_view o : kObjects) known |= o == what;
-  if (!known) {
-    static const std::vector<std::string_view> kUnsupported = {
-        "flowtable", "counter", "quota", "ct", "limit", "secmark",
-        "synproxy"};
-    for (std::string_view o : kUnsupported) {
-      if (o == what) return Error(loc, absl::StrCat("unsupported object '", what, "'"));
-    }
-    return Error(loc, absl::StrCat("unknown object '", what, "'"),
-                 ir::DidYouMean(what, kObjects));
-  }
+  const ir::SourceLoc loc = Peek().loc;
+  std::string what;
+  if (!ParseCommandObject(insert, &what)) return false;
   Next();
   ir::Family family = ir::Family::kIp;
   if (!ParseFamily(&family)) return false;
@@ -461,25 +442,8 @@ bool Parser::ParseCommand(bool insert) {
   ir::SourceLoc name_loc = Peek().loc;
   if (!ExpectName(&name, what == "rule" ? "chain name" : "name")) return false;
   ir::Table& table = rs_->tables[index];
-  if (what == "chain") {
-    return ParseChainBlock(index, name, name_loc);
-  }
-  if (what == "rule") {
-    ir::Chain* chain = nullptr;
-    for (ir::Chain& c : table.chains) {
-      if (c.name == name) chain = &c;
-    }
-    if (chain == nullptr) {
-      std::vector<std::string_view> names;
-      for (const ir::Chain& c : table.chains) names.push_back(c.name);
-      return Error(name_loc, absl::StrCat("no chain '", name, "' in table '", table.name, "'"),
-                   ir::DidYouMean(name, names));
-    }
-    if (AtWord("position") || AtWord("index") || AtWord("handle")) {
-      return Error(Peek().loc, "unsupported rule position");
-    }
-    return ParseRule(table, *chain, insert);
-  }
+  if (what == "chain") return ParseChainBlock(index, name, name_loc);
+  if (what == "rule") return ParseRuleCommand(table, name, name_loc, insert);
   if (what == "set" || what == "map") {
     if (!ExpectPunct("{")) return false;
     return ParseSetBlock(table, name, what == "map", name_loc);
@@ -493,8 +457,50 @@ bool Parser::ParseCommand(bool insert) {
   return ParseElementBlock(table, *set);
 }
 
+// The object of `add`/`insert`: table, chain, rule, set, map, element
+// (`insert` takes rules only). Leaves the word to the caller.
+bool Parser::ParseCommandObject(bool insert, std::string* what) {
+  const Token& t = Peek();
+  *what = t.kind == Tok::kWord ? t.text : "";
+  static const std::vector<std::string_view> kObjects = {
+      "table", "chain", "rule", "set", "map", "element"};
+  if (insert && *what != "rule") {
+    return ErrorUnexpected("'rule' after 'insert'");
+  }
+  for (std::string_view o : kObjects) {
+    if (o == *what) return true;
+  }
+  static const std::vector<std::string_view> kUnsupported = {
+      "flowtable", "counter", "quota", "ct", "limit", "secmark",
+      "synproxy"};
+  for (std::string_view o : kUnsupported) {
+    if (o == *what) return Error(t.loc, absl::StrCat("unsupported object '", *what, "'"));
+  }
+  return Error(t.loc, absl::StrCat("unknown object '", *what, "'"),
+               ir::DidYouMean(*what, kObjects));
+}
+
+// `add rule FAMILY TABLE CHAIN RULE`, the chain `name` resolved.
+bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::SourceLoc name_loc,
+                              bool insert) {
+  ir::Chain* chain = nullptr;
+  for (ir::Chain& c : table.chains) {
+    if (c.name == name) chain = &c;
+  }
+  if (chain == nullptr) {
+    std::vector<std::string_view> names;
+    for (const ir::Chain& c : table.chains) names.push_back(c.name);
+    return Error(name_loc, absl::StrCat("no chain '", name, "' in table '", table.name, "'"),
+                 ir::DidYouMean(name, names));
+  }
+  if (AtWord("position") || AtWord("index") || AtWord("handle")) {
+    return Error(Peek().loc, "unsupported rule position");
+  }
+  return ParseRule(table, *chain, insert);
+}
+
 bool Parser::ParseTableBlock(size_t table_index) {
-  while (!failed_) {
+  while (!sink_.failed) {
     SkipSeparators();
     if (AcceptPunct("}")) return true;
     const Token& t = Peek();
@@ -558,7 +564,7 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
   }
   if (!AcceptPunct("{")) return true;  // `add chain T C` without a body
   size_t chain_index = chain - table->chains.data();
-  while (!failed_) {
+  while (!sink_.failed) {
     SkipSeparators();
     if (AcceptPunct("}")) return true;
     if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
@@ -581,33 +587,43 @@ bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
     Next();
     return true;
   }
-  if (t.text == "policy") {
-    std::string p;
-    if (!ExpectWord(&p, "policy")) return false;
-    if (!chain.base) return Error(t.loc, "policy on a regular chain");
-    if (p == "accept") chain.base->policy = ir::VerdictCode::kAccept;
-    else if (p == "drop") chain.base->policy = ir::VerdictCode::kDrop;
-    else return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown policy '", p, "'"),
-                      ir::DidYouMean(p, {"accept", "drop"}));
-    return true;
+  if (t.text == "policy") return ParseChainPolicy(chain, t);
+  if (t.text == "devices" || t.text == "device") return ParseChainDevice(chain);
+  return ParseBaseChainSpec(chain, family);
+}
+
+// `policy accept|drop` of a base chain; `t` is the `policy` token.
+bool Parser::ParseChainPolicy(ir::Chain& chain, const Token& t) {
+  std::string p;
+  if (!ExpectWord(&p, "policy")) return false;
+  if (!chain.base) return Error(t.loc, "policy on a regular chain");
+  if (p == "accept") chain.base->policy = ir::VerdictCode::kAccept;
+  else if (p == "drop") chain.base->policy = ir::VerdictCode::kDrop;
+  else return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown policy '", p, "'"),
+                    ir::DidYouMean(p, {"accept", "drop"}));
+  return true;
+}
+
+// `device D`, `devices = { D }` on a line of its own.
+bool Parser::ParseChainDevice(ir::Chain& chain) {
+  if (!chain.base) chain.base.emplace();
+  AcceptPunct("=");
+  std::string dev;
+  if (AcceptPunct("{")) {
+    SkipNewlines();
+    if (!ExpectName(&dev, "device name")) return false;
+    SkipNewlines();
+    if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
+    if (!ExpectPunct("}")) return false;
+  } else if (!ExpectName(&dev, "device name")) {
+    return false;
   }
-  if (t.text == "devices" || t.text == "device") {
-    if (!chain.base) chain.base.emplace();
-    AcceptPunct("=");
-    std::string dev;
-    if (AcceptPunct("{")) {
-      SkipNewlines();
-      if (!ExpectName(&dev, "device name")) return false;
-      SkipNewlines();
-      if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
-      if (!ExpectPunct("}")) return false;
-    } else if (!ExpectName(&dev, "device name")) {
-      return false;
-    }
-    chain.base->device = dev;
-    return true;
-  }
-  // type T hook H [device D] priority P
+  chain.base->device = dev;
+  return true;
+}
+
+// `type T hook H [device D] priority P` (the `type` word already read).
+bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
   ir::BaseChain base;
   if (chain.base) base = *chain.base;
   if (!ExpectWord(&base.type, "chain type")) return false;
@@ -698,13 +714,13 @@ bool Parser::ParsePriority(int32_t* prio, ir::Family family) {
 
 bool Parser::SkipBlock() {
   int depth = 1;
-  while (!failed_ && depth > 0) {
+  while (!sink_.failed && depth > 0) {
     Token t = Next();
     if (t.kind == Tok::kEnd) return ErrorUnexpected("'}'");
     if (t.kind == Tok::kPunct && t.text == "{") ++depth;
     if (t.kind == Tok::kPunct && t.text == "}") --depth;
   }
-  return !failed_;
+  return !sink_.failed;
 }
 
 bool Parser::CheckJumpTargets(const ir::Ruleset& rs) {

@@ -1,24 +1,14 @@
-// nft sets and maps: declarations (`type`/`typeof`, flags, elements),
-// anonymous sets built from `{ ... }` in rules, and element encoding.
-//
-// Keys are laid out as the registers hold them after the loads of the
-// match: each concatenated field padded to 4 bytes, payload fields in network
-// order (bit fields shifted into place), meta/ct values in host order.
-// Interval elements are kept as inclusive [key, key_end] pairs; the printer
-// turns them into the kernel's start/end-flag form.
+// The grammar of nft set and map declarations: `type`/`typeof`, flags,
+// `elements = { ... }` and `add element`. The elements are lowered to IR
+// keys by the linearizer (set_elements.cc), as anonymous sets are.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "frontends/nft/lower_util.h"
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
 namespace {
-
-uint32_t Pad4(uint32_t n) { return (n + 3) / 4 * 4; }
-
-U128 LowBits(uint32_t bits) {
-  return bits >= 128 ? ~static_cast<U128>(0) : ((static_cast<U128>(1) << bits) - 1);
-}
 
 // A field standing for a `type NAME` key: its size and byte order only.
 Field TypeField(DType t) {
@@ -156,7 +146,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   SetType st;
   bool have_type = false;
   std::vector<Element> pending;
-  while (!failed_) {
+  while (!sink_.failed) {
     SkipSeparators();
     if (AcceptPunct("}")) break;
     const Token& t = Peek();
@@ -211,11 +201,11 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
                    ir::DidYouMean(w, kProps));
     }
   }
-  if (failed_) return false;
+  if (sink_.failed) return false;
   if (!have_type && existing == nullptr) return Error(loc, "set has no type");
   if (st.fields.size() > 1 && set.interval()) set.flags |= ir::kSetConcat;
-  if (!pending.empty() && !FillSet(set, st, pending)) return false;
-  if (!CheckOverlaps(set)) return false;
+  if (!pending.empty() && !lin_.FillSet(set, st, pending)) return false;
+  if (!lin_.CheckOverlaps(set)) return false;
   if (have_type) set_types_[SetKey(table, name)] = st;
   if (existing != nullptr) {
     *existing = std::move(set);
@@ -238,7 +228,7 @@ bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
     std::vector<Element> elems;
     if (!ParseSetElements(known->second, &elems)) return false;
     ir::Set updated = set;  // all or nothing
-    if (!FillSet(updated, known->second, elems) || !CheckOverlaps(updated)) return false;
+    if (!lin_.FillSet(updated, known->second, elems) || !lin_.CheckOverlaps(updated)) return false;
     set = std::move(updated);
     return true;
   }
@@ -267,170 +257,8 @@ bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
   std::vector<Element> elems;
   if (!ParseSetElements(st, &elems)) return false;
   ir::Set updated = set;  // all or nothing
-  if (!FillSet(updated, st, elems) || !CheckOverlaps(updated)) return false;
+  if (!lin_.FillSet(updated, st, elems) || !lin_.CheckOverlaps(updated)) return false;
   set = std::move(updated);
-  return true;
-}
-
-bool Parser::FillSet(ir::Set& set, const SetType& st,
-                     const std::vector<Element>& elems) {
-  bool concat = st.fields.size() > 1;
-  for (const Element& e : elems) {
-    ir::SetElement out;
-    out.loc = e.loc;
-    if (e.key.empty()) {  // catch-all `*`
-      if (e.verdict) out.verdict = e.verdict;
-      if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
-      set.elements.push_back(std::move(out));
-      continue;
-    }
-    // Elements parsed before a later `type` line changed the fields.
-    if (e.key.size() != st.fields.size()) {
-      return Error(e.loc, absl::StrCat("element has ", e.key.size(), " field(s), the set type ",
-                                       st.fields.size()));
-    }
-    ir::Bytes end;
-    bool ranged = false;
-    for (size_t i = 0; i < st.fields.size(); ++i) {
-      const Field& f = st.fields[i];
-      const Item& it = e.key[i];
-      uint32_t len = f.LoadLen();
-      ir::Bytes lo, hi;
-      switch (it.kind) {
-        case Item::Kind::kValue:
-          lo = hi = Encode(f, it.lo, len);
-          break;
-        case Item::Kind::kRange:
-          if (it.outside) {
-            return Error(it.loc, "unsupported range across midnight UTC in a set");
-          }
-          lo = EncodeNum(f, it.lo.num, len);
-          hi = EncodeNum(f, it.hi, len);
-          ranged = true;
-          break;
-        case Item::Kind::kPrefix: {
-          U128 m = LowBits(f.len_bits) & ~LowBits(f.len_bits - it.prefix);
-          lo = EncodeNum(f, it.lo.num & m, len);
-          hi = EncodeNum(f, (it.lo.num & m) | (LowBits(f.len_bits) & ~m), len);
-          ranged = true;
-          break;
-        }
-      }
-      // Interval keys of host-order values are stored big-endian (the rule
-      // byte-swaps the register first).
-      if (f.host_order && len > 1 && set.interval()) {
-        std::reverse(lo.begin(), lo.end());
-        std::reverse(hi.begin(), hi.end());
-      }
-      if (concat) {
-        lo.resize(Pad4(len), 0);
-        hi.resize(Pad4(len), 0);
-      }
-      out.key.insert(out.key.end(), lo.begin(), lo.end());
-      end.insert(end.end(), hi.begin(), hi.end());
-    }
-    if (ranged && !set.interval()) {
-      return Error(e.loc, absl::StrCat("set '", set.name, "' needs 'flags interval' for ranges"));
-    }
-    if (set.interval()) out.key_end = end;
-    if (e.verdict) out.verdict = e.verdict;
-    if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
-    set.elements.push_back(std::move(out));
-  }
-  return true;
-}
-
-// Interval elements must not overlap (nft rejects `{ 1-5, 3-7 }`).
-bool Parser::CheckOverlaps(const ir::Set& set) {
-  if (!set.interval()) return true;
-  std::vector<const ir::SetElement*> v;
-  for (const ir::SetElement& e : set.elements) v.push_back(&e);
-  std::sort(v.begin(), v.end(), [](const ir::SetElement* a, const ir::SetElement* b) {
-    return std::lexicographical_compare(a->key.begin(), a->key.end(), b->key.begin(), b->key.end());
-  });
-  for (size_t i = 1; i < v.size(); ++i) {
-    const ir::Bytes& prev_end = v[i - 1]->key_end ? *v[i - 1]->key_end : v[i - 1]->key;
-    if (set.field_lens.empty() &&
-        !std::lexicographical_compare(prev_end.begin(), prev_end.end(), v[i]->key.begin(),
-                                      v[i]->key.end())) {
-      if (v[i - 1]->key == v[i]->key && v[i - 1]->key_end == v[i]->key_end) continue;
-      return Error(v[i]->loc, absl::StrCat("interval overlaps another element of set '",
-                                           set.name, "'"));
-    }
-  }
-  return true;
-}
-
-namespace {
-// a + 1 == b, as big-endian byte strings of equal length.
-bool IsSuccessor(const ir::Bytes& a, const ir::Bytes& b) {
-  if (a.size() != b.size()) return false;
-  ir::Bytes next = a;
-  for (size_t i = next.size(); i-- > 0;) {
-    if (++next[i] != 0) break;
-  }
-  return next == b;
-}
-}  // namespace
-
-// nft merges touching intervals of anonymous sets: {33-55, 56-88} → 33-88.
-void Parser::MergeAdjacent(ir::Set& set) {
-  std::vector<ir::SetElement>& v = set.elements;
-  std::sort(v.begin(), v.end(), [](const ir::SetElement& a, const ir::SetElement& b) {
-    return std::lexicographical_compare(a.key.begin(), a.key.end(), b.key.begin(), b.key.end());
-  });
-  std::vector<ir::SetElement> out;
-  for (ir::SetElement& e : v) {
-    if (!out.empty() && out.back().key_end && e.key_end && !e.key.empty() &&
-        IsSuccessor(*out.back().key_end, e.key)) {
-      out.back().key_end = e.key_end;
-      continue;
-    }
-    out.push_back(std::move(e));
-  }
-  v = std::move(out);
-}
-
-// "__set<N>" not used yet in the table (rules may be added to a table that
-// already holds anonymous sets from another parse).
-std::string Parser::FreshAnonName(std::string_view prefix) {
-  while (true) {
-    std::string name = absl::StrCat(std::string(prefix), anon_counter_++);
-    bool used = table_->FindSet(name) != nullptr;
-    for (const ir::Set& p : pending_sets_) used |= p.name == name;
-    if (!used) return name;
-  }
-}
-
-bool Parser::AddAnonSet(ir::Rule& rule, const SetType& st,
-                        const std::vector<Element>& elems, ir::SourceLoc loc,
-                        std::string* name) {
-  ir::Set set;
-  set.name = FreshAnonName(st.is_map ? "__map" : "__set");
-  set.loc = loc;
-  set.flags = ir::kSetAnonymous | ir::kSetConstant;
-  bool ranged = false;
-  for (const Element& e : elems) {
-    for (const Item& it : e.key) ranged |= it.kind != Item::Kind::kValue;
-  }
-  if (ranged) set.flags |= ir::kSetInterval;
-  if (ranged && st.fields.size() > 1) set.flags |= ir::kSetConcat;
-  for (const Field& f : st.fields) {
-    set.field_lens.push_back(f.LoadLen());
-    set.key_len += st.fields.size() > 1 ? Pad4(f.LoadLen()) : f.LoadLen();
-  }
-  if (st.fields.size() == 1) set.field_lens.clear();
-  if (st.is_map) {
-    set.flags |= ir::kSetMap;
-    set.verdict_map = st.verdict_map;
-    set.data_len = st.verdict_map ? 0 : st.data.LoadLen();
-  }
-  if (!FillSet(set, st, elems)) return false;
-  if (!CheckOverlaps(set)) return false;
-  if (set.interval() && !st.is_map && st.fields.size() == 1) MergeAdjacent(set);
-  *name = set.name;
-  pending_sets_.push_back(std::move(set));
-  (void)rule;
   return true;
 }
 

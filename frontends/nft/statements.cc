@@ -1,16 +1,12 @@
-// The nft statements that end a packet's walk through the ruleset or keep
-// state outside the registers: queue, quota, and the NAT statements (snat,
-// dnat, masquerade, redirect). Lowered as nft's netlink_linearize does:
+// The grammar of the statements that end a packet's walk through the
+// ruleset or keep state outside the registers: quota and queue (into
+// ast::Quota, ast::Queue) and the NAT statements snat, dnat, masquerade,
+// redirect (into ast::Nat, lowered in lower_nat.cc):
 //
-//   queue num 4-5 fanout        → [ queue num 4-5 fanout ]
-//   quota over 2 kbytes         → [ quota bytes 2048 consumed 0 flags 1 ]
-//   dnat to 1.2.3.4-1.2.3.9:80  → [ immediate reg 1 ADDR ] [ immediate reg 2 ADDR ]
-//                                 [ immediate reg 3 PORT ]
-//                                 [ nat dnat ip addr_min reg 1 addr_max reg 2
-//                                   proto_min reg 3 flags 0x2 ]
-//   masquerade random           → [ masq flags 0x4 ]
+//   queue num 4-5 fanout        quota over 2 kbytes used 1 kbytes
+//   dnat to 1.2.3.4-1.2.3.9:80  snat ip to 10.0.0.0/24  dnat ip to tcp dport map { ... }
+//   masquerade to :1024-2048 random,persistent          redirect to :8080
 //
-// Values go to consecutive 128-bit registers from reg 1, addresses first.
 // NAT statements are terminal (nothing but a comment may follow), and ports
 // need a transport protocol the rule already matched.
 #include <algorithm>
@@ -39,28 +35,10 @@ uint32_t NatFlagBit(std::string_view w) {
   return 0;
 }
 
-// Did the rule match a transport protocol (a port needs one)?
-bool HasL4Match(const ir::Rule& rule, const ProtoCtx& ctx) {
-  if (ctx.l4 >= 0) return true;
-  for (const ir::Node& n : rule.exprs) {
-    if (const auto* m = std::get_if<ir::MetaLoad>(&n.expr)) {
-      if (m->key == ir::MetaKey::kL4Proto) return true;
-    }
-    if (const auto* p = std::get_if<ir::PayloadLoad>(&n.expr)) {
-      // ip protocol / ip6 nexthdr
-      if (p->base == ir::PayloadBase::kNetwork && p->len == 1 &&
-          (p->offset == 9 || p->offset == 6)) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 // quota [over|until] N UNIT [used N UNIT]
-bool Parser::ParseQuota(ir::Rule& rule) {
+bool Parser::ParseQuota(ast::Statement* out) {
   ir::SourceLoc loc = Next().loc;
   if (AtWord("name")) return Error(Peek().loc, "unsupported named quota");
   ir::Quota q;
@@ -87,12 +65,12 @@ bool Parser::ParseQuota(ir::Rule& rule) {
   };
   if (!amount(&q.bytes)) return false;
   if (AcceptWord("used") && !amount(&q.consumed)) return false;
-  Emit(rule, q, loc);
+  *out = ast::Quota{q, loc};
   return true;
 }
 
 // queue [num N[-M]] [fanout] [bypass]  /  queue [flags F,..] [to N[-M]]
-bool Parser::ParseQueue(ir::Rule& rule) {
+bool Parser::ParseQueue(ast::Statement* out) {
   ir::SourceLoc loc = Next().loc;
   ir::Queue q;
   auto flag = [&](std::string_view w) -> bool {
@@ -130,7 +108,7 @@ bool Parser::ParseQueue(ir::Rule& rule) {
     q.total = static_cast<uint16_t>(*hi - *lo + 1);
   }
   while (Peek().kind == Tok::kWord && flag(Peek().text)) Next();
-  Emit(rule, q, loc);
+  *out = ast::Queue{q, loc};
   return true;
 }
 
@@ -150,190 +128,201 @@ bool Parser::ParseNatAddress(std::string_view word, int family, ir::SourceLoc lo
 
 // `snat|dnat [ip|ip6] to ADDR[-ADDR|/LEN][:PORT[-PORT]] [FLAGS]`,
 // `masquerade [to :PORT[-PORT]] [FLAGS]`, `redirect [to [:]PORT[-PORT]] [FLAGS]`.
+// The statement is lowered before the check that nothing follows it.
 bool Parser::ParseNat(ir::Rule& rule) {
-  ir::SourceLoc loc = Peek().loc;
-  std::string w = Next().text;
-  ir::Nat nat;
-  nat.kind = w == "snat" ? ir::NatKind::kSnat
-             : w == "dnat" ? ir::NatKind::kDnat
-             : w == "masquerade" ? ir::NatKind::kMasq
-                                 : ir::NatKind::kRedir;
-  const bool addresses = nat.kind == ir::NatKind::kSnat || nat.kind == ir::NatKind::kDnat;
-  // nft: NAT statements are terminal.
-  auto terminal = [&]() -> bool {
-    if (AtStmtEnd() || AtWord("comment")) return true;
-    return Error(Peek().loc, absl::StrCat(w, " is a terminal statement: nothing may follow it"));
-  };
+  ast::Nat s;
+  s.loc = Peek().loc;
+  const std::string w = Next().text;
+  s.nat.kind = w == "snat" ? ir::NatKind::kSnat
+               : w == "dnat" ? ir::NatKind::kDnat
+               : w == "masquerade" ? ir::NatKind::kMasq
+                                   : ir::NatKind::kRedir;
+  const bool addresses = s.nat.kind == ir::NatKind::kSnat || s.nat.kind == ir::NatKind::kDnat;
   int family = 0;  // 4 or 6 for snat/dnat
-  if (addresses) {
-    if (AcceptWord("ip")) family = 4;
-    else if (AcceptWord("ip6")) family = 6;
-    if (AtWord("prefix")) return Error(Peek().loc, "unsupported nat prefix mapping");
-    if (table_->family == ir::Family::kIp) family = family == 6 ? -1 : 4;
-    else if (table_->family == ir::Family::kIp6) family = family == 4 ? -1 : 6;
-    else if (family == 0) family = ctx_.net;
-    if (family < 0 || (family != 0 && ctx_.net != 0 && ctx_.net != family)) {
-      return Error(loc, "the nat address family conflicts with the table or rule");
-    }
-    // Without addresses (`dnat to :80`) an inet table's nat says inet.
-    nat.family = family == 6 ? ir::Family::kIp6 : family == 4 ? ir::Family::kIp : table_->family;
+  if (addresses && !ParseNatFamily(&s, &family)) return false;
+  if (AcceptWord("to") && !ParseNatTarget(rule, w, family, &s)) return false;
+  if (!s.map && !ParseNatFlags(&s.nat.flags)) return false;
+  if (!lin_.Lower(rule, s)) return false;
+  // nft: NAT statements are terminal.
+  if (AtStmtEnd() || AtWord("comment")) return true;
+  return Error(Peek().loc, absl::StrCat(w, " is a terminal statement: nothing may follow it"));
+}
+
+// `[ip|ip6]`: the address family of snat/dnat, from the table, the word,
+// or the rule's network protocol (which decides how `to ADDR:PORT` splits).
+bool Parser::ParseNatFamily(ast::Nat* s, int* family) {
+  if (AcceptWord("ip")) *family = 4;
+  else if (AcceptWord("ip6")) *family = 6;
+  if (AtWord("prefix")) return Error(Peek().loc, "unsupported nat prefix mapping");
+  const int net = lin_.ctx().net;
+  if (table_->family == ir::Family::kIp) *family = *family == 6 ? -1 : 4;
+  else if (table_->family == ir::Family::kIp6) *family = *family == 4 ? -1 : 6;
+  else if (*family == 0) *family = net;
+  if (*family < 0 || (*family != 0 && net != 0 && net != *family)) {
+    return Error(s->loc, "the nat address family conflicts with the table or rule");
   }
-  std::vector<ir::Bytes> addrs;  // 0, 1 or 2 (min, max)
-  std::vector<ir::Bytes> ports;
-  if (AcceptWord("to")) {
-    ir::SourceLoc vloc = Peek().loc;
-    std::string addr_text, port_text;
-    if (addresses && AcceptPunct("[")) {
-      // [v6] or [v6]-[v6], then an optional :PORT word.
-      std::string a;
-      if (!ExpectWord(&a, "IPv6 address") || !ExpectPunct("]")) return false;
-      addr_text = a;
-      if (AtWord("-")) {
-        Next();
-        std::string b;
-        if (!ExpectPunct("[") || !ExpectWord(&b, "IPv6 address") || !ExpectPunct("]")) {
-          return false;
-        }
-        addr_text += "-" + b;
-      }
-      if (Peek().kind == Tok::kWord && !Peek().space_before && Peek().text[0] == ':') {
-        port_text = Next().text.substr(1);
-      } else if (Peek().kind == Tok::kWord && !Peek().space_before && Peek().text[0] == '/') {
-        addr_text += Next().text;
-      }
+  // Without addresses (`dnat to :80`) an inet table's nat says inet.
+  s->nat.family = *family == 6   ? ir::Family::kIp6
+                  : *family == 4 ? ir::Family::kIp
+                                 : table_->family;
+  return true;
+}
+
+// `to [v6]-[v6]:PORT`, `to ADDR-ADDR:PORT-PORT`, `to ADDR/LEN`, `to :PORT`,
+// `to KEY map { ... }` (the address from a map).
+bool Parser::ParseNatTarget(ir::Rule& rule, const std::string& w, int family, ast::Nat* s) {
+  const bool addresses = s->nat.kind == ir::NatKind::kSnat || s->nat.kind == ir::NatKind::kDnat;
+  const ir::SourceLoc vloc = Peek().loc;
+  std::string addr_text, port_text;
+  if (addresses && AcceptPunct("[")) {
+    if (!ParseBracketedNatAddress(&addr_text, &port_text)) return false;
+  } else {
+    const Token& a = Peek();
+    const bool key_field = a.kind == Tok::kWord &&
+                           (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
+                            IsUnqualifiedMeta(a.text));
+    if (addresses && key_field && family != 0) return ParseNatMap(w, family, vloc, s);
+    if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
+        a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
+      return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
+                                      "and ports)"));
+    }
+    std::string word = Next().text;
+    if (!addresses) {
+      port_text = word[0] == ':' ? word.substr(1) : word;
+    } else if (word[0] == ':') {
+      port_text = word.substr(1);
+    } else if (family == 4) {
+      size_t colon = word.find(':');
+      addr_text = word.substr(0, colon);
+      if (colon != std::string::npos) port_text = word.substr(colon + 1);
     } else {
-      const Token& a = Peek();
-      const bool key_field = a.kind == Tok::kWord &&
-                             (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
-                              IsUnqualifiedMeta(a.text));
-      if (addresses && key_field && family != 0) {
-        // `dnat ip to KEY map { k : ADDR, ... }`: the lookup puts the
-        // address in reg 1.
-        Lhs key;
-        if (!ParseLhs(&key)) return false;
-        if (!AtWord("map")) return Error(vloc, absl::StrCat("unsupported ", w, " target expression"));
-        // Data `ADDR . PORT` fills several registers: not supported yet.
-        bool data = false;
-        for (size_t i = 1; i < 4096; ++i) {
-          const Token& d = PeekAt(i);
-          if (d.kind == Tok::kEnd || (d.kind == Tok::kPunct && d.text == "}")) break;
-          if (d.kind == Tok::kPunct && d.text == ",") data = false;
-          if (d.kind == Tok::kWord && (d.text == ":" || d.text.back() == ':')) data = true;
-          if (data && d.kind == Tok::kWord && d.text == ".") {
-            return Error(d.loc, absl::StrCat("unsupported concatenated ", w, " map data"));
-          }
-        }
-        Field addr;
-        addr.type = family == 6 ? DType::kIpv6 : DType::kIpv4;
-        addr.len_bits = family == 6 ? 128 : 32;
-        addr.loc = vloc;
-        if (!ParseMapStmtSource(rule, key, addr)) return false;
-        nat.addr_min = 1;
-        Emit(rule, nat, loc);
-        return terminal();
-      }
-      if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
-          a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
-        return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
-                                        "and ports)"));
-      }
-      std::string word = Next().text;
-      if (!addresses) {
-        port_text = word[0] == ':' ? word.substr(1) : word;
-      } else if (word[0] == ':') {
-        port_text = word.substr(1);
-      } else if (family == 4) {
-        size_t colon = word.find(':');
-        addr_text = word.substr(0, colon);
-        if (colon != std::string::npos) port_text = word.substr(colon + 1);
-      } else {
-        addr_text = word;
-      }
+      addr_text = word;
     }
-    if (!addr_text.empty() && family == 0) {
-      return Error(loc, absl::StrCat(w, " in an ", ir::FamilyName(table_->family),
-                                     " table needs an address family: ", w, " ip to ... or ",
-                                     w, " ip6 to ..."));
-    }
-    if (!addr_text.empty()) {
-      ir::Bytes lo, hi;
-      size_t slash = addr_text.find('/');
-      std::vector<std::string> range;
-      if (slash != std::string::npos) {
-        std::optional<U128> len = ParseNumber(addr_text.substr(slash + 1));
-        const uint32_t bits = family == 6 ? 128 : 32;
-        if (!len || *len > bits) return Error(vloc, "bad prefix length");
-        if (!ParseNatAddress(addr_text.substr(0, slash), family, vloc, &lo)) return false;
-        hi = lo;
-        for (uint32_t b = static_cast<uint32_t>(*len); b < bits; ++b) {
-          lo[b / 8] &= static_cast<uint8_t>(~(0x80 >> (b % 8)));
-          hi[b / 8] |= static_cast<uint8_t>(0x80 >> (b % 8));
-        }
-        addrs = {lo, hi};
-      } else {
-        // Split at the '-' whose sides are both addresses.
-        bool ok = false;
-        for (size_t i = 1; i + 1 < addr_text.size() && !ok; ++i) {
-          if (addr_text[i] != '-') continue;
-          DType t = family == 6 ? DType::kIpv6 : DType::kIpv4;
-          uint32_t bits = family == 6 ? 128 : 32;
-          auto a = ParseValue(t, addr_text.substr(0, i), bits);
-          auto b = ParseValue(t, addr_text.substr(i + 1), bits);
-          if (a && b) {
-            addrs = {EncodeNumber(a->num, bits / 8, false), EncodeNumber(b->num, bits / 8, false)};
-            ok = true;
-          }
-        }
-        if (!ok) {
-          if (!ParseNatAddress(addr_text, family, vloc, &lo)) return false;
-          addrs = {lo};
-        }
-      }
-    }
-    if (!port_text.empty()) {
-      std::vector<std::string> parts = absl::StrSplit(port_text, '-');
-      if (parts.size() > 2) return Error(vloc, "bad port range");
-      for (const std::string& p : parts) {
-        std::optional<Value> v = ParseValue(DType::kInetService, p, 16);
-        if (!v) return Error(vloc, absl::StrCat("'", p, "' is not a port"));
-        ports.push_back(EncodeNumber(v->num, 2, false));
-      }
-      if (ports.size() == 2 && ports[0] == ports[1]) ports.pop_back();
-      if (!HasL4Match(rule, ctx_)) {
-        return Error(vloc, absl::StrCat(w, " to a port needs a transport protocol: match ",
-                                        "one first (tcp dport, meta l4proto)"));
-      }
-    }
-    if (addrs.empty() && ports.empty()) {
-      return Error(vloc, absl::StrCat("unsupported ", w, " target"));
-    }
-    if (addrs.size() == 2 && addrs[0] == addrs[1]) addrs.pop_back();
   }
-  // Flags: random, persistent, fully-random, comma separated.
+  if (!addr_text.empty() && family == 0) {
+    return Error(s->loc, absl::StrCat(w, " in an ", ir::FamilyName(table_->family),
+                                      " table needs an address family: ", w, " ip to ... or ",
+                                      w, " ip6 to ..."));
+  }
+  if (!addr_text.empty() && !ParseNatAddresses(addr_text, family, vloc, &s->addrs)) return false;
+  if (!port_text.empty() && !ParseNatPorts(rule, w, port_text, vloc, &s->ports)) return false;
+  if (s->addrs.empty() && s->ports.empty()) {
+    return Error(vloc, absl::StrCat("unsupported ", w, " target"));
+  }
+  if (s->addrs.size() == 2 && s->addrs[0] == s->addrs[1]) s->addrs.pop_back();
+  return true;
+}
+
+// `[v6]` or `[v6]-[v6]`, then an optional `:PORT` or `/LEN` word.
+bool Parser::ParseBracketedNatAddress(std::string* addr_text, std::string* port_text) {
+  std::string a;
+  if (!ExpectWord(&a, "IPv6 address") || !ExpectPunct("]")) return false;
+  *addr_text = a;
+  if (AtWord("-")) {
+    Next();
+    std::string b;
+    if (!ExpectPunct("[") || !ExpectWord(&b, "IPv6 address") || !ExpectPunct("]")) {
+      return false;
+    }
+    *addr_text += "-" + b;
+  }
+  if (Peek().kind == Tok::kWord && !Peek().space_before && Peek().text[0] == ':') {
+    *port_text = Next().text.substr(1);
+  } else if (Peek().kind == Tok::kWord && !Peek().space_before && Peek().text[0] == '/') {
+    *addr_text += Next().text;
+  }
+  return true;
+}
+
+// `dnat ip to KEY map { k : ADDR, ... }`: the lookup puts the address in
+// reg 1. Data `ADDR . PORT` fills several registers: not supported yet.
+bool Parser::ParseNatMap(const std::string& w, int family, ir::SourceLoc vloc, ast::Nat* s) {
+  Lhs key;
+  if (!ParseLhs(&key)) return false;
+  if (!AtWord("map")) return Error(vloc, absl::StrCat("unsupported ", w, " target expression"));
+  bool data = false;
+  for (size_t i = 1; i < 4096; ++i) {
+    const Token& d = PeekAt(i);
+    if (d.kind == Tok::kEnd || (d.kind == Tok::kPunct && d.text == "}")) break;
+    if (d.kind == Tok::kPunct && d.text == ",") data = false;
+    if (d.kind == Tok::kWord && (d.text == ":" || d.text.back() == ':')) data = true;
+    if (data && d.kind == Tok::kWord && d.text == ".") {
+      return Error(d.loc, absl::StrCat("unsupported concatenated ", w, " map data"));
+    }
+  }
+  Field addr;
+  addr.type = family == 6 ? DType::kIpv6 : DType::kIpv4;
+  addr.len_bits = family == 6 ? 128 : 32;
+  addr.loc = vloc;
+  s->map.emplace();
+  return ParseMapLookup(key, addr, &*s->map);
+}
+
+// `ADDR`, `ADDR-ADDR` (split at the '-' whose sides are both addresses),
+// `ADDR/LEN` (the range it covers).
+bool Parser::ParseNatAddresses(const std::string& addr_text, int family, ir::SourceLoc vloc,
+                               std::vector<ir::Bytes>* addrs) {
+  const DType t = family == 6 ? DType::kIpv6 : DType::kIpv4;
+  const uint32_t bits = family == 6 ? 128 : 32;
+  ir::Bytes lo, hi;
+  size_t slash = addr_text.find('/');
+  if (slash != std::string::npos) {
+    std::optional<U128> len = ParseNumber(addr_text.substr(slash + 1));
+    if (!len || *len > bits) return Error(vloc, "bad prefix length");
+    if (!ParseNatAddress(addr_text.substr(0, slash), family, vloc, &lo)) return false;
+    hi = lo;
+    for (uint32_t b = static_cast<uint32_t>(*len); b < bits; ++b) {
+      lo[b / 8] &= static_cast<uint8_t>(~(0x80 >> (b % 8)));
+      hi[b / 8] |= static_cast<uint8_t>(0x80 >> (b % 8));
+    }
+    *addrs = {lo, hi};
+    return true;
+  }
+  for (size_t i = 1; i + 1 < addr_text.size(); ++i) {
+    if (addr_text[i] != '-') continue;
+    auto a = ParseValue(t, addr_text.substr(0, i), bits);
+    auto b = ParseValue(t, addr_text.substr(i + 1), bits);
+    if (a && b) {
+      *addrs = {EncodeNumber(a->num, bits / 8, false), EncodeNumber(b->num, bits / 8, false)};
+      return true;
+    }
+  }
+  if (!ParseNatAddress(addr_text, family, vloc, &lo)) return false;
+  *addrs = {lo};
+  return true;
+}
+
+// `PORT` or `PORT-PORT`. A port needs a transport protocol the rule has
+// matched before (asked of the linearizer, as nft's evaluate does here).
+bool Parser::ParseNatPorts(const ir::Rule& rule, const std::string& w,
+                           const std::string& port_text, ir::SourceLoc vloc,
+                           std::vector<ir::Bytes>* ports) {
+  std::vector<std::string> parts = absl::StrSplit(port_text, '-');
+  if (parts.size() > 2) return Error(vloc, "bad port range");
+  for (const std::string& p : parts) {
+    std::optional<Value> v = ParseValue(DType::kInetService, p, 16);
+    if (!v) return Error(vloc, absl::StrCat("'", p, "' is not a port"));
+    ports->push_back(EncodeNumber(v->num, 2, false));
+  }
+  if (ports->size() == 2 && (*ports)[0] == (*ports)[1]) ports->pop_back();
+  if (!lin_.HasTransportMatch(rule)) {
+    return Error(vloc, absl::StrCat(w, " to a port needs a transport protocol: match ",
+                                    "one first (tcp dport, meta l4proto)"));
+  }
+  return true;
+}
+
+// Flags: random, persistent, fully-random, comma separated.
+bool Parser::ParseNatFlags(uint32_t* flags) {
   while (Peek().kind == Tok::kWord && NatFlagBit(Peek().text) != 0) {
-    nat.flags |= NatFlagBit(Next().text);
+    *flags |= NatFlagBit(Next().text);
     if (!AcceptPunct(",")) break;
     if (Peek().kind != Tok::kWord || NatFlagBit(Peek().text) == 0) {
       return ErrorUnexpected("nat flag (random, persistent, fully-random)");
     }
   }
-  ir::Reg reg = 1;
-  auto load = [&](const ir::Bytes& data) {
-    ir::Immediate imm;
-    imm.dreg = reg;
-    imm.data = data;
-    Emit(rule, imm, loc);
-    return reg++;
-  };
-  if (!addrs.empty()) nat.addr_min = load(addrs[0]);
-  if (addrs.size() > 1) nat.addr_max = load(addrs[1]);
-  if (!ports.empty()) {
-    nat.proto_min = load(ports[0]);
-    nat.flags |= ir::kNatProtoSpecified;
-  }
-  if (ports.size() > 1) nat.proto_max = load(ports[1]);
-  Emit(rule, nat, loc);
-  return terminal();
+  return true;
 }
 
 }  // namespace rulejit::frontends::nft

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "frontends/nft/linearize.h"
+#include "frontends/nft/lower_util.h"
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
@@ -98,7 +100,7 @@ bool Parser::ParseValuePrimary(const Field& target, ValueExpr* out) {
 // Precedence climbing from `min_prec`.
 bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
   if (!ParseValuePrimary(target, out)) return false;
-  while (!failed_) {
+  while (!sink_.failed) {
     char op = BinopAt(Peek());
     if (op == 0 || Precedence(op) < min_prec) break;
     ir::SourceLoc oloc = Next().loc;
@@ -130,13 +132,13 @@ bool Parser::ParseValueExpr(const Field& target, int min_prec, ValueExpr* out) {
     }
     out->ops.push_back({op, rhs.constant, nullptr});
   }
-  return !failed_;
+  return !sink_.failed;
 }
 
 // Loads the source field into reg 1 as a 32-bit host-order value: a field
 // of the target's size as it is, a narrower header field (ip dscp, ip6
 // dscp) isolated and shifted down.
-bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg) {
+bool Linearizer::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::Reg reg) {
   if (!EmitDeps(rule, f)) return false;
   const uint32_t flen = f.LoadLen();
   if (flen == len && !f.NeedsMask()) {
@@ -162,7 +164,7 @@ bool Parser::EmitValueSource(ir::Rule& rule, const Field& f, uint32_t len, ir::R
 // After a bitfield's load and mask, its value: as nft evaluates a bitfield
 // it cannot fold into constants (statement arguments, named set keys),
 // a 2-byte load to host order, then shifted down.
-void Parser::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
+void Linearizer::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
   if (f.LoadLen() == 2) {
     ir::Byteorder bo;
     bo.op = ir::ByteorderOp::kNtoh;
@@ -180,7 +182,7 @@ void Parser::EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, 
   }
 }
 
-bool Parser::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
+bool Linearizer::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
   if (v.has_source && !EmitDeps(rule, v.source)) return false;
   for (const ValueExpr::Step& step : v.ops) {
     if (step.operand != nullptr && !EmitValueDeps(rule, *step.operand)) return false;
@@ -190,8 +192,8 @@ bool Parser::EmitValueDeps(ir::Rule& rule, const ValueExpr& v) {
 
 // Emits `v` into `reg` (len bytes, host order); register operands go to
 // the registers after it.
-bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v, ir::Reg reg,
-                           ir::SourceLoc loc) {
+bool Linearizer::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr& v,
+                               ir::Reg reg, ir::SourceLoc loc) {
   const uint32_t len = target.LoadLen();
   if (!v.has_source) {
     ir::Immediate imm;
@@ -205,58 +207,88 @@ bool Parser::EmitValueExpr(ir::Rule& rule, const Field& target, const ValueExpr&
   // value once its computation starts.
   if (reg == 1 && !EmitValueDeps(rule, v)) return false;
   if (!EmitValueSource(rule, v.source, len, reg)) return false;
-  // A full-size network-order field keeps its byte order: its constants
-  // are encoded as the field's, and shifts (host-order words) are refused.
+  return EmitValueSteps(rule, target, v, reg, loc);
+}
+
+// The operations after the source field, in order: adjacent `& | ^`
+// constants merge into one bitwise (as nft does), a register operand is
+// computed in reg + 1 and combined, a shift is its own bitwise. A
+// full-size network-order field keeps its byte order: its constants are
+// encoded as the field's, and shifts (host-order words) are refused.
+bool Linearizer::EmitValueSteps(ir::Rule& rule, const Field& target, const ValueExpr& v,
+                                ir::Reg reg, ir::SourceLoc loc) {
+  const uint32_t len = target.LoadLen();
   const Field& f = v.source;
   const bool network = !f.host_order && f.LoadLen() == len && !f.NeedsMask();
-  const U128 all = 0xffffffffu;
-  U128 mask = all, xr = 0;
-  bool pending = false;
-  auto flush = [&] {
-    if (!pending) return;
+  ConstantMask pending;
+  for (const ValueExpr::Step& step : v.ops) {
+    if (step.operand == nullptr && pending.Add(step.op, step.constant)) continue;
+    if (step.operand == nullptr && network) {
+      return Error(loc, "unsupported shift of a network-order value");
+    }
+    EmitConstantMask(rule, f, reg, len, network, loc, &pending);
     ir::Bitwise b;
     b.sreg = b.dreg = reg;
     b.len = len;
-    b.mask = network ? EncodeNum(f, mask, len) : EncodeNumber(mask, len, true);
-    b.xor_ = network ? EncodeNum(f, xr, len) : EncodeNumber(xr, len, true);
-    Emit(rule, b, loc);
-    mask = all;
-    xr = 0;
-    pending = false;
-  };
-  for (const ValueExpr::Step& step : v.ops) {
-    const char op = step.op;
-    const U128 c = step.constant;
     if (step.operand != nullptr) {
-      flush();
       if (!EmitValueExpr(rule, target, *step.operand, reg + 1, loc)) return false;
-      ir::Bitwise b;
-      b.op = op == '&' ? ir::BitwiseOp::kAndReg
-             : op == '|' ? ir::BitwiseOp::kOrReg
-                         : ir::BitwiseOp::kXorReg;
-      b.sreg = b.dreg = reg;
+      b.op = step.op == '&' ? ir::BitwiseOp::kAndReg
+             : step.op == '|' ? ir::BitwiseOp::kOrReg
+                              : ir::BitwiseOp::kXorReg;
       b.sreg2 = reg + 1;
-      b.len = len;
-      Emit(rule, b, loc);
-      continue;
+    } else {
+      b.op = step.op == 'l' ? ir::BitwiseOp::kLshift : ir::BitwiseOp::kRshift;
+      b.shift = static_cast<uint32_t>(step.constant);
     }
-    switch (op) {
-      case '&': mask &= c; xr &= c; pending = true; break;
-      case '|': mask &= ~c & all; xr = (xr & ~c) | c; pending = true; break;
-      case '^': xr ^= c; pending = true; break;
-      default: {
-        if (network) return Error(loc, "unsupported shift of a network-order value");
-        flush();
-        ir::Bitwise b;
-        b.op = op == 'l' ? ir::BitwiseOp::kLshift : ir::BitwiseOp::kRshift;
-        b.sreg = b.dreg = reg;
-        b.len = len;
-        b.shift = static_cast<uint32_t>(c);
-        Emit(rule, b, loc);
-      }
-    }
+    Emit(rule, b, loc);
   }
-  flush();
+  EmitConstantMask(rule, f, reg, len, network, loc, &pending);
+  return true;
+}
+
+// [ bitwise reg = (reg & mask) ^ xor ] for the constants gathered so far.
+void Linearizer::EmitConstantMask(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len,
+                                  bool network, ir::SourceLoc loc, ConstantMask* m) {
+  if (!m->pending) return;
+  ir::Bitwise b;
+  b.sreg = b.dreg = reg;
+  b.len = len;
+  b.mask = network ? EncodeNum(f, m->mask, len) : EncodeNumber(m->mask, len, true);
+  b.xor_ = network ? EncodeNum(f, m->xr, len) : EncodeNumber(m->xr, len, true);
+  Emit(rule, b, loc);
+  *m = ConstantMask{};
+}
+
+// A one-byte header field as the value of a wider key (`meta mark set ip
+// dscp | 4`): load, isolate and shift the bits down, then apply the binop
+// on the register as a host-order word (one byte reads the same either way).
+bool Linearizer::EmitNarrowSource(ir::Rule& rule, const Lhs& src, uint32_t len) {
+  if (!EmitValueSource(rule, src.fields[0], len)) return false;
+  if (src.has_binop) {
+    U128 all = BitsMask(len * 8);
+    ir::Bitwise b;
+    b.len = len;
+    b.mask = EncodeNumber(src.and_mask & all, len, true);
+    b.xor_ = EncodeNumber(src.xor_val & all, len, true);
+    Emit(rule, b, src.loc);
+  }
+  return true;
+}
+
+// [ meta set KEY with reg 1 ] / [ ct set KEY with reg 1 ]
+bool Linearizer::EmitSetTarget(ir::Rule& rule, const Field& target, bool is_ct) {
+  if (is_ct) {
+    ir::CtSet s;
+    s.key = target.ct;
+    s.sreg = 1;
+    s.dir = target.dir;
+    Emit(rule, s, target.loc);
+  } else {
+    ir::MetaSet s;
+    s.key = target.meta;
+    s.sreg = 1;
+    Emit(rule, s, target.loc);
+  }
   return true;
 }
 

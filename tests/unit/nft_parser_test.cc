@@ -120,6 +120,24 @@ TEST(NftParserErrors, JumpToUnknownChain) {
               "unknown chain 'nowhere'");
 }
 
+// A rule is lowered statement by statement as it is parsed: an error in
+// lowering one statement comes before a syntax error in the next.
+TEST(NftParserErrors, LoweringErrorBeforeLaterSyntaxError) {
+  ExpectError("table ip t {\n chain c {\n  tcp dport 22 udp dport 53 acept\n }\n}\n", 3, 16,
+              "conflicting transport protocols");
+  ExpectError("table ip t {\n chain c {\n  ip saddr { 10.0.0.0/8, 10.1.0.0/16 } acept\n }\n}\n",
+              3, 26, "interval overlaps");
+}
+
+// A nat port needs a transport protocol, checked before the flags parse;
+// a nat statement is lowered before the check that nothing follows it.
+TEST(NftParserErrors, NatErrorsInTextOrder) {
+  ExpectError("table ip t {\n chain c {\n  dnat ip to :80 random,\n }\n}\n", 3, 14,
+              "needs a transport protocol");
+  ExpectError("table ip t {\n chain c {\n  ip protocol tcp dnat ip to 1.2.3.4:80 counter\n }\n}\n",
+              3, 41, "terminal statement");
+}
+
 TEST(NftParserErrors, ConflictingFamilies) {
   ExpectError("table ip t {\n chain c {\n  ip6 saddr ::1\n }\n}\n", 3, 3, "IPv6 expression");
 }

@@ -1,0 +1,128 @@
+// The linearizer's primitives: appending an expression, loading a field
+// into a register, encoding values in a field's byte order, and loading a
+// set key into consecutive registers.
+//
+//   payload field  → [ payload load LEN @ BASE + OFF => reg ]
+//   meta / ct key  → [ meta load KEY => reg ] / [ ct load KEY => reg ]
+//   tcp option ... → [ exthdr load ... => reg ]
+//
+// Payload values are in network order (bit fields shifted into place),
+// meta/ct values in host order.
+#include "frontends/nft/linearize.h"
+#include "frontends/nft/lower_util.h"
+
+namespace rulejit::frontends::nft {
+
+bool ErrorSink::Error(ir::SourceLoc loc, std::string msg, std::string hint) {
+  if (!failed) diags.Error(loc, std::move(msg), std::move(hint));
+  failed = true;
+  return false;
+}
+
+void Linearizer::StartRule(ir::Table& table) {
+  table_ = &table;
+  ctx_ = ProtoCtx{};
+  pending_sets_.clear();
+}
+
+std::vector<ir::Set> Linearizer::TakePendingSets() {
+  std::vector<ir::Set> out = std::move(pending_sets_);
+  pending_sets_.clear();
+  return out;
+}
+
+void Linearizer::Emit(ir::Rule& rule, ir::Expr e, ir::SourceLoc loc) {
+  rule.exprs.push_back(ir::Node{std::move(e), loc});
+}
+
+void Linearizer::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len) {
+  switch (f.kind) {
+    case Field::Kind::kPayload: {
+      ir::PayloadLoad p;
+      p.base = f.base;
+      p.offset = f.LoadOffset();
+      p.len = len;
+      p.dreg = reg;
+      Emit(rule, p, f.loc);
+      return;
+    }
+    case Field::Kind::kMeta:
+      Emit(rule, ir::MetaLoad{f.meta, reg}, f.loc);
+      return;
+    case Field::Kind::kCt:
+      Emit(rule, ir::CtLoad{f.ct, reg, f.dir}, f.loc);
+      return;
+    case Field::Kind::kExthdr: {
+      ir::Exthdr x;
+      x.op = f.exthdr_op;
+      x.type = f.exthdr_type;
+      x.offset = f.LoadOffset();
+      x.len = len;
+      x.present = f.exthdr_present;
+      x.dreg = reg;
+      Emit(rule, x, f.loc);
+      return;
+    }
+  }
+}
+
+// [ bitwise reg = (reg & mask) ^ xr ] over the field's load, in its order.
+void Linearizer::EmitBitwise(ir::Rule& rule, const Field& f, ir::Reg reg, U128 mask, U128 xr) {
+  ir::Bitwise b;
+  b.sreg = b.dreg = reg;
+  b.len = f.LoadLen();
+  b.mask = EncodeNum(f, mask, f.LoadLen());
+  b.xor_ = EncodeNum(f, xr, f.LoadLen());
+  Emit(rule, b, f.loc);
+}
+
+ir::Bytes Linearizer::EncodeNum(const Field& f, U128 v, uint32_t len) {
+  if (f.host_order) return EncodeNumber(v, len, true);
+  return EncodeNumber(v << f.Shift(), len, false);
+}
+
+ir::Bytes Linearizer::Encode(const Field& f, const Value& v, uint32_t len) {
+  if (v.is_str) {
+    ir::Bytes b(len, 0);
+    for (size_t i = 0; i < v.str.size() && i < len; ++i) b[i] = static_cast<uint8_t>(v.str[i]);
+    return b;
+  }
+  return EncodeNum(f, v.num, len);
+}
+
+// Dependencies and loads of a set/map key into consecutive registers, with
+// bit-field masks, and host-order fields byte-swapped for interval sets.
+bool Linearizer::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
+                              const ir::Set* set) {
+  for (const Field& f : fields) {
+    if (!EmitDeps(rule, f)) return false;
+  }
+  EmitKeyFieldLoads(rule, fields, set != nullptr && !set->anonymous(),
+                    set != nullptr && set->interval());
+  return true;
+}
+
+// The loads of EmitKeyLoads, without the dependencies. A named set or a
+// concatenation holds a bitfield's value, shifted down.
+void Linearizer::EmitKeyFieldLoads(ir::Rule& rule, const std::vector<Field>& fields, bool named,
+                                   bool interval) {
+  int word = 0;
+  for (const Field& f : fields) {
+    ir::Reg reg = ir::RegForWord(word);
+    EmitLoad(rule, f, reg, f.LoadLen());
+    if (f.NeedsMask()) EmitBitwise(rule, f, reg, BitsMask(f.len_bits), 0);
+    if ((named || fields.size() > 1) && IsShiftedBitfield(f)) {
+      EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
+    }
+    if (interval && f.host_order && f.LoadLen() > 1) {
+      ir::Byteorder bo;
+      bo.op = ir::ByteorderOp::kHton;
+      bo.sreg = bo.dreg = reg;
+      bo.len = bo.size = f.LoadLen();
+      Emit(rule, bo, f.loc);
+    }
+    word += Pad4(f.LoadLen()) / 4;
+  }
+}
+
+}  // namespace rulejit::frontends::nft

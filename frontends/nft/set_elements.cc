@@ -1,0 +1,186 @@
+// Set elements as the linearizer lowers them: ast::Element (values, ranges,
+// prefixes, concatenations, map data) → ir::SetElement keys, for named
+// sets' `elements = { ... }` and for the anonymous sets of rules
+// (`tcp dport { 22, 80 }` → __set0). Also nft's checks and rewrites of
+// interval sets: no overlaps, touching intervals merged.
+//
+// Keys are laid out as the registers hold them after the loads of the
+// match: each concatenated field padded to 4 bytes, payload fields in network
+// order (bit fields shifted into place), meta/ct values in host order.
+// Interval elements are kept as inclusive [key, key_end] pairs; the printer
+// turns them into the kernel's start/end-flag form.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "frontends/nft/linearize.h"
+#include "frontends/nft/lower_util.h"
+
+namespace rulejit::frontends::nft {
+
+bool Linearizer::FillSet(ir::Set& set, const SetType& st,
+                         const std::vector<Element>& elems) {
+  for (const Element& e : elems) {
+    ir::SetElement out;
+    out.loc = e.loc;
+    if (!e.key.empty() && !EncodeElementKey(set, st, e, &out)) return false;
+    if (e.verdict) out.verdict = e.verdict;
+    if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
+    set.elements.push_back(std::move(out));
+  }
+  return true;
+}
+
+// The key (and, in an interval set, the key end) of a non-catch-all element.
+bool Linearizer::EncodeElementKey(const ir::Set& set, const SetType& st, const Element& e,
+                                  ir::SetElement* out) {
+  // Elements parsed before a later `type` line changed the fields.
+  if (e.key.size() != st.fields.size()) {
+    return Error(e.loc, absl::StrCat("element has ", e.key.size(), " field(s), the set type ",
+                                     st.fields.size()));
+  }
+  ir::Bytes end;
+  bool ranged = false;
+  for (size_t i = 0; i < st.fields.size(); ++i) {
+    ir::Bytes lo, hi;
+    if (!EncodeKeyItem(set, st.fields[i], e.key[i], &lo, &hi)) return false;
+    ranged |= e.key[i].kind != Item::Kind::kValue;
+    if (st.fields.size() > 1) {
+      lo.resize(Pad4(st.fields[i].LoadLen()), 0);
+      hi.resize(Pad4(st.fields[i].LoadLen()), 0);
+    }
+    out->key.insert(out->key.end(), lo.begin(), lo.end());
+    end.insert(end.end(), hi.begin(), hi.end());
+  }
+  if (ranged && !set.interval()) {
+    return Error(e.loc, absl::StrCat("set '", set.name, "' needs 'flags interval' for ranges"));
+  }
+  if (set.interval()) out->key_end = end;
+  return true;
+}
+
+// One field of a key: [lo, hi] of a value, range or prefix.
+bool Linearizer::EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,
+                               ir::Bytes* hi) {
+  const uint32_t len = f.LoadLen();
+  switch (it.kind) {
+    case Item::Kind::kValue:
+      *lo = *hi = Encode(f, it.lo, len);
+      break;
+    case Item::Kind::kRange:
+      if (it.outside) return Error(it.loc, "unsupported range across midnight UTC in a set");
+      *lo = EncodeNum(f, it.lo.num, len);
+      *hi = EncodeNum(f, it.hi, len);
+      break;
+    case Item::Kind::kPrefix: {
+      U128 m = BitsMask(f.len_bits) & ~BitsMask(f.len_bits - it.prefix);
+      *lo = EncodeNum(f, it.lo.num & m, len);
+      *hi = EncodeNum(f, (it.lo.num & m) | (BitsMask(f.len_bits) & ~m), len);
+      break;
+    }
+  }
+  // Interval keys of host-order values are stored big-endian (the rule
+  // byte-swaps the register first).
+  if (f.host_order && len > 1 && set.interval()) {
+    std::reverse(lo->begin(), lo->end());
+    std::reverse(hi->begin(), hi->end());
+  }
+  return true;
+}
+
+// Interval elements must not overlap (nft rejects `{ 1-5, 3-7 }`).
+bool Linearizer::CheckOverlaps(const ir::Set& set) {
+  if (!set.interval()) return true;
+  std::vector<const ir::SetElement*> v;
+  for (const ir::SetElement& e : set.elements) v.push_back(&e);
+  std::sort(v.begin(), v.end(), [](const ir::SetElement* a, const ir::SetElement* b) {
+    return std::lexicographical_compare(a->key.begin(), a->key.end(), b->key.begin(), b->key.end());
+  });
+  for (size_t i = 1; i < v.size(); ++i) {
+    const ir::Bytes& prev_end = v[i - 1]->key_end ? *v[i - 1]->key_end : v[i - 1]->key;
+    if (set.field_lens.empty() &&
+        !std::lexicographical_compare(prev_end.begin(), prev_end.end(), v[i]->key.begin(),
+                                      v[i]->key.end())) {
+      if (v[i - 1]->key == v[i]->key && v[i - 1]->key_end == v[i]->key_end) continue;
+      return Error(v[i]->loc, absl::StrCat("interval overlaps another element of set '",
+                                           set.name, "'"));
+    }
+  }
+  return true;
+}
+
+namespace {
+// a + 1 == b, as big-endian byte strings of equal length.
+bool IsSuccessor(const ir::Bytes& a, const ir::Bytes& b) {
+  if (a.size() != b.size()) return false;
+  ir::Bytes next = a;
+  for (size_t i = next.size(); i-- > 0;) {
+    if (++next[i] != 0) break;
+  }
+  return next == b;
+}
+}  // namespace
+
+// nft merges touching intervals of anonymous sets: {33-55, 56-88} → 33-88.
+void Linearizer::MergeAdjacent(ir::Set& set) {
+  std::vector<ir::SetElement>& v = set.elements;
+  std::sort(v.begin(), v.end(), [](const ir::SetElement& a, const ir::SetElement& b) {
+    return std::lexicographical_compare(a.key.begin(), a.key.end(), b.key.begin(), b.key.end());
+  });
+  std::vector<ir::SetElement> out;
+  for (ir::SetElement& e : v) {
+    if (!out.empty() && out.back().key_end && e.key_end && !e.key.empty() &&
+        IsSuccessor(*out.back().key_end, e.key)) {
+      out.back().key_end = e.key_end;
+      continue;
+    }
+    out.push_back(std::move(e));
+  }
+  v = std::move(out);
+}
+
+// "__set<N>" not used yet in the table (rules may be added to a table that
+// already holds anonymous sets from another parse).
+std::string Linearizer::FreshAnonName(std::string_view prefix) {
+  while (true) {
+    std::string name = absl::StrCat(std::string(prefix), anon_counter_++);
+    bool used = table_->FindSet(name) != nullptr;
+    for (const ir::Set& p : pending_sets_) used |= p.name == name;
+    if (!used) return name;
+  }
+}
+
+bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems,
+                            ir::SourceLoc loc, std::string* name) {
+  ir::Set set;
+  set.name = FreshAnonName(st.is_map ? "__map" : "__set");
+  set.loc = loc;
+  set.flags = ir::kSetAnonymous | ir::kSetConstant;
+  const bool ranged = HasRanges(elems);
+  if (ranged) set.flags |= ir::kSetInterval;
+  if (ranged && st.fields.size() > 1) set.flags |= ir::kSetConcat;
+  for (const Field& f : st.fields) {
+    set.field_lens.push_back(f.LoadLen());
+    set.key_len += st.fields.size() > 1 ? Pad4(f.LoadLen()) : f.LoadLen();
+  }
+  if (st.fields.size() == 1) set.field_lens.clear();
+  if (st.is_map) {
+    set.flags |= ir::kSetMap;
+    set.verdict_map = st.verdict_map;
+    set.data_len = st.verdict_map ? 0 : st.data.LoadLen();
+  }
+  if (!FillSet(set, st, elems)) return false;
+  if (!CheckOverlaps(set)) return false;
+  if (set.interval() && !st.is_map && st.fields.size() == 1) MergeAdjacent(set);
+  *name = set.name;
+  pending_sets_.push_back(std::move(set));
+  return true;
+}
+
+const ir::Set* Linearizer::FindSet(const std::string& name) const {
+  for (const ir::Set& x : pending_sets_) {
+    if (x.name == name) return &x;
+  }
+  return table_->FindSet(name);
+}
+
+}  // namespace rulejit::frontends::nft
