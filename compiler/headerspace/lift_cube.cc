@@ -1,5 +1,5 @@
-// Rules → cubes (see lift.h).
-#include "compiler/analysis/lift.h"
+// Rules → cubes (see lift_cube.h).
+#include "compiler/headerspace/lift_cube.h"
 
 #include <algorithm>
 #include <array>
@@ -9,12 +9,12 @@
 #include <span>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/analysis/packet_model.h"
+#include "compiler/headerspace/packet_model.h"
 #include "ir/expr_eval.h"
 #include "ir/util.h"
 #include "packet/parse.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 namespace {
 
 using ir::Overloaded;
@@ -1037,4 +1037,4 @@ LiftedRule Lifter::Lift(int table, const ir::Rule& rule) const {
   return out;
 }
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace

@@ -1,5 +1,6 @@
-// Header space: the packets the analyses (diff, later shadowed rules) reason
-// about, and the cubes that describe sets of them.
+// The cube projection of header space (compiler/headerspace/README.md): the
+// packets of the packet model that the analyses (diff, lint) reason about,
+// and the cubes that describe sets of them.
 //
 //   Space space = ...;                        // dimensions and their domains
 //   Cube all = Cube::Full(space);
@@ -35,8 +36,8 @@
 // domain lists. Every cube the analyses build lies inside one family's cube
 // (FamilyCube: its address and protocol domains), because they all start
 // from FullRegion and only intersect and subtract.
-#ifndef RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
-#define RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_CUBE_H_
+#define RULEJIT_COMPILER_HEADERSPACE_CUBE_H_
 
 #include <array>
 #include <cstdint>
@@ -46,7 +47,7 @@
 
 #include "absl/container/inlined_vector.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
@@ -191,6 +192,6 @@ std::string DescribePoint(const Point& point, const Space& space);
 // Address text: dotted quad for IPv4, RFC 5952 for IPv6.
 std::string AddressText(Value v, bool ipv6);
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_CUBE_H_

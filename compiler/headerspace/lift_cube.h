@@ -32,17 +32,17 @@
 // bytes, lengths, limits, meta mark set, ct mark set when the ruleset
 // reads ct mark, data maps, registers carried over from an earlier rule)
 // is not exact.
-#ifndef RULEJIT_COMPILER_ANALYSIS_LIFT_H_
-#define RULEJIT_COMPILER_ANALYSIS_LIFT_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
+#define RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "compiler/analysis/header_space.h"
+#include "compiler/headerspace/cube.h"
 #include "ir/ir.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 struct SpaceOptions {
   ir::Hook hook = ir::Hook::kInput;
@@ -87,6 +87,6 @@ class Lifter {
   bool reads_ct_mark_;
 };
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_ANALYSIS_LIFT_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_

@@ -1,5 +1,5 @@
-// Interval sets, cubes and their descriptions (see header_space.h).
-#include "compiler/analysis/header_space.h"
+// Interval sets, cubes and their descriptions (see cube.h).
+#include "compiler/headerspace/cube.h"
 
 #include <algorithm>
 
@@ -9,7 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 const char* DimName(Dim dim) {
   switch (dim) {
@@ -647,4 +647,4 @@ std::string DescribePoint(const Point& p, const Space& space) {
   return out;
 }
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
