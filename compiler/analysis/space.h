@@ -7,7 +7,7 @@
 
 #include "compiler/headerspace/cube.h"
 #include "compiler/headerspace/cube_index.h"
-#include "compiler/headerspace/lift_cube.h"
+#include "compiler/headerspace/lift.h"
 #include "compiler/headerspace/packet_model.h"
 
 namespace rulejit::analysis {
@@ -45,7 +45,7 @@ using headerspace::kPktTypeDomain;
 using headerspace::kValueMax;
 using headerspace::LiftedBranch;
 using headerspace::LiftedRule;
-using headerspace::Lifter;
+using Lifter = headerspace::Lifter<headerspace::PacketModel::kUnfragmented16>;
 using headerspace::LinkVisible;
 using headerspace::MergeAdjacent;
 using headerspace::ModelPacket;

@@ -40,6 +40,7 @@
 #define RULEJIT_COMPILER_HEADERSPACE_CUBE_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -164,6 +165,10 @@ bool Covers(const Cube& a, const Cube& b);
 std::optional<Cube> Intersect(const Cube& a, const Cube& b);
 // a \ b as disjoint cubes (at most kDims of them).
 std::vector<Cube> Subtract(const Cube& a, const Cube& b, const Space& space);
+// Whether the union of `covers` contains every cube of `region` (cover.h:
+// "true" is exact; "false" may be a miss beyond `piece_budget` pieces).
+bool CoveredByUnion(const std::vector<Cube>& region, const std::vector<Cube>& covers,
+                    const Space& space, size_t piece_budget);
 
 // Coalesces disjoint cubes that differ in one dimension only (their union
 // is then a cube), repeated until none do: the same set of packets in

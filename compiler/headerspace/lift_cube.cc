@@ -269,11 +269,11 @@ static bool ReadsCtMark(const ir::Ruleset& ruleset) {
   return false;
 }
 
-Lifter::Lifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook)
+CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook)
     : ruleset_(ruleset), space_(space), hook_(hook),
       reads_ct_mark_(ReadsCtMark(ruleset)) {}
 
-LiftedRule Lifter::Lift(int table, const ir::Rule& rule) const {
+LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
   const ir::Family family = ruleset_.tables[table].family;
   for (uint32_t f : {kFamilyIpv4, kFamilyIpv6}) {

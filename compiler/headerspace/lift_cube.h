@@ -3,7 +3,7 @@
 // verdict map), or the reason it can't be reasoned about exactly.
 //
 //   Space space = BuildSpace({&old_rs, &new_rs}, {.hook = ir::Hook::kInput});
-//   Lifter lifter(ruleset, space);
+//   CubeLifter lifter(ruleset, space, hook);  // or Lifter<PacketModel::kUnfragmented16> (lift.h)
 //   LiftedRule r = lifter.Lift(table_index, rule);
 //   if (!r.exact) report(r.reason);
 //   for (const LiftedBranch& b : r.branches) ... b.match, b.verdict
@@ -74,10 +74,11 @@ struct LiftedRule {
   std::string target;
 };
 
-class Lifter {
+class CubeLifter {
  public:
   // `ruleset` and `space` must outlive the lifter.
-  Lifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook);
+  CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook);
+  const Space& space() const { return space_; }
   LiftedRule Lift(int table, const ir::Rule& rule) const;
 
  private:
