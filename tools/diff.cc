@@ -30,7 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "compiler/analysis/diff.h"
-#include "compiler/analysis/packet_model.h"
+#include "compiler/headerspace/packet_model.h"
 #include "tools/commands.h"
 #include "tools/json.h"
 

@@ -4,8 +4,6 @@
 #include <map>
 #include <tuple>
 
-#include "compiler/analysis/cube_index.h"
-
 namespace rulejit::analysis {
 namespace {
 

@@ -20,8 +20,7 @@
 #include <vector>
 
 #include "compiler/analysis/flatten.h"
-#include "compiler/analysis/header_space.h"
-#include "compiler/analysis/lift.h"
+#include "compiler/analysis/space.h"
 
 namespace rulejit::analysis {
 

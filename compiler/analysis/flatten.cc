@@ -3,8 +3,6 @@
 
 #include <map>
 
-#include "compiler/analysis/cube_index.h"
-#include "compiler/analysis/lift.h"
 #include "ir/hook_order.h"
 
 namespace rulejit::analysis {

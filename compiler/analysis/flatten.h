@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/analysis/header_space.h"
+#include "compiler/analysis/space.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
 

@@ -7,7 +7,6 @@
 
 #include "compiler/analysis/diff.h"
 #include "compiler/analysis/flatten.h"
-#include "compiler/analysis/lift.h"
 #include "ir/hook_order.h"
 #include "ir/rule_shape.h"
 

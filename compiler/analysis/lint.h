@@ -18,7 +18,7 @@
 // before them on every path (flatten.h); unreachable rules and the
 // redundancy check only for rulesets that lift exactly. The space is
 // unfragmented IPv4 without options and IPv6 without extension headers
-// (header_space.h), so a finding is exact for those packets.
+// (compiler/headerspace/cube.h), so a finding is exact for those packets.
 #ifndef RULEJIT_COMPILER_ANALYSIS_LINT_H_
 #define RULEJIT_COMPILER_ANALYSIS_LINT_H_
 

@@ -3,7 +3,7 @@
 // as the linear chain's first matching rule.
 //
 //   auto c = classify::Classifier::Build(chain, seg.begin, seg.end);
-//   if (!c.ok()) ... (some rule in the range does not lift: lift.h)
+//   if (!c.ok()) ... (some rule in the range does not lift: headerspace/lift_box.h)
 //   int rule = c->FirstMatch(packet_view);   // chain rule index, or -1
 //   c->memory_bytes();                       // size of the built tables
 //

@@ -10,7 +10,7 @@
 //
 // Running the segments in order, each returning its first matching rule,
 // is the linear chain: a lifted rule always ends the walk of the chain when
-// it matches (lift.h requires a terminal verdict), so rules after it are
+// it matches (headerspace/lift_box.h requires a terminal verdict), so rules after it are
 // never reached.
 #ifndef RULEJIT_COMPILER_CLASSIFY_SEGMENTS_H_
 #define RULEJIT_COMPILER_CLASSIFY_SEGMENTS_H_

@@ -1,7 +1,8 @@
-// Box printing for diagnostics and tests (see box.h).
+// Box covers and printing (see box.h).
 #include "compiler/headerspace/box.h"
 
 #include "absl/strings/str_cat.h"
+#include "compiler/headerspace/cover.h"
 
 namespace rulejit::headerspace {
 namespace {
@@ -30,24 +31,9 @@ void AppendDifference(Box piece, const Box& cut, std::vector<Box>& out) {
 
 bool CoveredByUnion(const Box& box, const std::vector<Box>& covers, size_t piece_budget) {
   if (box.Empty()) return true;
-  std::vector<Box> pieces = {box}, next;
-  for (const Box& cover : covers) {
-    // Pieces lie inside `box`: a cover missing it misses them all, and
-    // most covers do, so this test is the whole cost of most calls.
-    if (!cover.Intersects(box)) continue;
-    next.clear();
-    for (const Box& piece : pieces) {
-      if (cover.Intersects(piece)) {
-        AppendDifference(piece, cover, next);
-      } else {
-        next.push_back(piece);
-      }
-    }
-    if (next.size() > piece_budget) return false;
-    pieces.swap(next);
-    if (pieces.empty()) return true;
-  }
-  return false;
+  return CoveredByUnion(
+      std::vector<Box>{box}, covers, piece_budget,
+      [](const Box& a, const Box& b) { return a.Intersects(b); }, AppendDifference);
 }
 
 std::string BoxToString(const Box& box) {

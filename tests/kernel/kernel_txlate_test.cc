@@ -68,7 +68,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "compiler/analysis/lift.h"
+#include "compiler/analysis/space.h"
 #include "frontends/iptables/iptables.h"
 #include "frontends/nft/nft.h"
 #include "gmock/gmock.h"

@@ -1,4 +1,4 @@
-// Packets aimed at one lifted rule (compiler/analysis/lift.h): the rule's
+// Packets aimed at one lifted rule (compiler/headerspace/lift_cube.h): the rule's
 // header-space cube gives, per dimension (addresses, protocol, ports or icmp
 // type/code, tcp flags), each interval's ends and the values just outside
 // them, each moved onto a point inside the cube; a fixed sweep of ordinary
@@ -19,7 +19,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler/analysis/header_space.h"
+#include "compiler/analysis/space.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::testing {

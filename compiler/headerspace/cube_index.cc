@@ -1,7 +1,7 @@
 // Cubes indexed by their source address bounds (see cube_index.h).
-#include "compiler/analysis/cube_index.h"
+#include "compiler/headerspace/cube_index.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 namespace {
 
 // Number of significant bits of v (0 for 0).
@@ -126,4 +126,4 @@ std::vector<Cube> CubeIndex::TakeAll() {
   return out;
 }
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace

@@ -1,12 +1,12 @@
 // Concrete packets of header-space points (see packet_model.h).
-#include "compiler/analysis/packet_model.h"
+#include "compiler/headerspace/packet_model.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "packet/parse.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 namespace {
 
 void Put16(uint8_t* p, uint32_t v) {
@@ -125,4 +125,4 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   return m;
 }
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace

@@ -3,7 +3,7 @@
 // verdict map), or the reason it can't be reasoned about exactly.
 //
 //   Space space = BuildSpace({&old_rs, &new_rs}, {.hook = ir::Hook::kInput});
-//   Lifter lifter(ruleset, space);
+//   CubeLifter lifter(ruleset, space, hook);  // or Lifter<PacketModel::kUnfragmented16> (lift.h)
 //   LiftedRule r = lifter.Lift(table_index, rule);
 //   if (!r.exact) report(r.reason);
 //   for (const LiftedBranch& b : r.branches) ... b.match, b.verdict
@@ -32,17 +32,17 @@
 // bytes, lengths, limits, meta mark set, ct mark set when the ruleset
 // reads ct mark, data maps, registers carried over from an earlier rule)
 // is not exact.
-#ifndef RULEJIT_COMPILER_ANALYSIS_LIFT_H_
-#define RULEJIT_COMPILER_ANALYSIS_LIFT_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
+#define RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "compiler/analysis/header_space.h"
+#include "compiler/headerspace/cube.h"
 #include "ir/ir.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 struct SpaceOptions {
   ir::Hook hook = ir::Hook::kInput;
@@ -74,10 +74,11 @@ struct LiftedRule {
   std::string target;
 };
 
-class Lifter {
+class CubeLifter {
  public:
   // `ruleset` and `space` must outlive the lifter.
-  Lifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook);
+  CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook);
+  const Space& space() const { return space_; }
   LiftedRule Lift(int table, const ir::Rule& rule) const;
 
  private:
@@ -87,6 +88,6 @@ class Lifter {
   bool reads_ct_mark_;
 };
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_ANALYSIS_LIFT_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_

@@ -1,5 +1,6 @@
-// Header space: the packets the analyses (diff, later shadowed rules) reason
-// about, and the cubes that describe sets of them.
+// The cube projection of header space (compiler/headerspace/README.md): the
+// packets of the packet model that the analyses (diff, lint) reason about,
+// and the cubes that describe sets of them.
 //
 //   Space space = ...;                        // dimensions and their domains
 //   Cube all = Cube::Full(space);
@@ -35,10 +36,11 @@
 // domain lists. Every cube the analyses build lies inside one family's cube
 // (FamilyCube: its address and protocol domains), because they all start
 // from FullRegion and only intersect and subtract.
-#ifndef RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
-#define RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_CUBE_H_
+#define RULEJIT_COMPILER_HEADERSPACE_CUBE_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,7 +48,7 @@
 
 #include "absl/container/inlined_vector.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
@@ -163,6 +165,10 @@ bool Covers(const Cube& a, const Cube& b);
 std::optional<Cube> Intersect(const Cube& a, const Cube& b);
 // a \ b as disjoint cubes (at most kDims of them).
 std::vector<Cube> Subtract(const Cube& a, const Cube& b, const Space& space);
+// Whether the union of `covers` contains every cube of `region` (cover.h:
+// "true" is exact; "false" may be a miss beyond `piece_budget` pieces).
+bool CoveredByUnion(const std::vector<Cube>& region, const std::vector<Cube>& covers,
+                    const Space& space, size_t piece_budget);
 
 // Coalesces disjoint cubes that differ in one dimension only (their union
 // is then a cube), repeated until none do: the same set of packets in
@@ -191,6 +197,6 @@ std::string DescribePoint(const Point& point, const Space& space);
 // Address text: dotted quad for IPv4, RFC 5952 for IPv6.
 std::string AddressText(Value v, bool ipv6);
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_ANALYSIS_HEADER_SPACE_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_CUBE_H_

@@ -13,18 +13,18 @@
 // dimension at byte 13, whatever the protocol. The view is what the frame
 // parser (packet/parse.h) makes of the frame, so a witness replayed
 // from a pcap by `rulejit eval` is seen exactly as the analysis saw it.
-#ifndef RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
-#define RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_PACKET_MODEL_H_
+#define RULEJIT_COMPILER_HEADERSPACE_PACKET_MODEL_H_
 
 #include <cstdint>
 #include <vector>
 
-#include "compiler/analysis/header_space.h"
+#include "compiler/headerspace/cube.h"
 #include "ir/hook_order.h"
 #include "ir/ir.h"
 #include "rulejit/packet.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 inline constexpr uint32_t kModelLinkLen = 14;
 inline constexpr uint32_t kModelIpLen = 20;
@@ -59,6 +59,6 @@ inline bool LinkVisible(ir::Hook hook) {
 using ir::HookHasInputDevice;
 using ir::HookHasOutputDevice;
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_ANALYSIS_PACKET_MODEL_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_PACKET_MODEL_H_

@@ -1,4 +1,4 @@
-// Interface-name classes and the space built from them (see lift.h:
+// Interface-name classes and the space built from them (see lift_cube.h:
 // BuildSpace).
 #include <algorithm>
 #include <optional>
@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/analysis/lift.h"
-#include "compiler/analysis/packet_model.h"
+#include "compiler/headerspace/lift_cube.h"
+#include "compiler/headerspace/packet_model.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 namespace {
 
 // A name compare operand: an exact name (the data had a NUL) or a prefix.
@@ -157,4 +157,4 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
   return space;
 }
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace

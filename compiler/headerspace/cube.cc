@@ -1,5 +1,5 @@
-// Interval sets, cubes and their descriptions (see header_space.h).
-#include "compiler/analysis/header_space.h"
+// Interval sets, cubes and their descriptions (see cube.h).
+#include "compiler/headerspace/cube.h"
 
 #include <algorithm>
 
@@ -8,8 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "compiler/headerspace/cover.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 const char* DimName(Dim dim) {
   switch (dim) {
@@ -274,6 +275,15 @@ std::vector<Cube> Subtract(const Cube& a, const Cube& b, const Space& space) {
     prefix.set(dim) = a.get(dim).Intersect(b.get(dim));
   }
   return out;
+}
+
+bool CoveredByUnion(const std::vector<Cube>& region, const std::vector<Cube>& covers,
+                    const Space& space, size_t piece_budget) {
+  return CoveredByUnion(
+      region, covers, piece_budget, [](const Cube& a, const Cube& b) { return Overlaps(a, b); },
+      [&space](const Cube& piece, const Cube& cut, std::vector<Cube>& out) {
+        for (Cube& c : Subtract(piece, cut, space)) out.push_back(std::move(c));
+      });
 }
 
 Point PickPoint(const Cube& cube) {
@@ -647,4 +657,4 @@ std::string DescribePoint(const Point& p, const Space& space) {
   return out;
 }
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace

@@ -15,16 +15,16 @@
 // 2^c). A query picks the dimension where it is narrowest (relative to the
 // dimension's range), looks in each non-empty class of that dimension only
 // at starts that can reach its own interval, then checks the whole cube.
-#ifndef RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
-#define RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
+#ifndef RULEJIT_COMPILER_HEADERSPACE_CUBE_INDEX_H_
+#define RULEJIT_COMPILER_HEADERSPACE_CUBE_INDEX_H_
 
 #include <array>
 #include <vector>
 
 #include "absl/container/btree_map.h"
-#include "compiler/analysis/header_space.h"
+#include "compiler/headerspace/cube.h"
 
-namespace rulejit::analysis {
+namespace rulejit::headerspace {
 
 class CubeIndex {
  public:
@@ -60,6 +60,6 @@ class CubeIndex {
   size_t live_ = 0;
 };
 
-}  // namespace rulejit::analysis
+}  // namespace rulejit::headerspace
 
-#endif  // RULEJIT_COMPILER_ANALYSIS_CUBE_INDEX_H_
+#endif  // RULEJIT_COMPILER_HEADERSPACE_CUBE_INDEX_H_

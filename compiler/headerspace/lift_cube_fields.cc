@@ -1,0 +1,224 @@
+// Loads into cube symbols: payload bytes of modelled fields, merged loads
+// of several fields, meta and ct keys (see lift_cube_internal.h).
+#include <algorithm>
+#include <span>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/headerspace/lift_cube_internal.h"
+#include "compiler/headerspace/packet_model.h"
+#include "ir/util.h"
+
+namespace rulejit::headerspace::cube_lift {
+
+namespace {
+
+constexpr FieldBytes kFields4[] = {
+    {ir::PayloadBase::kLink, 6, 12, Dim::kEtherSaddr},
+    {ir::PayloadBase::kNetwork, 8, 9, Dim::kTtl},
+    {ir::PayloadBase::kNetwork, 9, 10, Dim::kProto},
+    {ir::PayloadBase::kNetwork, 12, 16, Dim::kSaddr},
+    {ir::PayloadBase::kNetwork, 16, 20, Dim::kDaddr},
+    {ir::PayloadBase::kTransport, 0, 2, Dim::kSport},
+    {ir::PayloadBase::kTransport, 2, 4, Dim::kDport},
+    {ir::PayloadBase::kTransport, 13, 14, Dim::kTcpFlags},
+};
+constexpr FieldBytes kFields6[] = {
+    {ir::PayloadBase::kLink, 6, 12, Dim::kEtherSaddr},
+    {ir::PayloadBase::kNetwork, 6, 7, Dim::kProto},  // next header
+    {ir::PayloadBase::kNetwork, 7, 8, Dim::kTtl},    // hop limit
+    {ir::PayloadBase::kNetwork, 8, 24, Dim::kSaddr},
+    {ir::PayloadBase::kNetwork, 24, 40, Dim::kDaddr},
+    {ir::PayloadBase::kTransport, 0, 2, Dim::kSport},
+    {ir::PayloadBase::kTransport, 2, 4, Dim::kDport},
+    {ir::PayloadBase::kTransport, 13, 14, Dim::kTcpFlags},
+    // ip6tables' transport header: the same one in this space (no extension
+    // headers, no fragments).
+    {ir::PayloadBase::kIp6tTransport, 0, 2, Dim::kSport},
+    {ir::PayloadBase::kIp6tTransport, 2, 4, Dim::kDport},
+    {ir::PayloadBase::kIp6tTransport, 13, 14, Dim::kTcpFlags},
+};
+
+const char* BaseName(ir::PayloadBase base) {
+  switch (base) {
+    case ir::PayloadBase::kLink: return "link";
+    case ir::PayloadBase::kNetwork: return "network";
+    case ir::PayloadBase::kTransport: return "transport";
+    case ir::PayloadBase::kInner: return "inner";
+    case ir::PayloadBase::kIp6tTransport: return "ip6t-transport";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool RuleLifter::Payload(const ir::PayloadLoad& e) {
+  const bool v6 = packet_family_ == kFamilyIpv6;
+  // Without a link header (output, postrouting) every link load fails:
+  // the rule matches nothing.
+  if (e.base == ir::PayloadBase::kLink && !LinkVisible(hook_)) {
+    never_ = true;
+    return true;
+  }
+  // IPv4 flags and fragment offset: the space is unfragmented, so they are
+  // the same for every packet of it (iptables' fragment checks read them).
+  if (!v6 && e.base == ir::PayloadBase::kNetwork && e.offset >= 6 &&
+      e.offset + uint64_t{e.len} <= 8) {
+    return Write(e.dreg, e.len, Sym{.constant = true, .chain = {e}});
+  }
+  for (const FieldBytes& f : v6 ? std::span<const FieldBytes>(kFields6)
+                                : std::span<const FieldBytes>(kFields4)) {
+    if (f.base == e.base && e.offset >= f.begin &&
+        e.offset + uint64_t{e.len} <= f.end) {
+      Sym sym{.dim = f.dim, .chain = {e}, .monotone = e.offset == f.begin};
+      sym.load_monotone = e.offset == f.begin && e.len == f.end - f.begin;
+      sym.load_len = e.len;
+      return Write(e.dreg, e.len, std::move(sym));
+    }
+  }
+  if (CoveredByFields(e)) {
+    return Write(e.dreg, e.len, Sym{.chain = {e}, .merged = true});
+  }
+  return Fail(absl::StrCat("reads ", v6 ? "IPv6 " : "IPv4 ", BaseName(e.base),
+                           " header bytes ", e.offset, "..", e.offset + e.len - 1,
+                           ", which are not a modelled field"));
+}
+
+std::span<const FieldBytes> RuleLifter::Fields() const {
+  return packet_family_ == kFamilyIpv6 ? std::span<const FieldBytes>(kFields6)
+                                       : std::span<const FieldBytes>(kFields4);
+}
+
+bool RuleLifter::CoveredByFields(const ir::PayloadLoad& e) const {
+  uint64_t pos = e.offset;
+  const uint64_t end = e.offset + uint64_t{e.len};
+  while (pos < end) {
+    bool found = false;
+    for (const FieldBytes& f : Fields()) {
+      if (f.base == e.base && f.begin <= pos && pos < f.end) {
+        pos = f.end;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<RuleLifter::MergedPart>> RuleLifter::SplitMerged(
+    const Sym& sym, uint32_t cmp_len) {
+  const auto& load = std::get<ir::PayloadLoad>(sym.chain.front());
+  std::vector<MergedPart> parts;
+  for (const FieldBytes& f : Fields()) {
+    if (f.base != load.base) continue;
+    uint64_t lo = std::max<uint64_t>(f.begin, load.offset);
+    uint64_t hi = std::min<uint64_t>(f.end, load.offset + uint64_t{load.len});
+    if (lo >= hi) continue;
+    const uint32_t at = static_cast<uint32_t>(lo - load.offset);  // in the register
+    if (at >= cmp_len) continue;  // not compared
+    const uint32_t len = std::min<uint32_t>(static_cast<uint32_t>(hi - lo), cmp_len - at);
+    MergedPart part{at, len, Sym{.dim = f.dim}};
+    part.sym.chain.push_back(ir::PayloadLoad{.base = load.base,
+                                             .offset = static_cast<uint32_t>(lo),
+                                             .len = len,
+                                             .dreg = 1});
+    bool monotone = lo == f.begin;
+    for (size_t i = 1; i < sym.chain.size(); ++i) {
+      const auto* b = std::get_if<ir::Bitwise>(&sym.chain[i]);
+      if (b == nullptr || b->op != ir::BitwiseOp::kMaskXor ||
+          b->mask.size() < at + len || b->xor_.size() < at + len) {
+        Fail("a merged load of several fields goes through an operation "
+             "other than a mask");
+        return std::nullopt;
+      }
+      ir::Bitwise piece{.op = ir::BitwiseOp::kMaskXor, .sreg = 1, .dreg = 1, .len = len,
+                        .mask = KeyBytes(b->mask, at, len),
+                        .xor_ = KeyBytes(b->xor_, at, len)};
+      monotone = monotone && LeadingOnesMask(piece.mask, piece.xor_);
+      part.sym.chain.push_back(std::move(piece));
+    }
+    part.sym.monotone = monotone;
+    part.sym.bytes = ir::Pad4(len);
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+bool RuleLifter::MergedCmp(const Sym& sym, const ir::Cmp& e) {
+  if (e.op != ir::CmpOp::kEq && e.op != ir::CmpOp::kNeq) {
+    return Fail("compares a merged load of several fields by order");
+  }
+  std::optional<std::vector<MergedPart>> parts =
+      SplitMerged(sym, static_cast<uint32_t>(e.data.size()));
+  if (!parts) return false;
+  // Equal bytes = equal in every field's bytes: a product of intervals.
+  Cube cube = Cube::Full(space_);
+  for (const MergedPart& p : *parts) {
+    ir::Cmp piece{.op = ir::CmpOp::kEq, .sreg = 1, .data = KeyBytes(e.data, p.at, p.len)};
+    auto monotone = [&]() -> std::optional<IntervalSet> {
+      return Between(FirstGte(p.sym, 1, piece.data), LastLte(p.sym, 1, piece.data));
+    };
+    std::optional<IntervalSet> set = Solve(
+        p.sym, [&](const uint8_t* regs) { return ir::EvalCmp(piece, regs); }, monotone,
+        true);
+    if (!set) return false;
+    cube.set(p.sym.dim) = cube.get(p.sym.dim).Intersect(*set);
+  }
+  region_ = Restrict(region_, {cube}, e.op == ir::CmpOp::kNeq, space_);
+  if (region_.empty()) never_ = true;
+  return true;
+}
+
+bool RuleLifter::Meta(const ir::MetaLoad& e) {
+  Sym sym{.chain = {e}};
+  switch (e.key) {
+    case ir::MetaKey::kL4Proto: sym.dim = Dim::kProto; sym.monotone = true; break;
+    case ir::MetaKey::kIp6tL4Proto:
+      // ip6tables' -p: l4proto for IPv6 without extension headers; never
+      // defined for IPv4 (not modelled: no ip6 table sees IPv4).
+      if (packet_family_ != kFamilyIpv6) return Fail("meta ip6t_l4proto on an IPv4 packet");
+      sym.dim = Dim::kProto;
+      sym.monotone = true;
+      break;
+    case ir::MetaKey::kMark:
+      sym.dim = Dim::kMark;
+      sym.monotone = sym.load_monotone = true;
+      sym.load_len = 4;
+      break;
+    case ir::MetaKey::kPktType: sym.dim = Dim::kPktType; sym.monotone = true; break;
+    case ir::MetaKey::kLen:
+      sym.dim = Dim::kLength;
+      sym.load_monotone = sym.host_endian = true;
+      sym.load_len = 4;
+      break;
+    case ir::MetaKey::kIifName: sym.dim = Dim::kIifName; break;
+    case ir::MetaKey::kOifName: sym.dim = Dim::kOifName; break;
+    case ir::MetaKey::kNfProto:
+    case ir::MetaKey::kProtocol:
+    case ir::MetaKey::kIifType:
+    case ir::MetaKey::kOifType:
+      sym.constant = true;  // the same for every packet of one family
+      break;
+    default:
+      return Fail(absl::StrCat("meta ", ir::MetaKeyName(e.key),
+                               " is not a modelled dimension"));
+  }
+  return Write(e.dreg, ir::MetaKeyLen(e.key), std::move(sym));
+}
+
+bool RuleLifter::Ct(const ir::CtLoad& e) {
+  if (e.key == ir::CtKey::kMark) {
+    // Only packets with a conntrack entry (new, established, related)
+    // have a mark: for the others the load fails and the rule can't match.
+    if (!Constrain(Sym{.dim = Dim::kCtState}, IntervalSet::Range(0, 2))) return false;
+    return Write(e.dreg, 4, Sym{.dim = Dim::kCtMark, .chain = {e}, .monotone = true,
+                                .load_monotone = true, .load_len = 4});
+  }
+  if (e.key != ir::CtKey::kState) {
+    return Fail(absl::StrCat("ct ", ir::CtKeyName(e.key),
+                             " is not a modelled dimension"));
+  }
+  return Write(e.dreg, 4, Sym{.dim = Dim::kCtState, .chain = {e}});
+}
+
+}  // namespace rulejit::headerspace::cube_lift

@@ -1,0 +1,157 @@
+// Set lookups in cube lifting: plain sets, verdict maps (a branch per
+// element), concatenated keys (see lift_cube_internal.h).
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/headerspace/lift_cube_internal.h"
+#include "ir/expr_eval.h"
+#include "ir/util.h"
+
+namespace rulejit::headerspace::cube_lift {
+
+bool RuleLifter::LookupExpr(const ir::Lookup& e) {
+  const ir::Table& table = ruleset_.tables[table_];
+  const ir::Set* set = table.FindSet(e.set);
+  if (set == nullptr) return Fail(absl::StrCat("looks up unknown set ", e.set));
+  const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
+  if (e.dreg && !vmap) {
+    return Fail("data map lookups (the value goes to a register) are not "
+                "reasoned about exactly yet");
+  }
+  if (set->field_lens.size() > 1 || (set->flags & ir::kSetConcat)) {
+    return ConcatLookup(e, *set);
+  }
+  const Sym* sym = Read(e.sreg, set->key_len, "lookup");
+  if (sym == nullptr) return false;
+  const Sym s = *sym;
+  if (s.merged) return Fail("looks up a merged load of several fields");
+  // Values per element, first element winning where they overlap (as
+  // SetIndex::Find does).
+  std::vector<IntervalSet> per_element(set->elements.size());
+  auto index = std::make_shared<ir::SetIndex>(*set);
+  IntervalSet taken;
+  const Value max = DimMax(s);
+  if (Searchable(s)) {
+    for (size_t i = 0; i < set->elements.size(); ++i) {
+      const ir::SetElement& el = set->elements[i];
+      if (el.key.size() < set->key_len) continue;  // never found
+      ir::Bytes key = KeyBytes(el.key, 0, set->key_len);
+      ir::Bytes end = key;
+      if (set->interval() && el.key_end && el.key_end->size() >= set->key_len) {
+        end = KeyBytes(*el.key_end, 0, set->key_len);
+      }
+      IntervalSet in = Between(FirstGte(s, e.sreg, key), LastLte(s, e.sreg, end));
+      per_element[i] = in.Minus(taken, max);
+      taken = taken.Union(in);
+    }
+  } else {
+    if (!s.constant && (s.dim == Dim::kIifName || s.dim == Dim::kOifName) &&
+        (set->interval() || s.chain.size() != 1)) {
+      return Fail("looks up an interface name in an interval set");
+    }
+    if (!s.constant && max > kEnumerateMax) {
+      return Fail(absl::StrCat("looks up ", DimName(s.dim),
+                               " through an operation that is not a prefix "
+                               "mask (not reasoned about exactly yet)"));
+    }
+    alignas(8) uint8_t regs[ir::kRegBytes];
+    for (Value v = 0; v <= max; ++v) {
+      if (!s.constant && !family_cube_.get(s.dim).Contains(v)) continue;
+      if (!Probe(s, v, regs)) continue;
+      ir::Lookup plain = e;
+      plain.invert = false;
+      plain.dreg.reset();
+      int element = -1;
+      ir::EvalLookup(plain, *set, *index, regs, &element);
+      if (element >= 0) per_element[element].Add(v, v);
+    }
+    for (const IntervalSet& in : per_element) taken = taken.Union(in);
+  }
+  if (!vmap) {
+    return Constrain(s, e.invert ? taken.Complement(max) : taken);
+  }
+  // A verdict map: one branch per element; keys not found don't match.
+  for (size_t i = 0; i < set->elements.size(); ++i) {
+    const ir::SetElement& el = set->elements[i];
+    if (per_element[i].empty() || !el.verdict) continue;
+    for (const Cube& c : region_) {
+      Cube b = c;
+      if (!s.constant) b.set(s.dim) = c.get(s.dim).Intersect(per_element[i]);
+      if (b.empty()) continue;
+      result_.branches.push_back({std::move(b), el.verdict->code, el.verdict->chain});
+    }
+  }
+  branched_ = true;
+  return true;
+}
+
+// `a . b . c` keys: each field is its own symbol in consecutive register
+// words; an element is the product of its fields' value sets.
+bool RuleLifter::ConcatLookup(const ir::Lookup& e, const ir::Set& set) {
+  const int first_word = ir::RegWord(e.sreg);
+  std::vector<Sym> fields;
+  std::vector<uint32_t> offsets;
+  uint32_t off = 0;
+  for (uint32_t len : set.field_lens) {
+    const Sym* sym = ReadWord(first_word + static_cast<int>(off / 4), len,
+                              "concatenated lookup");
+    if (sym == nullptr) return false;
+    if (sym->merged) return Fail("looks up a merged load of several fields");
+    fields.push_back(*sym);
+    offsets.push_back(off);
+    off += ir::Pad4(len);
+  }
+  if (off != set.key_len) {
+    return Fail("concatenated set whose field lengths don't add up to its key");
+  }
+  const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
+  Region elements;  // disjoint, first element winning
+  std::vector<int> owner;  // element of each cube of `elements`
+  for (size_t i = 0; i < set.elements.size(); ++i) {
+    const ir::SetElement& el = set.elements[i];
+    const ir::Bytes& hi_key =
+        set.interval() && el.key_end ? *el.key_end : el.key;
+    if (el.key.size() < set.key_len || hi_key.size() < set.key_len) continue;
+    Cube cube = Cube::Full(space_);
+    bool none = false;
+    for (size_t f = 0; f < fields.size() && !none; ++f) {
+      // Interval sets compare each field over its own length (pipapo);
+      // exact sets the whole padded key.
+      const uint32_t len = set.interval() ? set.field_lens[f]
+                                          : ir::Pad4(set.field_lens[f]);
+      const ir::Reg reg = static_cast<ir::Reg>(8 + first_word + offsets[f] / 4);
+      std::optional<IntervalSet> in =
+          BytesBetween(fields[f], reg, KeyBytes(el.key, offsets[f], len),
+                       KeyBytes(hi_key, offsets[f], len), !set.interval());
+      if (!in) return false;
+      if (fields[f].constant) {
+        none = in->empty();
+      } else {
+        Dim d = fields[f].dim;
+        cube.set(d) = cube.get(d).Intersect(*in);
+        none = cube.get(d).empty();
+      }
+    }
+    if (none) continue;
+    for (Cube& piece : Restrict({cube}, elements, true, space_)) {
+      elements.push_back(std::move(piece));
+      owner.push_back(static_cast<int>(i));
+    }
+  }
+  if (!vmap) {
+    region_ = Restrict(region_, elements, e.invert, space_);
+    if (region_.empty()) never_ = true;
+    return true;
+  }
+  for (size_t k = 0; k < elements.size(); ++k) {
+    const ir::SetElement& el = set.elements[owner[k]];
+    if (!el.verdict) continue;
+    for (Cube& b : Restrict(region_, {elements[k]}, false, space_)) {
+      result_.branches.push_back({std::move(b), el.verdict->code, el.verdict->chain});
+    }
+  }
+  branched_ = true;
+  return true;
+}
+
+}  // namespace rulejit::headerspace::cube_lift
