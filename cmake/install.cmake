@@ -1,11 +1,19 @@
 # `cmake --install`: the static library, the public headers, a CMake package
 # (find_package(rulejit) -> rulejit::rulejit) and a pkg-config file.
 #
-# The C++ API (rulejit/rulejit.h) exposes IR types, so the IR headers it
-# includes are installed too, under include/rulejit/internal/ (on the
-# package's include path); C programs need only rulejit/rulejit_c.h.
+# The public headers are include/rulejit/*.h and nothing else: the C++ API
+# (rulejit/rulejit.h) exposes no internal type, so no internal header is
+# installed; C programs need only rulejit/rulejit_c.h.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+
+# No include/rulejit/internal on a consumer's include path any more.
+# TODO(integrator): drop `$<INSTALL_INTERFACE:include/rulejit/internal>`
+# from the top-level target_include_directories; until then it is taken
+# out here (an imported target naming a missing directory fails to load).
+get_target_property(RULEJIT_INCLUDE_DIRS rulejit INTERFACE_INCLUDE_DIRECTORIES)
+list(REMOVE_ITEM RULEJIT_INCLUDE_DIRS "$<INSTALL_INTERFACE:include/rulejit/internal>")
+set_target_properties(rulejit PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${RULEJIT_INCLUDE_DIRS}")
 
 install(TARGETS rulejit EXPORT rulejitTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -13,15 +21,8 @@ install(TARGETS rulejit EXPORT rulejitTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS rulejit_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-install(FILES include/rulejit/rulejit.h include/rulejit/rulejit_c.h include/rulejit/packet.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rulejit)
-set(RULEJIT_INTERNAL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/rulejit/internal)
-install(FILES ir/ir.h ir/interp.h ir/expr_eval.h ir/diag.h
-  DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/ir)
-install(FILES compiler/passes/passes.h
-  DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/compiler/passes)
-install(FILES frontends/frontend.h
-  DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/frontends)
+file(GLOB RULEJIT_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/rulejit/*.h)
+install(FILES ${RULEJIT_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rulejit)
 
 set(RULEJIT_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/rulejit)
 install(EXPORT rulejitTargets NAMESPACE rulejit::

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "frontends/iptables/iptables.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
@@ -52,10 +53,10 @@ bool Same(const Result& a, const Result& b) {
 TEST(TierUp, SwapsToLlvmWhileClassifying) {
   constexpr int kRules = 120;
   ir::Ruleset rs = Rules(kRules);
-  auto interp = Program::Compile(rs, {.backend = Backend::kInterp});
+  auto interp = Program::Compile(RulesetOf(rs), {.backend = Backend::kInterp});
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 0;  // only when asked
-  auto program = Program::Compile(rs, options);
+  auto program = Program::Compile(RulesetOf(rs), options);
   ASSERT_TRUE(interp.ok() && program.ok());
   ASSERT_EQ((*program)->backend(), Backend::kJit);
   const auto frames = Frames(kRules);
@@ -106,7 +107,7 @@ TEST(TierUp, SwapsToLlvmWhileClassifying) {
 TEST(TierUp, HotRunStateAsksForIt) {
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 5;
-  auto program = Program::Compile(Rules(120), options);
+  auto program = Program::Compile(RulesetOf(Rules(120)), options);
   ASSERT_TRUE(program.ok());
   const auto frames = Frames(120);
   RunState state;
@@ -125,7 +126,7 @@ TEST(TierUp, TimeoutLeavesAsmjitRunning) {
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 0;
   options.tier_up_timeout_ms = 0;  // any real compile takes longer
-  auto program = Program::Compile(Rules(120), options);
+  auto program = Program::Compile(RulesetOf(Rules(120)), options);
   ASSERT_TRUE(program.ok());
   ASSERT_TRUE((*program)->TierUp());
   absl::Status s = (*program)->WaitForTierUp();
@@ -140,11 +141,11 @@ TEST(TierUp, TimeoutLeavesAsmjitRunning) {
 // Where llvm was not measured to win (under 100 rules run as code), or
 // outside auto, the program stays as compiled.
 TEST(TierUp, OnlyWhereItPays) {
-  auto tiny = Program::Compile(Rules(60), {.backend = Backend::kAuto});
+  auto tiny = Program::Compile(RulesetOf(Rules(60)), {.backend = Backend::kAuto});
   ASSERT_TRUE(tiny.ok());
   EXPECT_FALSE((*tiny)->TierUp());
   EXPECT_EQ((*tiny)->backend(), Backend::kJit);
-  auto jit = Program::Compile(Rules(120), {.backend = Backend::kJit});
+  auto jit = Program::Compile(RulesetOf(Rules(120)), {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok());
   EXPECT_FALSE((*jit)->TierUp());
   EXPECT_FALSE((*jit)->WaitForTierUp().ok());
