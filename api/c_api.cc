@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -34,8 +35,8 @@ void WriteError(const std::string& message, char* err, size_t err_len) {
   err[n] = '\0';
 }
 
-std::optional<rulejit::frontends::InputFormat> FormatOf(rulejit_format format) {
-  using rulejit::frontends::InputFormat;
+std::optional<rulejit::InputFormat> FormatOf(rulejit_format format) {
+  using rulejit::InputFormat;
   switch (format) {
     case RULEJIT_FORMAT_IPTABLES: return InputFormat::kIptables;
     case RULEJIT_FORMAT_NFT: return InputFormat::kNft;
@@ -53,7 +54,7 @@ rulejit::CompileOptions CompileOptionsOf(const rulejit_options& options) {
                                                           : rulejit::Backend::kAuto;
   out.classify = options.no_classify == 0;
   if (options.no_optimize != 0) {
-    out.passes.disabled = rulejit::OptimizationNames();
+    out.disabled_passes = rulejit::OptimizationNames();
   }
   return out;
 }
@@ -91,8 +92,9 @@ bool ValidHook(rulejit_hook hook) {
 // The rule's line in its file, 0 for policies and unknown rules.
 uint32_t LineOf(const rulejit::Program& program, const rulejit::RuleRef& ref) {
   if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return 0;
-  const auto& rule = program.ruleset().tables[ref.table].chains[ref.chain].rules[ref.rule];
-  return rule.loc.line;
+  const std::string where = program.ruleset().Where(ref);  // "FILE:LINE"
+  const size_t colon = where.rfind(':');
+  return colon == std::string::npos ? 0 : static_cast<uint32_t>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
 }
 
 rulejit_verdict CVerdict(rulejit::Verdict v) {
@@ -133,7 +135,7 @@ rulejit_program* rulejit_compile(const char* text, size_t len, const char* name,
     rulejit_options opts;
     rulejit_options_init(&opts);
     if (options != nullptr) opts = *options;
-    absl::StatusOr<rulejit::ir::Ruleset> ruleset = rulejit::ParseRuleset(
+    absl::StatusOr<rulejit::Ruleset> ruleset = rulejit::ParseRuleset(
         std::string_view(text == nullptr ? "" : text, text == nullptr ? 0 : len),
         name == nullptr ? "<input>" : name, FormatOf(opts.format));
     if (!ruleset.ok()) {
@@ -235,13 +237,12 @@ void rulejit_classify_burst(const rulejit_program* program, rulejit_hook hook,
 int rulejit_counter(const rulejit_program* program, const rulejit_state* state,
                     int table, int chain, int rule, uint64_t* packets,
                     uint64_t* bytes) {
-  const rulejit::ir::Ruleset& rs = program->program->ruleset();
-  bool exists = table >= 0 && static_cast<size_t>(table) < rs.tables.size() && chain >= 0 &&
-                static_cast<size_t>(chain) < rs.tables[table].chains.size() && rule >= 0 &&
-                static_cast<size_t>(rule) < rs.tables[table].chains[chain].rules.size();
+  const rulejit::Ruleset& rs = program->program->ruleset();
+  bool exists = table >= 0 && table < rs.table_count() && chain >= 0 &&
+                chain < rs.chain_count(table) && rule >= 0 && rule < rs.rule_count(table, chain);
   if (!exists) return -1;
-  rulejit::ir::Counter c =
-      state == nullptr ? rulejit::ir::Counter{} : state->state.CounterOf({table, chain, rule});
+  rulejit::Counter c =
+      state == nullptr ? rulejit::Counter{} : state->state.CounterOf({table, chain, rule});
   if (packets != nullptr) *packets = c.packets;
   if (bytes != nullptr) *bytes = c.bytes;
   return 0;

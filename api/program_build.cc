@@ -27,8 +27,13 @@ absl::Status Verify(const ir::Ruleset& ruleset) {
 
 lower::LowerOptions LowerOptionsOf(const CompileOptions& options) {
   return {.classify = options.classify, .classify_min_rules = options.classify_min_rules,
-          .disabled = options.passes.disabled, .dump_after = options.passes.dump_after,
-          .dump = options.passes.dump};
+          .disabled = options.disabled_passes, .dump_after = options.dump_after,
+          .dump = options.dump};
+}
+
+passes::PassOptions PassOptionsOf(const CompileOptions& options) {
+  return {.disabled = options.disabled_passes, .dump_after = options.dump_after,
+          .dump = options.dump};
 }
 
 backend::CodeOptions CodeOptionsOf(const CompileOptions& options) {
@@ -74,26 +79,29 @@ bool IsOptimizationName(std::string_view name) {
   return passes::IsPassName(std::string(name)) || lower::IsDecisionName(std::string(name));
 }
 
-absl::StatusOr<ir::Ruleset> ParseRuleset(std::string_view text, const std::string& name,
-                                         std::optional<InputFormat> format) {
+absl::StatusOr<Ruleset> ParseRuleset(std::string_view text, const std::string& name,
+                                     std::optional<InputFormat> format) {
   ir::Diagnostics diags;
-  std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(text, name, format, diags);
+  InputFormat used = InputFormat::kIptables;
+  std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(text, name, format, diags, &used);
   if (!ruleset) return absl::InvalidArgumentError(diags.Format());
-  return *std::move(ruleset);
+  return RulesetInternal::Make(
+      {.ir = *std::move(ruleset), .source = std::string(text), .format = used});
 }
 
 Program::~Program() = default;
 
 absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
-    ir::Ruleset ruleset, const CompileOptions& options) {
-  if (absl::Status s = Verify(ruleset); !s.ok()) return s;
-  BackendChoice choice = ChooseBackend(ruleset, options.backend);
-  if (choice.info->compile) passes::RunPasses(ruleset, options.passes);
+    Ruleset ruleset, const CompileOptions& options) {
+  ir::Ruleset& ir = MutableIrOf(ruleset);
+  if (absl::Status s = Verify(ir); !s.ok()) return s;
+  BackendChoice choice = ChooseBackend(ir, options.backend);
+  if (choice.info->compile) passes::RunPasses(ir, PassOptionsOf(options));
   auto program = std::unique_ptr<Program>(new Program(std::move(ruleset)));
   program->backend_ = choice.info->kind;
   program->interpreter_reason_ = std::move(choice.reason);
   if (!choice.info->compile) return program;
-  const ir::Ruleset& rs = *program->ruleset_;
+  const ir::Ruleset& rs = IrOf(program->ruleset_);
   absl::StatusOr<lower::Plan> plan = lower::BuildPlan(rs, LowerOptionsOf(options));
   if (!plan.ok()) return plan.status();
   if (absl::Status s = lower::VerifyPlan(*plan, rs); !s.ok()) return s;
@@ -108,12 +116,21 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
 
 // The interpreter runs every program (the reference, and the tier for
 // anything the compiled code hands back).
-Program::Program(ir::Ruleset ruleset)
-    : ruleset_(std::make_unique<ir::Ruleset>(std::move(ruleset))),
-      interp_(std::make_unique<ir::Interpreter>(*ruleset_)) {
+Program::Program(Ruleset ruleset)
+    : ruleset_(std::move(ruleset)), interp_(std::make_unique<Interp>(IrOf(ruleset_))) {
   for (int h = 0; h < lower::kHookCount; ++h) {
-    hook_chains_.push_back(ir::BaseChainsAt(*ruleset_, static_cast<ir::Hook>(h)));
+    hook_chains_.push_back(ir::BaseChainsAt(IrOf(ruleset_), static_cast<ir::Hook>(h)));
   }
+}
+
+bool Program::HookMaySee(Hook hook, const PacketMeta& meta) const {
+  const ir::Ruleset& rs = IrOf(ruleset_);
+  for (const RuleRef& ref : hook_chains_[static_cast<int>(hook)]) {
+    if (hook == Hook::kForward) return true;
+    const char* device = hook == Hook::kIngress ? meta.iifname : meta.oifname;
+    if (rs.tables[ref.table].chains[ref.chain].base->device == device) return true;
+  }
+  return false;
 }
 
 const backend::CompiledCode& Program::Jit::running() const {
@@ -139,7 +156,7 @@ size_t Program::memory_bytes() const {
 }
 
 std::string Program::PlanText() const {
-  return jit_ ? lower::PrintPlan(jit_->plan, *ruleset_) : "";
+  return jit_ ? lower::PrintPlan(jit_->plan, IrOf(ruleset_)) : "";
 }
 
 const lower::Plan* ProgramInternal::PlanOf(const Program& program) {

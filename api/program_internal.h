@@ -1,7 +1,8 @@
-// What a compiled Program holds behind its pointer, shared by the three
-// files that implement it: program_build.cc (the driver), program_run.cc
-// (the hot path) and tier_up.cc (the background LLVM compile). Internal to
-// api/; tests reach the plan through ProgramInternal::PlanOf.
+// What a compiled Program and a RunState hold behind their pointers,
+// shared by the files that implement them: program_build.cc (the driver),
+// program_run.cc (the hot path), tier_up.cc (the background LLVM compile)
+// and counters.cc. Internal to api/; tests reach the plan through
+// ProgramInternal::PlanOf.
 #ifndef RULEJIT_API_PROGRAM_INTERNAL_H_
 #define RULEJIT_API_PROGRAM_INTERNAL_H_
 
@@ -11,9 +12,14 @@
 #include <mutex>
 #include <thread>
 
+#include <vector>
+
 #include "absl/status/status.h"
+#include "api/internal.h"
 #include "compiler/backend/common/compiled_code.h"
 #include "compiler/lower/plan.h"
+#include "ir/expr_eval.h"
+#include "ir/interp.h"
 #include "rulejit/rulejit.h"
 
 namespace rulejit {
@@ -47,6 +53,34 @@ struct Program::Jit {
   std::once_flag tier_up_once;
   std::thread tier_up_thread;
   absl::Status tier_up_status;  // written before kFailed
+};
+
+struct Program::Interp {
+  explicit Interp(const ir::Ruleset& ruleset) : interpreter(ruleset) {}
+  ir::Interpreter interpreter;
+};
+
+// A RunState's slots, sized by Program::PrepareState for one program. The
+// hot path reaches them through RunState::impl_, one pointer.
+struct RunState::Impl {
+  // jit: by global rule id, then by policy id (Layout::PolicyId: rule_count
+  // + chain index) for the policy counts.
+  std::vector<ir::Counter> counters;
+  std::vector<ir::LimitBucket> buckets;  // jit: by limit expression
+  ir::InterpState interp;                // interp tier
+  std::vector<ir::Counter> interp_policy;  // interp: by chain index
+  std::vector<uint32_t> chain_base;      // layout copies for CounterOf
+  std::vector<uint32_t> rule_base;
+  uint32_t rule_count = 0;
+  bool jit = false;
+  const void* prepared_for = nullptr;    // the Program that sized it
+  uint64_t now_ns = 0;
+  uint64_t packets = 0;                  // for auto's tier-up
+
+  // The slot of rule `ref`'s counter / of a chain's policy count; null
+  // when the state has none (not prepared, out of range).
+  ir::Counter* RuleSlot(const RuleRef& ref);
+  ir::Counter* PolicySlot(int table, int chain);
 };
 
 // What tests and tools inside the project may ask of a Program beyond its

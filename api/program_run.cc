@@ -22,24 +22,46 @@ Result Program::Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                     RunState* state) const {
   if (state) {
     PrepareState(state);
-    if (jit_ && jit_->tier_up_after && ++state->packets_ == jit_->tier_up_after) TierUp();
+    if (jit_ && jit_->tier_up_after && ++state->impl_->packets == jit_->tier_up_after) TierUp();
   }
   return compiled() ? RunJit(hook, pkt, meta, state) : RunInterp(hook, pkt, meta, state);
 }
 
+namespace {
+
+// Counts a packet whose verdict a policy decided.
+inline void CountPolicy(ir::Counter& counter, uint32_t skb_len) {
+  ++counter.packets;
+  counter.bytes += skb_len;
+}
+
+// The public NatChange of the interpreter's (plain vectors for its bytes).
+NatChange PublicNat(const ir::NatChange& nat) {
+  auto bytes = [](const ir::Bytes& b) { return std::vector<uint8_t>(b.begin(), b.end()); };
+  return {nat.kind, bytes(nat.addr_min), bytes(nat.addr_max), bytes(nat.proto_min),
+          bytes(nat.proto_max), nat.flags};
+}
+
+}  // namespace
+
 Result Program::RunInterp(Hook hook, const PacketView& pkt,
                           const PacketMeta& meta, RunState* state) const {
+  RunState::Impl* slots = state ? state->impl_.get() : nullptr;
   ir::InterpState* st = nullptr;
-  if (state) {
-    state->interp_.now_ns = state->now_ns_;
-    st = &state->interp_;
+  if (slots) {
+    slots->interp.now_ns = slots->now_ns;
+    st = &slots->interp;
   }
-  ir::EvalResult r = interp_->Run(hook, pkt, meta, st);
+  ir::EvalResult r = interp_->interpreter.Run(hook, pkt, meta, st);
   Verdict verdict = r.verdict == ir::VerdictCode::kDrop    ? Verdict::kDrop
                     : r.verdict == ir::VerdictCode::kQueue ? Verdict::kQueue
                                                            : Verdict::kAccept;
-  std::shared_ptr<const ir::NatChange> nat;
-  if (r.nat) nat = std::make_shared<const ir::NatChange>(*std::move(r.nat));
+  if (slots && r.decided_by.rule < 0 && r.decided_by.chain >= 0) {
+    CountPolicy(slots->interp_policy[slots->chain_base[r.decided_by.table] + r.decided_by.chain],
+                ir::SkbLen(pkt));
+  }
+  std::shared_ptr<const NatChange> nat;
+  if (r.nat) nat = std::make_shared<const NatChange>(PublicNat(*r.nat));
   return {verdict, r.decided_by, r.rejected, r.mark, r.ct_mark, r.queue, std::move(nat)};
 }
 
@@ -60,18 +82,20 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   ctx.skb_len = ir::SkbLen(pkt);
   ctx.rejected = 0;
   ctx.mut = {meta.mark, meta.ct_mark};
-  ctx.counters = state ? state->counters_.data() : nullptr;
-  ctx.buckets = state ? state->buckets_.data() : nullptr;
-  ctx.now_ns = state ? state->now_ns_ : 0;
+  RunState::Impl* slots = state ? state->impl_.get() : nullptr;
+  ctx.counters = slots ? slots->counters.data() : nullptr;
+  ctx.buckets = slots ? slots->buckets.data() : nullptr;
+  ctx.now_ns = slots ? slots->now_ns : 0;
   ctx.pre_classifier = pre_rule == -2 ? nullptr : &jit_->plan.classifiers.front();
   ctx.pre_rule = pre_rule;
 
   Result result;
   const lower::Layout& layout = jit_->plan.layout;
+  const ir::Ruleset& rs = IrOf(ruleset_);
   // One tier for the whole packet, even if a tier-up lands meanwhile.
   const backend::ChainFn* entries = jit_->entries.load(std::memory_order_acquire);
   for (const RuleRef& ref : hook_chains_[static_cast<int>(hook)]) {
-    const ir::Table& table = ruleset_->tables[ref.table];
+    const ir::Table& table = rs.tables[ref.table];
     const ir::Chain& chain = table.chains[ref.chain];
     if (!ir::ChainSeesPacket(table, chain, hook, pkt, meta)) continue;
     ctx.family = table.family;
@@ -82,6 +106,10 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
       result.verdict = Verdict::kDrop;
       break;
     }
+  }
+  // A policy decided: ctx.decided_rule is its policy id.
+  if (slots && result.decided_by.rule < 0 && result.decided_by.chain >= 0) {
+    CountPolicy(ctx.counters[ctx.decided_rule], ctx.skb_len);
   }
   result.rejected = ctx.rejected != 0;
   result.mark = ctx.mut.mark;
@@ -179,7 +207,8 @@ void SetEveryField(Result& r, Verdict verdict, const RuleRef& decided_by, const 
 
 // The burst path of a DirectVerdicts hook: what the compiled chain would
 // compute (its only code asks the classifier, then counts and returns the
-// rule's verdict, or the policy), without entering it.
+// rule's verdict, or the policy), without entering it. `counters`: the
+// RunState's, by rule id then policy id.
 void ClassifyBurstDirect(const lower::DirectVerdicts& direct, const ir::Ruleset& rs,
                          const lower::Layout& layout, Hook hook, const uint8_t* const* frames,
                          const uint32_t* lens, uint32_t n, const PacketMeta& meta,
@@ -210,7 +239,10 @@ void ClassifyBurstDirect(const lower::DirectVerdicts& direct, const ir::Ruleset&
       }
       SetEveryField(results[done + i], VerdictOf(rule >= 0 ? direct.verdicts[rule] : direct.policy),
                     layout.refs[rule >= 0 ? direct.rule_base + rule : direct.policy_id], meta);
-      if (rule >= 0 && counters && direct.counted[rule]) {
+      if (!counters) continue;
+      if (rule < 0) {
+        CountPolicy(counters[direct.policy_id], chunk.skb_len[i]);
+      } else if (direct.counted[rule]) {
         ir::Counter& c = counters[direct.rule_base + rule];
         ++c.packets;
         c.bytes += chunk.skb_len[i];
@@ -250,8 +282,8 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
   }
   if (state) PrepareState(state);
   if (const std::optional<lower::DirectVerdicts>& direct = jit_->plan.direct[static_cast<int>(hook)]) {
-    ClassifyBurstDirect(*direct, *ruleset_, jit_->plan.layout, hook, frames, lens, n, meta, results,
-                        state ? state->counters_.data() : nullptr);
+    ClassifyBurstDirect(*direct, IrOf(ruleset_), jit_->plan.layout, hook, frames, lens, n, meta,
+                        results, state ? state->impl_->counters.data() : nullptr);
     CountTowardTierUp(state, n);
     return;
   }
@@ -269,7 +301,7 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
       if (answers[i] < 0) continue;
       const uint32_t id = first_rule_base + static_cast<uint32_t>(answers[i]);
       __builtin_prefetch(&jit_->plan.layout.refs[id]);
-      if (state) __builtin_prefetch(&state->counters_[id], 1);
+      if (state) __builtin_prefetch(&state->impl_->counters[id], 1);
     }
     CountTowardTierUp(state, count);
     for (uint32_t i = 0; i < count; ++i) {
@@ -284,17 +316,21 @@ bool Program::answers_from_table(Hook hook) const {
 
 // Sizes the per-thread slots for this program (first use only).
 void Program::PrepareState(RunState* state) const {
-  if (state->prepared_for_ == this) return;
-  state->prepared_for_ = this;
+  RunState::Impl& slots = *state->impl_;
+  if (slots.prepared_for == this) return;
+  slots.prepared_for = this;
+  const ir::Ruleset& rs = IrOf(ruleset_);
   if (!compiled()) {
-    state->jit_ = false;
+    slots.jit = false;
     // Every rule gets its slot up front (the interpreter grows lazily).
-    auto& tables = state->interp_.counters;
-    if (tables.size() < ruleset_->tables.size()) {
-      tables.resize(ruleset_->tables.size());
-    }
-    for (size_t t = 0; t < ruleset_->tables.size(); ++t) {
-      const auto& chains = ruleset_->tables[t].chains;
+    auto& tables = slots.interp.counters;
+    if (tables.size() < rs.tables.size()) tables.resize(rs.tables.size());
+    slots.chain_base.clear();
+    uint32_t chains_total = 0;
+    for (size_t t = 0; t < rs.tables.size(); ++t) {
+      const auto& chains = rs.tables[t].chains;
+      slots.chain_base.push_back(chains_total);
+      chains_total += chains.size();
       if (tables[t].size() < chains.size()) tables[t].resize(chains.size());
       for (size_t c = 0; c < chains.size(); ++c) {
         if (tables[t][c].size() < chains[c].rules.size()) {
@@ -302,36 +338,22 @@ void Program::PrepareState(RunState* state) const {
         }
       }
     }
+    if (slots.interp_policy.size() < chains_total) slots.interp_policy.resize(chains_total);
     return;
   }
-  state->jit_ = true;
+  slots.jit = true;
   const lower::Layout& layout = jit_->plan.layout;
-  if (state->counters_.size() < layout.rule_count) {
-    state->counters_.resize(layout.rule_count);
+  // Rule counters, then policy counts (Layout::PolicyId).
+  const size_t counter_slots = size_t{layout.rule_count} + layout.chain_count;
+  if (slots.counters.size() < counter_slots) slots.counters.resize(counter_slots);
+  if (slots.buckets.size() < jit_->limit_count) {
+    slots.buckets.resize(jit_->limit_count);
   }
-  if (state->buckets_.size() < jit_->limit_count) {
-    state->buckets_.resize(jit_->limit_count);
+  if (slots.rule_base.empty()) {
+    slots.chain_base = layout.chain_base;
+    slots.rule_base = layout.rule_base;
+    slots.rule_count = layout.rule_count;
   }
-  if (state->rule_base_.empty()) {
-    state->chain_base_ = layout.chain_base;
-    state->rule_base_ = layout.rule_base;
-  }
-}
-
-ir::Counter RunState::CounterOf(const RuleRef& ref) const {
-  if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return {};
-  if (!jit_) {
-    const auto& c = interp_.counters;
-    if (static_cast<size_t>(ref.table) < c.size() &&
-        static_cast<size_t>(ref.chain) < c[ref.table].size() &&
-        static_cast<size_t>(ref.rule) < c[ref.table][ref.chain].size()) {
-      return c[ref.table][ref.chain][ref.rule];
-    }
-    return {};
-  }
-  if (static_cast<size_t>(ref.table) >= chain_base_.size()) return {};
-  size_t id = rule_base_[chain_base_[ref.table] + ref.chain] + ref.rule;
-  return id < counters_.size() ? counters_[id] : ir::Counter{};
 }
 
 }  // namespace rulejit

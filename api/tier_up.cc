@@ -54,7 +54,7 @@ bool Program::TierUp() const {
   Jit& jit = *jit_;
   std::call_once(jit.tier_up_once, [&] {
     jit.tier_up = Jit::TierUp::kCompiling;
-    jit.tier_up_thread = std::thread([&jit, &rs = *ruleset_] {
+    jit.tier_up_thread = std::thread([&jit, &rs = IrOf(ruleset_)] {
       absl::StatusOr<std::unique_ptr<backend::CompiledCode>> llvm = CompileLlvmTier(
           rs, jit.plan, jit.llvm_opt_level, jit.tier_up_timeout_ms, jit.limit_count);
       if (!llvm.ok()) {
@@ -86,9 +86,10 @@ absl::Status Program::WaitForTierUp() const {
 
 void Program::CountTowardTierUp(RunState* state, uint32_t packets) const {
   if (!state || !jit_->tier_up_after) return;
-  const uint64_t before = state->packets_;
-  state->packets_ += packets;
-  if (before < jit_->tier_up_after && state->packets_ >= jit_->tier_up_after) TierUp();
+  uint64_t& count = state->impl_->packets;
+  const uint64_t before = count;
+  count += packets;
+  if (before < jit_->tier_up_after && count >= jit_->tier_up_after) TierUp();
 }
 
 }  // namespace rulejit

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "bench/burst_loop.h"
 #include "compiler/classify/classifier.h"
 #include "frontends/classbench/classbench.h"
@@ -143,7 +144,7 @@ void BM_ClassifierBurst(benchmark::State& state, std::string name) {
 // what the path around the lookup costs.
 void BM_ProgramBurst(benchmark::State& state, std::string name) {
   const Set& s = LoadSet(name);
-  auto program = Program::Compile(s.ruleset, {.backend = Backend::kJit});
+  auto program = Program::Compile(RulesetOf(s.ruleset), {.backend = Backend::kJit});
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
     return;
@@ -159,7 +160,7 @@ void TierOverTrace(benchmark::State& state, const std::string& name, Backend bac
   CompileOptions options;
   options.backend = backend;
   options.classify = classify;
-  auto program = Program::Compile(s.ruleset, options);
+  auto program = Program::Compile(RulesetOf(s.ruleset), options);
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
     return;
@@ -198,7 +199,7 @@ void CompileTier(benchmark::State& state, const std::string& name, Backend backe
   CompileOptions options;
   options.backend = backend;
   for (auto _ : state) {
-    auto program = Program::Compile(s.ruleset, options);
+    auto program = Program::Compile(RulesetOf(s.ruleset), options);
     benchmark::DoNotOptimize(program);
   }
 }

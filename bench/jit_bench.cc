@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/internal.h"
 #include "bench/burst_loop.h"
 #include "rulejit/rulejit.h"
 
@@ -38,7 +39,7 @@ ir::Node N(ir::Expr e) { return ir::Node{std::move(e), {}}; }
 // The compiled program, or null after marking the benchmark skipped.
 std::unique_ptr<const Program> CompileOrSkip(benchmark::State& state, ir::Ruleset ruleset,
                                              const CompileOptions& options) {
-  auto program = Program::Compile(std::move(ruleset), options);
+  auto program = Program::Compile(RulesetOf(std::move(ruleset)), options);
   if (!program.ok()) {
     state.SkipWithError(std::string(program.status().message()).c_str());
     return nullptr;
@@ -103,8 +104,8 @@ ir::Ruleset SeedChain(int rules) {
                      ":test - [0:0]\n-A INPUT -j test\n";
   for (int i = 0; i < rules; ++i) text += "-A test ! -s 10.0.0.0/10 -j DROP\n";
   text += "COMMIT\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "seed.ipt");
-  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "seed.ipt");
+  return rs.ok() ? IrOf(*rs) : ir::Ruleset{};
 }
 
 void Seed(benchmark::State& state, Backend backend) {
@@ -127,7 +128,7 @@ void Seed(benchmark::State& state, Backend backend) {
 void CompileSeed(benchmark::State& state, Backend backend) {
   ir::Ruleset rs = SeedChain(state.range(0));
   for (auto _ : state) {
-    auto program = Program::Compile(rs, {.backend = backend});
+    auto program = Program::Compile(RulesetOf(rs), {.backend = backend});
     benchmark::DoNotOptimize(program);
   }
 }
@@ -154,14 +155,14 @@ ir::Ruleset SharedFieldsChain(int rules) {
             std::to_string(port) + "-" + std::to_string(port + 1) + " accept\n";
   }
   text += " }\n}\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "shared.nft");
-  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "shared.nft");
+  return rs.ok() ? IrOf(*rs) : ir::Ruleset{};
 }
 
 void SharedFields(benchmark::State& state, bool share) {
   CompileOptions options{.backend = Backend::kJit};
   options.classify = false;
-  if (!share) options.passes.disabled.push_back("share-loads");
+  if (!share) options.disabled_passes.push_back("share-loads");
   const auto program =
       CompileOrSkip(state, SharedFieldsChain(state.range(0)), options);
   if (!program) return;
@@ -183,8 +184,8 @@ void Classify(benchmark::State& state, Backend backend, bool classify = true,
               bool merge_runs = true, bool share_loads = true) {
   CompileOptions options{.backend = backend};
   options.classify = classify;
-  if (!merge_runs) options.passes.disabled.push_back("merge-set-runs");
-  if (!share_loads) options.passes.disabled.push_back("share-loads");
+  if (!merge_runs) options.disabled_passes.push_back("merge-set-runs");
+  if (!share_loads) options.disabled_passes.push_back("share-loads");
   const auto program =
       CompileOrSkip(state, LinearChain(state.range(0)), options);
   if (!program) return;
@@ -251,7 +252,7 @@ void Compile(benchmark::State& state, Backend backend, bool classify = true) {
   CompileOptions options{.backend = backend};
   options.classify = classify;
   for (auto _ : state) {
-    auto program = Program::Compile(rs, options);
+    auto program = Program::Compile(RulesetOf(rs), options);
     benchmark::DoNotOptimize(program);
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));

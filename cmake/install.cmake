@@ -1,9 +1,9 @@
 # `cmake --install`: the static library, the public headers, a CMake package
 # (find_package(rulejit) -> rulejit::rulejit) and a pkg-config file.
 #
-# The C++ API (rulejit/rulejit.h) exposes IR types, so the IR headers it
-# includes are installed too, under include/rulejit/internal/ (on the
-# package's include path); C programs need only rulejit/rulejit_c.h.
+# The public headers are include/rulejit/*.h and nothing else: the C++ API
+# (rulejit/rulejit.h) exposes no internal type, so no internal header is
+# installed; C programs need only rulejit/rulejit_c.h.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -13,15 +13,8 @@ install(TARGETS rulejit EXPORT rulejitTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS rulejit_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-install(FILES include/rulejit/rulejit.h include/rulejit/rulejit_c.h include/rulejit/packet.h
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rulejit)
-set(RULEJIT_INTERNAL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/rulejit/internal)
-install(FILES ir/ir.h ir/interp.h ir/expr_eval.h ir/diag.h
-  DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/ir)
-install(FILES compiler/passes/passes.h
-  DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/compiler/passes)
-install(FILES frontends/frontend.h
-  DESTINATION ${RULEJIT_INTERNAL_INCLUDEDIR}/frontends)
+file(GLOB RULEJIT_PUBLIC_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/include/rulejit/*.h)
+install(FILES ${RULEJIT_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rulejit)
 
 set(RULEJIT_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/rulejit)
 install(EXPORT rulejitTargets NAMESPACE rulejit::

@@ -20,13 +20,15 @@
 
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "rulejit/types.h"
 
 namespace rulejit::frontends {
 
 // kIptables: an iptables-save dump as iptables-legacy-restore loads it;
 // kIptablesNft: as iptables-nft-restore loads it (they differ on non-first
 // fragments, see frontends::IptablesFlavor). Detection picks kIptables.
-enum class InputFormat { kIptables, kNft, kClassbench, kIptablesNft };
+// The public rulejit::InputFormat (rulejit/types.h).
+using InputFormat = rulejit::InputFormat;
 
 const char* FormatName(InputFormat format);
 // "iptables" | "iptables-nft" | "nft" | "classbench"; nullopt otherwise.

@@ -28,6 +28,14 @@
 #include "absl/hash/hash.h"
 #include "ir/ir.h"
 
+namespace rulejit {
+// ir::Counter is the public rulejit::Counter: its hash lives where argument-
+// dependent lookup finds it.
+template <typename H> H AbslHashValue(H h, const Counter& e) {
+  return H::combine(std::move(h), e.packets, e.bytes);
+}
+}  // namespace rulejit
+
 namespace rulejit::ir {
 
 namespace equal_internal {
@@ -81,9 +89,6 @@ template <typename H> H AbslHashValue(H h, const Lookup& e) {
 }
 template <typename H> H AbslHashValue(H h, const Immediate& e) {
   return H::combine(std::move(h), e.dreg, e.data, e.verdict);
-}
-template <typename H> H AbslHashValue(H h, const Counter& e) {
-  return H::combine(std::move(h), e.packets, e.bytes);
 }
 template <typename H> H AbslHashValue(H h, const Limit& e) {
   return H::combine(std::move(h), e.rate, e.unit_seconds, e.burst, e.bytes, e.over);

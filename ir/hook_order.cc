@@ -59,6 +59,11 @@ bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
   return false;
 }
 
+}  // namespace rulejit::ir
+
+// Public (rulejit/types.h); ir:: names them too.
+namespace rulejit {
+
 bool HookHasInputDevice(Hook hook) {
   return hook == Hook::kPrerouting || hook == Hook::kInput ||
          hook == Hook::kForward || hook == Hook::kIngress;
@@ -69,4 +74,4 @@ bool HookHasOutputDevice(Hook hook) {
          hook == Hook::kPostrouting || hook == Hook::kEgress;
 }
 
-}  // namespace rulejit::ir
+}  // namespace rulejit

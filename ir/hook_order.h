@@ -24,10 +24,10 @@ std::vector<RuleRef> BaseChainsAt(const Ruleset& ruleset, Hook hook);
 bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
                      const PacketView& pkt, const PacketMeta& meta);
 
-// Whether packets at `hook` have an input (output) device: prerouting,
-// input, forward, ingress (forward, output, postrouting, egress).
-bool HookHasInputDevice(Hook hook);
-bool HookHasOutputDevice(Hook hook);
+// Whether packets at `hook` have an input (output) device (public:
+// rulejit/types.h).
+using rulejit::HookHasInputDevice;
+using rulejit::HookHasOutputDevice;
 
 }  // namespace rulejit::ir
 

@@ -35,12 +35,8 @@ struct NatChange {
   uint32_t flags = 0;
 };
 
-// The userspace queue a queue statement chose.
-struct QueueChoice {
-  uint32_t num = 0;    // first queue (or the register's value)
-  uint16_t total = 1;  // fanout over num .. num + total - 1
-  uint16_t flags = 0;  // kQueueBypass | kQueueFanout
-};
+// The userspace queue a queue statement chose (public: rulejit/types.h).
+using QueueChoice = rulejit::QueueChoice;
 
 struct EvalResult {
   // kAccept, kDrop, or kQueue (the packet went to userspace queue `queue`;

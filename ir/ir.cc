@@ -86,15 +86,6 @@ const char* FamilyName(Family family) {
   return "?";
 }
 
-const char* HookName(Hook hook) {
-  return kHookNames[static_cast<size_t>(hook)];
-}
-std::optional<Hook> HookFromName(std::string_view name) {
-  for (size_t i = 0; i < kHookNames.size(); ++i) {
-    if (name == kHookNames[i]) return static_cast<Hook>(i);
-  }
-  return std::nullopt;
-}
 
 const Chain* Table::FindChain(std::string_view chain_name) const {
   for (const Chain& c : chains) {
@@ -129,3 +120,18 @@ bool HasPacketWrites(const Ruleset& ruleset) {
 }
 
 }  // namespace rulejit::ir
+
+// The public names of rulejit::Hook (rulejit/types.h), which ir:: uses.
+namespace rulejit {
+
+const char* HookName(Hook hook) {
+  return ir::kHookNames[static_cast<size_t>(hook)];
+}
+std::optional<Hook> HookFromName(std::string_view name) {
+  for (size_t i = 0; i < ir::kHookNames.size(); ++i) {
+    if (name == ir::kHookNames[i]) return static_cast<Hook>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace rulejit

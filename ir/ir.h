@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "rulejit/types.h"
 
 namespace rulejit::ir {
 
@@ -195,12 +196,13 @@ uint32_t CtKeyLen(CtKey key);
 
 enum class CtDir : uint8_t { kNone, kOriginal, kReply };
 
-// Conntrack state bits as the kernel exposes them to `ct state`.
-inline constexpr uint32_t kCtStateInvalid = 1u << 0;
-inline constexpr uint32_t kCtStateEstablished = 1u << 1;
-inline constexpr uint32_t kCtStateRelated = 1u << 2;
-inline constexpr uint32_t kCtStateNew = 1u << 3;
-inline constexpr uint32_t kCtStateUntracked = 1u << 6;
+// Conntrack state bits as the kernel exposes them to `ct state` (public:
+// rulejit/types.h).
+using rulejit::kCtStateEstablished;
+using rulejit::kCtStateInvalid;
+using rulejit::kCtStateNew;
+using rulejit::kCtStateRelated;
+using rulejit::kCtStateUntracked;
 
 // [ ct load KEY => reg R (, dir original|reply) ]
 struct CtLoad {
@@ -290,12 +292,9 @@ struct Immediate {
 };
 
 // [ counter pkts P bytes B ]  The initial values come from the ruleset;
-// running counts live outside the IR (per-rule slots).
-struct Counter {
-  uint64_t packets = 0;
-  uint64_t bytes = 0;
-  bool operator==(const Counter&) const = default;
-};
+// running counts live outside the IR (per-rule slots). The public
+// rulejit::Counter, packets and bytes.
+using Counter = rulejit::Counter;
 
 // [ limit rate R/UNIT burst B type packets|bytes flags F ]
 // flags & 1 = `over` (matches when the rate is exceeded).
@@ -345,8 +344,8 @@ struct Queue {
   std::optional<Reg> sreg_qnum;  // queue number from a register (no num)
   bool operator==(const Queue&) const = default;
 };
-inline constexpr uint16_t kQueueBypass = 0x1;
-inline constexpr uint16_t kQueueFanout = 0x2;
+using rulejit::kQueueBypass;  // rulejit/types.h
+using rulejit::kQueueFanout;
 
 // [ quota bytes B consumed C flags F ]  flags & 1 = `over`. Stateful like
 // limit: each packet adds its length to the consumed bytes; without `over`
@@ -367,7 +366,7 @@ struct Quota {
 // Each binds the connection to the new addresses/ports (a state change
 // the interpreter records) and ends the rule with NF_ACCEPT, as the
 // kernel's nft_nat_eval / nft_masq_eval / nft_redir_eval do.
-enum class NatKind : uint8_t { kSnat, kDnat, kMasq, kRedir };
+using NatKind = rulejit::NatKind;  // kSnat, kDnat, kMasq, kRedir
 struct Nat {
   NatKind kind = NatKind::kSnat;
   Family family = Family::kIp;  // snat/dnat: ip or ip6 addresses (inet: ports only)
@@ -446,11 +445,10 @@ struct Set {
 // Tables, chains, rules
 
 
-enum class Hook : uint8_t {
-  kPrerouting, kInput, kForward, kOutput, kPostrouting, kIngress, kEgress,
-};
-const char* HookName(Hook hook);
-std::optional<Hook> HookFromName(std::string_view name);
+// The public rulejit::Hook (rulejit/types.h), its names too.
+using Hook = rulejit::Hook;
+using rulejit::HookFromName;
+using rulejit::HookName;
 
 struct Rule {
   std::vector<Node> exprs;
@@ -461,11 +459,8 @@ struct Rule {
 
 // Which rule decided. `rule == -1` means the chain's policy decided (or the
 // packet fell through every base chain: kernel default accept, chain = -1).
-struct RuleRef {
-  int table = -1;
-  int chain = -1;
-  int rule = -1;
-};
+// The public rulejit::RuleRef.
+using RuleRef = rulejit::RuleRef;
 
 struct BaseChain {
   std::string type = "filter";

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <utility>
 
-#include "ir/ir.h"
+#include "rulejit/types.h"
 
 namespace rulejit::runtime {
 namespace {
@@ -164,18 +164,18 @@ void Conntrack::Lookup(const PacketView& pkt, PacketMeta& meta) {
   meta.ct_mark = 0;
   switch (m.kind) {
     case Match::kInvalid:
-      meta.ct_state = ir::kCtStateInvalid;
+      meta.ct_state = kCtStateInvalid;
       return;
     case Match::kNew:
-      meta.ct_state = ir::kCtStateNew;
+      meta.ct_state = kCtStateNew;
       return;
     case Match::kKnown:
       if (m.reply) m.flow->seen_reply = true;
-      meta.ct_state = m.flow->seen_reply ? ir::kCtStateEstablished
-                                         : ir::kCtStateNew;
+      meta.ct_state = m.flow->seen_reply ? kCtStateEstablished
+                                         : kCtStateNew;
       break;
     case Match::kRelated:
-      meta.ct_state = ir::kCtStateRelated;
+      meta.ct_state = kCtStateRelated;
       break;
   }
   meta.ct_status =

@@ -6,9 +6,9 @@
 //     PacketView v = packet::ParseEthernet(data, len);
 //     PacketMeta meta = ...;
 //     ct.Lookup(v, meta);                        // fills meta.ct_*
-//     ir::EvalResult r = interp.Run(hook, v, meta);
+//     Result r = program->Run(hook, v, meta, &state);
 //     meta.ct_mark = r.ct_mark;                  // keep `ct mark set`
-//     ct.Commit(v, meta, r.verdict == ir::VerdictCode::kAccept);
+//     ct.Commit(v, meta, r.verdict == Verdict::kAccept);
 //   }
 //
 // What it models (nf_conntrack with default sysctls):

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "api/internal.h"
 #include "frontends/classbench/classbench.h"
 #include "rulejit/rulejit.h"
 #include "tools/commands.h"
@@ -77,7 +78,7 @@ absl::StatusOr<TraceFrames> LoadTrace(const std::string& path, std::ostream& err
 // The 1-based source line of the deciding rule, 0 for a policy.
 uint32_t DecidingLine(const Program& program, const RuleRef& ref) {
   if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return 0;
-  return program.ruleset().tables[ref.table].chains[ref.chain].rules[ref.rule].loc.line;
+  return IrOf(program.ruleset()).tables[ref.table].chains[ref.chain].rules[ref.rule].loc.line;
 }
 
 struct Measurement {

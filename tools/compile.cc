@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "api/internal.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
 #include "tools/commands.h"
@@ -61,14 +62,14 @@ absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) 
     if (!IsOptimizationName(std::string(name))) {
       return absl::InvalidArgumentError(absl::StrCat("unknown pass '", name, "'"));
     }
-    req.options.passes.disabled.emplace_back(name);
+    req.options.disabled_passes.emplace_back(name);
   }
   if (std::optional<std::string> pass = args.value("dump-after")) {
     if (!IsOptimizationName(*pass)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown pass '", *pass, "'"));
     }
-    req.options.passes.dump_after = *pass;
-    req.options.passes.dump = [&err, name = *pass](const std::string& before,
+    req.options.dump_after = *pass;
+    req.options.dump = [&err, name = *pass](const std::string& before,
                                                    const std::string& after) {
       err << "=== before " << name << "\n" << before << "=== after " << name << "\n" << after;
     };
@@ -105,7 +106,7 @@ int RunCompile(const Args& args, Streams io) {
     return kExitOk;
   }
   const bool code = req->emit == "asm" || req->emit == "llvm-asm";
-  io.out << (code ? program->assembly() : ir::PrintRuleset(program->ruleset()));
+  io.out << (code ? program->assembly() : ir::PrintRuleset(IrOf(program->ruleset())));
   return kExitOk;
 }
 

@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "api/internal.h"
 #include "ir/hook_order.h"
 #include "rulejit/rulejit.h"
 #include "tools/json.h"
@@ -180,7 +181,7 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
   Result result = run.program.Run(run.options.hook, view, meta, &run.state);
   meta.ct_mark = result.ct_mark;  // a `ct mark set` sticks to the flow
   run.conntrack.Commit(view, meta, result.verdict == Verdict::kAccept);
-  return ResultLine(run.options, run.program.ruleset(), frame.index, result);
+  return ResultLine(run.options, IrOf(run.program.ruleset()), frame.index, result);
 }
 
 int RunEval(const Args& args, Streams io) {

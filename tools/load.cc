@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "ir/diag.h"
 
 namespace rulejit::tools {
@@ -57,7 +58,7 @@ std::unique_ptr<const Program> CompileOrReport(absl::string_view command,
                                                const CompileOptions& options,
                                                std::ostream& err) {
   absl::StatusOr<std::unique_ptr<const Program>> program =
-      Program::Compile(std::move(ruleset), options);
+      Program::Compile(RulesetOf(std::move(ruleset)), options);
   if (program.ok()) return *std::move(program);
   err << "rulejit " << command << ": error: " << program.status().message() << "\n";
   return nullptr;

@@ -55,6 +55,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "api/internal.h"
 #include "rulejit/rulejit.h"
 #include "runtime/xdp/engine.h"
 #include "tools/commands.h"
@@ -170,7 +171,7 @@ std::string InterfaceLines(const runtime::Engine& engine,
 // One `rule` line per rule and one `policy` line per base chain of the
 // running ruleset.
 std::string CounterLines(const runtime::Engine& engine) {
-  const ir::Ruleset& ruleset = engine.program().ruleset();
+  const ir::Ruleset& ruleset = IrOf(engine.program().ruleset());
   runtime::CounterSnapshot counts = engine.Counters();
   std::string text;
   for (size_t t = 0; t < ruleset.tables.size(); ++t) {

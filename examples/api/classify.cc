@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string>
 
 #include "rulejit/rulejit.h"
 
@@ -14,7 +15,7 @@ int main(int argc, char** argv) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  absl::StatusOr<rulejit::ir::Ruleset> ruleset = rulejit::ParseRuleset(text.str(), path);
+  absl::StatusOr<rulejit::Ruleset> ruleset = rulejit::ParseRuleset(text.str(), path);
   if (!ruleset.ok()) {
     std::cerr << ruleset.status().message();
     return 2;
@@ -33,17 +34,19 @@ int main(int argc, char** argv) {
   rulejit::PacketMeta meta;
   std::strcpy(meta.iifname, "eth0");
   meta.has_iif = true;
-  meta.ct_state = rulejit::ir::kCtStateNew;
+  meta.ct_state = rulejit::kCtStateNew;
   meta.ct_valid = true;
   rulejit::RunState state;
   rulejit::Result r =
       (*program)->Classify(rulejit::Hook::kInput, frame, sizeof(frame), meta, &state);
 
-  const rulejit::ir::Ruleset& rs = (*program)->ruleset();
-  const auto& rule = rs.tables[r.decided_by.table].chains[r.decided_by.chain]
-                         .rules[r.decided_by.rule];
-  std::cout << (r.verdict == rulejit::Verdict::kDrop ? "drop " : "accept ")
-            << rs.Where(rule.loc) << " (" << rulejit::BackendName((*program)->backend())
-            << ")\n";
-  return r.verdict == rulejit::Verdict::kAccept && rule.loc.line == 19 ? 0 : 1;
+  // Explaining the verdict: where the deciding rule is, and its text.
+  const rulejit::Ruleset& rs = (*program)->ruleset();
+  const std::string where = rs.Where(r.decided_by);
+  std::cout << (r.verdict == rulejit::Verdict::kDrop ? "drop " : "accept ") << where << " ("
+            << rulejit::BackendName((*program)->backend()) << ")\n"
+            << "  " << rs.RuleText(r.decided_by) << "\n"
+            << "  counted " << state.CounterOf(r.decided_by).packets << " packet(s)\n";
+  const bool line_19 = where.size() > 3 && where.compare(where.size() - 3, 3, ":19") == 0;
+  return r.verdict == rulejit::Verdict::kAccept && line_19 ? 0 : 1;
 }

@@ -2,7 +2,7 @@
 //
 //   #include "rulejit/rulejit.h"
 //
-//   absl::StatusOr<rulejit::ir::Ruleset> ruleset =
+//   absl::StatusOr<rulejit::Ruleset> ruleset =
 //       rulejit::ParseRuleset(text, "rules.ipt");   // any syntax
 //   if (!ruleset.ok()) { std::cerr << ruleset.status().message(); return 1; }
 //   auto program = rulejit::Program::Compile(*std::move(ruleset), {});
@@ -11,7 +11,8 @@
 //   rulejit::PacketMeta meta;                 // interfaces, marks, ct state
 //   rulejit::Result r = (*program)->Classify(rulejit::Hook::kInput,
 //                                            frame, frame_len, meta);
-//   if (r.verdict == rulejit::Verdict::kDrop) ...
+//   if (r.verdict == rulejit::Verdict::kDrop)
+//     std::cout << (*program)->ruleset().Where(r.decided_by);  // "rules.ipt:12"
 //
 // A Program is immutable and may be shared by any number of threads. The
 // classify calls allocate nothing, take no lock and return plain codes;
@@ -20,52 +21,75 @@
 #ifndef RULEJIT_RULEJIT_H_
 #define RULEJIT_RULEJIT_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/passes/passes.h"
-#include "frontends/frontend.h"
-#include "ir/expr_eval.h"
-#include "ir/interp.h"
-#include "ir/ir.h"
 #include "rulejit/packet.h"
+#include "rulejit/types.h"
 
 namespace rulejit {
 
-using Hook = ir::Hook;
+// A parsed, verified ruleset: an opaque handle (copying copies it). What an
+// embedder needs to explain a verdict and count things: its tables, chains
+// and rules by index (RuleRef's), and where each rule came from. A
+// moved-from Ruleset may only be assigned to or destroyed.
+class Ruleset {
+ public:
+  Ruleset();  // no tables
+  Ruleset(const Ruleset& other);
+  Ruleset& operator=(const Ruleset& other);
+  Ruleset(Ruleset&& other) noexcept;
+  Ruleset& operator=(Ruleset&& other) noexcept;
+  ~Ruleset();
 
-using InputFormat = frontends::InputFormat;
+  int table_count() const;
+  const std::string& table_name(int table) const;
+  const char* table_family(int table) const;  // "ip", "ip6", "inet", ...
+  int chain_count(int table) const;
+  const std::string& chain_name(int table, int chain) const;
+  // The hook of a base chain; nullopt for a regular chain.
+  std::optional<Hook> chain_hook(int table, int chain) const;
+  int rule_count(int table, int chain) const;
+  size_t rule_count() const;  // of every chain
+
+  // "FILE:LINE" of the rule `ref` names, of its chain for a policy
+  // (ref.rule == -1); "" when unknown or when no chain decided.
+  std::string Where(const RuleRef& ref) const;
+  // The rule as the user wrote it, when its source line is known and holds
+  // the whole rule; else its printed IR form. A policy: "policy accept"
+  // or "policy drop"; "" when no chain decided.
+  std::string RuleText(const RuleRef& ref) const;
+
+ private:
+  friend struct RulesetInternal;  // api/internal.h
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Parses and verifies a ruleset in any supported syntax (iptables-save, nft,
 // ClassBench; detected from the text unless `format` is given). `name`
 // names the text in messages; nft includes are resolved next to it. On
 // error the status message holds every located diagnostic
 // (`NAME:LINE:COL: error: ...`), and no ruleset is returned.
-[[nodiscard]] absl::StatusOr<ir::Ruleset> ParseRuleset(
+[[nodiscard]] absl::StatusOr<Ruleset> ParseRuleset(
     std::string_view text, const std::string& name,
     std::optional<InputFormat> format = std::nullopt);
 
-// kQueue: an nft `queue` statement handed the packet to a userspace queue
-// (Result::queue says which). It is final for the ruleset, like drop; the
-// kernel then drops the packet when no program listens on the queue, or
-// accepts it with the `bypass` flag.
-enum class Verdict : uint8_t { kAccept, kDrop, kQueue };
-
-enum class Backend : uint8_t {
-  kAuto,    // jit at once; llvm compiled in the background and swapped in
-            // when asked (Program::TierUp) or hot, where it measurably wins
-  kInterp,  // the reference interpreter
-  kJit,     // asmjit native code
-  kLlvm,    // LLVM (ORC LLJIT) native code: slower to build, optimized
-};
 const char* BackendName(Backend backend);
 // "interp", "jit", "llvm", "auto"; nullopt for anything else.
 std::optional<Backend> BackendFromName(std::string_view name);
 
-// The optimizations CompileOptions::passes (`--no-pass`, `--dump-after`)
+// The optimizations CompileOptions::disabled_passes and dump_after
+// (`--no-pass`, `--dump-after`)
 // name, in the order they run: the IR passes (compiler/passes), then the
 // plan's decisions (compiler/lower).
 std::vector<std::string> OptimizationNames();
@@ -85,9 +109,13 @@ struct CompileOptions {
   // (asmjit keeps running; WaitForTierUp reports DeadlineExceeded). The
   // compile itself can't be interrupted, so it finishes on its thread.
   uint32_t tier_up_timeout_ms = 120000;
-  // Optimizer passes for the compiled tiers (the interpreter always runs the
-  // ruleset as written: it is the reference).
-  passes::PassOptions passes;
+  // Optimizations (OptimizationNames) the compiled tiers skip (the
+  // interpreter always runs the ruleset as written: it is the reference).
+  std::vector<std::string> disabled_passes;
+  // An optimization whose before and after to hand to `dump` (as text: the
+  // IR for a pass, the plan for a plan decision); empty for none.
+  std::string dump_after;
+  std::function<void(const std::string& before, const std::string& after)> dump;
   // Large chains as a decision structure (compiler/classify) when that is
   // measured to be faster; false keeps every chain linear.
   bool classify = true;
@@ -97,43 +125,41 @@ struct CompileOptions {
   uint32_t classify_min_rules = 256;
 };
 
-// Which rule decided, for --explain and counters: `rule == -1` is the
-// policy of (table, chain); table == -1 means no base chain saw the packet
-// (the kernel's default: accept).
-using RuleRef = ir::RuleRef;
-
 struct Result {
   Verdict verdict = Verdict::kAccept;
   RuleRef decided_by;
   bool rejected = false;
   uint32_t mark = 0;     // meta mark after evaluation
   uint32_t ct_mark = 0;  // ct mark after evaluation
-  std::optional<ir::QueueChoice> queue;  // verdict kQueue: which queue
+  std::optional<QueueChoice> queue;  // verdict kQueue: which queue
   // A NAT statement ran (nat chains). Behind a pointer: NatChange is over
   // 100 bytes, and a Result that small is built for every packet (zeroing
   // the whole Result was the single costliest step of a classified lookup).
-  std::shared_ptr<const ir::NatChange> nat;
+  std::shared_ptr<const NatChange> nat;
 };
 
-// Per-thread mutable state: counters per rule and limit token buckets.
+// Per-thread mutable state: counters per rule and per policy, limit token
+// buckets, quota counts. Move-only; a moved-from RunState may only be
+// assigned to or destroyed.
 class RunState {
  public:
-  RunState() = default;
+  RunState();
+  RunState(RunState&& other) noexcept;
+  RunState& operator=(RunState&& other) noexcept;
+  ~RunState();
   // packets/bytes counted by rule `ref`'s counter expression.
-  ir::Counter CounterOf(const RuleRef& ref) const;
-  void set_now_ns(uint64_t now_ns) { now_ns_ = now_ns; }
+  Counter CounterOf(const RuleRef& ref) const;
+  // packets/bytes whose verdict at a hook the policy of base chain
+  // (table, chain) decided (Result::decided_by with rule -1): iptables'
+  // chain counters.
+  Counter PolicyCounterOf(int table, int chain) const;
+  // The clock limit expressions see.
+  void set_now_ns(uint64_t now_ns);
 
  private:
   friend class Program;
-  std::vector<ir::Counter> counters_;       // jit: by global rule id
-  std::vector<ir::LimitBucket> buckets_;    // jit: by limit expression
-  ir::InterpState interp_;                  // interp tier
-  std::vector<uint32_t> chain_base_;        // layout copies for CounterOf
-  std::vector<uint32_t> rule_base_;
-  bool jit_ = false;
-  const void* prepared_for_ = nullptr;      // the Program that sized it
-  uint64_t now_ns_ = 0;
-  uint64_t packets_ = 0;                    // for auto's tier-up
+  struct Impl;  // api/program_internal.h
+  std::unique_ptr<Impl> impl_;
 };
 
 class Program {
@@ -143,7 +169,7 @@ class Program {
   // Verifies and compiles `ruleset`. Errors (verification, code generation)
   // come back as a Status; nothing is half-built.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<const Program>> Compile(
-      ir::Ruleset ruleset, const CompileOptions& options);
+      Ruleset ruleset, const CompileOptions& options);
 
   // Classifies one parsed packet at `hook`.
   Result Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
@@ -175,8 +201,26 @@ class Program {
   bool TierUp() const;
   // Waits for a started tier-up: OK once llvm runs, the error otherwise.
   absl::Status WaitForTierUp() const;
-  // The ruleset the backend runs (after the passes, for compiled tiers).
-  const ir::Ruleset& ruleset() const { return *ruleset_; }
+  // The ruleset the backend runs (after the passes, for compiled tiers):
+  // what Result::decided_by indexes.
+  const Ruleset& ruleset() const { return ruleset_; }
+
+  // Whether some base chain at `hook` may see frames with `meta`: any
+  // chain at forward; elsewhere only chains bound to meta's device
+  // (iifname at ingress, oifname otherwise; "" for IP hooks' chains). The
+  // rest of whether a chain sees a frame (its family) is the classify
+  // calls' to tell.
+  bool HookMaySee(Hook hook, const PacketMeta& meta) const;
+
+  // Reload: adds to `state` (prepared for this program) the counters of
+  // `old_states`, RunStates `old` classified with, where the rules are the
+  // same: a rule whose table, chain and expressions are those of a rule of
+  // `old` (the n-th such rule matching the n-th) takes that rule's
+  // packets/bytes; a policy count follows its family, table and chain
+  // name. Everything else gains nothing. So editing one rule of a large
+  // file keeps the counters of all the others, wherever they moved.
+  void CarryCountersFrom(const Program& old, std::span<const RunState* const> old_states,
+                         RunState* state) const;
   // The lowered plan of a compiled program as text (`rulejit compile
   // --emit plan`): per chain its linear, set-run and classified segments,
   // inlined chains, shared loads, hooks answered from a table. Empty for
@@ -199,8 +243,9 @@ class Program {
 
  private:
   struct Jit;
+  struct Interp;
   friend struct ProgramInternal;
-  explicit Program(ir::Ruleset ruleset);
+  explicit Program(Ruleset ruleset);
   void ArmTierUp(const CompileOptions& options);
   Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                    RunState* state) const;
@@ -213,8 +258,8 @@ class Program {
   // they reach the threshold.
   void CountTowardTierUp(RunState* state, uint32_t packets) const;
 
-  std::unique_ptr<ir::Ruleset> ruleset_;
-  std::unique_ptr<ir::Interpreter> interp_;
+  Ruleset ruleset_;
+  std::unique_ptr<Interp> interp_;
   std::unique_ptr<Jit> jit_;
   std::vector<std::vector<RuleRef>> hook_chains_;  // per Hook, in order
   Backend backend_ = Backend::kInterp;

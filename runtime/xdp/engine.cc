@@ -9,10 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "ir/equal.h"
-#include "ir/hook_order.h"
 
 namespace rulejit::runtime {
 
@@ -48,12 +45,12 @@ void SetName(char (&dst)[16], const std::string& name) {
 
 // What a hook knows of a frame that came in on `from` and will leave on
 // `to`: ingress has only the input device, egress only the output device,
-// forward both (ir/hook_order.h).
+// forward both (rulejit/types.h).
 PacketMeta HookMeta(Hook hook, const XdpAttachment& from,
                     const XdpAttachment& to) {
   PacketMeta meta;
-  meta.has_iif = ir::HookHasInputDevice(hook);
-  meta.has_oif = ir::HookHasOutputDevice(hook);
+  meta.has_iif = HookHasInputDevice(hook);
+  meta.has_oif = HookHasOutputDevice(hook);
   if (meta.has_iif) {
     meta.iif = from.ifindex();
     SetName(meta.iifname, from.name());
@@ -68,28 +65,14 @@ PacketMeta HookMeta(Hook hook, const XdpAttachment& from,
   return meta;
 }
 
-// Whether some base chain at `hook` may see frames with `meta`: any chain
-// at forward; at ingress/egress only chains bound to the device (the rest
-// of ChainSeesPacket, the family, is left to the Program).
-bool HookMaySee(const ir::Ruleset& ruleset, Hook hook, const PacketMeta& meta) {
-  for (const RuleRef& ref : ir::BaseChainsAt(ruleset, hook)) {
-    const ir::Chain& chain = ruleset.tables[ref.table].chains[ref.chain];
-    if (hook == Hook::kForward) return true;
-    const char* device = hook == Hook::kIngress ? meta.iifname : meta.oifname;
-    if (chain.base->device == device) return true;
-  }
-  return false;
-}
-
 // One hook's stage over the frames live[0..*count) of a burst: classifies
 // them (in one burst those still carrying the stage's marks, alone the
-// others), counts policy verdicts, and removes dropped frames from `live`.
-// results[i] holds frame i's latest result (its marks for the next stage).
-template <class CountPolicy>
+// others; `state` counts rules and policy verdicts), and removes dropped
+// frames from `live`. results[i] holds frame i's latest result (its marks
+// for the next stage).
 void RunStage(const Program& program, const Stage& stage, RunState* state,
               const uint8_t* const* frames, const uint32_t* lens,
-              uint32_t* live, uint32_t* count, Result* results,
-              CountPolicy&& count_policy) {
+              uint32_t* live, uint32_t* count, Result* results) {
   const uint8_t* batch[Engine::kBurst];
   uint32_t batch_lens[Engine::kBurst];
   uint32_t batch_of[Engine::kBurst];
@@ -117,13 +100,11 @@ void RunStage(const Program& program, const Stage& stage, RunState* state,
   uint32_t kept = 0;
   for (uint32_t k = 0; k < *count; ++k) {
     const uint32_t i = live[k];
-    const RuleRef& by = results[i].decided_by;
-    if (by.rule < 0 && by.table >= 0 && by.chain >= 0) count_policy(by);
     // No userspace queue listens here: a queued packet is dropped, as the
     // kernel does, unless the queue statement said `bypass`.
     const bool pass = results[i].verdict == Verdict::kAccept ||
                       (results[i].verdict == Verdict::kQueue && results[i].queue &&
-                       (results[i].queue->flags & ir::kQueueBypass));
+                       (results[i].queue->flags & kQueueBypass));
     if (pass) live[kept++] = i;
   }
   *count = kept;
@@ -163,25 +144,16 @@ struct Engine::Worker {
 // One published ruleset and everything the workers write while running it.
 struct Engine::Generation {
   struct alignas(64) Slot {
-    RunState state;
-    std::unique_ptr<std::atomic<uint64_t>[]> policy;  // by policy_index
+    RunState state;  // rule and policy counters, limit buckets
   };
   uint64_t number = 0;
   std::unique_ptr<const Program> program;
-  std::vector<size_t> policy_base;  // [table] -> first index of its chains
-  size_t policy_size = 0;
   std::unique_ptr<Slot[]> slots;  // by worker
   std::vector<Stage> stages[2];   // by receiving side, in hook order
   uint32_t slot_count = 0;
-  // From earlier generations (control thread only), flat in table, chain,
-  // rule order / by PolicyIndex; empty until a reload fills them.
-  std::vector<ir::Counter> carried_rules;
-  std::vector<uint64_t> carried_policy;
-
-  size_t PolicyIndex(const RuleRef& ref) const {
-    return policy_base[static_cast<size_t>(ref.table)] +
-           static_cast<size_t>(ref.chain);
-  }
+  // Counts from earlier generations (Program::CarryCountersFrom; control
+  // thread only): zero until a reload fills it.
+  RunState carried;
 };
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
@@ -236,11 +208,7 @@ std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
     std::unique_ptr<const Program> program, uint64_t number) const {
   auto gen = std::make_unique<Generation>();
   gen->number = number;
-  const ir::Ruleset& ruleset = program->ruleset();
-  for (const ir::Table& table : ruleset.tables) {
-    gen->policy_base.push_back(gen->policy_size);
-    gen->policy_size += table.chains.size();
-  }
+  program->PrepareState(&gen->carried);
   gen->slot_count = static_cast<uint32_t>(workers_.size());
   gen->slots = std::make_unique<Generation::Slot[]>(gen->slot_count);
   for (uint32_t w = 0; w < gen->slot_count; ++w) {
@@ -248,15 +216,13 @@ std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
     // Sized once here: the workers never reallocate it, so Counters may
     // read it while they run.
     program->PrepareState(&slot.state);
-    slot.policy =
-        std::make_unique<std::atomic<uint64_t>[]>(gen->policy_size + 1);
   }
   for (Side from : {kIn, kOut}) {
     const XdpAttachment& rx = *attach_[from];
     const XdpAttachment& tx = *attach_[from == kIn ? kOut : kIn];
     for (Hook hook : {Hook::kIngress, Hook::kForward, Hook::kEgress}) {
       Stage stage{hook, HookMeta(hook, rx, tx)};
-      if (HookMaySee(ruleset, hook, stage.meta)) gen->stages[from].push_back(stage);
+      if (program->HookMaySee(hook, stage.meta)) gen->stages[from].push_back(stage);
     }
   }
   gen->program = std::move(program);
@@ -305,13 +271,9 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
     live[i] = i;
   }
   uint32_t count = n;
-  auto count_policy = [&](const RuleRef& by) {
-    Bump(slot.policy[gen.PolicyIndex(by)], 1);
-  };
   for (const Stage& stage : gen.stages[from]) {
     if (count == 0) break;
-    RunStage(*gen.program, stage, &slot.state, frames, lens, live, &count,
-             results, count_policy);
+    RunStage(*gen.program, stage, &slot.state, frames, lens, live, &count, results);
   }
   uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0;
   for (uint32_t i = 0; i < n; ++i) rx_bytes += lens[i];
@@ -457,107 +419,40 @@ XskKernelStats Engine::KernelStats(Side side) const {
 CounterSnapshot Engine::Counters() const { return CountersOf(*owned_); }
 
 CounterSnapshot Engine::CountersOf(const Generation& gen) {
-  const ir::Ruleset& ruleset = gen.program->ruleset();
+  const Ruleset& ruleset = gen.program->ruleset();
   CounterSnapshot snap;
-  snap.rules.resize(ruleset.tables.size());
-  snap.policy.resize(ruleset.tables.size());
-  size_t flat = 0;  // index into carried_rules
-  for (size_t t = 0; t < ruleset.tables.size(); ++t) {
-    const ir::Table& table = ruleset.tables[t];
-    snap.rules[t].resize(table.chains.size());
-    snap.policy[t].resize(table.chains.size());
-    for (size_t c = 0; c < table.chains.size(); ++c) {
-      RuleRef chain_ref{static_cast<int>(t), static_cast<int>(c), -1};
-      size_t policy = gen.PolicyIndex(chain_ref);
+  snap.rules.resize(ruleset.table_count());
+  snap.policy.resize(ruleset.table_count());
+  auto add = [](Counter& sum, const Counter& part) {
+    sum.packets += part.packets;
+    sum.bytes += part.bytes;
+  };
+  for (int t = 0; t < ruleset.table_count(); ++t) {
+    snap.rules[t].resize(ruleset.chain_count(t));
+    snap.policy[t].resize(ruleset.chain_count(t));
+    for (int c = 0; c < ruleset.chain_count(t); ++c) {
       uint64_t& decided = snap.policy[t][c];
       for (uint32_t w = 0; w < gen.slot_count; ++w) {
-        decided += Get(gen.slots[w].policy[policy]);
+        decided += gen.slots[w].state.PolicyCounterOf(t, c).packets;
       }
-      if (policy < gen.carried_policy.size()) {
-        decided += gen.carried_policy[policy];
-      }
-      snap.rules[t][c].resize(table.chains[c].rules.size());
-      for (size_t r = 0; r < table.chains[c].rules.size(); ++r, ++flat) {
-        RuleRef ref{static_cast<int>(t), static_cast<int>(c),
-                    static_cast<int>(r)};
-        ir::Counter& sum = snap.rules[t][c][r];
-        for (uint32_t w = 0; w < gen.slot_count; ++w) {
-          ir::Counter part = gen.slots[w].state.CounterOf(ref);
-          sum.packets += part.packets;
-          sum.bytes += part.bytes;
-        }
-        if (flat < gen.carried_rules.size()) {
-          sum.packets += gen.carried_rules[flat].packets;
-          sum.bytes += gen.carried_rules[flat].bytes;
-        }
+      decided += gen.carried.PolicyCounterOf(t, c).packets;
+      snap.rules[t][c].resize(ruleset.rule_count(t, c));
+      for (int r = 0; r < ruleset.rule_count(t, c); ++r) {
+        const RuleRef ref{t, c, r};
+        Counter& sum = snap.rules[t][c][r];
+        for (uint32_t w = 0; w < gen.slot_count; ++w) add(sum, gen.slots[w].state.CounterOf(ref));
+        add(sum, gen.carried.CounterOf(ref));
       }
     }
   }
   return snap;
 }
 
-namespace {
-
-// Identities, flat in table, chain, rule order: a rule's is its structure
-// (ir::RuleKey: family, table, chain and expressions, an anonymous set by
-// its elements) and its rank among identical rules; a chain's is "family
-// table chain". Rule identities point into the ruleset and into `sets`.
-struct Identities {
-  std::vector<ir::TableSets> sets;  // one per table, never reallocated
-  std::vector<std::pair<ir::RuleKey, int>> rules;
-  std::vector<std::string> chains;
-};
-
-Identities IdentitiesOf(const ir::Ruleset& ruleset) {
-  Identities ids;
-  ids.sets.reserve(ruleset.tables.size());
-  absl::flat_hash_map<ir::RuleKey, int> rank;
-  for (const ir::Table& table : ruleset.tables) {
-    const ir::TableSets& sets = ids.sets.emplace_back(table);
-    for (const ir::Chain& chain : table.chains) {
-      ids.chains.push_back(absl::StrCat(ir::FamilyName(table.family), " ",
-                                        table.name, " ", chain.name));
-      for (const ir::Rule& rule : chain.rules) {
-        ir::RuleKey key(sets, chain, rule);
-        ids.rules.emplace_back(key, rank[key]++);
-      }
-    }
-  }
-  return ids;
-}
-
-// For each of `keys`, the value `old_keys` gave it, or zero.
-template <class K, class T>
-std::vector<T> Match(const std::vector<K>& old_keys, const std::vector<T>& old_values,
-                     const std::vector<K>& keys) {
-  absl::flat_hash_map<K, T> by_key;
-  for (size_t i = 0; i < old_keys.size(); ++i) by_key.insert_or_assign(old_keys[i], old_values[i]);
-  std::vector<T> values(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    auto it = by_key.find(keys[i]);
-    if (it != by_key.end()) values[i] = it->second;
-  }
-  return values;
-}
-
-}  // namespace
-
 void Engine::CarryOver(const Generation& from, Generation& to) {
-  const CounterSnapshot old = CountersOf(from);
-  std::vector<ir::Counter> old_rules;
-  std::vector<uint64_t> old_policy;
-  for (size_t t = 0; t < old.rules.size(); ++t) {
-    for (size_t c = 0; c < old.rules[t].size(); ++c) {
-      old_policy.push_back(old.policy[t][c]);
-      old_rules.insert(old_rules.end(), old.rules[t][c].begin(),
-                       old.rules[t][c].end());
-    }
-  }
-  const Identities before = IdentitiesOf(from.program->ruleset());
-  const Identities after = IdentitiesOf(to.program->ruleset());
-  to.carried_rules = Match(before.rules, old_rules, after.rules);
-  // Chains are flat in the same order as PolicyIndex.
-  to.carried_policy = Match(before.chains, old_policy, after.chains);
+  std::vector<const RunState*> old_states;
+  for (uint32_t w = 0; w < from.slot_count; ++w) old_states.push_back(&from.slots[w].state);
+  old_states.push_back(&from.carried);
+  to.program->CarryCountersFrom(*from.program, old_states, &to.carried);
 }
 
 }  // namespace rulejit::runtime

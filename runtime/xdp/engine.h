@@ -22,14 +22,15 @@
 // interface (xdp_attach.h) steers queue q's frames to socket q.
 //
 // Generations: the program the workers run lives in a Generation (the
-// Program, one RunState and policy counter array per worker) behind an
+// Program, one RunState per worker, counting rules and policies) behind an
 // atomic pointer. A worker loads the pointer once per loop turn and judges
 // every frame of the bursts of that turn with it, so each frame is decided
 // wholly by one generation. Reload publishes a new generation, waits until
 // every worker has passed it or is idle (quiescence.h), then frees the old
 // one. Workers take no lock at all.
 //
-// Counters across a reload are carried over by rule identity: a rule of
+// Counters across a reload are carried over by rule identity
+// (Program::CarryCountersFrom): a rule of
 // the new ruleset whose table, chain and expressions print exactly like a
 // rule of the old one (the n-th such rule matching the n-th) starts from
 // the old rule's packets/bytes; a base chain's policy count carries over by
@@ -88,7 +89,7 @@ struct PortStats {
 // Per-rule and per-policy counts of the running ruleset, indexed like its
 // tables/chains/rules.
 struct CounterSnapshot {
-  std::vector<std::vector<std::vector<ir::Counter>>> rules;  // [t][c][r]
+  std::vector<std::vector<std::vector<Counter>>> rules;  // [t][c][r]
   std::vector<std::vector<uint64_t>> policy;                 // [t][c]
 };
 

@@ -49,11 +49,41 @@ const std::string kExamples = std::string(RULEJIT_SOURCE_DIR) + "/examples";
 TEST_F(InstallTest, InstallsHeadersLibraryAndPackageFiles) {
   for (const char* file :
        {"include/rulejit/rulejit.h", "include/rulejit/rulejit_c.h",
-        "include/rulejit/internal/ir/ir.h", "lib/librulejit.a",
+        "include/rulejit/types.h", "include/rulejit/packet.h", "lib/librulejit.a",
         "lib/cmake/rulejit/rulejitConfig.cmake", "lib/pkgconfig/rulejit.pc",
         "bin/rulejit"}) {
     EXPECT_TRUE(std::filesystem::exists(*prefix_ + "/" + file)) << file;
   }
+  // No internal header: the API exposes none.
+  EXPECT_FALSE(std::filesystem::exists(*prefix_ + "/include/rulejit/internal"));
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(*prefix_ + "/include")) {
+    EXPECT_TRUE(entry.is_directory() || entry.path().parent_path().filename() == "rulejit")
+        << entry.path();
+  }
+}
+
+// Each installed public header compiles alone, against the install tree
+// only (its include directory and what the .pc file adds for Abseil): one
+// translation unit per header, as C++20, and rulejit_c.h as C too.
+TEST_F(InstallTest, EachPublicHeaderCompilesAlone) {
+  const std::string flags = "export PKG_CONFIG_PATH=" + ShellQuote(*prefix_ + "/lib/pkgconfig") +
+                            " && cd " + ShellQuote(*prefix_) + " && ";
+  int headers = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(*prefix_ + "/include/rulejit")) {
+    const std::string name = entry.path().filename().string();
+    ++headers;
+    const std::string tu = *prefix_ + "/alone_" + name + ".cc";
+    ShellResult cpp = RunShell(flags + "printf '#include \"rulejit/" + name + "\"\\n' > " +
+                               ShellQuote(tu) + " && c++ -std=c++20 -Wall -Werror -fsyntax-only " +
+                               ShellQuote(tu) + " $(pkg-config --cflags rulejit)");
+    EXPECT_EQ(cpp.exit_code, 0) << name << "\n" << cpp.output;
+    if (name != "rulejit_c.h") continue;
+    ShellResult c = RunShell(flags + "printf '#include \"rulejit/" + name + "\"\\n' | cc -x c " +
+                             "-std=c11 -Wall -Werror -fsyntax-only - $(pkg-config --cflags rulejit)");
+    EXPECT_EQ(c.exit_code, 0) << name << " as C\n" << c.output;
+  }
+  EXPECT_GE(headers, 4);
 }
 
 TEST_F(InstallTest, ExamplesBuildWithFindPackageAndRun) {

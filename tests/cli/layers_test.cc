@@ -56,7 +56,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Probe{"passes", "compiler/passes/passes.h"},
                       Probe{"lower", "compiler/lower/plan.h"},
                       Probe{"backend_common", "compiler/backend/common/jit_context.h"},
-                      Probe{"api", "rulejit/rulejit.h"}));
+                      Probe{"api", "rulejit/rulejit.h"},
+                      Probe{"runtime", "rulejit/rulejit.h"}));
 
 class LayerCannotSeeAbove : public ::testing::TestWithParam<Probe> {};
 
@@ -77,7 +78,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Probe{"lower", "compiler/backend/common/jit_context.h"},
                       Probe{"backend_common", "rulejit/rulejit.h"},
                       Probe{"backend_asmjit", "compiler/backend/llvm/llvm_backend.h"},
-                      Probe{"api", "runtime/conntrack.h"}));
+                      Probe{"api", "runtime/conntrack.h"},
+                      Probe{"runtime", "api/internal.h"},
+                      Probe{"runtime", "ir/ir.h"}));
 
 }  // namespace
 }  // namespace rulejit::testing

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -26,7 +27,7 @@ TEST(BurstVsSingle, RandomRulesetsWithClassifiers) {
     ir::Ruleset rs = testing::RandomIrRuleset(rng);
     CompileOptions options{.backend = Backend::kJit};
     options.classify_min_rules = 1;
-    auto jit = Program::Compile(rs, options);
+    auto jit = Program::Compile(RulesetOf(rs), options);
     ASSERT_TRUE(jit.ok()) << "seed " << seed << ": " << jit.status();
     classified += (*jit)->classified_rules();
 

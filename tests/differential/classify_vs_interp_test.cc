@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "compiler/classify/classifier.h"
 #include "compiler/headerspace/lift_box.h"
 #include "frontends/classbench/classbench.h"
@@ -143,11 +144,11 @@ TEST_P(ClassifyVsInterp, TraceAndEdgePackets) {
 
   CompileOptions options;
   options.backend = Backend::kInterp;
-  auto interp = Program::Compile(set.ruleset, options);
+  auto interp = Program::Compile(RulesetOf(set.ruleset), options);
   ASSERT_TRUE(interp.ok()) << interp.status();
   ir::Ruleset inet_rs = set.ruleset;
   inet_rs.tables[0].family = ir::Family::kInet;
-  auto interp6 = Program::Compile(inet_rs, options);
+  auto interp6 = Program::Compile(RulesetOf(inet_rs), options);
   ASSERT_TRUE(interp6.ok()) << interp6.status();
   PacketMeta meta;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "frontends/classbench/classbench.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
@@ -75,7 +76,7 @@ TEST(DirectVerdicts, BurstEqualsSingleAndInterpreter) {
   for (int seed = 1; seed <= kRulesets; ++seed) {
     std::mt19937 rng(seed * 104729);
     const std::string text = RandomAcl(rng, pools, 20 + rng() % 300);
-    absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "acl.nft");
+    absl::StatusOr<Ruleset> rs = ParseRuleset(text, "acl.nft");
     ASSERT_TRUE(rs.ok()) << rs.status();
     CompileOptions options{.backend = Backend::kJit};
     options.classify_min_rules = 1;
@@ -116,7 +117,7 @@ TEST(DirectVerdicts, BurstEqualsSingleAndInterpreter) {
       ++compared;
       by_rule += burst[i].decided_by.rule >= 0;
     }
-    const ir::Chain& forward = (*jit)->ruleset().tables[0].chains[0];
+    const ir::Chain& forward = IrOf((*jit)->ruleset()).tables[0].chains[0];
     for (size_t r = 0; r < forward.rules.size(); ++r) {
       const RuleRef ref{0, 0, static_cast<int>(r)};
       ASSERT_EQ(burst_state.CounterOf(ref).packets, single_state.CounterOf(ref).packets);
@@ -132,7 +133,7 @@ TEST(DirectVerdicts, BurstEqualsSingleAndInterpreter) {
 
 // A log (or any statement but a counter) in one rule: the chain's code runs.
 TEST(DirectVerdicts, NotTakenWhenARuleHasAStatement) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(
+  absl::StatusOr<Ruleset> rs = ParseRuleset(
       "*filter\n:FORWARD DROP [0:0]\n-A FORWARD -s 10.0.0.0/8 -j ACCEPT\n"
       "-A FORWARD -d 10.1.0.0/16 -j LOG\n-A FORWARD -p tcp -j DROP\nCOMMIT\n",
       "acl.ipt");

@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -25,12 +26,12 @@ TEST_P(EachPassOff, JitAgreesWithTheInterpreter) {
   for (int seed = first; seed < first + kRulesets; ++seed) {
     std::mt19937 rng(seed * 7919);
     ir::Ruleset rs = testing::RandomIrRuleset(rng);
-    auto interp = Program::Compile(rs, {.backend = Backend::kInterp});
+    auto interp = Program::Compile(RulesetOf(rs), {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
     CompileOptions options{.backend = Backend::kJit};
     options.classify_min_rules = seed % 2 ? 2 : 1u << 30;
-    options.passes.disabled.push_back(GetParam());
-    auto jit = Program::Compile(rs, options);
+    options.disabled_passes.push_back(GetParam());
+    auto jit = Program::Compile(RulesetOf(rs), options);
     ASSERT_TRUE(jit.ok()) << jit.status();
     ASSERT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, rs, rng, kFrames))
         << GetParam() << " off, seed " << seed << "\n" << ir::PrintRuleset(rs);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
 #include "compiler/headerspace/lift_box.h"
@@ -58,7 +59,7 @@ TEST(IptablesPortsClassify, ClassifiedChainsAgreeWithTheInterpreter) {
     std::string text = "*filter\n:FORWARD ACCEPT [0:0]\n";
     for (int i = 0, n = 20 + static_cast<int>(rng() % 60); i < n; ++i) text += RandomRule(rng);
     text += "COMMIT\n";
-    absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "gen.ipt");
+    absl::StatusOr<Ruleset> rs = ParseRuleset(text, "gen.ipt");
     ASSERT_TRUE(rs.ok()) << rs.status() << "\n" << text;
     auto interp = Program::Compile(*rs, {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
@@ -67,13 +68,13 @@ TEST(IptablesPortsClassify, ClassifiedChainsAgreeWithTheInterpreter) {
     auto jit = Program::Compile(*rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
     classified += (*jit)->classified_rules();
-    const ir::Table& table = rs->tables[0];
+    const ir::Table& table = IrOf(*rs).tables[0];
     const headerspace::BoxContext context = headerspace::BoxContextForChain(table, table.chains[0]);
     for (const ir::Rule& rule : table.chains[0].rules) {
       lifted += headerspace::LiftToBox(rule, context).ok();
       rules += 1;
     }
-    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, *rs, rng, kFrames))
+    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, IrOf(*rs), rng, kFrames))
         << "seed " << seed << "\n" << text;
   }
   std::printf("%zu of %zu rules lift, %zu classified (the rest shadowed)\n", lifted, rules,
@@ -101,9 +102,9 @@ TEST(IptablesPortsClassify, Ip6tablesPortRulesDoNotLift) {
       text += rule;
     }
     text += "COMMIT\n";
-    absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "gen.ipt");
+    absl::StatusOr<Ruleset> rs = ParseRuleset(text, "gen.ipt");
     ASSERT_TRUE(rs.ok()) << rs.status() << "\n" << text;
-    const ir::Table& table = rs->tables[0];
+    const ir::Table& table = IrOf(*rs).tables[0];
     ASSERT_EQ(table.family, ir::Family::kIp6);
     const headerspace::BoxContext context = headerspace::BoxContextForChain(table, table.chains[0]);
     for (const ir::Rule& rule : table.chains[0].rules) {
@@ -118,7 +119,7 @@ TEST(IptablesPortsClassify, Ip6tablesPortRulesDoNotLift) {
       options.classify_min_rules = 1;
       auto compiled = Program::Compile(*rs, options);
       ASSERT_TRUE(compiled.ok()) << compiled.status();
-      EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **compiled, *rs, rng, 1500))
+      EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **compiled, IrOf(*rs), rng, 1500))
           << "seed " << seed << "\n" << text;
     }
   }

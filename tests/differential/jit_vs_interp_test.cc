@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -42,7 +43,7 @@ struct Stats {
 void CompareSeed(int seed, const testing::IrGenOptions& gen, int frames, Stats& stats) {
   std::mt19937 rng(seed);
   ir::Ruleset rs = testing::RandomIrRuleset(rng, gen);
-  auto interp = Program::Compile(rs, {Backend::kInterp});
+  auto interp = Program::Compile(RulesetOf(rs), {Backend::kInterp});
   ASSERT_TRUE(interp.ok()) << "seed " << seed << ": " << interp.status()
                            << "\n" << ir::PrintRuleset(rs);
   // Every liftable run, however short, through a decision structure, so
@@ -52,14 +53,14 @@ void CompareSeed(int seed, const testing::IrGenOptions& gen, int frames, Stats& 
   for (Backend backend : {Backend::kJit, Backend::kLlvm}) {
     CompileOptions options{.backend = backend};
     options.classify_min_rules = seed % 2 ? 1 : 1u << 30;
-    auto compiled = Program::Compile(rs, options);
+    auto compiled = Program::Compile(RulesetOf(rs), options);
     ASSERT_TRUE(compiled.ok()) << "seed " << seed << " " << BackendName(backend) << ": "
                                << compiled.status() << "\n" << ir::PrintRuleset(rs);
     ASSERT_EQ((*compiled)->backend(), backend);
     tiers.push_back(*std::move(compiled));
   }
   stats.classified += tiers[0]->classified_rules();
-  for (const auto& table : tiers[0]->ruleset().tables) {
+  for (const auto& table : IrOf(tiers[0]->ruleset()).tables) {
     for (const auto& chain : table.chains) {
       for (const auto& rule : chain.rules) {
         for (const auto& node : rule.exprs) stats.fused += std::holds_alternative<ir::FusedCmp>(node.expr);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -40,13 +41,13 @@ TEST(RepeatedRules, CompiledTiersAgreeWithTheInterpreter) {
     std::mt19937 rng(seed * 104729);
     ir::Ruleset rs = testing::RandomIrRuleset(rng);
     RepeatRules(rs, rng);
-    auto interp = Program::Compile(rs, {.backend = Backend::kInterp});
+    auto interp = Program::Compile(RulesetOf(rs), {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
     CompileOptions options{.backend = seed % 3 == 0 ? Backend::kLlvm : Backend::kJit};
     options.classify_min_rules = seed % 2 ? 1 : 1u << 30;
-    auto compiled = Program::Compile(rs, options);
+    auto compiled = Program::Compile(RulesetOf(rs), options);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
-    emptied += testing::EmptyRules((*compiled)->ruleset());
+    emptied += testing::EmptyRules(IrOf((*compiled)->ruleset()));
     EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **compiled, rs, rng, kFrames))
         << "seed " << seed << "\n" << ir::PrintRuleset(rs);
   }
@@ -56,17 +57,17 @@ TEST(RepeatedRules, CompiledTiersAgreeWithTheInterpreter) {
 
 // The rules drop-repeated-rules alone empties in a forward chain of `rules`.
 size_t EmptiedByThePassAlone(const std::string& rules) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(
+  absl::StatusOr<Ruleset> rs = ParseRuleset(
       "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n" +
           rules + " }\n}\n",
       "sets.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();
   if (!rs.ok()) return 0;
   CompileOptions options{.backend = Backend::kJit};
-  options.passes.disabled.push_back("remove-shadowed-rules");  // this pass alone
+  options.disabled_passes.push_back("remove-shadowed-rules");  // this pass alone
   auto jit = Program::Compile(*rs, options);
   EXPECT_TRUE(jit.ok()) << jit.status();
-  return jit.ok() ? testing::EmptyRules((*jit)->ruleset()) : 0;
+  return jit.ok() ? testing::EmptyRules(IrOf((*jit)->ruleset())) : 0;
 }
 
 // Anonymous sets all print as `__set%d`: two rules that differ only in
@@ -88,17 +89,17 @@ TEST(RepeatedRules, SeedChainCollapsesToOneRule) {
   std::string text = "*filter\n:FORWARD ACCEPT [0:0]\n";
   for (int i = 0; i < 1000; ++i) text += "-A FORWARD ! -s 10.0.0.0/10 -j DROP\n";
   text += "COMMIT\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "seed.ipt");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "seed.ipt");
   ASSERT_TRUE(rs.ok()) << rs.status();
   auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok()) << jit.status();
-  EXPECT_EQ(testing::EmptyRules((*jit)->ruleset()), 999u);
+  EXPECT_EQ(testing::EmptyRules(IrOf((*jit)->ruleset())), 999u);
   CompileOptions off{.backend = Backend::kJit};
-  off.passes.disabled.push_back("drop-repeated-rules");
-  off.passes.disabled.push_back("remove-shadowed-rules");  // it would prove the same
+  off.disabled_passes.push_back("drop-repeated-rules");
+  off.disabled_passes.push_back("remove-shadowed-rules");  // it would prove the same
   auto unoptimized = Program::Compile(*rs, off);
   ASSERT_TRUE(unoptimized.ok());
-  EXPECT_EQ(testing::EmptyRules((*unoptimized)->ruleset()), 0u);
+  EXPECT_EQ(testing::EmptyRules(IrOf((*unoptimized)->ruleset())), 0u);
   EXPECT_LT((*jit)->code_size() * 20, (*unoptimized)->code_size());
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "api/program_internal.h"
 #include "rulejit/rulejit.h"
@@ -73,7 +74,7 @@ size_t SetRuns(const Program& program) {
 
 // The plan of chain `name` of table 0.
 const lower::ChainPlan& ChainPlanOf(const Program& program, const std::string& name) {
-  const auto& chains = program.ruleset().tables[0].chains;
+  const auto& chains = IrOf(program.ruleset()).tables[0].chains;
   int c = 0;
   while (chains[c].name != name) ++c;
   return PlanOf(program).chains[PlanOf(program).layout.ChainIndex(0, c)];
@@ -86,7 +87,7 @@ TEST(SetRuns, JitAgreesWithTheInterpreter) {
   for (int seed = 1; seed <= kRulesets; ++seed) {
     std::mt19937 rng(seed * 6151);
     const std::string text = RandomChain(rng);
-    absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "gen.nft");
+    absl::StatusOr<Ruleset> rs = ParseRuleset(text, "gen.nft");
     ASSERT_TRUE(rs.ok()) << rs.status() << "\n" << text;
     auto interp = Program::Compile(*rs, {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
@@ -95,7 +96,7 @@ TEST(SetRuns, JitAgreesWithTheInterpreter) {
     auto jit = Program::Compile(*rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
     runs += SetRuns(**jit);
-    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, *rs, rng, kFrames))
+    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, IrOf(*rs), rng, kFrames))
         << "seed " << seed << "\n" << text;
   }
   std::printf("%zu set runs compiled\n", runs);
@@ -114,11 +115,11 @@ TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
       "  ip daddr 1.1.1.1 drop\n  ip daddr 1.1.1.2 drop\n  ip daddr 1.1.1.3 drop\n"
       "  ip daddr 1.1.1.4 drop\n  ip daddr 1.1.1.5 drop\n"         // 9-13: a run
       " }\n}\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "fixed.nft");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "fixed.nft");
   ASSERT_TRUE(rs.ok()) << rs.status();
   CompileOptions options{.backend = Backend::kJit};
-  options.passes.disabled.push_back("remove-shadowed-rules");  // keep rule 2
-  options.passes.disabled.push_back("drop-repeated-rules");
+  options.disabled_passes.push_back("remove-shadowed-rules");  // keep rule 2
+  options.disabled_passes.push_back("drop-repeated-rules");
   auto jit = Program::Compile(*rs, options);
   ASSERT_TRUE(jit.ok()) << jit.status();
   const auto& runs = PlanOf(**jit).chains[0].set_runs;
@@ -127,7 +128,7 @@ TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
   EXPECT_EQ(runs[0].end, 4u);
   EXPECT_EQ(runs[1].begin, 9u);
   EXPECT_EQ(runs[1].end, 14u);
-  options.passes.disabled.push_back("merge-set-runs");
+  options.disabled_passes.push_back("merge-set-runs");
   auto off = Program::Compile(*rs, options);
   ASSERT_TRUE(off.ok());
   EXPECT_TRUE(PlanOf(**off).chains[0].set_runs.empty());
@@ -144,7 +145,7 @@ TEST(SetRuns, PrefixesWithOtherAnonymousSetsAreNoRun) {
       "  ip saddr { 10.0.0.5, 10.0.0.6 } tcp dport 3 accept\n"
       "  ip saddr { 10.0.0.7, 10.0.0.8 } tcp dport 4 accept\n"
       " }\n}\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "sets.nft");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "sets.nft");
   ASSERT_TRUE(rs.ok()) << rs.status();
   auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok()) << jit.status();
@@ -181,17 +182,17 @@ TEST(InlineChains, JitAgreesWithTheInterpreter) {
     std::mt19937 rng(seed * 3571);
     int chains = 0;
     const std::string text = RandomJumps(rng, &chains);
-    absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "gen.nft");
+    absl::StatusOr<Ruleset> rs = ParseRuleset(text, "gen.nft");
     ASSERT_TRUE(rs.ok()) << rs.status() << "\n" << text;
     auto interp = Program::Compile(*rs, {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
     CompileOptions options{.backend = Backend::kJit};
-    if (seed % 2) options.passes.disabled.push_back("merge-set-runs");
+    if (seed % 2) options.disabled_passes.push_back("merge-set-runs");
     options.classify_min_rules = seed % 3 ? 1u << 30 : 4;
     auto jit = Program::Compile(*rs, options);
     ASSERT_TRUE(jit.ok()) << jit.status();
     for (const lower::ChainPlan& c : PlanOf(**jit).chains) inlined += c.inline_at_jumps;
-    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, *rs, rng, kFrames))
+    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, IrOf(*rs), rng, kFrames))
         << "seed " << seed << "\n" << text;
   }
   std::printf("%zu chains inlined\n", inlined);
@@ -204,7 +205,7 @@ TEST(InlineChains, MarksOnlySmallChainsThatDoNotJump) {
   for (int i = 0; i < 9; ++i) text += "  tcp dport 1 accept\n";
   text += " }\n chain fwd {\n  type filter hook forward priority 0;\n"
           "  jump small\n  jump jumps\n  jump big\n }\n}\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "fixed.nft");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "fixed.nft");
   ASSERT_TRUE(rs.ok()) << rs.status();
   auto jit = Program::Compile(*rs, {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok()) << jit.status();

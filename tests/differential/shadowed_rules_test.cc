@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
 #include "tests/support/ir_gen.h"
@@ -140,17 +141,17 @@ TEST(ShadowedRules, CompiledTiersAgreeWithTheInterpreter) {
   for (int seed = 1; seed <= kRulesets; ++seed) {
     std::mt19937 rng(seed * 7919);
     const std::string text = Chain(RandomChain(rng));
-    absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "gen.nft");
+    absl::StatusOr<Ruleset> rs = ParseRuleset(text, "gen.nft");
     ASSERT_TRUE(rs.ok()) << rs.status() << "\n" << text;
     auto interp = Program::Compile(*rs, {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
     CompileOptions options{.backend = seed % 4 == 0 ? Backend::kLlvm : Backend::kJit};
-    options.passes.disabled.push_back("drop-repeated-rules");  // this pass alone
+    options.disabled_passes.push_back("drop-repeated-rules");  // this pass alone
     options.classify_min_rules = seed % 2 ? 1 : 1u << 30;
     auto compiled = Program::Compile(*rs, options);
     ASSERT_TRUE(compiled.ok()) << compiled.status();
-    emptied += testing::EmptyRules((*compiled)->ruleset());
-    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **compiled, *rs, rng, kFrames))
+    emptied += testing::EmptyRules(IrOf((*compiled)->ruleset()));
+    EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **compiled, IrOf(*rs), rng, kFrames))
         << "seed " << seed << "\n" << text;
   }
   std::printf("%zu shadowed rules emptied\n", emptied);
@@ -162,15 +163,15 @@ std::vector<int> EmptiedIndexes(const std::string& rules, bool pass_on) {
   const std::string text =
       "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy accept;\n" +
       rules + " }\n}\n";
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "fixed.nft");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "fixed.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();
   if (!rs.ok()) return {};
   CompileOptions options{.backend = Backend::kJit};
-  if (!pass_on) options.passes.disabled.push_back("remove-shadowed-rules");
+  if (!pass_on) options.disabled_passes.push_back("remove-shadowed-rules");
   auto program = Program::Compile(*rs, options);
   EXPECT_TRUE(program.ok()) << program.status();
   std::vector<int> out;
-  const auto& chain = (*program)->ruleset().tables[0].chains[0].rules;
+  const auto& chain = IrOf((*program)->ruleset()).tables[0].chains[0].rules;
   for (size_t i = 0; i < chain.size(); ++i) {
     if (chain[i].exprs.empty()) out.push_back(static_cast<int>(i));
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "api/program_internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
@@ -24,11 +25,11 @@ TEST(ShareLoads, JitAgreesWithTheInterpreter) {
   for (int seed = 1; seed <= kRulesets; ++seed) {
     std::mt19937 rng(seed * 4447);
     ir::Ruleset rs = testing::RandomIrRuleset(rng);
-    auto interp = Program::Compile(rs, {.backend = Backend::kInterp});
+    auto interp = Program::Compile(RulesetOf(rs), {.backend = Backend::kInterp});
     ASSERT_TRUE(interp.ok()) << interp.status();
     CompileOptions options{.backend = Backend::kJit};
     options.classify_min_rules = seed % 3 ? 1u << 30 : 2;
-    auto jit = Program::Compile(rs, options);
+    auto jit = Program::Compile(RulesetOf(rs), options);
     ASSERT_TRUE(jit.ok()) << jit.status();
     shared += ProgramInternal::PlanOf(**jit)->shared_loads.size();
     EXPECT_TRUE(testing::AgreeOnRandomFrames(**interp, **jit, rs, rng, kFrames))
@@ -39,7 +40,7 @@ TEST(ShareLoads, JitAgreesWithTheInterpreter) {
 }
 
 TEST(ShareLoads, TruncatedFramesAgreeAtEveryLength) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(
+  absl::StatusOr<Ruleset> rs = ParseRuleset(
       "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy accept;\n"
       "  tcp dport 80 ip saddr 10.0.0.1 counter drop\n"
       "  tcp dport 81 counter drop\n"

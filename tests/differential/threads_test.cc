@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
 #include "tests/support/ir_gen.h"
@@ -26,7 +27,7 @@ TEST(Threads, ManyThreadsOneProgramSameResults) {
     ir::Ruleset rs = testing::RandomIrRuleset(rng);
     CompileOptions options{.backend = backend};
     options.classify_min_rules = 2;  // classifiers in the mix
-    auto program = Program::Compile(rs, options);
+    auto program = Program::Compile(RulesetOf(rs), options);
     ASSERT_TRUE(program.ok()) << program.status();
     std::vector<Sample> samples;
     for (int i = 0; i < kFrames; ++i) samples.push_back({testing::RandomFrame(rng), testing::RandomMeta(rng)});

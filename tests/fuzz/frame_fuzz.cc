@@ -52,7 +52,7 @@ struct Programs {
 
 const Programs& Compiled() {
   static const Programs programs = [] {
-    absl::StatusOr<rulejit::ir::Ruleset> rs = rulejit::ParseRuleset(kRules, "fuzz.nft");
+    absl::StatusOr<rulejit::Ruleset> rs = rulejit::ParseRuleset(kRules, "fuzz.nft");
     if (!rs.ok()) std::abort();
     auto compile = [&](rulejit::Backend backend, uint32_t min_rules) {
       rulejit::CompileOptions options{.backend = backend};
@@ -87,8 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   meta.has_iif = hook == rulejit::Hook::kForward;
   meta.has_oif = true;
   meta.ct_valid = data[1] % 8 >= 4;
-  meta.ct_state = data[1] % 16 >= 8 ? rulejit::ir::kCtStateEstablished
-                                    : rulejit::ir::kCtStateNew;
+  meta.ct_state = data[1] % 16 >= 8 ? rulejit::kCtStateEstablished
+                                    : rulejit::kCtStateNew;
   meta.mark = data[1] >= 128 ? 0x42 : 0;
   // The frame alone in its own allocation, so ASan catches any over-read.
   std::vector<uint8_t> frame(data + 2, data + size);

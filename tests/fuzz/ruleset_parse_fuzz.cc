@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/internal.h"
 #include "frontends/frontend.h"
 #include "ir/diag.h"
 #include "rulejit/rulejit.h"
@@ -22,7 +23,7 @@ void ParseAs(std::string_view text, std::optional<rulejit::frontends::InputForma
   if (!rs) return;
   rulejit::CompileOptions options;
   options.classify_min_rules = 1;
-  (void)rulejit::Program::Compile(*std::move(rs), options);
+  (void)rulejit::Program::Compile(rulejit::RulesetOf(*std::move(rs)), options);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ std::vector<fs::path> Inputs() {
 }
 
 std::string PlanOf(const fs::path& input) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(ReadFile(input), input.filename().string());
+  absl::StatusOr<Ruleset> rs = ParseRuleset(ReadFile(input), input.filename().string());
   EXPECT_TRUE(rs.ok()) << rs.status();
   if (!rs.ok()) return "";
   CompileOptions options{.backend = Backend::kJit};

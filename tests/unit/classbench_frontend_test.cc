@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api/internal.h"
 #include "frontends/classbench/classbench.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
@@ -110,9 +111,9 @@ TEST(ClassBenchRules, FirstMatchAndIrChainGiveTheTraceRule) {
   ASSERT_TRUE(rules.ok() && ruleset.ok() && trace.ok()) << diags.Format();
   CompileOptions options;
   options.backend = Backend::kInterp;
-  auto program = Program::Compile(*std::move(ruleset), options);
+  auto program = Program::Compile(RulesetOf(*std::move(ruleset)), options);
   ASSERT_TRUE(program.ok()) << program.status();
-  const auto& chain = (*program)->ruleset().tables[0].chains[0];
+  const auto& chain = IrOf((*program)->ruleset()).tables[0].chains[0];
   ASSERT_EQ(chain.rules.size(), rules->size());
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "api/internal.h"
 #include "compiler/headerspace/box.h"
 #include "compiler/classify/classifier.h"
 #include "compiler/headerspace/lift_box.h"
@@ -517,7 +518,7 @@ namespace rulejit::classify {
 namespace {
 
 TEST(ClassifyLift, IptablesPortRulesLiftWithFirstFragmentPorts) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(
+  absl::StatusOr<Ruleset> rs = ParseRuleset(
       "*filter\n:FORWARD ACCEPT [0:0]\n"
       "-A FORWARD -p tcp --sport 22 --dport 80 -j DROP\n"
       "-A FORWARD -p udp -j DROP\n"
@@ -527,7 +528,7 @@ TEST(ClassifyLift, IptablesPortRulesLiftWithFirstFragmentPorts) {
       "COMMIT\n",
       "frag.ipt");
   ASSERT_TRUE(rs.ok()) << rs.status();
-  const ir::Table& table = rs->tables[0];
+  const ir::Table& table = IrOf(*rs).tables[0];
   const ir::Chain& chain = table.chains[0];
   const headerspace::BoxContext context = headerspace::BoxContextForChain(table, chain);
   EXPECT_TRUE(context.ports_first_fragment_only);

@@ -198,12 +198,12 @@ TEST(ConntrackTest, StatefulRulesetThroughTheInterpreter) {
   Rule est;
   est.exprs = {node(CtLoad{CtKey::kState, 1}), node(mask),
                node(Cmp{CmpOp::kNeq, 1, {0, 0, 0, 0}}),
-               node(Immediate{kVerdictReg, {}, Verdict{VerdictCode::kAccept, ""}})};
+               node(Immediate{kVerdictReg, {}, ir::Verdict{VerdictCode::kAccept, ""}})};
   Rule dns;
   dns.exprs = {node(MetaLoad{MetaKey::kL4Proto, 1}), node(Cmp{CmpOp::kEq, 1, {17}}),
                node(PayloadLoad{PayloadBase::kTransport, 2, 2, 1}),
                node(Cmp{CmpOp::kEq, 1, {0, 53}}),
-               node(Immediate{kVerdictReg, {}, Verdict{VerdictCode::kAccept, ""}})};
+               node(Immediate{kVerdictReg, {}, ir::Verdict{VerdictCode::kAccept, ""}})};
   Chain in;
   in.name = "in";
   in.base = BaseChain{"filter", Hook::kInput, 0, "", VerdictCode::kDrop};

@@ -20,6 +20,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "api/internal.h"
 #include "compiler/analysis/diff.h"
 #include "compiler/analysis/space.h"
 #include "frontends/iptables/iptables.h"
@@ -61,7 +62,7 @@ std::string InputChain(const std::string& rules,
 std::unique_ptr<const Program> Compile(const ir::Ruleset& rs) {
   CompileOptions options;
   options.backend = Backend::kInterp;  // the reference semantics
-  auto p = Program::Compile(rs, options);
+  auto p = Program::Compile(RulesetOf(rs), options);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : nullptr;
 }

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "api/internal.h"
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -18,14 +19,14 @@ namespace {
 
 // The one table of an nft ruleset whose forward chain is `rules`.
 Ruleset Parse(const std::string& rules) {
-  absl::StatusOr<Ruleset> rs = ParseRuleset(
+  absl::StatusOr<rulejit::Ruleset> rs = rulejit::ParseRuleset(
       "table ip t {\n set named_a { type ipv4_addr; elements = { 10.0.0.1 } }\n"
       " set named_b { type ipv4_addr; elements = { 10.0.0.1 } }\n"
       " chain fwd {\n  type filter hook forward priority 0; policy drop;\n" +
           rules + " }\n}\n",
       "equal.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();
-  return rs.ok() ? *std::move(rs) : Ruleset{};
+  return rs.ok() ? IrOf(*rs) : Ruleset{};
 }
 
 // Whether rules a and b of the chain are the same, checking that the hash
@@ -89,13 +90,14 @@ TEST(RuleKey, VerdictAndExpressionsCount) {
 }
 
 TEST(RuleKey, TableAndChainCount) {
-  absl::StatusOr<Ruleset> rs = ParseRuleset(
+  absl::StatusOr<rulejit::Ruleset> parsed = rulejit::ParseRuleset(
       "table ip t {\n chain a {\n  tcp dport 22 accept\n }\n"
       " chain b {\n  tcp dport 22 accept\n }\n}\n"
       "table ip u {\n chain a {\n  tcp dport 22 accept\n }\n}\n"
       "table ip6 t {\n chain a {\n  tcp dport 22 accept\n }\n}\n",
       "tables.nft");
-  ASSERT_TRUE(rs.ok()) << rs.status();
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const Ruleset* rs = &IrOf(*parsed);
   std::vector<TableSets> sets;
   for (const Table& table : rs->tables) sets.emplace_back(table);
   auto key = [&](size_t t, size_t c) {

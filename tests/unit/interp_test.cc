@@ -1,6 +1,7 @@
 // Reference interpreter: one group of tests per expression kind, then chain
 // control flow (jump/goto/return/policies, several base chains, families).
 // The IR is built by hand with the small helpers below.
+#include "api/internal.h"
 #include "ir/interp.h"
 
 #include <gtest/gtest.h>
@@ -1034,7 +1035,7 @@ TEST(InterpPayloadWrite, CompiledBackendsFallBackToTheInterpreter) {
   PayloadWrite w{PayloadBase::kNetwork, 4, 2, 1, kCsumInet, 10, 0};
   Ruleset rs = RS({T(Family::kIp, {Base("input", {R({Imm({0x12, 0x34}), w}),
                                                  R({LoadNet(4, 2), CmpEq({0x12, 0x34}), Drop()})})})});
-  auto program = rulejit::Program::Compile(rs, {.backend = rulejit::Backend::kJit});
+  auto program = rulejit::Program::Compile(RulesetOf(rs), {.backend = rulejit::Backend::kJit});
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ((*program)->backend(), rulejit::Backend::kInterp);
   Packet p = Tcp();

@@ -1,5 +1,6 @@
 // Shadowed and redundant rules (compiler/analysis/lint.h): what is found,
 // what blocks it, and what must not be reported.
+#include "api/internal.h"
 #include "compiler/analysis/lint.h"
 
 #include <algorithm>
@@ -20,9 +21,9 @@ namespace {
 using analysis::LintKind;
 
 ir::Ruleset Parse(const std::string& text) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "rules");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "rules");
   EXPECT_TRUE(rs.ok()) << rs.status().message();
-  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
+  return rs.ok() ? IrOf(*rs) : ir::Ruleset{};
 }
 
 std::string Filter(const std::string& input_rules, const std::string& extra = "") {

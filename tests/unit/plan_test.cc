@@ -1,6 +1,7 @@
 // lower::BuildPlan and VerifyPlan on small rulesets: the decisions land
 // where they should, each can be turned off by name, and the verifier
 // refuses a plan that breaks what the backends assume.
+#include "api/internal.h"
 #include "compiler/lower/plan.h"
 
 #include <string>
@@ -12,9 +13,9 @@ namespace rulejit::lower {
 namespace {
 
 ir::Ruleset Parse(const std::string& text) {
-  absl::StatusOr<ir::Ruleset> rs = ParseRuleset(text, "plan.nft");
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "plan.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();
-  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
+  return rs.ok() ? IrOf(*rs) : ir::Ruleset{};
 }
 
 // Five liftable rules, then a mark, then four rules varying one mark value

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "api/internal.h"
 #include "frontends/iptables/iptables.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
@@ -52,10 +53,10 @@ bool Same(const Result& a, const Result& b) {
 TEST(TierUp, SwapsToLlvmWhileClassifying) {
   constexpr int kRules = 120;
   ir::Ruleset rs = Rules(kRules);
-  auto interp = Program::Compile(rs, {.backend = Backend::kInterp});
+  auto interp = Program::Compile(RulesetOf(rs), {.backend = Backend::kInterp});
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 0;  // only when asked
-  auto program = Program::Compile(rs, options);
+  auto program = Program::Compile(RulesetOf(rs), options);
   ASSERT_TRUE(interp.ok() && program.ok());
   ASSERT_EQ((*program)->backend(), Backend::kJit);
   const auto frames = Frames(kRules);
@@ -106,7 +107,7 @@ TEST(TierUp, SwapsToLlvmWhileClassifying) {
 TEST(TierUp, HotRunStateAsksForIt) {
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 5;
-  auto program = Program::Compile(Rules(120), options);
+  auto program = Program::Compile(RulesetOf(Rules(120)), options);
   ASSERT_TRUE(program.ok());
   const auto frames = Frames(120);
   RunState state;
@@ -125,7 +126,7 @@ TEST(TierUp, TimeoutLeavesAsmjitRunning) {
   CompileOptions options{.backend = Backend::kAuto};
   options.tier_up_after_packets = 0;
   options.tier_up_timeout_ms = 0;  // any real compile takes longer
-  auto program = Program::Compile(Rules(120), options);
+  auto program = Program::Compile(RulesetOf(Rules(120)), options);
   ASSERT_TRUE(program.ok());
   ASSERT_TRUE((*program)->TierUp());
   absl::Status s = (*program)->WaitForTierUp();
@@ -140,14 +141,44 @@ TEST(TierUp, TimeoutLeavesAsmjitRunning) {
 // Where llvm was not measured to win (under 100 rules run as code), or
 // outside auto, the program stays as compiled.
 TEST(TierUp, OnlyWhereItPays) {
-  auto tiny = Program::Compile(Rules(60), {.backend = Backend::kAuto});
+  auto tiny = Program::Compile(RulesetOf(Rules(60)), {.backend = Backend::kAuto});
   ASSERT_TRUE(tiny.ok());
   EXPECT_FALSE((*tiny)->TierUp());
   EXPECT_EQ((*tiny)->backend(), Backend::kJit);
-  auto jit = Program::Compile(Rules(120), {.backend = Backend::kJit});
+  auto jit = Program::Compile(RulesetOf(Rules(120)), {.backend = Backend::kJit});
   ASSERT_TRUE(jit.ok());
   EXPECT_FALSE((*jit)->TierUp());
   EXPECT_FALSE((*jit)->WaitForTierUp().ok());
+}
+
+// A reload carries each rule's counts to the same rule in the new program,
+// wherever it moved; rules that differ only in their anonymous sets'
+// elements are different rules (ir::RuleKey, not the printed form, where
+// both print as `tcp dport @__set0`).
+TEST(CarryCounters, FollowTheRuleByItsStructure) {
+  auto Compile = [](const std::string& rules) {
+    auto rs = ParseRuleset("table ip t {\n chain fwd {\n  type filter hook forward priority 0;"
+                           " policy drop;\n" + rules + " }\n}\n", "carry.nft");
+    EXPECT_TRUE(rs.ok()) << rs.status();
+    auto program = Program::Compile(*rs, {.backend = Backend::kJit});
+    EXPECT_TRUE(program.ok()) << program.status();
+    return *std::move(program);
+  };
+  auto before = Compile("  tcp dport { 1, 2 } counter accept\n  tcp dport { 3, 4 } counter accept\n");
+  auto after = Compile("  tcp dport { 3, 4 } counter accept\n  tcp dport { 1, 2 } counter accept\n");
+  RunState old_state;
+  testing::FrameSpec spec;
+  spec.dport = 3;
+  const std::vector<uint8_t> frame = testing::BuildFrame(spec);
+  for (int i = 0; i < 5; ++i) {
+    Result r = before->Classify(Hook::kForward, frame.data(), frame.size(), {}, &old_state);
+    ASSERT_EQ(r.decided_by.rule, 1);
+  }
+  RunState state;
+  const RunState* old_states[] = {&old_state};
+  after->CarryCountersFrom(*before, old_states, &state);
+  EXPECT_EQ(state.CounterOf({0, 0, 0}).packets, 5u);  // { 3, 4 } moved up
+  EXPECT_EQ(state.CounterOf({0, 0, 1}).packets, 0u);
 }
 
 }  // namespace
