@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/util.h"
+
 namespace rulejit::ir {
 namespace {
 
@@ -206,7 +208,7 @@ uint32_t FindSctpChunk(const Exthdr& e, const PacketView& pkt) {
       if (e.offset + e.len > len || off + len > pkt.len) break;
       return static_cast<uint32_t>(off);
     }
-    off += (len + 3) / 4 * 4;
+    off += Pad4(len);
   } while (off < pkt.len);
   return kAbsent;
 }
@@ -589,7 +591,7 @@ bool SetIndex::FieldwiseMatch(const SetElement& el, const uint8_t* key) const {
   uint32_t off = 0;
   for (uint32_t field_len : set_.field_lens) {
     if (!InRange(key, el.key, hi, off, field_len)) return false;
-    off += (field_len + 3) / 4 * 4;
+    off += Pad4(field_len);
   }
   return true;
 }
@@ -634,7 +636,7 @@ bool EvalLookup(const Lookup& e, const Set& set, const SetIndex& index,
   *element = found;
   if (found < 0 || !e.dreg || *e.dreg == kVerdictReg) return true;
   const SetElement& el = set.elements[found];
-  uint8_t* dst = RegBytes(regs, *e.dreg, (set.data_len + 3) / 4 * 4);
+  uint8_t* dst = RegBytes(regs, *e.dreg, Pad4(set.data_len));
   if (dst == nullptr || el.data.size() < set.data_len) return false;
   StoreBytes(dst, el.data.data(), set.data_len);
   return true;

@@ -108,7 +108,7 @@ void EvalImmediate(const Immediate& e, Regs& regs, Ctx&) {
     regs.SetVerdict(e.verdict);
     return;
   }
-  uint8_t* dst = RegBytes(regs.data, e.dreg, (e.data.size() + 3) / 4 * 4);
+  uint8_t* dst = RegBytes(regs.data, e.dreg, Pad4(e.data.size()));
   if (dst == nullptr) {
     regs.code = VerdictCode::kBreak;
     return;

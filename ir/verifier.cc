@@ -27,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/util.h"
 
 namespace rulejit::ir {
 namespace {
@@ -398,7 +399,7 @@ void Check(const Exthdr& e, RuleContext& ctx) {
 }
 
 void Check(const FusedCmp& e, RuleContext& ctx) {
-  const uint32_t padded = (e.load.len + 3) / 4 * 4;
+  const uint32_t padded = Pad4(e.load.len);
   if (e.load.len < 1 || e.load.len > 64 || e.data.empty() ||
       e.data.size() > padded || (!e.mask.empty() && e.mask.size() != padded)) {
     ctx.diags.Error(ctx.loc, "fused compare: inconsistent lengths");

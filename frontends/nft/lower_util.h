@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "frontends/nft/ast.h"
+#include "ir/util.h"
 
 namespace rulejit::frontends::nft {
 
@@ -14,8 +15,7 @@ inline U128 BitsMask(uint32_t bits) {
   return bits >= 128 ? ~static_cast<U128>(0) : ((static_cast<U128>(1) << bits) - 1);
 }
 
-// `n` rounded up to whole 32-bit register words.
-inline uint32_t Pad4(uint32_t n) { return (n + 3) / 4 * 4; }
+using ir::Pad4;  // `n` rounded up to whole 32-bit register words
 
 inline ir::CmpOp ToCmp(ast::RelOp op) {
   switch (op) {

@@ -18,16 +18,12 @@
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
 #include "packet/parse.h"
+#include "tests/support/files.h"
 
 namespace rulejit {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::rulejit::testing::ReadFile;
 
 struct Fields {
   uint32_t src = 0, dst = 0;

@@ -34,18 +34,14 @@
 #include "ir/diag.h"
 #include "ir/printer.h"
 #include "tests/golden/expected_failures.h"
+#include "tests/support/files.h"
 
 namespace rulejit {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::rulejit::testing::ReadFile;
 
 // Collapses runs of whitespace and trims: the payload files mix tabs, spaces
 // and trailing blanks.

@@ -23,18 +23,14 @@
 #include "gtest/gtest.h"
 #include "ir/diag.h"
 #include "tests/golden/expected_failures.h"
+#include "tests/support/files.h"
 
 namespace rulejit {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::rulejit::testing::ReadFile;
 
 TEST(NftDumps, ParseOrLocatedError) {
   fs::path root = fs::path(RULEJIT_SHARED_DIR) / "corpus" / "nftables-dumps";

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "ir/printer.h"
 #include "ir/reader.h"
+#include "tests/support/files.h"
 
 namespace rulejit::ir {
 namespace {
@@ -40,12 +41,7 @@ std::vector<fs::path> PayloadFiles() {
   return files;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+using ::rulejit::testing::ReadFile;
 
 std::string Trim(std::string_view s) {
   size_t b = 0, e = s.size();

@@ -12,18 +12,14 @@
 
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
+#include "tests/support/files.h"
 
 namespace rulejit {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::rulejit::testing::ReadFile;
 
 std::vector<fs::path> Inputs() {
   std::vector<fs::path> inputs;

@@ -85,6 +85,7 @@
 #include "tests/kernel/rulejit_runner.h"
 #include "tests/kernel/ruleset_gen.h"
 #include "tests/support/env.h"
+#include "tests/support/files.h"
 
 namespace rulejit::testing {
 namespace {

@@ -166,9 +166,4 @@ absl::StatusOr<Frames> ReadPcap(const std::string& path) {
   return out;
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace rulejit::testing

@@ -32,7 +32,6 @@ ToolOutput RunTool(const std::string& args);
 bool WritePcap(const std::string& path, const Frames& frames);
 // Frames of a pcap (to replay a kept directory).
 absl::StatusOr<Frames> ReadPcap(const std::string& path);
-std::string ReadFile(const std::string& path);
 
 // "<index> <verdict>" lines into accept / not accept per index; every index
 // below `count` must be there.

@@ -12,6 +12,7 @@
 #include "frontends/classbench/classbench.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
+#include "tests/support/files.h"
 
 namespace rulejit {
 namespace {
@@ -83,12 +84,7 @@ TEST(TraceFrame, FieldsAtTheirWireOffsets) {
   EXPECT_EQ(frontends::TraceFrame(p).size(), 14u + 20 + 8);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::rulejit::testing::ReadFile;
 
 bool Matches(const ClassBenchRule& r, const frontends::TracePacket& p) {
   auto prefix = [](uint32_t addr, uint32_t value, uint8_t len) {
