@@ -1,11 +1,10 @@
 // Tests of compiler/analysis (header space, lifting, flattening, diff).
 //
-// Every diff these tests compute goes through CheckWitnesses: each region's
-// witness packet is run through both rulesets with the reference
-// interpreter (rulejit::Program, Backend::kInterp), and the verdicts and
-// deciding rules must be exactly what the diff claims. The seeded mutation
-// test compares "diff is empty" with a brute-force search over packets
-// built from the rulesets' boundary values.
+// Every diff these tests compute goes through CheckWitnesses
+// (diff_test_util.h): each region's witness packet is run through both
+// rulesets with the reference interpreter (rulejit::Program,
+// Backend::kInterp), and the verdicts and deciding rules must be exactly
+// what the diff claims. diff_mutation_test.cc has the seeded mutation test.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -16,7 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,90 +27,11 @@
 #include "gtest/gtest.h"
 #include "ir/diag.h"
 #include "rulejit/rulejit.h"
+#include "tests/support/files.h"
+#include "tests/unit/diff_test_util.h"
 
-namespace rulejit::analysis {
+namespace rulejit::analysis::diff_test {
 namespace {
-
-ir::Ruleset Nft(const std::string& text, const std::string& name = "t.nft") {
-  ir::Diagnostics diags;
-  int file = diags.AddFile(name, text);
-  absl::StatusOr<ir::Ruleset> rs = frontends::ParseNft(text, file, diags);
-  EXPECT_TRUE(rs.ok()) << diags.Format() << "\n" << text;
-  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
-}
-
-ir::Ruleset Ipt(const std::string& text) {
-  ir::Diagnostics diags;
-  int file = diags.AddFile("t.ipt", text);
-  absl::StatusOr<ir::Ruleset> rs = frontends::ParseIptablesSave(text, file, diags);
-  EXPECT_TRUE(rs.ok()) << diags.Format();
-  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
-}
-
-// An ip filter table with one input chain (policy `policy`) and `rules`.
-std::string InputChain(const std::string& rules,
-                       const std::string& policy = "accept",
-                       const std::string& extra_chains = "") {
-  return absl::StrCat("table ip filter {\n", extra_chains,
-                      "  chain input {\n"
-                      "    type filter hook input priority 0; policy ",
-                      policy, ";\n", rules, "  }\n}\n");
-}
-
-std::unique_ptr<const Program> Compile(const ir::Ruleset& rs) {
-  CompileOptions options;
-  options.backend = Backend::kInterp;  // the reference semantics
-  auto p = Program::Compile(RulesetOf(rs), options);
-  EXPECT_TRUE(p.ok()) << p.status();
-  return p.ok() ? *std::move(p) : nullptr;
-}
-
-bool SameRef(const ir::RuleRef& a, const ir::RuleRef& b) {
-  return a.table == b.table && a.chain == b.chain && a.rule == b.rule;
-}
-
-std::string RefText(const ir::RuleRef& r) {
-  return absl::StrCat(r.table, "/", r.chain, "/", r.rule);
-}
-
-Verdict ToVerdict(ir::VerdictCode v) {
-  return v == ir::VerdictCode::kDrop ? Verdict::kDrop : Verdict::kAccept;
-}
-
-// Runs every witness through both rulesets; verdicts and deciding rules
-// must be the diff's.
-void CheckWitnesses(const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
-                    const DiffResult& d, ir::Hook hook) {
-  auto a = Compile(old_rs);
-  auto b = Compile(new_rs);
-  ASSERT_TRUE(a && b);
-  for (const DiffRegion& r : d.regions) {
-    ASSERT_FALSE(r.cube.empty());
-    ModelPacket pkt = BuildModelPacket(r.witness, d.space, hook);
-    Result ra = a->Run(hook, pkt.View(), pkt.meta);
-    Result rb = b->Run(hook, pkt.View(), pkt.meta);
-    std::string where = DescribeCube(r.cube, d.space) + " witness " +
-                        DescribePoint(r.witness, d.space);
-    EXPECT_EQ(ra.verdict, ToVerdict(r.old_side.verdict)) << where;
-    EXPECT_EQ(rb.verdict, ToVerdict(r.new_side.verdict)) << where;
-    EXPECT_TRUE(SameRef(ra.decided_by, r.old_side.rule))
-        << where << ": old decided by " << RefText(ra.decided_by)
-        << ", diff says " << RefText(r.old_side.rule);
-    EXPECT_TRUE(SameRef(rb.decided_by, r.new_side.rule))
-        << where << ": new decided by " << RefText(rb.decided_by)
-        << ", diff says " << RefText(r.new_side.rule);
-    EXPECT_NE(ra.verdict, rb.verdict) << where;
-  }
-}
-
-DiffResult Diff(const ir::Ruleset& a, const ir::Ruleset& b,
-                const SpaceOptions& options = {}) {
-  DiffResult d = DiffRulesets(a, b, options);
-  EXPECT_TRUE(d.exact()) << (d.old_inexact.empty() ? d.new_inexact[0].reason
-                                                   : d.old_inexact[0].reason);
-  CheckWitnesses(a, b, d, options.hook);
-  return d;
-}
 
 // ---------------------------------------------------------------------------
 // Header space
@@ -454,16 +373,6 @@ TEST(DiffTest, QueueQuotaAndNatAreNotExact) {
 // ---------------------------------------------------------------------------
 // IPv6, inet tables, maps, named sets, concatenations
 
-// A table of `family` with one input chain.
-std::string FamilyChain(const std::string& family, const std::string& rules,
-                        const std::string& policy = "accept",
-                        const std::string& extra = "") {
-  return absl::StrCat("table ", family, " filter {\n", extra,
-                      "  chain input {\n"
-                      "    type filter hook input priority 0; policy ",
-                      policy, ";\n", rules, "  }\n}\n");
-}
-
 TEST(DiffIpv6Test, PrefixNegationAndWitnessFrames) {
   ir::Ruleset a = Nft(FamilyChain("ip6", "    ip6 saddr 2001:db8::/32 tcp dport 22 accept\n"
                                          "    ip6 daddr != fe80::/10 drop\n"));
@@ -624,11 +533,6 @@ TEST(DiffMapTest, DataMapsAreReportedNotExact) {
 // chain whose policy is the opposite verdict, must never be reported
 // different; pairs that are exact must be equivalent.
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::optional<ir::Ruleset> TryParse(const std::string& text, bool nft) {
   ir::Diagnostics diags;
   int file = diags.AddFile(nft ? "t.nft" : "t.ipt", text);
@@ -654,7 +558,7 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
       continue;
     }
     std::vector<std::string> lines;
-    std::istringstream in(Slurp(entry.path().string()));
+    std::istringstream in(testing::ReadFile(entry.path().string()));
     for (std::string l; std::getline(in, l);) lines.push_back(l);
     for (size_t i = 0; i + 1 < lines.size(); ++i) {
       std::smatch a, b;
@@ -710,232 +614,5 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
   EXPECT_EQ(inexact, 0);
 }
 
-// ---------------------------------------------------------------------------
-// Seeded mutation test
-
-struct GenRule {
-  uint32_t prefix_addr = 0;
-  int prefix_len = 0;   // 0: no address match
-  bool not_addr = false;  // ip saddr != PREFIX
-  int proto = 0;        // 0 any, 6, 17
-  int port_lo = -1;     // -1: no port match (needs proto)
-  int port_hi = -1;
-  std::string iif;      // "" none, else a name or a wildcard
-  int ct = 0;           // 0 none, 1 new, 2 established,related
-  bool syn_only = false;  // tcp flags & (syn|ack) == syn (tcp rules)
-  // The address is IPv6: 2001:db8:(prefix_addr)::/(32 + prefix_len), in an
-  // inet table.
-  bool v6 = false;
-  bool drop = false;
-};
-
-std::string RuleText(const GenRule& r) {
-  std::string t = "    ";
-  if (!r.iif.empty()) absl::StrAppend(&t, "iifname \"", r.iif, "\" ");
-  if (r.prefix_len > 0 && r.v6) {
-    absl::StrAppend(&t, "ip6 saddr ", r.not_addr ? "!= " : "",
-                    absl::StrFormat("2001:db8:%x:%x::/%d", r.prefix_addr >> 16,
-                                    r.prefix_addr & 0xffff, 32 + r.prefix_len),
-                    " ");
-  } else if (r.prefix_len > 0) {
-    absl::StrAppend(&t, "ip saddr ", r.not_addr ? "!= " : "", r.prefix_addr >> 24, ".",
-                    (r.prefix_addr >> 16) & 0xff, ".", (r.prefix_addr >> 8) & 0xff,
-                    ".", r.prefix_addr & 0xff, "/", r.prefix_len, " ");
-  }
-  const char* proto = r.proto == 6 ? "tcp" : r.proto == 17 ? "udp" : "";
-  if (r.proto != 0 && r.port_lo >= 0) {
-    absl::StrAppend(&t, proto, " dport ", r.port_lo);
-    if (r.port_hi != r.port_lo) absl::StrAppend(&t, "-", r.port_hi);
-    absl::StrAppend(&t, " ");
-  } else if (r.proto != 0) {
-    absl::StrAppend(&t, "meta l4proto ", proto, " ");
-  }
-  if (r.proto == 6 && r.syn_only) absl::StrAppend(&t, "tcp flags & (syn|ack) == syn ");
-  if (r.ct == 1) absl::StrAppend(&t, "ct state new ");
-  if (r.ct == 2) absl::StrAppend(&t, "ct state established,related ");
-  return t + (r.drop ? "drop\n" : "accept\n");
-}
-
-uint32_t MaskOf(int len) { return len == 0 ? 0 : ~0u << (32 - len); }
-
-// `inet`: half the rules match IPv6 addresses instead.
-GenRule RandomRule(std::mt19937& rng, bool inet) {
-  static constexpr uint32_t kAddrs[] = {0x0a000000, 0x0a010000, 0x0a010100,
-                                        0xc0a80000};
-  static constexpr int kLens[] = {0, 8, 16, 24};
-  static constexpr int kPorts[] = {22, 53, 80, 443, 1000};
-  static const char* kIifs[] = {"", "", "eth0", "eth*"};
-  GenRule r;
-  r.v6 = inet && rng() % 2;
-  int len = kLens[rng() % 4];
-  r.prefix_len = len;
-  r.prefix_addr = kAddrs[rng() % 4] & MaskOf(len);
-  r.not_addr = rng() % 5 == 0;
-  r.proto = (int[]){0, 6, 17}[rng() % 3];
-  if (r.proto != 0 && rng() % 3 != 0) {
-    r.port_lo = kPorts[rng() % 5];
-    r.port_hi = rng() % 2 ? r.port_lo : r.port_lo + static_cast<int>(rng() % 50);
-  }
-  r.iif = kIifs[rng() % 4];
-  r.ct = rng() % 4 == 0 ? 1 + static_cast<int>(rng() % 2) : 0;
-  r.syn_only = rng() % 4 == 0;
-  r.drop = rng() % 2;
-  return r;
-}
-
-void Mutate(std::vector<GenRule>& rules, std::mt19937& rng) {
-  GenRule& r = rules[rng() % rules.size()];
-  switch (rng() % 5) {
-    case 4:  // change the ct state match
-      r.ct = (r.ct + 1 + static_cast<int>(rng() % 2)) % 3;
-      break;
-    case 0:  // change a port (or add one)
-      r.proto = r.proto == 0 ? 6 : r.proto;
-      r.port_lo = (int[]){22, 23, 53, 80, 444}[rng() % 5];
-      r.port_hi = r.port_lo + static_cast<int>(rng() % 3);
-      break;
-    case 1:  // widen a prefix
-      if (r.prefix_len > 0) {
-        r.prefix_len -= 8;
-        r.prefix_addr &= MaskOf(r.prefix_len);
-      }
-      break;
-    case 2: {  // swap two rules (overlapping or not)
-      size_t i = rng() % rules.size(), j = rng() % rules.size();
-      std::swap(rules[i], rules[j]);
-      break;
-    }
-    default:
-      r.drop = !r.drop;
-  }
-}
-
-std::string Render(const std::vector<GenRule>& rules, bool policy_drop, bool inet) {
-  std::string body;
-  for (const GenRule& r : rules) body += RuleText(r);
-  return inet ? FamilyChain("inet", body, policy_drop ? "drop" : "accept")
-              : InputChain(body, policy_drop ? "drop" : "accept");
-}
-
-// The IPv6 address of a generated prefix: 2001:db8:(32 bits)::.
-Value V6(uint32_t bits) { return (Value{0x20010db8} << 96) | (Value{bits} << 64); }
-
-// Candidate values per dimension from the rules' boundaries (addresses of
-// the rules of one family).
-std::vector<Value> Boundaries(const std::vector<GenRule>& a, const std::vector<GenRule>& b,
-                              bool ports, bool v6 = false) {
-  std::vector<Value> v = {0};
-  for (const auto* rules : {&a, &b}) {
-    for (const GenRule& r : *rules) {
-      if (ports && r.port_lo >= 0) {
-        for (int p : {r.port_lo - 1, r.port_lo, r.port_hi, r.port_hi + 1}) {
-          if (p >= 0 && p <= 0xffff) v.push_back(p);
-        }
-      }
-      if (!ports && r.prefix_len > 0 && r.v6 == v6) {
-        uint32_t lo32 = r.prefix_addr, hi32 = r.prefix_addr | ~MaskOf(r.prefix_len);
-        Value lo = v6 ? V6(lo32) : lo32;
-        Value hi = v6 ? V6(hi32) | ~(~Value{0} << 64) : hi32;
-        v.push_back(lo);
-        v.push_back(hi);
-        if (lo > 0) v.push_back(lo - 1);
-        if (hi < (v6 ? kValueMax : 0xffffffffu)) v.push_back(hi + 1);
-      }
-    }
-  }
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
-}
-
-// Every combination of the boundary values: addresses and ports from the
-// rules, protocols icmp/tcp/udp, names eth0 / eth1 (the "eth*" class) / lo /
-// none, ct states new / established (same class as related) / invalid (same
-// class as untracked), tcp flags syn alone or with ack.
-std::vector<Point> BoundaryPoints(const std::vector<GenRule>& a,
-                                  const std::vector<GenRule>& b, bool inet) {
-  std::vector<Point> out;
-  for (uint32_t family : {kFamilyIpv4, kFamilyIpv6}) {
-   if (family == kFamilyIpv6 && !inet) break;
-   for (Value saddr : Boundaries(a, b, false, family == kFamilyIpv6)) {
-    for (Value dport : Boundaries(a, b, true)) {
-      for (uint32_t proto : {1u, 6u, 17u}) {
-        for (uint32_t iif : {0u, 1u, 2u, 3u}) {
-          for (uint32_t ct : {0u, 1u, 3u}) {
-            for (uint32_t flags : {0x02u, 0x12u}) {
-              Point p{};
-              p[static_cast<int>(Dim::kSaddr)] = saddr;
-              p[static_cast<int>(Dim::kDport)] = dport;
-              p[static_cast<int>(Dim::kProto)] = proto;
-              p[static_cast<int>(Dim::kIifName)] = iif;
-              p[static_cast<int>(Dim::kCtState)] = ct;
-              p[static_cast<int>(Dim::kTcpFlags)] = flags;
-              p[static_cast<int>(Dim::kFamily)] = family;
-              out.push_back(p);
-            }
-          }
-        }
-      }
-    }
-   }
-  }
-  return out;
-}
-
-// Whether some boundary packet gets different verdicts.
-bool BruteForceDiffers(const ir::Ruleset& ra, const ir::Ruleset& rb,
-                       const std::vector<GenRule>& a,
-                       const std::vector<GenRule>& b, bool inet) {
-  auto pa = Compile(ra);
-  auto pb = Compile(rb);
-  Space space;
-  space.has_iif = true;
-  space.iif = {{"eth0", ""}, {"eth1", ""}, {"lo", ""}, {"", ""}};
-  space.oif = {{"", ""}};
-  space.ipv6 = inet;
-  for (const Point& p : BoundaryPoints(a, b, inet)) {
-    ModelPacket pkt = BuildModelPacket(p, space, ir::Hook::kInput);
-    if (pa->Run(ir::Hook::kInput, pkt.View(), pkt.meta).verdict !=
-        pb->Run(ir::Hook::kInput, pkt.View(), pkt.meta).verdict) {
-      return true;
-    }
-  }
-  return false;
-}
-
-// Seeded rounds of generate, mutate, diff, brute force; `inet`: an inet
-// table with IPv4 and IPv6 rules.
-void MutationRounds(uint32_t seed, bool inet) {
-  std::mt19937 rng(seed);
-  int differing = 0, equivalent = 0;
-  for (int round = 0; round < 150; ++round) {
-    std::vector<GenRule> a;
-    int n = 2 + static_cast<int>(rng() % 5);
-    for (int i = 0; i < n; ++i) a.push_back(RandomRule(rng, inet));
-    bool policy_drop = rng() % 2;
-    std::vector<GenRule> b = a;
-    Mutate(b, rng);
-    std::string ta = Render(a, policy_drop, inet), tb = Render(b, policy_drop, inet);
-    ir::Ruleset ra = Nft(ta), rb = Nft(tb);
-    DiffResult d = Diff(ra, rb);
-    bool brute = BruteForceDiffers(ra, rb, a, b, inet);
-    EXPECT_EQ(!d.regions.empty(), brute) << "round " << round << "\nOLD\n"
-                                         << ta << "NEW\n" << tb;
-    (brute ? differing : equivalent)++;
-    if (::testing::Test::HasFailure()) break;
-  }
-  std::cout << "mutation rounds: " << differing << " different, "
-            << equivalent << " equivalent\n";
-  // The generator must exercise both outcomes.
-  EXPECT_GT(differing, 20);
-  EXPECT_GT(equivalent, 20);
-}
-
-TEST(DiffMutationTest, DiffIsNonEmptyExactlyWhenBruteForceFindsADifference) {
-  MutationRounds(20261202, false);
-}
-
-TEST(DiffMutationTest, InetTablesWithIpv6Rules) { MutationRounds(20261203, true); }
-
 }  // namespace
-}  // namespace rulejit::analysis
+}  // namespace rulejit::analysis::diff_test
