@@ -167,6 +167,27 @@ bool LowerMatch(LowerCtx& ctx, const MatchUse& match);
 // table's chains later by the parser (they may be declared after the rule).
 bool LowerTarget(LowerCtx& ctx, const TargetUse& target);
 
+// The target's option `name` (full name), or nullptr.
+const Option* FindTargetOption(const TargetUse& t, std::string_view name);
+
+// The nat table's targets (targets_nat.cc): SNAT, DNAT, MASQUERADE,
+// REDIRECT, NETMAP.
+bool IsNatTarget(std::string_view target);
+bool LowerNatTarget(LowerCtx& ctx, const TargetUse& target);
+// Whether the kernel registers nat target `target` at `hook`, and a hint
+// naming the hooks it is registered at.
+bool NatTargetAllowedAt(std::string_view target, ir::Hook hook);
+const char* NatTargetHooksHint(std::string_view target);
+
+// A nat target in a user chain, checked at COMMIT against the hooks that
+// reach the chain (nat_hooks.cc).
+struct NatUse {
+  std::string chain, target;
+  ir::SourceLoc loc;
+};
+void CheckNatHooks(const ir::Table& table, const std::vector<NatUse>& uses,
+                   ir::Diagnostics& diags);
+
 // Per-module lowering functions (match_ports.cc, match_ct.cc,
 // match_icmp.cc, matches.cc); the registry in matches.cc maps names to them.
 bool LowerTcp(LowerCtx& ctx, const MatchUse& m);

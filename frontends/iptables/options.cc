@@ -240,17 +240,26 @@ class RuleOptionParser {
     return true;
   }
 
+  // The option `name` names: exactly, or as getopt_long takes it, a unique
+  // prefix of one long option (`--to` for SNAT's `--to-source`).
   static const OptionSpec* Find(const std::vector<OptionSpec>* specs,
                                 std::string_view name) {
     if (specs == nullptr) return nullptr;
+    const OptionSpec* prefix_of = nullptr;
+    int prefixes = 0;
     for (const OptionSpec& s : *specs) {
       if (s.name == name) return &s;
+      if (name.size() > 2 && name.starts_with("--") && s.name.starts_with(name)) {
+        prefix_of = &s;
+        ++prefixes;
+      }
     }
-    return nullptr;
+    return prefixes == 1 ? prefix_of : nullptr;
   }
 
   bool Attach(std::vector<Option>& into, const OptionSpec& spec, Option opt,
               std::optional<Token>& inline_value) {
+    opt.name = std::string(spec.name);  // an abbreviation's full name
     if (opt.invert && !spec.invertible) {
       return Fail(opt.loc, absl::StrCat("option '", opt.name,
                                         "' cannot be inverted"));

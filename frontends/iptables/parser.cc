@@ -1,7 +1,7 @@
 // iptables-save / ip6tables-save reader: tables, chains and rules.
 //
 //   # comment                  ignored, as are blank lines
-//   *filter                    opens a table (filter, mangle, raw)
+//   *filter                    opens a table (filter, mangle, raw, nat, security)
 //   :INPUT ACCEPT [0:0]        built-in chain with its policy
 //   :mychain - [0:0]           user chain
 //   -N mychain                 user chain (iptables-restore syntax)
@@ -9,10 +9,13 @@
 //   COMMIT                     closes the table
 //
 // Built-in chains become base chains at iptables' priorities (filter 0,
-// mangle -150, raw -300) and are created on first use when the dump has no
+// mangle -150, raw -300, security 50; nat -100 at PREROUTING and OUTPUT,
+// 100 at INPUT and POSTROUTING, as `type nat` chains: they see only a
+// connection's first packet) and are created on first use when the dump has no
 // `:` line for them, as they always exist in the kernel. Jump targets are
 // resolved at COMMIT, when every chain of the table is known. Errors are
 // collected for the whole file; any error means no ruleset at all.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -41,7 +44,7 @@ struct BuiltinChain {
   int32_t priority;
 };
 
-constexpr std::array<BuiltinChain, 10> kBuiltins = {{
+constexpr std::array<BuiltinChain, 17> kBuiltins = {{
     {"filter", "INPUT", ir::Hook::kInput, 0},
     {"filter", "FORWARD", ir::Hook::kForward, 0},
     {"filter", "OUTPUT", ir::Hook::kOutput, 0},
@@ -52,7 +55,16 @@ constexpr std::array<BuiltinChain, 10> kBuiltins = {{
     {"mangle", "POSTROUTING", ir::Hook::kPostrouting, -150},
     {"raw", "PREROUTING", ir::Hook::kPrerouting, -300},
     {"raw", "OUTPUT", ir::Hook::kOutput, -300},
+    {"nat", "PREROUTING", ir::Hook::kPrerouting, -100},
+    {"nat", "INPUT", ir::Hook::kInput, 100},
+    {"nat", "OUTPUT", ir::Hook::kOutput, -100},
+    {"nat", "POSTROUTING", ir::Hook::kPostrouting, 100},
+    {"security", "INPUT", ir::Hook::kInput, 50},
+    {"security", "FORWARD", ir::Hook::kForward, 50},
+    {"security", "OUTPUT", ir::Hook::kOutput, 50},
 }};
+
+constexpr std::string_view kTables[] = {"filter", "mangle", "raw", "nat", "security"};
 
 const BuiltinChain* FindBuiltin(std::string_view table, std::string_view chain) {
   for (const BuiltinChain& b : kBuiltins) {
@@ -148,9 +160,11 @@ class SaveParser {
   absl::StatusOr<ir::Ruleset> Run() {
     const int errors_before = diags_.error_count();
     uint32_t line_no = 0;
-    for (std::string_view line : iptables_internal::Split(text_, '\n')) {
+    const std::vector<std::string_view> lines = iptables_internal::Split(text_, '\n');
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::string_view line = lines[i];
       ++line_no;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!AcceptLineEnd(line, line_no, /*last=*/i + 1 == lines.size())) continue;
       ParseLine(line, line_no);
     }
     if (open_) {
@@ -169,6 +183,40 @@ class SaveParser {
   }
   void Error(ir::SourceLoc loc, std::string msg, std::string hint = "") {
     diags_.Error(loc, std::move(msg), std::move(hint));
+  }
+
+  // iptables-restore reads lines with fgets and compares "COMMIT\n" whole
+  // (iptables-restore.c): a CR before the LF is part of the line, so only
+  // comment and ':' chain lines (whose counters it scans loosely) survive
+  // one, and COMMIT must be alone on its line and end with a newline.
+  // Strips an accepted CR; reports the rest and returns false.
+  bool AcceptLineEnd(std::string_view& line, uint32_t line_no, bool last) {
+    const std::string_view trimmed = TrimLeft(line);
+    if (!line.empty() && line.back() == '\r') {
+      if (!trimmed.empty() && (trimmed[0] == '#' || (trimmed[0] == ':' && line[0] == ':'))) {
+        line.remove_suffix(1);
+        return true;
+      }
+      Error(Loc(line_no, static_cast<uint32_t>(line.size())),
+            "line ends with a carriage return (CRLF)",
+            "iptables-restore takes LF line ends only (convert with dos2unix)");
+      return false;
+    }
+    if (trimmed.starts_with("COMMIT") && trimmed.size() > 6 &&
+        (trimmed[6] == ' ' || trimmed[6] == '\t') && TrimLeft(trimmed.substr(6)).empty()) {
+      Error(Loc(line_no, 1), "text after COMMIT", "iptables-restore takes 'COMMIT' alone");
+      return false;
+    }
+    if (trimmed == "COMMIT" && line != "COMMIT") {
+      Error(Loc(line_no, 1), "blank before COMMIT", "iptables-restore takes 'COMMIT' alone");
+      return false;
+    }
+    if (last && line == "COMMIT") {
+      Error(Loc(line_no, 1), "COMMIT without a newline after it",
+            "iptables-restore reads 'COMMIT' only with its line end: end the file with one");
+      return false;
+    }
+    return true;
   }
 
   void ParseLine(std::string_view line, uint32_t line_no) {
@@ -211,12 +259,9 @@ class SaveParser {
       Error(at, "unexpected text after the table name");
     }
     skipping_ = true;
-    if (name == "nat" || name == "security") {
-      return Error(loc, absl::StrCat("unsupported table '", name, "'"),
-                   "rulejit reads the filter, mangle and raw tables");
-    }
-    if (name != "filter" && name != "mangle" && name != "raw") {
-      std::string near = ir::DidYouMean(name, {"filter", "mangle", "raw"});
+    if (std::find(std::begin(kTables), std::end(kTables), name) == std::end(kTables)) {
+      std::string near =
+          ir::DidYouMean(name, std::vector<std::string_view>(std::begin(kTables), std::end(kTables)));
       return Error(loc, absl::StrCat("unknown table '", name, "'"),
                    near.empty() ? "" : absl::StrCat("did you mean '", near, "'?"));
     }
@@ -233,6 +278,7 @@ class SaveParser {
     table_.loc = loc;
     table_loc_ = loc;
     jumps_.clear();
+    nat_uses_.clear();
     next_set_id_ = 0;
   }
 
@@ -250,7 +296,9 @@ class SaveParser {
     ir::BaseChain base;
     // iptables-nft registers mangle OUTPUT as a route chain (re-routing
     // after a mark change).
-    base.type = b.table == "mangle" && b.chain == "OUTPUT" ? "route" : "filter";
+    base.type = b.table == "mangle" && b.chain == "OUTPUT" ? "route"
+                : b.table == "nat"                             ? "nat"
+                                                               : "filter";
     base.hook = b.hook;
     base.priority = b.priority;
     base.policy = ir::VerdictCode::kAccept;
@@ -436,6 +484,9 @@ class SaveParser {
     ctx.Add(ir::Counter{packets, bytes}, rule.loc);
     if (spec.target) {
       if (!iptables_internal::LowerTarget(ctx, *spec.target)) return;
+      if (!ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
+        nat_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
+      }
       if (!iptables_internal::IsStandardVerdict(spec.target->name) &&
           !iptables_internal::IsSupportedTarget(spec.target->name)) {
         jumps_.push_back({spec.target->name, spec.target->loc});
@@ -479,6 +530,7 @@ class SaveParser {
       return;
     }
     ResolveJumps();
+    iptables_internal::CheckNatHooks(table_, nat_uses_, diags_);
     open_ = false;
     ruleset_.tables.push_back(std::move(table_));
   }
@@ -494,6 +546,7 @@ class SaveParser {
   bool skipping_ = false;    // inside a table that was rejected
   ir::SourceLoc table_loc_;
   std::vector<PendingJump> jumps_;
+  std::vector<iptables_internal::NatUse> nat_uses_;  // in user chains
   int next_set_id_ = 0;
   uint64_t next_handle_ = 0;
 };

@@ -14,6 +14,7 @@
 //   -j CONNMARK ...           the same on ct mark; --save-mark and
 //                             --restore-mark copy between the two marks
 //   -j NOTRACK, -j CT --notrack   notrack (raw table)
+//   -j SNAT|DNAT|MASQUERADE|REDIRECT|NETMAP   nat (targets_nat.cc)
 // No target: the rule only counts.
 #include <array>
 #include <string>
@@ -26,12 +27,7 @@ namespace rulejit::frontends::iptables_internal {
 
 namespace {
 
-const Option* Find(const TargetUse& t, std::string_view name) {
-  for (const Option& o : t.options) {
-    if (o.name == name) return &o;
-  }
-  return nullptr;
-}
+const Option* Find(const TargetUse& t, std::string_view name) { return FindTargetOption(t, name); }
 
 void EmitVerdict(LowerCtx& ctx, ir::VerdictCode code, std::string chain,
                  ir::SourceLoc loc) {
@@ -347,6 +343,15 @@ const std::vector<TargetSpec>& Targets() {
         {"--restore-mark", 0, false}, {"--nfmask", 1, false},
         {"--ctmask", 1, false}, {"--mask", 1, false}}},
       {"NOTRACK", {}},
+      {"SNAT",
+       {{"--to-source", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false},
+        {"--persistent", 0, false}}},
+      {"DNAT",
+       {{"--to-destination", 1, false}, {"--random", 0, false}, {"--persistent", 0, false}}},
+      {"MASQUERADE",
+       {{"--to-ports", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false}}},
+      {"REDIRECT", {{"--to-ports", 1, false}, {"--random", 0, false}}},
+      {"NETMAP", {{"--to", 1, false}}},
       {"CT",
        {{"--notrack", 0, false}, {"--helper", 1, false},
         {"--ctevents", 1, false}, {"--expevents", 1, false},
@@ -357,6 +362,13 @@ const std::vector<TargetSpec>& Targets() {
 }
 
 }  // namespace
+
+const Option* FindTargetOption(const TargetUse& t, std::string_view name) {
+  for (const Option& o : t.options) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
 
 const std::vector<OptionSpec>* TargetOptions(std::string_view target) {
   for (const TargetSpec& t : Targets()) {
@@ -375,7 +387,7 @@ bool IsSupportedTarget(std::string_view target) {
 
 bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
-      "DNAT", "SNAT", "MASQUERADE", "REDIRECT", "NETMAP", "TPROXY", "NFQUEUE",
+      "TPROXY", "NFQUEUE",
       "QUEUE", "NFLOG", "ULOG", "TRACE", "TEE", "TCPMSS", "TOS", "DSCP",
       "TTL", "HL", "CLASSIFY", "SECMARK", "CONNSECMARK", "AUDIT", "CHECKSUM",
       "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
@@ -400,6 +412,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (t.name == "MARK") return LowerMarkTarget(ctx, t);
   else if (t.name == "CONNMARK") return LowerConnmarkTarget(ctx, t);
   else if (t.name == "NOTRACK" || t.name == "CT") return LowerNotrack(ctx, t);
+  else if (IsNatTarget(t.name)) return LowerNatTarget(ctx, t);
   else {
     EmitVerdict(ctx, t.is_goto ? ir::VerdictCode::kGoto : ir::VerdictCode::kJump,
                 t.name, t.loc);

@@ -1,0 +1,77 @@
+// The kernel checks a target against every hook that can reach it
+// (xt_check_target with the hook mask translate_table computes through
+// jumps): a nat target in a user chain must suit each built-in chain that
+// jumps to it, directly or through other user chains. Targets in built-in
+// chains are checked as they are lowered (targets_nat.cc); this checks the
+// rest once the table is complete.
+#include <algorithm>
+#include <deque>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "frontends/iptables/internal.h"
+
+namespace rulejit::frontends::iptables_internal {
+
+namespace {
+
+// The chains a chain's rules jump or go to.
+std::vector<std::string> Targets(const ir::Chain& chain) {
+  std::vector<std::string> out;
+  for (const ir::Rule& rule : chain.rules) {
+    for (const ir::Node& node : rule.exprs) {
+      const auto* imm = std::get_if<ir::Immediate>(&node.expr);
+      if (imm && imm->dreg == ir::kVerdictReg && !imm->verdict.chain.empty()) {
+        out.push_back(imm->verdict.chain);
+      }
+    }
+  }
+  return out;
+}
+
+// For each chain, the hooks of the built-in chains that reach it.
+absl::flat_hash_map<std::string, std::vector<ir::Hook>> ReachingHooks(const ir::Table& table) {
+  absl::flat_hash_map<std::string, const ir::Chain*> by_name;
+  for (const ir::Chain& c : table.chains) by_name[c.name] = &c;
+  absl::flat_hash_map<std::string, std::vector<ir::Hook>> hooks;
+  for (const ir::Chain& base : table.chains) {
+    if (!base.base) continue;
+    const ir::Hook hook = base.base->hook;
+    std::deque<const ir::Chain*> todo = {&base};
+    while (!todo.empty()) {
+      const ir::Chain* chain = todo.front();
+      todo.pop_front();
+      std::vector<ir::Hook>& seen = hooks[chain->name];
+      if (std::find(seen.begin(), seen.end(), hook) != seen.end()) continue;
+      seen.push_back(hook);
+      for (const std::string& name : Targets(*chain)) {
+        auto it = by_name.find(name);
+        if (it != by_name.end()) todo.push_back(it->second);
+      }
+    }
+  }
+  return hooks;
+}
+
+}  // namespace
+
+void CheckNatHooks(const ir::Table& table, const std::vector<NatUse>& uses,
+                   ir::Diagnostics& diags) {
+  if (uses.empty()) return;
+  const auto hooks = ReachingHooks(table);
+  for (const NatUse& use : uses) {
+    auto it = hooks.find(use.chain);
+    if (it == hooks.end()) continue;  // not reached: the kernel checks nothing
+    for (ir::Hook hook : it->second) {
+      if (NatTargetAllowedAt(use.target, hook)) continue;
+      diags.Error(use.loc,
+                  absl::StrCat("target '", use.target, "' in chain '", use.chain,
+                               "' is reached from the ", ir::HookName(hook), " hook"),
+                  NatTargetHooksHint(use.target));
+      break;
+    }
+  }
+}
+
+}  // namespace rulejit::frontends::iptables_internal
