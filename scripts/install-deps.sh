@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package rulejit needs to build, test and benchmark.
-# Safe to run again; needs root (or sudo).
+# Safe to run again; needs root (or sudo). netbase is /etc/services and
+# /etc/protocols, where iptables-restore (and rulejit) resolve port names.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -11,5 +12,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   clang-19 libclang-rt-19-dev llvm-19-dev libzstd-dev \
   libasmjit-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libxdp-dev libbpf-dev libpcap-dev \
-  nftables iptables iproute2 tcpdump \
+  nftables iptables iproute2 tcpdump netbase \
   >/dev/null

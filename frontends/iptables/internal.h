@@ -234,12 +234,18 @@ std::string_view ImplicitMatchFor(std::string_view protocol);
 std::optional<uint64_t> ParseNumber(std::string_view text, uint64_t max);
 // Protocol name or number 0..255 ("all" = 0).
 std::optional<uint8_t> ParseProtocol(std::string_view text);
-std::optional<uint16_t> ParsePort(std::string_view text);
+// A port number; with `service_proto` also a service name from the
+// services database for that protocol ("" any), as xtables_parse_port.
+std::optional<uint16_t> ParsePort(std::string_view text, const char* service_proto = nullptr);
 
-// "N", "A:B", "A:", ":B", ":" (also "A-B" when allow_dash). Reports errors.
+// "N", "A:B", "A:", ":B", ":" (also "A-B" when allow_dash). Ports may be
+// service names when `service_proto` is given. Reports errors.
 bool ParsePortRange(std::string_view text, ir::SourceLoc loc,
                     ir::Diagnostics& diags, PortRange* out,
-                    bool allow_dash = false);
+                    bool allow_dash = false, const char* service_proto = nullptr);
+// The services-database protocol of the rule's `-p` ("tcp", "udp",
+// "sctp", "dccp"), or "" (any).
+const char* ServiceProto(const LowerCtx& ctx);
 
 // Address (4 or 16 bytes, network order) with an optional /prefix or
 // /dotted-mask; the address is masked. Reports errors.

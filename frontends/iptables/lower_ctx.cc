@@ -69,4 +69,14 @@ std::string LowerCtx::AddSet(ir::Set set) {
   return name;
 }
 
+const char* ServiceProto(const LowerCtx& ctx) {
+  switch (ctx.l4proto().value_or(0)) {
+    case 6: return "tcp";
+    case 17: return "udp";
+    case 132: return "sctp";
+    case 33: return "dccp";
+    default: return "";
+  }
+}
+
 }  // namespace rulejit::frontends::iptables_internal

@@ -36,7 +36,8 @@ bool IsSourcePortOption(std::string_view name) {
 
 bool LowerPortOption(LowerCtx& ctx, const Option& opt) {
   PortRange r;
-  if (!ParsePortRange(opt.args[0].text, opt.ArgLoc(), *ctx.diags, &r)) {
+  if (!ParsePortRange(opt.args[0].text, opt.ArgLoc(), *ctx.diags, &r, false,
+                      ServiceProto(ctx))) {
     return false;
   }
   EmitPortRange(ctx, IsSourcePortOption(opt.name) ? kSrcPortOffset
@@ -139,7 +140,9 @@ bool ParsePortList(LowerCtx& ctx, const Option& opt,
                        absl::StrCat("invalid port list '", opt.args[0].text, "'"),
                        "PORT[,PORT|,A:B]...");
     }
-    if (!ParsePortRange(item, opt.ArgLoc(), *ctx.diags, &r)) return false;
+    if (!ParsePortRange(item, opt.ArgLoc(), *ctx.diags, &r, false, ServiceProto(ctx))) {
+      return false;
+    }
     slots += r.from == r.to ? 1 : 2;
     out->push_back(r);
   }

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -25,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "frontends/iptables/iptables.h"
 #include "frontends/iptables/internal.h"
+#include "ir/equal.h"
 
 namespace rulejit::frontends {
 
@@ -238,9 +241,8 @@ class SaveParser {
     }
     if (first[0] == ':') return DeclareChain(toks, loc);
     if (first == "-N" || first == "--new-chain") return NewChain(toks, loc);
-    if (first[0] == '[' || first == "-A" || first == "--append") {
-      return AppendRule(toks, line_no);
-    }
+    if (first[0] == '[' || RuleOp(first)) return RuleCommand(toks, line_no);
+    if (first.size() >= 2 && first[0] == '-') return TableCommand(toks, loc);
     Error(loc, absl::StrCat("unknown command '", first, "'"),
           "iptables-save dumps contain '*table', ':chain', '-A', 'COMMIT'");
   }
@@ -412,7 +414,12 @@ class SaveParser {
     return nullptr;
   }
 
-  void AppendRule(const std::vector<Token>& toks, uint32_t line_no) {
+  // The rule commands iptables-restore takes inside a table:
+  //   [P:B] -A CHAIN SPEC       append
+  //   [P:B] -I CHAIN [N] SPEC   insert before rule N (1-based; default 1)
+  //   [P:B] -R CHAIN N SPEC     replace rule N
+  //         -D CHAIN N | SPEC   delete rule N, or the first rule like SPEC
+  void RuleCommand(const std::vector<Token>& toks, uint32_t line_no) {
     size_t i = 0;
     uint64_t packets = 0, bytes = 0;
     bool have_counters = false;
@@ -425,47 +432,221 @@ class SaveParser {
       have_counters = true;
       ++i;
     }
-    if (i >= toks.size() || (toks[i].text != "-A" && toks[i].text != "--append")) {
+    const std::optional<char> op = i < toks.size() ? RuleOp(toks[i].text) : std::nullopt;
+    if (!op) {
       return Error(Loc(line_no, i < toks.size() ? toks[i].col : 1),
                    "expected '-A CHAIN' after the counters");
     }
     if (i + 1 >= toks.size()) {
-      return Error(Loc(line_no, toks[i].col), "'-A' needs a chain name");
+      return Error(Loc(line_no, toks[i].col), absl::StrCat("'", toks[i].text,
+                                                           "' needs a chain name"));
     }
     const ir::SourceLoc chain_loc = Loc(line_no, toks[i + 1].col);
     ir::Chain* chain = ChainForRule(toks[i + 1], chain_loc);
     if (chain == nullptr) return;
+    const std::string chain_name = chain->name;  // table_.chains may grow
+    size_t rest = i + 2;
+    // The rule number: optional for -I, required for -R, either it or a
+    // rule for -D.
+    std::optional<uint64_t> number;
+    if (rest < toks.size() && *op != 'A') {
+      number = iptables_internal::ParseNumber(toks[rest].text, INT32_MAX);
+      if (number) ++rest;
+    }
+    if (*op == 'R' && !number) {
+      return Error(chain_loc, "'-R' needs a rule number", "-R CHAIN NUMBER RULE");
+    }
+    if (number && *number == 0) {
+      return Error(Loc(line_no, toks[rest - 1].col), "rule numbers start at 1");
+    }
+    if (*op == 'D' && number) {
+      if (rest != toks.size()) {
+        return Error(Loc(line_no, toks[rest].col), "unexpected text after the rule number");
+      }
+      return DeleteRule(chain_name, static_cast<size_t>(*number) - 1, chain_loc);
+    }
+    absl::Span<const Token> spec_tokens(toks.data() + rest, toks.size() - rest);
+    std::optional<ir::Rule> rule = LowerRule(spec_tokens, line_no, chain_name, packets, bytes,
+                                             have_counters, /*keep=*/*op != 'D');
+    if (!rule) return;
+    std::vector<ir::Rule>& rules = FindChain(chain_name)->rules;
+    switch (*op) {
+      case 'A': rules.push_back(std::move(*rule)); return;
+      case 'I': {
+        const size_t at = number ? static_cast<size_t>(*number) - 1 : 0;
+        if (at > rules.size()) return Error(chain_loc, "index of insertion too big");
+        rules.insert(rules.begin() + static_cast<ptrdiff_t>(at), std::move(*rule));
+        return;
+      }
+      case 'R': {
+        const size_t at = static_cast<size_t>(*number) - 1;
+        if (at >= rules.size()) return Error(chain_loc, "index of replacement too big");
+        rules[at] = std::move(*rule);
+        return;
+      }
+      default: return DeleteLike(chain_name, *rule, chain_loc);
+    }
+  }
 
+  // The chain commands iptables-restore takes inside a table:
+  //   -F [CHAIN]   flush the chain's rules (all chains without one)
+  //   -X [CHAIN]   delete an empty, unreferenced user chain (all without one)
+  //   -Z [CHAIN]   zero the counters
+  //   -P CHAIN ACCEPT|DROP   a built-in chain's policy
+  void TableCommand(const std::vector<Token>& toks, ir::SourceLoc loc) {
+    const std::string& op = toks[0].text;
+    const bool flush = op == "-F" || op == "--flush";
+    const bool drop_chain = op == "-X" || op == "--delete-chain";
+    const bool zero = op == "-Z" || op == "--zero";
+    const bool policy = op == "-P" || op == "--policy";
+    if (!flush && !drop_chain && !zero && !policy) {
+      return Error(loc, absl::StrCat("unknown command '", op, "'"),
+                   "iptables-restore takes '*table', ':chain', -A, -I, -R, -D, -N, -F, -X, "
+                   "-Z, -P and 'COMMIT'");
+    }
+    if (toks.size() > (policy ? 3u : 2u) || (policy && toks.size() != 3)) {
+      return Error(loc, policy ? "expected '-P CHAIN POLICY'"
+                               : absl::StrCat("expected '", op, " [CHAIN]'"));
+    }
+    std::vector<ir::Chain*> chains;
+    if (toks.size() >= 2) {
+      ir::Chain* chain = ChainForRule(toks[1], {loc.file, loc.line, toks[1].col});
+      if (chain == nullptr) return;
+      chains.push_back(chain);
+    } else {
+      for (ir::Chain& c : table_.chains) chains.push_back(&c);
+    }
+    if (policy) return SetPolicy(*chains[0], toks[2], loc);
+    for (ir::Chain* chain : chains) {
+      if (flush) chain->rules.clear();
+      if (zero) ZeroCounters(*chain);
+    }
+    if (drop_chain) DeleteChains(chains, toks.size() >= 2, loc);
+  }
+
+  void SetPolicy(ir::Chain& chain, const Token& policy, ir::SourceLoc loc) {
+    if (!chain.base) {
+      return Error(loc, absl::StrCat("chain '", chain.name, "' is not a built-in chain"),
+                   "only built-in chains have a policy");
+    }
+    if (policy.text != "ACCEPT" && policy.text != "DROP") {
+      return Error({loc.file, loc.line, policy.col},
+                   absl::StrCat("invalid policy '", policy.text, "'"), "ACCEPT or DROP");
+    }
+    chain.base->policy = policy.text == "DROP" ? ir::VerdictCode::kDrop : ir::VerdictCode::kAccept;
+  }
+
+  static void ZeroCounters(ir::Chain& chain) {
+    for (ir::Rule& rule : chain.rules) {
+      for (ir::Node& node : rule.exprs) {
+        if (auto* counter = std::get_if<ir::Counter>(&node.expr)) *counter = {};
+      }
+    }
+  }
+
+  // Whether a rule of the table jumps or goes to `name`.
+  bool Referenced(const std::string& name) const {
+    for (const ir::Chain& c : table_.chains) {
+      for (const ir::Rule& rule : c.rules) {
+        for (const ir::Node& node : rule.exprs) {
+          const auto* imm = std::get_if<ir::Immediate>(&node.expr);
+          if (imm && imm->dreg == ir::kVerdictReg && imm->verdict.chain == name) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // -X: each user chain must be empty and unreferenced (built-in chains
+  // are skipped when none was named, refused when named).
+  void DeleteChains(const std::vector<ir::Chain*>& chains, bool named, ir::SourceLoc loc) {
+    std::vector<std::string> doomed;
+    for (const ir::Chain* chain : chains) {
+      if (chain->base) {
+        if (named) Error(loc, absl::StrCat("cannot delete built-in chain '", chain->name, "'"));
+        continue;
+      }
+      if (!chain->rules.empty() || Referenced(chain->name)) {
+        return Error(loc, absl::StrCat("chain '", chain->name, "' is not empty or is referenced"),
+                     "flush it and remove the rules that jump to it first");
+      }
+      doomed.push_back(chain->name);
+    }
+    std::erase_if(table_.chains, [&](const ir::Chain& c) {
+      return std::find(doomed.begin(), doomed.end(), c.name) != doomed.end();
+    });
+  }
+
+  // 'A', 'I', 'R' or 'D' for the rule commands' short and long names.
+  static std::optional<char> RuleOp(std::string_view word) {
+    if (word == "-A" || word == "--append") return 'A';
+    if (word == "-I" || word == "--insert") return 'I';
+    if (word == "-R" || word == "--replace") return 'R';
+    if (word == "-D" || word == "--delete") return 'D';
+    return std::nullopt;
+  }
+
+  void DeleteRule(const std::string& chain_name, size_t index, ir::SourceLoc loc) {
+    std::vector<ir::Rule>& rules = FindChain(chain_name)->rules;
+    if (index >= rules.size()) return Error(loc, "index of deletion too big");
+    rules.erase(rules.begin() + static_cast<ptrdiff_t>(index));
+  }
+
+  // Deletes the first rule that does what `like` does (its counter aside).
+  void DeleteLike(const std::string& chain_name, const ir::Rule& like, ir::SourceLoc loc) {
+    std::vector<ir::Rule>& rules = FindChain(chain_name)->rules;
+    const ir::TableSets sets(table_);
+    const std::vector<ir::Node> want = WithoutCounter(like.exprs);
+    for (size_t r = 0; r < rules.size(); ++r) {
+      if (ir::SameExprs(sets, WithoutCounter(rules[r].exprs), sets, want)) {
+        return DeleteRule(chain_name, r, loc);
+      }
+    }
+    Error(loc, "no such rule to delete", "'-D CHAIN RULE' deletes a rule that is in the chain");
+  }
+
+  static std::vector<ir::Node> WithoutCounter(const std::vector<ir::Node>& exprs) {
+    std::vector<ir::Node> out;
+    for (const ir::Node& n : exprs) {
+      if (!std::holds_alternative<ir::Counter>(n.expr)) out.push_back(n);
+    }
+    return out;
+  }
+
+  // One rule's options lowered for chain `chain_name`; `keep`: the rule
+  // joins the table (its jumps and nat targets are checked at COMMIT).
+  std::optional<ir::Rule> LowerRule(absl::Span<const Token> tokens, uint32_t line_no,
+                                    const std::string& chain_name, uint64_t packets,
+                                    uint64_t bytes, bool have_counters, bool keep) {
     RuleSpec spec;
-    absl::Span<const Token> rest(toks.data() + i + 2, toks.size() - i - 2);
-    if (!iptables_internal::ParseRuleOptions(rest, Loc(line_no), diags_, &spec)) {
-      return;
+    if (!iptables_internal::ParseRuleOptions(tokens, Loc(line_no), diags_, &spec)) {
+      return std::nullopt;
     }
     if (spec.counters) {
       if (have_counters) {
-        return Error(spec.counters->loc, "counters given twice",
-                     "use either '[P:B] -A ...' or '-c P B'");
+        Error(spec.counters->loc, "counters given twice",
+              "use either '[P:B] -A ...' or '-c P B'");
+        return std::nullopt;
       }
       packets = *iptables_internal::ParseNumber(spec.counters->args[0].text,
                                                 UINT64_MAX);
       bytes = *iptables_internal::ParseNumber(spec.counters->args[1].text,
                                               UINT64_MAX);
     }
-
+    const ir::Chain& chain = *FindChain(chain_name);
     ir::Rule rule;
     rule.loc = Loc(line_no, 1);
     LowerCtx ctx;
     ctx.family = family_;
     ctx.table_name = table_.name;
-    ctx.chain_name = chain->name;
-    if (chain->base) ctx.hook = chain->base->hook;
+    ctx.chain_name = chain.name;
+    if (chain.base) ctx.hook = chain.base->hook;
     ctx.table = &table_;
     ctx.diags = &diags_;
     ctx.spec = &spec;
     ctx.rule = &rule;
     ctx.next_set_id = &next_set_id_;
     ctx.ip6t_legacy = flavor_ == IptablesFlavor::kLegacy && ctx.ipv6();
-    const std::string chain_name = chain->name;  // table_.chains may grow
 
     bool ok = iptables_internal::LowerBase(ctx);
     bool guarded = false;  // the legacy fragment check is in the rule
@@ -480,24 +661,42 @@ class SaveParser {
         iptables_internal::LowerIp6tHeaderPresent(ctx, m.loc);
       }
     }
-    if (!ok) return;
+    if (!ok) return std::nullopt;
     ctx.Add(ir::Counter{packets, bytes}, rule.loc);
     if (spec.target) {
-      if (!iptables_internal::LowerTarget(ctx, *spec.target)) return;
-      if (!ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
+      if (!iptables_internal::LowerTarget(ctx, *spec.target)) return std::nullopt;
+      if (keep && !ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
         nat_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
       }
-      if (!iptables_internal::IsStandardVerdict(spec.target->name) &&
+      if (keep && !iptables_internal::IsStandardVerdict(spec.target->name) &&
           !iptables_internal::IsSupportedTarget(spec.target->name)) {
         jumps_.push_back({spec.target->name, spec.target->loc});
       }
     }
     rule.handle = ++next_handle_;
-    FindChain(chain_name)->rules.push_back(std::move(rule));
+    return rule;
+  }
+
+  // Whether a rule still in the table holds the jump made at `j.loc` (-D,
+  // -R and -F remove rules).
+  bool StillThere(const PendingJump& j) const {
+    for (const ir::Chain& c : table_.chains) {
+      for (const ir::Rule& rule : c.rules) {
+        for (const ir::Node& node : rule.exprs) {
+          const auto* imm = std::get_if<ir::Immediate>(&node.expr);
+          if (imm && imm->dreg == ir::kVerdictReg && imm->verdict.chain == j.target &&
+              node.loc.line == j.loc.line && node.loc.col == j.loc.col) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   void ResolveJumps() {
     for (const PendingJump& j : jumps_) {
+      if (!StillThere(j)) continue;
       const ir::Chain* target = FindChain(j.target);
       if (target != nullptr && !target->base) continue;
       if (target != nullptr || FindBuiltin(table_.name, j.target) != nullptr) {

@@ -69,7 +69,9 @@ bool ParseAddrRange(LowerCtx& ctx, std::string_view text, ir::SourceLoc loc, Nat
 // "P" or "P-Q" (also "P:Q", as iptables-save never writes but accepts).
 bool ParsePorts(LowerCtx& ctx, std::string_view text, ir::SourceLoc loc, NatRange* out) {
   PortRange r;
-  if (!ParsePortRange(text, loc, *ctx.diags, &r, /*allow_dash=*/true)) return false;
+  if (!ParsePortRange(text, loc, *ctx.diags, &r, /*allow_dash=*/true, ServiceProto(ctx))) {
+    return false;
+  }
   out->port_min = r.from;
   if (r.to != r.from) out->port_max = r.to;
   return true;

@@ -6,6 +6,7 @@
 // surprise more than it helps. Negative numbers are rejected (strtoul would
 // wrap "-1" around, which iptables then reports as out of range).
 #include <arpa/inet.h>
+#include <netdb.h>
 
 #include <array>
 #include <cstring>
@@ -103,18 +104,33 @@ std::optional<uint8_t> ParseProtocol(std::string_view text) {
   return static_cast<uint8_t>(*n);
 }
 
-std::optional<uint16_t> ParsePort(std::string_view text) {
-  std::optional<uint64_t> n = ParseNumber(text, 65535);
-  if (!n) return std::nullopt;
-  return static_cast<uint16_t>(*n);
+std::optional<uint16_t> ParsePort(std::string_view text, const char* service_proto) {
+  if (std::optional<uint64_t> n = ParseNumber(text, 65535)) return static_cast<uint16_t>(*n);
+  if (service_proto == nullptr || text.empty() || text.size() > 64) return std::nullopt;
+  // As xtables_parse_port: a name from the services database (/etc/services),
+  // for the rule's protocol ("" = any).
+  const std::string name(text);
+  servent entry;
+  servent* found = nullptr;
+  char buf[1024];
+  getservbyname_r(name.c_str(), *service_proto ? service_proto : nullptr, &entry, buf,
+                  sizeof(buf), &found);
+  if (found == nullptr) return std::nullopt;
+  return ntohs(static_cast<uint16_t>(found->s_port));
 }
 
 bool ParsePortRange(std::string_view text, ir::SourceLoc loc,
-                    ir::Diagnostics& diags, PortRange* out, bool allow_dash) {
+                    ir::Diagnostics& diags, PortRange* out, bool allow_dash,
+                    const char* service_proto) {
+  // A whole service name first: "ftp-data" is not the range ftp to data.
+  if (std::optional<uint16_t> port = ParsePort(text, service_proto)) {
+    out->from = out->to = *port;
+    return true;
+  }
   size_t sep = text.find(':');
   if (sep == std::string_view::npos && allow_dash) sep = text.find('-');
   if (sep == std::string_view::npos) {
-    std::optional<uint16_t> port = ParsePort(text);
+    std::optional<uint16_t> port = ParsePort(text, service_proto);
     if (!port) {
       diags.Error(loc, absl::StrCat("invalid port '", Sv(text), "'"),
                   "a port is a number from 0 to 65535");
@@ -124,8 +140,15 @@ bool ParsePortRange(std::string_view text, ir::SourceLoc loc,
     return true;
   }
   std::string_view lo = text.substr(0, sep), hi = text.substr(sep + 1);
-  std::optional<uint16_t> from = lo.empty() ? 0 : ParsePort(lo);
-  std::optional<uint16_t> to = hi.empty() ? 65535 : ParsePort(hi);
+  // "A-B" needs both ends ("-1" is not the range 0-1).
+  if (text[sep] == '-' && (lo.empty() || hi.empty())) {
+    diags.Error(loc, absl::StrCat("invalid port range '", Sv(text), "'"), "write PORT-PORT");
+    return false;
+  }
+  // The ends of a nat "A-B" are numbers (libxt_DNAT refuses "echo-ssh").
+  const char* end_proto = text[sep] == '-' ? nullptr : service_proto;
+  std::optional<uint16_t> from = lo.empty() ? 0 : ParsePort(lo, end_proto);
+  std::optional<uint16_t> to = hi.empty() ? 65535 : ParsePort(hi, end_proto);
   if (!from || !to) {
     diags.Error(loc, absl::StrCat("invalid port range '", Sv(text), "'"),
                 "ports are numbers from 0 to 65535");

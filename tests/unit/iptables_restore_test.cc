@@ -1,9 +1,11 @@
-// The iptables-save frontend's nat and security tables, nat targets and
-// line ends: chains at the kernel's hooks and priorities, the IR of each
+// What iptables-restore takes beyond a plain dump: the nat and security
+// tables, nat targets, the rule and chain commands (-I, -R, -D, -F, -X, -Z,
+// -P), service names and line ends: chains at the kernel's hooks and priorities, the IR of each
 // target (iptables_nat_txlate_test.cc checks it against iptables-translate
 // on iptables' own files), and the errors iptables-legacy-restore --test
 // gives for the same input (each was checked with it).
 #include <string>
+#include <variant>
 
 #include "gtest/gtest.h"
 #include "ir/ir.h"
@@ -123,6 +125,81 @@ TEST(IptablesLineEnds, AsIptablesRestoreReadsThem) {
   // Comments and chain declarations may end in CR (iptables-restore scans
   // their counters loosely).
   EXPECT_EQ(FirstError("# x\r\n*filter\n:INPUT ACCEPT [0:0]\r\n:a - [0:0]\r\nCOMMIT\n"), "OK");
+}
+
+// The source addresses of a dump's INPUT rules, in order (`-s A.B.C.D`
+// lowers to one 4-byte compare).
+std::string InputSources(const std::string& dump) {
+  Parsed p = Parse(dump);
+  if (!p.rs.ok()) return "ERROR: " + p.diags;
+  std::string out;
+  for (const ir::Chain& chain : p.rs->tables.at(0).chains) {
+    if (chain.name != "INPUT") continue;
+    for (const ir::Rule& rule : chain.rules) {
+      for (const ir::Node& node : rule.exprs) {
+        if (const auto* cmp = std::get_if<ir::Cmp>(&node.expr); cmp && cmp->data.size() == 4) {
+          absl::StrAppend(&out, out.empty() ? "" : " ", cmp->data[0]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Each order below is what iptables-legacy-save printed after loading the
+// same lines with iptables-legacy-restore.
+TEST(IptablesRestoreCommands, InsertReplaceDeleteInOrder) {
+  EXPECT_EQ(InputSources("*filter\n-A INPUT -s 1.1.1.1 -j DROP\n-I INPUT -s 2.2.2.2 -j DROP\n"
+                         "-I INPUT 3 -s 3.3.3.3 -j DROP\n-I INPUT 2 -s 4.4.4.4 -j ACCEPT\n"
+                         "COMMIT\n"),
+            "2 4 1 3");
+  EXPECT_EQ(InputSources("*filter\n-A INPUT -s 1.1.1.1 -j DROP\n-A INPUT -s 2.2.2.2 -j DROP\n"
+                         "-D INPUT -s 1.1.1.1 -j DROP\n-R INPUT 1 -s 5.5.5.5 -j ACCEPT\nCOMMIT\n"),
+            "5");
+  EXPECT_EQ(InputSources("*filter\n-A INPUT -s 1.1.1.1 -j DROP\n-A INPUT -s 2.2.2.2 -j DROP\n"
+                         "-D INPUT 1\nCOMMIT\n"),
+            "2");
+  EXPECT_EQ(FirstError("*filter\n-A INPUT -s 1.1.1.1 -j DROP\n-I INPUT 3 -s 3.3.3.3 -j DROP\n"
+                       "COMMIT\n"),
+            "3:4: index of insertion too big");
+  EXPECT_EQ(FirstError("*filter\n-D INPUT -s 9.9.9.9 -j DROP\nCOMMIT\n"),
+            "2:4: no such rule to delete");
+  EXPECT_EQ(FirstError("*filter\n-A INPUT -s 1.1.1.1 -j DROP\n-D INPUT 2\nCOMMIT\n"),
+            "3:4: index of deletion too big");
+}
+
+TEST(IptablesRestoreCommands, FlushDeleteChainZeroPolicy) {
+  Parsed p = Parse("*filter\n:x - [0:0]\n[5:300] -A INPUT -j x\n[7:400] -A FORWARD -j ACCEPT\n"
+                   "-F INPUT\n-X x\n-Z\n-P FORWARD DROP\nCOMMIT\n");
+  ASSERT_TRUE(p.rs.ok()) << p.diags;
+  const ir::Table& t = p.rs->tables.at(0);
+  for (const ir::Chain& chain : t.chains) {
+    EXPECT_NE(chain.name, "x");
+    if (chain.name == "INPUT") EXPECT_TRUE(chain.rules.empty());
+    if (chain.name != "FORWARD") continue;
+    EXPECT_EQ(chain.base->policy, ir::VerdictCode::kDrop);
+    ASSERT_EQ(chain.rules.size(), 1u);
+    for (const ir::Node& node : chain.rules[0].exprs) {
+      if (const auto* c = std::get_if<ir::Counter>(&node.expr)) EXPECT_EQ(c->packets, 0u);
+    }
+  }
+  EXPECT_EQ(FirstError("*filter\n:x - [0:0]\n-A INPUT -j x\n-X x\nCOMMIT\n"),
+            "4:1: chain 'x' is not empty or is referenced");
+  EXPECT_EQ(FirstError("*filter\n-P INPUT REJECT\nCOMMIT\n"), "2:10: invalid policy 'REJECT'");
+}
+
+// Port names resolve through the services database, as iptables-restore
+// resolves them (netbase's /etc/services: domain 53, ssh 22, ftp-data 20).
+TEST(IptablesRestoreCommands, ServiceNamesAsPorts) {
+  EXPECT_EQ(Lower("-p udp --dport domain -j ACCEPT"), Lower("-p udp --dport 53 -j ACCEPT"));
+  EXPECT_EQ(Lower("-p tcp -m multiport --dports ssh,80 -j ACCEPT"),
+            Lower("-p tcp -m multiport --dports 22,80 -j ACCEPT"));
+  EXPECT_EQ(Lower("-p tcp -j DNAT --to-destination 10.0.0.1:ftp-data", IpVersion::kIpv4, "nat",
+                  "PREROUTING"),
+            Lower("-p tcp -j DNAT --to-destination 10.0.0.1:20", IpVersion::kIpv4, "nat",
+                  "PREROUTING"));
+  EXPECT_EQ(FirstError(Wrap("-p tcp --dport nosuchservice")),
+            "3:25: invalid port 'nosuchservice'");
 }
 
 }  // namespace
