@@ -1,4 +1,8 @@
-// Hook flattening over cubes (see flatten.h).
+// Hook flattening over cubes (see flatten.h). Each walk of a chain asks
+// the shadowed-rule prover (compiler/headerspace/shadow_prover.h), given
+// the packets that enter the chain, what reaches each rule and which
+// earlier rules took the rest; the walk moves the packets the prover
+// hands it along jumps, returns and verdicts.
 #include "compiler/analysis/flatten.h"
 
 #include <map>
@@ -12,17 +16,11 @@ constexpr int kJumpStackSize = 16;  // NFT_JUMP_STACK_SIZE, as the interpreter
 
 using Region = std::vector<Cube>;  // disjoint cubes
 
-// A rule's decided packets within one walk of its chain.
-struct Taken {
-  ir::RuleRef rule;
-  Region region;
-};
-
 class Walker {
  public:
   Walker(const ir::Ruleset& ruleset, ir::Hook hook, const Space& space,
          bool record_reach, Flattened& out)
-      : ruleset_(ruleset), space_(space), lifter_(ruleset, space, hook),
+      : ruleset_(ruleset), lifter_(ruleset, space, hook),
         out_(out), record_reach_(record_reach) {}
 
   // Runs `region` through chain `chain` of `table` from its first rule;
@@ -38,17 +36,17 @@ class Walker {
     watched_ = {table, chain};
     progress_ = std::move(progress);
   }
-  // Records the rules of a chain from `from` on, which a walk never got to (earlier rules,
-  // `taken`, decided everything).
-  void PassOver(int table, int chain, size_t from,
-                const std::vector<Taken>& taken);
+  // Records the rules of a chain from `from` on, which a walk never got to
+  // (earlier rules, those `prover` blames, decided everything).
+  void PassOver(int table, int chain, size_t from, const ShadowProver& prover);
 
   // What `branch` of rule `ref` does with the packets `hit` it matched:
   // decides them, returns them, or walks them through another chain
-  // (what comes back goes on in `region` or returns with `returned`).
+  // (what comes back goes on in the chain, `prover`, or returns with
+  // `returned`).
   void Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch,
-             Region hit, int depth, bool& certain, CubeIndex& region,
-             Region& returned, std::vector<Taken>& taken);
+             Region hit, int depth, bool& certain, ShadowProver& prover,
+             Region& returned);
 
  private:
   const LiftedRule& Lifted(int table, int chain, int rule);
@@ -57,7 +55,6 @@ class Walker {
   }
 
   const ir::Ruleset& ruleset_;
-  const Space& space_;
   Lifter lifter_;
   Flattened& out_;
   std::map<std::tuple<int, int, int>, LiftedRule> cache_;
@@ -69,37 +66,33 @@ class Walker {
 };
 
 
-bool AnyOverlap(const CubeIndex& region, const LiftedRule& rule) {
-  for (const LiftedBranch& b : rule.branches) {
-    if (region.AnyOverlapping(b.match)) return true;
-  }
-  return false;
+// The packets `lifted` matches, as disjoint cubes.
+Region MatchOf(const LiftedRule& lifted) {
+  Region match;
+  for (const LiftedBranch& b : lifted.branches) match.push_back(b.match);
+  return match;
 }
 
-bool AnyOverlap(const Region& region, const LiftedRule& rule) {
-  for (const LiftedBranch& b : rule.branches) {
-    for (const Cube& c : region) {
-      if (Overlaps(c, b.match)) return true;
-    }
-  }
-  return false;
+// Adds the rules of chain (table, chain) at `rules` to `to`.
+void AddRules(std::vector<ir::RuleRef>& to, int table, int chain,
+              const std::vector<size_t>& rules) {
+  for (size_t r : rules) AddRuleOnce(to, {table, chain, static_cast<int>(r)});
 }
 
-// Records that `region` reached exact rule `ref` (lifted as `lifted`);
-// `taken` holds what earlier rules of this chain walk decided.
-void Record(RuleReach& reach, const ir::RuleRef& ref, const CubeIndex& region,
-            const LiftedRule& lifted, bool certain,
-            const std::vector<Taken>& taken) {
+// Records that the walk `prover` follows reached exact rule `ref` (lifted
+// as `lifted`): the prover says whether any undecided packet matches it,
+// and if none does, which earlier rules took them.
+void Record(RuleReach& reach, const ir::RuleRef& ref, const ShadowProver& prover,
+            const LiftedRule& lifted, bool certain) {
   reach.rule = ref;
   (certain ? reach.reached_certain : reach.reached_uncertain) = true;
   if (lifted.branches.empty()) return;
-  if (AnyOverlap(region, lifted)) {
+  const Region match = MatchOf(lifted);
+  if (!prover.Covered(match)) {
     reach.matched = true;
     return;
   }
-  for (const Taken& t : taken) {
-    if (AnyOverlap(t.region, lifted)) AddRuleOnce(reach.covered_by, t.rule);
-  }
+  AddRules(reach.covered_by, ref.table, ref.chain, prover.CoveringRules(match));
 }
 
 void Walker::Finish() {
@@ -117,24 +110,12 @@ const LiftedRule& Walker::Lifted(int table, int chain, int rule) {
   return it->second;
 }
 
-// Moves the part of `region` inside `match` to `hit`.
-void Split(CubeIndex& region, const Cube& match, Region& hit, const Space& space) {
-  std::vector<int> ids = region.Overlapping(match);
-  std::vector<Cube> taken;
-  taken.reserve(ids.size());
-  for (int id : ids) taken.push_back(region.Take(id));
-  for (Cube& c : taken) {
-    hit.push_back(*Intersect(c, match));
-    for (Cube& piece : Subtract(c, match, space)) region.Add(std::move(piece));
-  }
-}
-
 void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch,
-                   Region hit, int depth, bool& certain, CubeIndex& region,
-                   Region& returned, std::vector<Taken>& taken) {
+                   Region hit, int depth, bool& certain, ShadowProver& prover,
+                   Region& returned) {
   // Decided for this chain (jumps may come back, so they don't count).
   if (record_reach_ && branch.verdict != ir::VerdictCode::kJump) {
-    taken.push_back({ref, hit});
+    prover.Blame(static_cast<size_t>(ref.rule), hit);
   }
   switch (branch.verdict) {
     case ir::VerdictCode::kAccept:
@@ -150,7 +131,7 @@ void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch
       const ir::Table& t = ruleset_.tables[table];
       const ir::Chain* target = t.FindChain(branch.target);
       if (target == nullptr) {  // the interpreter: no match
-        for (Cube& c : hit) region.Add(std::move(c));
+        prover.Readmit(std::move(hit));
         break;
       }
       int target_index = static_cast<int>(target - t.chains.data());
@@ -159,8 +140,7 @@ void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch
           Emit(hit, ir::VerdictCode::kDrop, ref);
           break;
         }
-        Region back = Walk(table, target_index, std::move(hit), depth + 1, certain);
-        for (Cube& c : back) region.Add(std::move(c));
+        prover.Readmit(Walk(table, target_index, std::move(hit), depth + 1, certain));
       } else {
         Region back = Walk(table, target_index, std::move(hit), depth, certain);
         returned.insert(returned.end(), back.begin(), back.end());
@@ -174,14 +154,12 @@ void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch
 
 Region Walker::Walk(int table, int chain, Region input, int depth,
                     bool& certain) {
-  CubeIndex region;
-  for (Cube& c : input) region.Add(std::move(c));
+  ShadowProver prover(lifter_, std::move(input));
   const ir::Table& t = ruleset_.tables[table];
   const ir::Chain& ch = t.chains[chain];
   Region returned;
-  std::vector<Taken> taken;
   size_t i = 0;
-  for (; i < ch.rules.size() && !region.empty(); ++i) {
+  for (; i < ch.rules.size() && !prover.Exhausted(); ++i) {
     const int rule = static_cast<int>(i);
     if (progress_ && (i & 63) == 0 && depth == 0 &&
         watched_ == std::make_pair(table, chain)) {
@@ -198,28 +176,25 @@ Region Walker::Walk(int table, int chain, Region input, int depth,
       continue;
     }
     if (record_reach_) {
-      Record(reach_[{table, chain, rule}], ref, region, lifted, certain, taken);
+      Record(reach_[{table, chain, rule}], ref, prover, lifted, certain);
     }
     for (const LiftedBranch& branch : lifted.branches) {
-      if (region.empty()) break;
+      if (prover.Exhausted()) break;
       if (branch.verdict == ir::VerdictCode::kContinue ||
           branch.verdict == ir::VerdictCode::kBreak) {
         continue;  // matching packets go on with the next rule anyway
       }
-      Region hit;
-      Split(region, branch.match, hit, space_);
+      Region hit = prover.Take(branch.match);
       if (hit.empty()) continue;
-      Apply(table, ref, branch, std::move(hit), depth, certain, region,
-            returned, taken);
+      Apply(table, ref, branch, std::move(hit), depth, certain, prover, returned);
     }
   }
-  if (record_reach_) PassOver(table, chain, i, taken);
-  for (Cube& c : region.TakeAll()) returned.push_back(std::move(c));
+  if (record_reach_) PassOver(table, chain, i, prover);
+  for (Cube& c : prover.TakeRest()) returned.push_back(std::move(c));
   return returned;
 }
 
-void Walker::PassOver(int table, int chain, size_t from,
-                      const std::vector<Taken>& taken) {
+void Walker::PassOver(int table, int chain, size_t from, const ShadowProver& prover) {
   const ir::Chain& ch = ruleset_.tables[table].chains[chain];
   for (size_t i = from; i < ch.rules.size(); ++i) {
     const int rule = static_cast<int>(i);
@@ -227,11 +202,9 @@ void Walker::PassOver(int table, int chain, size_t from,
     RuleReach& reach = reach_[{table, chain, rule}];
     reach.rule = {table, chain, rule};
     reach.passed_over = true;
-    for (const Taken& t : taken) {
-      if (lifted.branches.empty() || AnyOverlap(t.region, lifted)) {
-        AddRuleOnce(reach.covered_by, t.rule);
-      }
-    }
+    AddRules(reach.covered_by, table, chain,
+             lifted.branches.empty() ? prover.BlamedRules()
+                                     : prover.CoveringRules(MatchOf(lifted)));
   }
 }
 

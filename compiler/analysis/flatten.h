@@ -38,7 +38,9 @@ struct InexactRule {
   std::string reason;
 };
 
-// What the walk saw at one rule, for the shadowed-rule analysis (lint.h).
+// What the walk saw at one rule, for the shadowed-rule analysis (lint.h):
+// `matched` and `covered_by` are the shadowed-rule prover's answers for
+// the walks of the rule's chain (space.h: ShadowProver).
 struct RuleReach {
   ir::RuleRef rule;
   // Some packet reached the rule on a path with only exact rules before it

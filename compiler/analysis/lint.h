@@ -13,6 +13,11 @@
 // rules of its chain (`blocked_by`) decide every packet that enters the
 // chain, or nothing jumps to its chain (`blocked_by` empty).
 //
+// The per-rule question ("does any packet that gets here match it?") and
+// `blocked_by` are the shadowed-rule prover's (compiler/headerspace/
+// shadow_prover.h, the one remove-shadowed-rules uses), asked by the walk
+// of each hook (flatten.h) with the packets that enter each chain.
+//
 // Only what the analysis can prove is reported: rules of ip, ip6 and inet
 // tables, reached at some netfilter hook with only exactly-lifted rules
 // before them on every path (flatten.h); unreachable rules and the

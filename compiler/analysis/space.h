@@ -1,6 +1,7 @@
 // The analyses' header space: the cube projection of compiler/headerspace/
 // (cube.h: sixteen dimensions, exact for the packet model's packets only;
-// lift_cube.h, packet_model.h, cube_index.h), under the names the
+// lift_cube.h, packet_model.h, cube_index.h, the shadowed-rule prover of
+// shadow_prover.h), under the names the
 // analyses' code, their tests and `rulejit diff` use.
 #ifndef RULEJIT_COMPILER_ANALYSIS_SPACE_H_
 #define RULEJIT_COMPILER_ANALYSIS_SPACE_H_
@@ -9,6 +10,7 @@
 #include "compiler/headerspace/cube_index.h"
 #include "compiler/headerspace/lift.h"
 #include "compiler/headerspace/packet_model.h"
+#include "compiler/headerspace/shadow_prover.h"
 
 namespace rulejit::analysis {
 
@@ -55,6 +57,8 @@ using headerspace::PickPoint;
 using headerspace::Point;
 using headerspace::Space;
 using headerspace::SpaceOptions;
+// The shadowed-rule prover over cubes (flatten.cc walks with it).
+using ShadowProver = headerspace::ShadowProver<headerspace::PacketModel::kUnfragmented16>;
 using headerspace::Subtract;
 using headerspace::Value;
 

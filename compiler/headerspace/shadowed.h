@@ -1,9 +1,13 @@
-// The shadowed-rule prover, in either projection of header space: which
-// rules of a chain are covered by the union of the earlier rules of the
-// chain that end it, so that no packet reaching them can match them.
+// Shadowed rules of one chain, in either projection of header space: the
+// prover (shadow_prover.h) walked along the chain on its own, for rules
+// covered by the union of the earlier rules of the chain that end it, so
+// that no packet reaching them can match them. remove-shadowed-rules uses
+// it with all packets entering (boxes); lint asks the same prover from its
+// walk of each hook (compiler/analysis/flatten.cc), which follows jumps.
 //
 //   Lifter<PacketModel::kAllPackets5Tuple> lifter(table, chain);
 //   for (const ShadowedRule& s : ShadowedRules(lifter, t, chain)) ... s.rule
+//   ShadowedRules(cubes, t, chain, entry)   // only `entry` enters (cubes)
 //
 //   -A FORWARD -s 10.0.0.0/8 -j DROP              rule j
 //   -A FORWARD -s 10.1.0.0/16 -p tcp -j ACCEPT    rule k: covered by j
@@ -23,9 +27,10 @@
 // the rules; cubes (kUnfragmented16) for the model's packets only, so they
 // may only be reported.
 //
-// Cost: each rule is tested against at most `max_covers` covers, with at
-// most `piece_budget` pieces of its region still uncovered ("not covered"
-// beyond it), so a 10000-rule chain stays within the compile budget.
+// Cost (all packets entering): each rule is tested against at most
+// `max_covers` covers, with at most `piece_budget` pieces of its region
+// still uncovered ("not covered" beyond it), so a 10000-rule chain stays
+// within the compile budget. With an entry region the cost is the walk's.
 #ifndef RULEJIT_COMPILER_HEADERSPACE_SHADOWED_H_
 #define RULEJIT_COMPILER_HEADERSPACE_SHADOWED_H_
 
@@ -34,70 +39,61 @@
 #include <vector>
 
 #include "compiler/headerspace/lift.h"
+#include "compiler/headerspace/shadow_prover.h"
 #include "ir/ir.h"
 #include "ir/rule_shape.h"
 
 namespace rulejit::headerspace {
 
-struct ShadowBudget {
-  size_t max_covers = 1024;  // covers kept per chain segment
-  size_t piece_budget = 64;  // pieces of a rule's region still uncovered
-};
-
 struct ShadowedRule {
   size_t rule = 0;  // index in the chain
 };
 
-// A lifted rule's region as disjoint pieces of its projection, or nullopt
-// when it did not lift (exactly).
-inline std::optional<std::vector<Box>> RegionOf(const absl::StatusOr<LiftedBox>& lifted) {
-  if (!lifted.ok()) return std::nullopt;
-  return std::vector<Box>{lifted->box};
-}
-inline std::optional<std::vector<Cube>> RegionOf(const LiftedRule& lifted) {
-  if (!lifted.exact) return std::nullopt;
-  std::vector<Cube> region;
-  for (const LiftedBranch& b : lifted.branches) region.push_back(b.match);
-  return region;
-}
-
-// Whether the union of `covers` contains all of `region`.
-inline bool Covered(const Lifter<PacketModel::kAllPackets5Tuple>&,
-                    const std::vector<Box>& region, const std::vector<Box>& covers,
-                    size_t piece_budget) {
-  return CoveredByUnion(region.front(), covers, piece_budget);
-}
-inline bool Covered(const Lifter<PacketModel::kUnfragmented16>& lifter,
-                    const std::vector<Cube>& region, const std::vector<Cube>& covers,
-                    size_t piece_budget) {
-  return CoveredByUnion(region, covers, lifter.space(), piece_budget);
-}
-
-// The rules of `chain` (of table `table`) that the earlier rules ending
-// the chain cover, in chain order. Rules without expressions are skipped.
-template <PacketModel M>
-std::vector<ShadowedRule> ShadowedRules(const Lifter<M>& lifter, int table,
-                                        const ir::Chain& chain,
-                                        const ShadowBudget& budget = {}) {
-  using Region = typename Lifter<M>::Region;
+// The prover's walk of `chain`: `fresh()` makes a prover with nothing
+// taken yet (at the start and after a rule that restarts the covers).
+template <PacketModel M, class Fresh>
+std::vector<ShadowedRule> ShadowedRulesWith(const Lifter<M>& lifter, int table,
+                                            const ir::Chain& chain, Fresh fresh) {
   std::vector<ShadowedRule> out;
-  std::vector<Region> covers;
+  ShadowProver<M> prover = fresh();
   for (size_t i = 0; i < chain.rules.size(); ++i) {
     const ir::Rule& rule = chain.rules[i];
     if (rule.exprs.empty()) continue;
     if (ir::ChangesStateOrJumps(rule)) {
-      covers.clear();
+      prover = fresh();
       continue;
     }
-    std::optional<std::vector<Region>> region = RegionOf(lifter.Lift(table, rule));
+    std::optional<std::vector<typename Lifter<M>::Region>> region =
+        RegionOf(lifter.Lift(table, rule));
     if (!region) continue;
-    if (Covered(lifter, *region, covers, budget.piece_budget)) {
+    if (prover.Covered(*region)) {
       out.push_back({i});
-    } else if (ir::EndsChain(rule) && covers.size() < budget.max_covers) {
-      covers.insert(covers.end(), region->begin(), region->end());
+    } else if (ir::EndsChain(rule)) {
+      prover.Cover(i, *region);
     }
   }
   return out;
+}
+
+// The rules of `chain` (of table `table`) that the earlier rules ending
+// the chain cover, in chain order, all packets entering the chain. Rules
+// without expressions are skipped.
+template <PacketModel M>
+std::vector<ShadowedRule> ShadowedRules(const Lifter<M>& lifter, int table,
+                                        const ir::Chain& chain,
+                                        const ShadowBudget& budget = {}) {
+  return ShadowedRulesWith(lifter, table, chain,
+                           [&] { return ShadowProver<M>(lifter, budget); });
+}
+
+// The same with the packets of `entry` entering the chain (cubes; exact,
+// no budget): a rule is reported when no packet of `entry` that gets past
+// the earlier rules matches it.
+inline std::vector<ShadowedRule> ShadowedRules(
+    const Lifter<PacketModel::kUnfragmented16>& lifter, int table, const ir::Chain& chain,
+    const std::vector<Cube>& entry) {
+  using Prover = ShadowProver<PacketModel::kUnfragmented16>;
+  return ShadowedRulesWith(lifter, table, chain, [&] { return Prover(lifter, entry); });
 }
 
 }  // namespace rulejit::headerspace

@@ -11,9 +11,10 @@
 // lifts is exactly a box over five fields, "absent" included, for every
 // packet (fragments, options, truncated frames too), so what it proves
 // covered can never match and emptying it is exact. `rulejit check --lint`
-// reports shadowed rules from the exact analysis of compiler/analysis,
-// whose cubes hold for the packet model only; this pass removes only what
-// it proves for all packets.
+// asks the same prover over cubes (compiler/analysis/flatten.cc), with
+// each chain's entry region, exact for the packet model only; this pass
+// asks it with all packets entering and removes only what it proves for
+// all packets.
 //
 // Assumes: a verified ruleset. Cost and the rules that restart the covers:
 // shadowed.h.
