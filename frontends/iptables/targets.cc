@@ -15,6 +15,7 @@
 //                             --restore-mark copy between the two marks
 //   -j NOTRACK, -j CT --notrack   notrack (raw table)
 //   -j SNAT|DNAT|MASQUERADE|REDIRECT|NETMAP   nat (targets_nat.cc)
+//   -j TRACE                  immediate reg 1 1; meta set nftrace (raw table)
 // No target: the rule only counts.
 #include <array>
 #include <string>
@@ -318,6 +319,20 @@ bool LowerNotrack(LowerCtx& ctx, const TargetUse& t) {
   return true;
 }
 
+// TRACE marks the packet for tracing (raw table only): nftrace set 1,
+// which changes no verdict.
+bool LowerTrace(LowerCtx& ctx, const TargetUse& t) {
+  if (ctx.table_name != "raw") {
+    return ctx.Error(t.loc, "target 'TRACE' is only valid in the raw table");
+  }
+  ir::Immediate one;
+  one.dreg = 1;
+  one.data = {1, 0, 0, 0};
+  ctx.Add(std::move(one), t.loc);
+  ctx.Add(ir::MetaSet{ir::MetaKey::kNfTrace, 1}, t.loc);
+  return true;
+}
+
 // Options per target, for the option parser.
 struct TargetSpec {
   std::string_view name;
@@ -343,6 +358,7 @@ const std::vector<TargetSpec>& Targets() {
         {"--restore-mark", 0, false}, {"--nfmask", 1, false},
         {"--ctmask", 1, false}, {"--mask", 1, false}}},
       {"NOTRACK", {}},
+      {"TRACE", {}},
       {"SNAT",
        {{"--to-source", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false},
         {"--persistent", 0, false}}},
@@ -388,7 +404,7 @@ bool IsSupportedTarget(std::string_view target) {
 bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
       "TPROXY", "NFQUEUE",
-      "QUEUE", "NFLOG", "ULOG", "TRACE", "TEE", "TCPMSS", "TOS", "DSCP",
+      "QUEUE", "NFLOG", "ULOG", "TEE", "TCPMSS", "TOS", "DSCP",
       "TTL", "HL", "CLASSIFY", "SECMARK", "CONNSECMARK", "AUDIT", "CHECKSUM",
       "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
       "TCPOPTSTRIP", "ECN", "DNPT", "SNPT", "CLUSTERIP", "JOOL",
@@ -413,6 +429,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (t.name == "CONNMARK") return LowerConnmarkTarget(ctx, t);
   else if (t.name == "NOTRACK" || t.name == "CT") return LowerNotrack(ctx, t);
   else if (IsNatTarget(t.name)) return LowerNatTarget(ctx, t);
+  else if (t.name == "TRACE") return LowerTrace(ctx, t);
   else {
     EmitVerdict(ctx, t.is_goto ? ir::VerdictCode::kGoto : ir::VerdictCode::kJump,
                 t.name, t.loc);

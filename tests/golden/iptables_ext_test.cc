@@ -65,6 +65,7 @@ const std::map<std::string, int>& Thresholds() {
       {"libip6t_SNAT.t", 15},      {"libipt_MASQUERADE.t", 7},
       {"libip6t_MASQUERADE.t", 7}, {"libxt_REDIRECT.t", 15},
       {"libipt_NETMAP.t", 2},      {"libip6t_NETMAP.t", 2},
+      {"libxt_TRACE.t", 1},
   };
   return *kThresholds;
 }
@@ -176,7 +177,8 @@ TEST(IptablesExtCorpus, InScopeFilesMeetThresholds) {
     ASSERT_TRUE(fs::exists(path)) << path;
     const std::string default_table =
         file == "libxt_MARK.t" || file == "libxt_CONNMARK.t" ? "mangle"
-        : file == "libxt_NOTRACK.t" || file == "libxt_CT.t"   ? "raw"
+        : file == "libxt_NOTRACK.t" || file == "libxt_CT.t" ||
+                file == "libxt_TRACE.t"                        ? "raw"
         : IsNatTargetFile(file)                              ? "nat"
                                                              : "filter";
     const std::vector<Case> cases = ReadCases(path, default_table);

@@ -1,8 +1,8 @@
-// The nat targets mean what iptables-translate says they mean: every pair
-// of iptables' own nat translation files (corpus/iptables-ext/
-// lib*_{SNAT,DNAT,MASQUERADE,REDIRECT}.txlate) is read twice, the
-// iptables line as a one-rule `*nat` dump and the nft line as a one-rule
-// `type nat` chain, and the two rules' targets (the expressions after the
+// The nat targets and TRACE mean what iptables-translate says they mean:
+// every pair of iptables' own translation files for them (corpus/
+// iptables-ext/lib*_{SNAT,DNAT,MASQUERADE,REDIRECT,TRACE}.txlate) is read
+// twice, the iptables line as a one-rule dump of its table and the nft line
+// as a one-rule chain of that table, and the two rules' targets (the expressions after the
 // counter) must lower to the same expressions. (Their matches lower to
 // different but equivalent expressions, iptables-nft's `-o eth0` compares
 // 8 bytes where nft's oifname compares 16; DiffTxlateTest proves those
@@ -34,18 +34,20 @@ const fs::path kDir = fs::path(RULEJIT_SHARED_DIR) / "corpus" / "iptables-ext";
 constexpr const char* kFiles[] = {
     "libipt_SNAT.txlate",       "libip6t_SNAT.txlate", "libxt_DNAT.txlate",
     "libipt_MASQUERADE.txlate", "libip6t_MASQUERADE.txlate", "libxt_REDIRECT.txlate",
+    "libxt_TRACE.txlate",
 };
 
 struct Pair {
   bool ipv6 = false;
+  std::string table;  // nat, raw
   std::string chain;  // as the files spell it ("postrouting", "POSTROUTING")
   std::string ipt_rule, nft_rule;
   std::string where;  // file:line, for messages
 };
 
 std::vector<Pair> ReadPairs() {
-  const std::regex ipt(R"(^(ip6?)tables-translate -t nat -A (\w+) (.*)$)");
-  const std::regex nft(R"(^nft 'add rule ip6? nat (\w+) (.*)'$)");
+  const std::regex ipt(R"(^(ip6?)tables-translate -t (\w+) -A (\w+) (.*)$)");
+  const std::regex nft(R"(^nft 'add rule ip6? \w+ (\w+) (.*)'$)");
   std::vector<Pair> pairs;
   for (const char* name : kFiles) {
     std::istringstream in(testing::ReadFile((kDir / name).string()));
@@ -56,7 +58,7 @@ std::vector<Pair> ReadPairs() {
       ++line_no;
       std::smatch m;
       if (std::regex_match(line, m, ipt)) {
-        pending = {m[1] == "ip6", m[2], m[3], "", absl::StrCat(name, ":", line_no)};
+        pending = {m[1] == "ip6", m[2], m[3], m[4], "", absl::StrCat(name, ":", line_no)};
       } else if (std::regex_match(line, m, nft) && !pending.ipt_rule.empty()) {
         pending.nft_rule = m[2];
         pairs.push_back(pending);
@@ -67,12 +69,12 @@ std::vector<Pair> ReadPairs() {
   return pairs;
 }
 
-// The hook and priority of the nat table's built-in chain `chain`.
-std::string NatChainHeader(const std::string& chain) {
-  const std::string upper = absl::AsciiStrToUpper(chain);
-  const bool early = upper == "PREROUTING" || upper == "OUTPUT";
-  return absl::StrCat("type nat hook ", absl::AsciiStrToLower(chain), " priority ",
-                      early ? -100 : 100, ";");
+// The type, hook and priority of `table`'s built-in chain `chain`.
+std::string ChainHeader(const std::string& table, const std::string& chain) {
+  const std::string hook = absl::AsciiStrToLower(chain);
+  if (table == "raw") return absl::StrCat("type filter hook ", hook, " priority -300;");
+  const bool early = hook == "prerouting" || hook == "output";
+  return absl::StrCat("type nat hook ", hook, " priority ", early ? -100 : 100, ";");
 }
 
 // The one rule's expressions after its counter, one printed line each; or
@@ -96,7 +98,7 @@ std::string Lowered(const absl::StatusOr<ir::Ruleset>& rs, const ir::Diagnostics
 
 std::string FromIptables(const Pair& p) {
   const std::string dump = absl::StrCat(
-      "*nat\n-A ", absl::AsciiStrToUpper(p.chain), " ", p.ipt_rule, "\nCOMMIT\n");
+      "*", p.table, "\n-A ", absl::AsciiStrToUpper(p.chain), " ", p.ipt_rule, "\nCOMMIT\n");
   ir::Diagnostics diags;
   const int file = diags.AddFile("pair.ipt", dump);
   return Lowered(ParseIptablesSave(dump, file, diags,
@@ -107,8 +109,8 @@ std::string FromIptables(const Pair& p) {
 
 std::string FromNft(const Pair& p) {
   const std::string script =
-      absl::StrCat("table ", p.ipv6 ? "ip6" : "ip", " nat {\n chain c {\n  ",
-                   NatChainHeader(p.chain), "\n  ", p.nft_rule, "\n }\n}\n");
+      absl::StrCat("table ", p.ipv6 ? "ip6" : "ip", " ", p.table, " {\n chain c {\n  ",
+                   ChainHeader(p.table, p.chain), "\n  ", p.nft_rule, "\n }\n}\n");
   ir::Diagnostics diags;
   const int file = diags.AddFile("pair.nft", script);
   return Lowered(ParseNft(script, file, diags), diags);
@@ -123,7 +125,7 @@ TEST(IptablesNatTxlate, BothSyntaxesLowerAlike) {
     EXPECT_EQ(ipt, FromNft(p)) << p.where << ": " << p.ipt_rule << "\n vs " << p.nft_rule;
     EXPECT_EQ(ipt.find("error"), std::string::npos) << p.where;
   }
-  std::printf("%zu nat translation pairs compared\n", pairs.size());
+  std::printf("%zu translation pairs compared\n", pairs.size());
 }
 
 }  // namespace
