@@ -381,8 +381,17 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
       Store16(dst, m.oiftype);
       return true;
     case MetaKey::kPktType: Store8(dst, m.pkttype); return true;
+    // KERNEL: only a full socket with a file has credentials (fsuid, fsgid).
+    case MetaKey::kSkUid:
+      if (!m.has_socket) return false;
+      StoreWord(dst, m.sk_uid);
+      return true;
+    case MetaKey::kSkGid:
+      if (!m.has_socket) return false;
+      StoreWord(dst, m.sk_gid);
+      return true;
     default:
-      // Sockets, routing, time, cgroups, cpu, bridge ports: not modelled.
+      // Routing, time, cgroups, cpu, bridge ports: not modelled.
       return false;
   }
 }

@@ -179,11 +179,12 @@ bool LowerNatTarget(LowerCtx& ctx, const TargetUse& target);
 bool NatTargetAllowedAt(std::string_view target, ir::Hook hook);
 const char* NatTargetHooksHint(std::string_view target);
 
-// A nat target in a user chain, checked at COMMIT against the hooks that
-// reach the chain (nat_hooks.cc).
+// A nat target (or the owner match) in a user chain, checked at COMMIT
+// against the hooks that reach the chain (nat_hooks.cc).
 struct NatUse {
-  std::string chain, target;
+  std::string chain, target;  // target: the target's or match's name
   ir::SourceLoc loc;
+  std::string kind = "target";  // or "match"
 };
 void CheckNatHooks(const ir::Table& table, const std::vector<NatUse>& uses,
                    ir::Diagnostics& diags);
@@ -198,6 +199,7 @@ bool LowerState(LowerCtx& ctx, const MatchUse& m);
 bool LowerConnmark(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp6(LowerCtx& ctx, const MatchUse& m);
+bool LowerOwner(LowerCtx& ctx, const MatchUse& m);
 
 // Shared helpers for match lowering (matches.cc).
 const Option* FindOption(const MatchUse& m, std::string_view name);

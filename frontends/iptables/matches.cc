@@ -441,6 +441,9 @@ const std::vector<Module>& Modules() {
       {"mac", {{"--mac-source"}}, LowerMac},
       {"limit", {{"--limit", 1, false}, {"--limit-burst", 1, false}},
        LowerLimit},
+      {"owner",
+       {{"--uid-owner"}, {"--gid-owner"}, {"--socket-exists", 0}, {"--suppl-groups", 0, false}},
+       LowerOwner},
   };
   return *kModules;
 }

@@ -66,7 +66,7 @@ void CheckNatHooks(const ir::Table& table, const std::vector<NatUse>& uses,
     for (ir::Hook hook : it->second) {
       if (NatTargetAllowedAt(use.target, hook)) continue;
       diags.Error(use.loc,
-                  absl::StrCat("target '", use.target, "' in chain '", use.chain,
+                  absl::StrCat(use.kind, " '", use.target, "' in chain '", use.chain,
                                "' is reached from the ", ir::HookName(hook), " hook"),
                   NatTargetHooksHint(use.target));
       break;

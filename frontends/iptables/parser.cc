@@ -663,6 +663,11 @@ class SaveParser {
     }
     if (!ok) return std::nullopt;
     ctx.Add(ir::Counter{packets, bytes}, rule.loc);
+    for (const iptables_internal::MatchUse& m : spec.matches) {
+      if (keep && !ctx.hook && m.name == "owner") {
+        nat_uses_.push_back({chain_name, "owner", m.loc, "match"});
+      }
+    }
     if (spec.target) {
       if (!iptables_internal::LowerTarget(ctx, *spec.target)) return std::nullopt;
       if (keep && !ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {

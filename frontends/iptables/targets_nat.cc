@@ -119,6 +119,7 @@ bool AllowedAt(std::string_view target, ir::Hook hook) {
   using ir::Hook;
   if (target == "SNAT") return hook == Hook::kPostrouting || hook == Hook::kInput;
   if (target == "MASQUERADE") return hook == Hook::kPostrouting;
+  if (target == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
   if (target == "DNAT" || target == "REDIRECT") {
     return hook == Hook::kPrerouting || hook == Hook::kOutput;
   }
@@ -225,6 +226,7 @@ const char* NatTargetHooksHint(std::string_view target) {
   if (target == "MASQUERADE") return "MASQUERADE is valid in POSTROUTING";
   if (target == "DNAT") return "DNAT is valid in PREROUTING and OUTPUT";
   if (target == "REDIRECT") return "REDIRECT is valid in PREROUTING and OUTPUT";
+  if (target == "owner") return "the owner match is valid in OUTPUT and POSTROUTING";
   return "";
 }
 

@@ -85,6 +85,12 @@ struct PacketMeta {
   // iiftype/oiftype fail to match.
   bool has_iif = false;
   bool has_oif = false;
+  // The local socket of a locally generated packet (output, postrouting),
+  // with the file credentials meta skuid / skgid and iptables' owner match
+  // read. Without one (forwarded and incoming packets), those loads fail.
+  bool has_socket = false;
+  uint32_t sk_uid = 0;
+  uint32_t sk_gid = 0;
 
   // Conntrack (the IR's kCtState* bits). ct_state = 0 means untracked-unknown:
   // ct loads then fail as in the kernel for packets without a conntrack entry.

@@ -8,6 +8,8 @@
 #include <variant>
 
 #include "gtest/gtest.h"
+#include "rulejit/rulejit.h"
+#include "tests/support/frames.h"
 #include "ir/ir.h"
 #include "tests/unit/iptables_test_util.h"
 
@@ -200,6 +202,46 @@ TEST(IptablesRestoreCommands, ServiceNamesAsPorts) {
                   "PREROUTING"));
   EXPECT_EQ(FirstError(Wrap("-p tcp --dport nosuchservice")),
             "3:25: invalid port 'nosuchservice'");
+}
+
+TEST(IptablesOwner, UidAndGidOfTheLocalSocket) {
+  EXPECT_EQ(Lower("-m owner --uid-owner 1000 -j ACCEPT", IpVersion::kIpv4, "filter", "OUTPUT"),
+            "[ meta load skuid => reg 1 ]\n[ cmp eq reg 1 0x000003e8 ]\n"
+            "[ immediate reg 0 accept ]");
+  EXPECT_EQ(Lower("-m owner --gid-owner 10-20 -j ACCEPT", IpVersion::kIpv4, "filter", "OUTPUT"),
+            "[ meta load skgid => reg 1 ]\n[ byteorder reg 1 = hton(reg 1, 4, 4) ]\n"
+            "[ range eq reg 1 0x0a000000 0x14000000 ]\n[ immediate reg 0 accept ]");
+  EXPECT_EQ(FirstError(Wrap("-m owner --uid-owner 0 -j ACCEPT")),
+            "3:13: match 'owner' is not valid in chain 'INPUT'");
+  EXPECT_EQ(FirstError(Wrap("-m owner ! --uid-owner 0 -j ACCEPT", "filter", "OUTPUT")),
+            "3:22: '! --uid-owner' is not supported");
+  EXPECT_EQ(FirstError("*filter\n:u - [0:0]\n-A u -m owner --uid-owner 0 -j ACCEPT\n"
+                       "-A INPUT -j u\nCOMMIT\n"),
+            "3:9: match 'owner' in chain 'u' is reached from the input hook");
+}
+
+// Every tier reads the socket from PacketMeta: no socket, no match.
+TEST(IptablesOwner, EveryTierMatchesOnlyWithASocket) {
+  auto rs = ParseRuleset("*filter\n:OUTPUT DROP [0:0]\n"
+                         "-A OUTPUT -m owner --uid-owner 1000 -j ACCEPT\nCOMMIT\n",
+                         "owner.ipt");
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  const std::vector<uint8_t> frame = testing::BuildFrame({});
+  for (Backend backend : {Backend::kInterp, Backend::kJit, Backend::kLlvm}) {
+    auto program = Program::Compile(*rs, {.backend = backend});
+    ASSERT_TRUE(program.ok()) << program.status();
+    PacketMeta meta;
+    meta.has_oif = true;
+    EXPECT_EQ((*program)->Classify(Hook::kOutput, frame.data(), frame.size(), meta).verdict,
+              Verdict::kDrop);
+    meta.has_socket = true;
+    meta.sk_uid = 1000;
+    EXPECT_EQ((*program)->Classify(Hook::kOutput, frame.data(), frame.size(), meta).verdict,
+              Verdict::kAccept);
+    meta.sk_uid = 1001;
+    EXPECT_EQ((*program)->Classify(Hook::kOutput, frame.data(), frame.size(), meta).verdict,
+              Verdict::kDrop);
+  }
 }
 
 }  // namespace
