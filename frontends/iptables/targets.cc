@@ -14,6 +14,7 @@
 //   -j CONNMARK ...           the same on ct mark; --save-mark and
 //                             --restore-mark copy between the two marks
 //   -j NOTRACK, -j CT --notrack   notrack (raw table)
+//   -j CT --zone N            immediate reg 1 N (2 bytes); ct set zone
 //   -j SNAT|DNAT|MASQUERADE|REDIRECT|NETMAP   nat (targets_nat.cc)
 //   -j TRACE                  immediate reg 1 1; meta set nftrace (raw table)
 // No target: the rule only counts.
@@ -297,6 +298,8 @@ bool LowerConnmarkTarget(LowerCtx& ctx, const TargetUse& t) {
   return true;
 }
 
+bool LowerCtZone(LowerCtx& ctx, const Option& zone);
+
 bool LowerNotrack(LowerCtx& ctx, const TargetUse& t) {
   if (ctx.table_name != "raw") {
     return ctx.Error(t.loc, absl::StrCat("target '", t.name,
@@ -304,18 +307,36 @@ bool LowerNotrack(LowerCtx& ctx, const TargetUse& t) {
   }
   if (t.name == "CT") {
     for (const Option& o : t.options) {
-      if (o.name != "--notrack") {
+      if (o.name != "--notrack" && o.name != "--zone") {
         return ctx.Error(o.loc, absl::StrCat("unsupported CT option '", o.name,
                                              "'"),
-                         "only 'CT --notrack' is supported");
+                         "'CT --notrack' and 'CT --zone N' are supported");
       }
     }
-    if (t.options.empty()) {
-      return ctx.Error(t.loc, "target 'CT' needs an option",
-                       "only 'CT --notrack' is supported");
+    if (t.options.size() != 1) {
+      return ctx.Error(t.loc, "target 'CT' needs one option",
+                       "'CT --notrack' and 'CT --zone N' are supported");
     }
+    if (t.options[0].name == "--zone") return LowerCtZone(ctx, t.options[0]);
   }
   ctx.Add(ir::Notrack{}, t.loc);
+  return true;
+}
+
+// CT --zone N: the connection is tracked in zone N (a template the kernel
+// attaches before its conntrack lookup), as nft's `ct zone set N`. The
+// zone is conntrack's input: the verdicts of this ruleset do not read it.
+bool LowerCtZone(LowerCtx& ctx, const Option& zone) {
+  std::optional<uint64_t> n = ParseNumber(zone.args[0].text, 65535);
+  if (!n) {
+    return ctx.Error(zone.ArgLoc(), absl::StrCat("invalid zone '", zone.args[0].text, "'"),
+                     "a number from 0 to 65535");
+  }
+  ir::Immediate imm;
+  imm.dreg = 1;
+  imm.data = {static_cast<uint8_t>(*n), static_cast<uint8_t>(*n >> 8)};  // host order
+  ctx.Add(std::move(imm), zone.loc);
+  ctx.Add(ir::CtSet{ir::CtKey::kZone, 1}, zone.loc);
   return true;
 }
 

@@ -60,7 +60,7 @@ const std::map<std::string, int>& Thresholds() {
       {"libip6t_LOG.t", 10},       {"libxt_MARK.t", 6},
       {"libxt_CONNMARK.t", 4},     {"libxt_NOTRACK.t", 1},
       {"libipt_conntrack.t", 4},   {"libip6t_conntrack.t", 4},
-      {"libxt_CT.t", 3},           {"libipt_DNAT.t", 14},
+      {"libxt_CT.t", 4},           {"libipt_DNAT.t", 14},
       {"libip6t_DNAT.t", 14},      {"libipt_SNAT.t", 15},
       {"libip6t_SNAT.t", 15},      {"libipt_MASQUERADE.t", 7},
       {"libip6t_MASQUERADE.t", 7}, {"libxt_REDIRECT.t", 15},

@@ -220,6 +220,16 @@ TEST(IptablesOwner, UidAndGidOfTheLocalSocket) {
             "3:9: match 'owner' in chain 'u' is reached from the input hook");
 }
 
+// CT --zone N as nft's `ct zone set N` (a 16-bit host-order value).
+TEST(IptablesCt, ZoneAsCtZoneSet) {
+  EXPECT_EQ(Lower("-j CT --zone 258", IpVersion::kIpv4, "raw", "PREROUTING"),
+            "[ immediate reg 1 0x00000102 ]\n[ ct set zone with reg 1 ]");
+  EXPECT_EQ(FirstError(Wrap("-j CT --zone 65536", "raw", "PREROUTING")),
+            "3:28: invalid zone '65536'");
+  EXPECT_EQ(FirstError(Wrap("-j CT --zone 1 --notrack", "raw", "PREROUTING")),
+            "3:18: target 'CT' needs one option");
+}
+
 // Every tier reads the socket from PacketMeta: no socket, no match.
 TEST(IptablesOwner, EveryTierMatchesOnlyWithASocket) {
   auto rs = ParseRuleset("*filter\n:OUTPUT DROP [0:0]\n"
