@@ -138,7 +138,6 @@ std::optional<std::vector<RuleLifter::MergedPart>> RuleLifter::SplitMerged(
       part.sym.chain.push_back(std::move(piece));
     }
     part.sym.monotone = monotone;
-    part.sym.bytes = ir::Pad4(len);
     parts.push_back(std::move(part));
   }
   return parts;
