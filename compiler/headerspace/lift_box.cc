@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/headerspace/fields.h"
 #include "compiler/headerspace/lift_walk.h"
 #include "ir/rule_shape.h"
 #include "ir/util.h"
@@ -38,24 +39,26 @@ struct Tracked {
 
 uint32_t FieldLen(int dim) { return kDimBits[dim] / 8; }
 
-// The dimension a payload load reads, or -1.
+// The box dimension whose whole field a payload load reads (the IPv4
+// offsets of fields.h), or -1.
 int PayloadDim(const ir::PayloadLoad& e) {
-  if (e.base == ir::PayloadBase::kNetwork && e.len == 4) {
-    if (e.offset == 12) return kSrcAddr;
-    if (e.offset == 16) return kDstAddr;
-  }
-  if (e.base == ir::PayloadBase::kTransport && e.len == 2) {
-    if (e.offset == 0) return kSrcPort;
-    if (e.offset == 2) return kDstPort;
+  for (const FieldBytes& f : kFields4) {
+    if (f.base == e.base && f.begin == e.offset && f.end - f.begin == e.len) {
+      return BoxPayloadDim(f.dim);
+    }
   }
   return -1;
 }
 
 // The address dimension whose first 1 to 3 bytes a load reads, or -1.
 int AddressPrefixDim(const ir::PayloadLoad& e) {
-  if (e.base != ir::PayloadBase::kNetwork || e.len < 1 || e.len > 3) return -1;
-  if (e.offset == 12) return kSrcAddr;
-  if (e.offset == 16) return kDstAddr;
+  for (const FieldBytes& f : kFields4) {
+    const int dim = BoxPayloadDim(f.dim);
+    if ((dim == kSrcAddr || dim == kDstAddr) && f.base == e.base && f.begin == e.offset &&
+        e.len >= 1 && e.len < f.end - f.begin) {
+      return dim;
+    }
+  }
   return -1;
 }
 
@@ -226,16 +229,9 @@ class BoxLifter {
 
   // Claim lets only a last verdict through.
   bool Verdict(ir::VerdictCode code, const std::string& /*target*/, size_t /*i*/) {
-    switch (code) {
-      case ir::VerdictCode::kAccept:
-      case ir::VerdictCode::kDrop:
-      case ir::VerdictCode::kReturn:
-      case ir::VerdictCode::kGoto:
-        ended_ = true;
-        return true;
-      default:
-        return Fail("the verdict does not end the chain walk (jump/continue)");
-    }
+    if (!ir::EndsChain(code)) return Fail("the verdict does not end the chain walk (jump/continue)");
+    ended_ = true;
+    return true;
   }
   // Claim lets only counter and log statements through.
   bool Other(const ir::Expr& e, size_t i) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "compiler/headerspace/cube.h"
+#include "compiler/headerspace/fields.h"
 #include "compiler/headerspace/lift_cube.h"
 #include "compiler/headerspace/lift_walk.h"
 #include "ir/ir.h"
@@ -52,13 +53,6 @@ struct Sym {
   bool load_monotone = false;
   uint32_t load_len = 0;
   bool host_endian = false;
-};
-
-// Bytes [begin, end) of a header that hold (part of) one dimension.
-struct FieldBytes {
-  ir::PayloadBase base;
-  uint32_t begin, end;  // [begin, end) in the header
-  Dim dim;
 };
 
 using Region = std::vector<Cube>;  // disjoint cubes
