@@ -6,6 +6,7 @@
 #include "compiler/headerspace/lift_box.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,29 +35,41 @@ struct FieldInterval {
 struct Tracked {
   int dim;
   uint64_t mask;
-  int shift = 0;
+  int shift;
 };
 
 uint32_t FieldLen(int dim) { return kDimBits[dim] / 8; }
 
-// The box dimension whose whole field a payload load reads (the IPv4
-// offsets of fields.h), or -1.
-int PayloadDim(const ir::PayloadLoad& e) {
+// The payload fields of the box (fields.h's IPv4 fields with a box
+// dimension), gathered once: lifting looks every load up here.
+struct BoxField {
+  ir::PayloadBase base;
+  uint32_t offset, len;
+  int dim;
+};
+constexpr auto kBoxFields = [] {
+  std::array<BoxField, kBoxDims> out{};
+  size_t n = 0;
   for (const FieldBytes& f : kFields4) {
-    if (f.base == e.base && f.begin == e.offset && f.end - f.begin == e.len) {
-      return BoxPayloadDim(f.dim);
-    }
+    if (BoxPayloadDim(f.dim) >= 0) out[n++] = {f.base, f.begin, f.end - f.begin, BoxPayloadDim(f.dim)};
+  }
+  return out;
+}();
+
+// The box dimension whose whole field a payload load reads, or -1.
+int PayloadDim(const ir::PayloadLoad& e) {
+  for (const BoxField& f : kBoxFields) {
+    if (f.len == e.len && f.offset == e.offset && f.base == e.base && f.len > 0) return f.dim;
   }
   return -1;
 }
 
 // The address dimension whose first 1 to 3 bytes a load reads, or -1.
 int AddressPrefixDim(const ir::PayloadLoad& e) {
-  for (const FieldBytes& f : kFields4) {
-    const int dim = BoxPayloadDim(f.dim);
-    if ((dim == kSrcAddr || dim == kDstAddr) && f.base == e.base && f.begin == e.offset &&
-        e.len >= 1 && e.len < f.end - f.begin) {
-      return dim;
+  for (const BoxField& f : kBoxFields) {
+    if ((f.dim == kSrcAddr || f.dim == kDstAddr) && f.base == e.base && f.offset == e.offset &&
+        e.len >= 1 && e.len < f.len) {
+      return f.dim;
     }
   }
   return -1;
@@ -162,7 +175,7 @@ class BoxLifter {
     if (e.key != ir::MetaKey::kL4Proto) {
       return Fail(absl::StrCat("meta ", ir::MetaKeyName(e.key), " is not modelled"));
     }
-    return Load(e.dreg, ir::MetaKeyLen(e.key), Tracked{kProto, FieldMax(kProto)});
+    return Load(e.dreg, ir::MetaKeyLen(e.key), Tracked{kProto, FieldMax(kProto), 0});
   }
 
   bool CanDerive(const ir::Bitwise& e) {

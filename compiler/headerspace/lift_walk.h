@@ -56,17 +56,19 @@ namespace rulejit::headerspace {
 
 inline constexpr size_t kStopWalk = std::numeric_limits<size_t>::max();
 
-// Which symbol each register word holds.
+// Which symbol each register word holds. A value lives in the slot of its
+// first word; at most one live value starts at a word, so the file needs
+// no allocation (the classifier lifts every rule of large chains).
 template <class S>
 class SymbolicRegisters {
  public:
+  // Read only once written (owner_), so left uninitialised until then.
   struct Slot {
     S sym;
-    int start_word = 0;
-    uint32_t len = 0;    // bytes written
-    uint32_t bytes = 0;  // whole words written
+    int start_word;
+    uint32_t len;    // bytes written
+    uint32_t bytes;  // whole words written
   };
-  using Owners = std::array<int, ir::kRegWords>;
 
   SymbolicRegisters() { owner_.fill(-1); }
 
@@ -75,9 +77,10 @@ class SymbolicRegisters {
     const int w = ir::RegWord(reg);
     const uint32_t words = (len + 3) / 4;
     if (w < 0 || w + words > ir::kRegWords) return false;
+    if (words == 0) return true;  // holds nothing
     ForgetWords(w, words);
-    slots_.push_back(Slot{std::move(sym), w, len, words * 4});
-    for (uint32_t i = 0; i < words; ++i) owner_[w + i] = static_cast<int>(slots_.size() - 1);
+    slots_[w] = Slot{std::move(sym), w, len, words * 4};
+    for (uint32_t i = 0; i < words; ++i) owner_[w + i] = w;
     return true;
   }
   // Forgets every value with a word in [reg, reg + len).
@@ -87,12 +90,9 @@ class SymbolicRegisters {
   }
   // The value that starts at `word`, if any.
   const Slot* At(int word) const {
-    if (word < 0 || word >= ir::kRegWords || owner_[word] < 0) return nullptr;
-    const Slot& s = slots_[owner_[word]];
-    return s.start_word == word ? &s : nullptr;
+    if (word < 0 || word >= ir::kRegWords || owner_[word] != word) return nullptr;
+    return &slots_[word];
   }
-  Owners owners() const { return owner_; }
-  void Restore(const Owners& owners) { owner_ = owners; }
 
  private:
   void ForgetWords(int w, uint32_t words) {
@@ -105,8 +105,8 @@ class SymbolicRegisters {
     }
   }
 
-  Owners owner_;
-  std::vector<Slot> slots_;
+  std::array<int, ir::kRegWords> owner_;  // start word of the value, or -1
+  std::array<Slot, ir::kRegWords> slots_;
 };
 
 template <class P, class S>
@@ -185,13 +185,13 @@ class RuleWalk {
     return registers_.Write(reg, len, std::move(sym)) || p_.BadWrite(reg);
   }
   void Forget(ir::Reg reg, uint32_t len) { registers_.Forget(reg, len); }
-  // Runs `f` and then forgets what it wrote (a fused compare writes no
-  // register).
+  // Runs `f` and then puts the registers back as they were (a fused
+  // compare writes no register).
   template <class F>
   bool Scratch(F f) {
-    const auto saved = registers_.owners();
+    SymbolicRegisters<S> saved = registers_;
     const bool ok = f();
-    registers_.Restore(saved);
+    registers_ = std::move(saved);
     return ok;
   }
   // A mask or byte-order change: read its source (a read failure names
