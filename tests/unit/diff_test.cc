@@ -29,13 +29,16 @@
 #include "gtest/gtest.h"
 #include "ir/diag.h"
 #include "rulejit/rulejit.h"
-#include "tests/support/rulesets.h"
 
 namespace rulejit::analysis {
 namespace {
 
 ir::Ruleset Nft(const std::string& text, const std::string& name = "t.nft") {
-  return testing::NftRuleset(text, name);
+  ir::Diagnostics diags;
+  int file = diags.AddFile(name, text);
+  absl::StatusOr<ir::Ruleset> rs = frontends::ParseNft(text, file, diags);
+  EXPECT_TRUE(rs.ok()) << diags.Format() << "\n" << text;
+  return rs.ok() ? *std::move(rs) : ir::Ruleset{};
 }
 
 ir::Ruleset Ipt(const std::string& text) {
