@@ -18,20 +18,23 @@ size_t MatchEnd(const Rule& rule) {
 }
 
 
+bool EndsChain(VerdictCode code) {
+  switch (code) {
+    case VerdictCode::kAccept:
+    case VerdictCode::kDrop:
+    case VerdictCode::kReturn:
+    case VerdictCode::kGoto:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool EndsChain(const Rule& rule) {
   for (const Node& node : rule.exprs) {
     if (std::holds_alternative<Reject>(node.expr)) return true;
     if (const auto* imm = std::get_if<Immediate>(&node.expr)) {
-      if (imm->dreg != kVerdictReg) continue;
-      switch (imm->verdict.code) {
-        case VerdictCode::kAccept:
-        case VerdictCode::kDrop:
-        case VerdictCode::kReturn:
-        case VerdictCode::kGoto:
-          return true;
-        default:
-          return false;
-      }
+      if (imm->dreg == kVerdictReg) return EndsChain(imm->verdict.code);
     }
   }
   return false;

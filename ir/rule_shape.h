@@ -26,6 +26,9 @@ size_t MatchEnd(const Rule& rule);
 // A matching packet leaves the chain: accept, drop, return, goto (an
 // immediate verdict) or a reject statement.
 bool EndsChain(const Rule& rule);
+// The verdict leaves the chain: accept, drop, return or goto (not jump or
+// continue).
+bool EndsChain(VerdictCode code);
 
 // The rule sets a verdict (immediate to the verdict register) or rejects.
 bool HasVerdict(const Rule& rule);

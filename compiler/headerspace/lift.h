@@ -6,13 +6,16 @@
 //   Lifter<PacketModel::kUnfragmented16> cubes(ruleset, space, hook);
 //   LiftedRule c = cubes.Lift(t, rule);                     // cube.h
 //
-// Two implementations stand behind it, because merging them would change
-// results: the box lifter (lift_box.h) matches load/mask/cmp shapes and is
-// exact for every packet (fragments, options, truncated frames: a field
-// that can't be read is "absent"); the cube lifter (lift_cube.h) probes
-// the kernel's expression code on the model's packets (packet_model.h) and
-// is exact for those only. Both read rule shapes through ir/rule_shape.h
-// and share ir/util.h's helpers. Code that works in either projection (the
+// One lifter stands behind it: RuleWalk (lift_walk.h), the walk over a
+// rule's expressions with symbolic registers, run with one policy per
+// projection; both policies read header bytes through one field table
+// (fields.h). The box policy (lift_box.h) solves prefix-masked compares in
+// closed form and is exact for every packet (fragments, options, truncated
+// frames: a field that can't be read is "absent"); the cube policy
+// (lift_cube.h) probes the kernel's expression code on the model's packets
+// (packet_model.h) and is exact for those only. Why the two compare
+// solvers stay apart (merging them would change results): README.md, "One
+// lifter, two policies". Code that works in either projection (the
 // shadowed-rule prover, shadowed.h) takes the model as its parameter.
 #ifndef RULEJIT_COMPILER_HEADERSPACE_LIFT_H_
 #define RULEJIT_COMPILER_HEADERSPACE_LIFT_H_

@@ -1,7 +1,12 @@
-// Rule → box lifting (see lift_box.h).
+// Rule → box lifting (see lift_box.h): the box policy of the one rule
+// walk (lift_walk.h). The walk keeps the registers and dispatches; this
+// file says what a box knows: which loads are box fields, that a loaded
+// field excludes "absent", how a prefix-masked compare narrows a field to
+// an interval, and which action parts a classified rule may have.
 #include "compiler/headerspace/lift_box.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +14,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/headerspace/fields.h"
+#include "compiler/headerspace/lift_walk.h"
 #include "ir/rule_shape.h"
 #include "ir/util.h"
 
@@ -23,35 +30,48 @@ struct FieldInterval {
 
 // What the lifter knows a register holds: field `dim` shifted right by
 // `shift` bits (a load of its first bytes only), ANDed with `mask` (a
-// prefix mask once shifted back), in `len` bytes at word `word`.
+// prefix mask once shifted back). Where it sits is the walk's
+// (lift_walk.h).
 struct Tracked {
-  int word;
-  uint32_t len;
   int dim;
   uint64_t mask;
-  int shift = 0;
+  int shift;
 };
 
 uint32_t FieldLen(int dim) { return kDimBits[dim] / 8; }
 
-// The dimension a payload load reads, or -1.
-int PayloadDim(const ir::PayloadLoad& e) {
-  if (e.base == ir::PayloadBase::kNetwork && e.len == 4) {
-    if (e.offset == 12) return kSrcAddr;
-    if (e.offset == 16) return kDstAddr;
+// The payload fields of the box (fields.h's IPv4 fields with a box
+// dimension), gathered once: lifting looks every load up here.
+struct BoxField {
+  ir::PayloadBase base;
+  uint32_t offset, len;
+  int dim;
+};
+constexpr auto kBoxFields = [] {
+  std::array<BoxField, kBoxDims> out{};
+  size_t n = 0;
+  for (const FieldBytes& f : kFields4) {
+    if (BoxPayloadDim(f.dim) >= 0) out[n++] = {f.base, f.begin, f.end - f.begin, BoxPayloadDim(f.dim)};
   }
-  if (e.base == ir::PayloadBase::kTransport && e.len == 2) {
-    if (e.offset == 0) return kSrcPort;
-    if (e.offset == 2) return kDstPort;
+  return out;
+}();
+
+// The box dimension whose whole field a payload load reads, or -1.
+int PayloadDim(const ir::PayloadLoad& e) {
+  for (const BoxField& f : kBoxFields) {
+    if (f.len == e.len && f.offset == e.offset && f.base == e.base && f.len > 0) return f.dim;
   }
   return -1;
 }
 
 // The address dimension whose first 1 to 3 bytes a load reads, or -1.
 int AddressPrefixDim(const ir::PayloadLoad& e) {
-  if (e.base != ir::PayloadBase::kNetwork || e.len < 1 || e.len > 3) return -1;
-  if (e.offset == 12) return kSrcAddr;
-  if (e.offset == 16) return kDstAddr;
+  for (const BoxField& f : kBoxFields) {
+    if ((f.dim == kSrcAddr || f.dim == kDstAddr) && f.base == e.base && f.offset == e.offset &&
+        e.len >= 1 && e.len < f.len) {
+      return f.dim;
+    }
+  }
   return -1;
 }
 
@@ -93,8 +113,13 @@ std::optional<FieldInterval> Complement(FieldInterval in, int dim) {
   return std::nullopt;
 }
 
+// The box policy of RuleWalk: the match part (payload, meta, mask,
+// compare, range, fused compare) narrows the box; the first other
+// expression starts the action part, which may hold counter/log
+// statements and then one final verdict.
 class BoxLifter {
  public:
+  using Slot = SymbolicRegisters<Tracked>::Slot;
   explicit BoxLifter(const BoxContext& context) : context_(context) {}
 
   absl::StatusOr<LiftedBox> Run(const ir::Rule& rule) {
@@ -104,30 +129,138 @@ class BoxLifter {
       out.box.hi[0] = 0;
       return out;
     }
-    size_t i = 0;
-    for (; i < rule.exprs.size(); ++i) {
-      const ir::Expr& e = rule.exprs[i].expr;
-      if (!ir::IsMatchExpr(e)) break;
-      if (context_.ports_first_fragment_only && context_.complete_ipv4_header) {
-        if (size_t n = FirstFragmentTest(rule.exprs, i); n > 0) {
-          first_fragment_test_ = true;
-          i += n - 1;
-          continue;
-        }
-      }
-      if (absl::Status s = Match(e); !s.ok()) {
-        return absl::FailedPreconditionError(absl::StrCat("expression ", i + 1, ": ", s.message()));
-      }
-    }
-    if (absl::Status s = CheckFragmentMode(); !s.ok()) return s;
+    walk_.Run(rule.exprs);
+    if (!status_.ok()) return status_;
+    if (in_match_ && !EndMatchPart(rule.exprs.size())) return status_;
+    if (!ended_) return NotLiftable("the rule has no verdict (evaluation goes on with the next rule)");
     LiftedBox out;
     out.box = box_;
-    out.action_begin = i;
-    if (absl::Status s = CheckAction(rule, i); !s.ok()) return s;
+    out.action_begin = action_begin_;
     return out;
   }
 
+  // --- RuleWalk hooks (lift_walk.h)
+
+  // The first-fragment test as a whole; the end of the match part; an
+  // action part of counter/log statements and a last, final verdict.
+  size_t Claim(const std::vector<ir::Node>& exprs, size_t i) {
+    index_ = i;
+    const ir::Expr& e = exprs[i].expr;
+    if (in_match_) {
+      if (ir::IsMatchExpr(e)) return FirstFragmentTest(exprs, i);
+      if (!EndMatchPart(i)) return kStopWalk;
+    }
+    if (std::holds_alternative<ir::Counter>(e) || std::holds_alternative<ir::Log>(e)) return 0;
+    const auto* imm = std::get_if<ir::Immediate>(&e);
+    const bool verdict = std::holds_alternative<ir::Reject>(e) || (imm && imm->dreg == ir::kVerdictReg);
+    if (verdict && i + 1 == exprs.size()) return 0;
+    Fail(absl::StrCat("expression ", i + 1, " is neither a match, a counter/log nor a final verdict"));
+    return kStopWalk;
+  }
+  bool Done() const { return false; }
+  static bool Readable(const Slot& slot, size_t len) { return slot.len == len; }
+  bool NoSource(const char* what, int /*word*/) {
+    return Fail(absl::StrCat(what, " on a register that holds no loaded field"));
+  }
+  bool BadWrite(ir::Reg /*reg*/) { return Fail("register out of range"); }
+
+  bool Payload(const ir::PayloadLoad& e) {
+    int dim = -1;
+    const int shift = PrefixShift(e, dim);
+    if (shift < 0) return Fail("payload load of a field the classifier does not model");
+    return Load(e.dreg, e.len, Tracked{dim, FieldMax(dim) >> shift, shift});
+  }
+
+  bool Meta(const ir::MetaLoad& e) {
+    if (e.key != ir::MetaKey::kL4Proto) {
+      return Fail(absl::StrCat("meta ", ir::MetaKeyName(e.key), " is not modelled"));
+    }
+    return Load(e.dreg, ir::MetaKeyLen(e.key), Tracked{kProto, FieldMax(kProto), 0});
+  }
+
+  bool CanDerive(const ir::Bitwise& e) {
+    return e.op == ir::BitwiseOp::kMaskXor || Fail("bitwise shift");
+  }
+
+  std::optional<Tracked> Derive(const Tracked& src, const ir::Bitwise& e) {
+    if (e.mask.size() < e.len) return Refuse("bitwise mask shorter than its length");
+    for (size_t i = 0; i < e.len && i < e.xor_.size(); ++i) {
+      if (e.xor_[i] != 0) return Refuse("bitwise with a non-zero xor");
+    }
+    uint64_t mask = ir::BigEndian<uint64_t>(e.mask.data(), e.len) & src.mask;
+    if (!IsPrefixMask(mask << src.shift, src.dim)) return Refuse("bitwise mask is not a prefix");
+    Tracked t = src;
+    t.mask = mask;
+    return t;
+  }
+
+  bool Compare(const Tracked& src, const ir::Cmp& e) {
+    return Constrain(src.dim, src.mask << src.shift, e.op,
+                     ir::BigEndian<uint64_t>(e.data.data(), e.data.size()) << src.shift);
+  }
+
+  bool Range(const ir::Range& e) {
+    if (e.from.size() != e.to.size()) return Fail("range bounds of different lengths");
+    const Tracked* src = walk_.Read(e.sreg, e.from.size(), "range");
+    if (src == nullptr) return false;
+    const int dim = src->dim;
+    const int shift = src->shift;
+    const uint64_t mask = src->mask << shift;
+    FieldInterval a = MaskedOrder(ir::CmpOp::kGte, ir::BigEndian<uint64_t>(e.from.data(), e.from.size()) << shift,
+                                  mask, dim);
+    FieldInterval b = MaskedOrder(ir::CmpOp::kLte, ir::BigEndian<uint64_t>(e.to.data(), e.to.size()) << shift,
+                                  mask, dim);
+    FieldInterval in{1, 0};
+    if (!a.empty() && !b.empty() && std::max(a.lo, b.lo) <= std::min(a.hi, b.hi)) {
+      in = FieldInterval{std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
+    }
+    if (e.negate) {
+      std::optional<FieldInterval> out = Complement(in, dim);
+      if (!out) return Fail("range neq leaves two intervals");
+      in = *out;
+    }
+    Intersect(dim, in);
+    return true;
+  }
+
+  bool Fused(const ir::FusedCmp& e) {
+    if (IsPortPair(e.load)) return FusedPorts(e);
+    int dim = -1;
+    const int shift = PrefixShift(e.load, dim);
+    if (shift < 0) return Fail("fused compare on a field the classifier does not model");
+    const uint32_t len = e.load.len;
+    if (e.data.size() != len) return Fail("fused compare of a different length than its load");
+    uint64_t mask = FieldMax(dim) >> shift;
+    if (!e.mask.empty()) {
+      if (e.mask.size() < len) return Fail("fused mask shorter than its load");
+      mask = ir::BigEndian<uint64_t>(e.mask.data(), len);
+      if (!IsPrefixMask(mask << shift, dim)) return Fail("fused mask is not a prefix");
+    }
+    Require(dim);
+    return Constrain(dim, mask << shift, e.op, ir::BigEndian<uint64_t>(e.data.data(), len) << shift);
+  }
+
+  // Claim lets only a last verdict through.
+  bool Verdict(ir::VerdictCode code, const std::string& /*target*/, size_t /*i*/) {
+    if (!ir::EndsChain(code)) return Fail("the verdict does not end the chain walk (jump/continue)");
+    ended_ = true;
+    return true;
+  }
+  // Claim lets only counter and log statements through.
+  bool Other(const ir::Expr& e, size_t i) {
+    if (std::holds_alternative<ir::Counter>(e) || std::holds_alternative<ir::Log>(e)) return true;
+    return Fail(absl::StrCat("expression ", i + 1, " is neither a match, a counter/log nor a final verdict"));
+  }
+
  private:
+  // The match part ends before exprs[i]: in first-fragment mode the test
+  // and the port matches must have come together.
+  bool EndMatchPart(size_t i) {
+    in_match_ = false;
+    action_begin_ = i;
+    return CheckFragmentMode();
+  }
+
   // The bits of field `dim` a partial load of `len` bytes drops (0 for a
   // whole field; -1 when the load is no prefix the context allows).
   int PrefixShift(const ir::PayloadLoad& e, int& dim) const {
@@ -138,112 +271,43 @@ class BoxLifter {
     return dim < 0 ? -1 : static_cast<int>(8 * (FieldLen(dim) - e.len));
   }
 
-  absl::Status Match(const ir::Expr& e) {
-    if (auto* p = std::get_if<ir::PayloadLoad>(&e)) return Load(*p);
-    if (auto* m = std::get_if<ir::MetaLoad>(&e)) return Meta(*m);
-    if (auto* b = std::get_if<ir::Bitwise>(&e)) return Mask(*b);
-    if (auto* c = std::get_if<ir::Cmp>(&e)) return Compare(*c);
-    if (auto* r = std::get_if<ir::Range>(&e)) return RangeCmp(*r);
-    return Fused(std::get<ir::FusedCmp>(e));
-  }
-
-  absl::Status Load(const ir::PayloadLoad& e) {
-    int dim = -1;
-    const int shift = PrefixShift(e, dim);
-    if (shift < 0) return NotLiftable("payload load of a field the classifier does not model");
-    return Write(e.dreg, e.len, Tracked{0, e.len, dim, FieldMax(dim) >> shift, shift});
-  }
-
-  absl::Status Meta(const ir::MetaLoad& e) {
-    if (e.key != ir::MetaKey::kL4Proto) {
-      return NotLiftable(absl::StrCat("meta ", ir::MetaKeyName(e.key), " is not modelled"));
-    }
-    return Write(e.dreg, ir::MetaKeyLen(e.key), Tracked{0, 1, kProto, FieldMax(kProto)});
-  }
-
-  absl::Status Mask(const ir::Bitwise& e) {
-    if (e.op != ir::BitwiseOp::kMaskXor) return NotLiftable("bitwise shift");
-    const Tracked* src = Read(e.sreg, e.len);
-    if (src == nullptr) return NotLiftable("bitwise on a register that holds no loaded field");
-    if (e.mask.size() < e.len) return NotLiftable("bitwise mask shorter than its length");
-    for (size_t i = 0; i < e.len && i < e.xor_.size(); ++i) {
-      if (e.xor_[i] != 0) return NotLiftable("bitwise with a non-zero xor");
-    }
-    uint64_t mask = ir::BigEndian<uint64_t>(e.mask.data(), e.len) & src->mask;
-    if (!IsPrefixMask(mask << src->shift, src->dim)) {
-      return NotLiftable("bitwise mask is not a prefix");
-    }
-    Tracked t = *src;
-    t.mask = mask;
-    return Write(e.dreg, e.len, t);
-  }
-
-  absl::Status Compare(const ir::Cmp& e) {
-    const Tracked* src = Read(e.sreg, e.data.size());
-    if (src == nullptr) return NotLiftable("cmp on a register that holds no loaded field");
-    return Constrain(src->dim, src->mask << src->shift, e.op,
-                     ir::BigEndian<uint64_t>(e.data.data(), e.data.size()) << src->shift);
-  }
-
-  absl::Status RangeCmp(const ir::Range& e) {
-    if (e.from.size() != e.to.size()) return NotLiftable("range bounds of different lengths");
-    const Tracked* src = Read(e.sreg, e.from.size());
-    if (src == nullptr) return NotLiftable("range on a register that holds no loaded field");
-    const int dim = src->dim;
-    const int shift = src->shift;
-    const uint64_t mask = src->mask << shift;
-    FieldInterval a = MaskedOrder(ir::CmpOp::kGte, ir::BigEndian<uint64_t>(e.from.data(), e.from.size()) << shift,
-                             mask, dim);
-    FieldInterval b = MaskedOrder(ir::CmpOp::kLte, ir::BigEndian<uint64_t>(e.to.data(), e.to.size()) << shift,
-                             mask, dim);
-    FieldInterval in{1, 0};
-    if (!a.empty() && !b.empty() && std::max(a.lo, b.lo) <= std::min(a.hi, b.hi)) {
-      in = FieldInterval{std::max(a.lo, b.lo), std::min(a.hi, b.hi)};
-    }
-    if (e.negate) {
-      std::optional<FieldInterval> out = Complement(in, dim);
-      if (!out) return NotLiftable("range neq leaves two intervals");
-      in = *out;
-    }
-    Intersect(dim, in);
-    return absl::OkStatus();
-  }
-
-  absl::Status Fused(const ir::FusedCmp& e) {
-    if (IsPortPair(e.load)) return FusedPorts(e);
-    int dim = -1;
-    const int shift = PrefixShift(e.load, dim);
-    if (shift < 0) return NotLiftable("fused compare on a field the classifier does not model");
-    const uint32_t len = e.load.len;
-    if (e.data.size() != len) return NotLiftable("fused compare of a different length than its load");
-    uint64_t mask = FieldMax(dim) >> shift;
-    if (!e.mask.empty()) {
-      if (e.mask.size() < len) return NotLiftable("fused mask shorter than its load");
-      mask = ir::BigEndian<uint64_t>(e.mask.data(), len);
-      if (!IsPrefixMask(mask << shift, dim)) return NotLiftable("fused mask is not a prefix");
-    }
-    Require(dim);
-    return Constrain(dim, mask << shift, e.op, ir::BigEndian<uint64_t>(e.data.data(), len) << shift);
+  // A load: the register holds the field, and packets without it never
+  // match.
+  bool Load(ir::Reg reg, uint32_t len, Tracked t) {
+    if (!walk_.Write(reg, len, t)) return false;
+    Require(t.dim);
+    return true;
   }
 
   // In first-fragment mode (BoxContext): the test goes with a port match
   // and every port match with the test, so the box is exact.
-  absl::Status CheckFragmentMode() const {
-    if (!context_.ports_first_fragment_only) return absl::OkStatus();
+  bool CheckFragmentMode() {
+    if (!context_.ports_first_fragment_only) return true;
     const bool ports = box_.Requires(kSrcPort) || box_.Requires(kDstPort);
     if (ports && !first_fragment_test_) {
-      return NotLiftable("port match without the first-fragment test (it reads fragments)");
+      return Fail("port match without the first-fragment test (it reads fragments)");
     }
     if (first_fragment_test_ && !ports) {
-      return NotLiftable("first-fragment test without a port match");
+      return Fail("first-fragment test without a port match");
     }
-    return absl::OkStatus();
+    return true;
   }
 
-  // How many expressions from exprs[i] are the test `frag-off & 0x1fff ==
-  // 0` (load 2b @ network + 6, mask, cmp eq 0; or their fused form), whose
-  // register nothing reads after (0: not the test).
+  // In first-fragment mode, how many expressions from exprs[i] are the
+  // test `frag-off & 0x1fff == 0` (load 2b @ network + 6, mask, cmp eq 0;
+  // or their fused form), whose register nothing reads after (0: not the
+  // test).
   size_t FirstFragmentTest(const std::vector<ir::Node>& exprs, size_t i) {
+    if (!context_.ports_first_fragment_only || !context_.complete_ipv4_header) return 0;
+    const size_t n = FragmentTestLength(exprs, i);
+    if (n > 0) first_fragment_test_ = true;
+    if (n == 3) {  // the register now holds no field the lifter tracks
+      walk_.Forget(std::get<ir::PayloadLoad>(exprs[i].expr).dreg, 4);
+    }
+    return n;
+  }
+
+  static size_t FragmentTestLength(const std::vector<ir::Node>& exprs, size_t i) {
     auto is_frag_load = [](const ir::PayloadLoad& l) {
       return l.base == ir::PayloadBase::kNetwork && l.offset == 6 && l.len == 2;
     };
@@ -272,17 +336,7 @@ class BoxLifter {
     for (uint8_t b : mask->xor_) {
       if (b != 0) return 0;
     }
-    Forget(load->dreg, 4);  // the register now holds no field the lifter tracks
     return 3;
-  }
-
-  void Forget(ir::Reg reg, uint32_t len) {
-    const int word = ir::RegWord(reg);
-    const int words = static_cast<int>((len + 3) / 4);
-    std::erase_if(regs_, [&](const Tracked& r) {
-      int r_words = static_cast<int>((r.len + 3) / 4);
-      return r.word < word + words && word < r.word + r_words;
-    });
   }
 
   // Both ports in one 4-byte load (the passes fuse `sport == a && dport ==
@@ -290,38 +344,35 @@ class BoxLifter {
   static bool IsPortPair(const ir::PayloadLoad& e) {
     return e.base == ir::PayloadBase::kTransport && e.offset == 0 && e.len == 4;
   }
-  absl::Status FusedPorts(const ir::FusedCmp& e) {
-    if (e.op != ir::CmpOp::kEq) return NotLiftable("ordered or neq compare of both ports at once");
+  bool FusedPorts(const ir::FusedCmp& e) {
+    if (e.op != ir::CmpOp::kEq) return Fail("ordered or neq compare of both ports at once");
     if (e.data.size() != 4 || (!e.mask.empty() && e.mask.size() < 4)) {
-      return NotLiftable("fused port pair of another length");
+      return Fail("fused port pair of another length");
     }
     const uint64_t value = ir::BigEndian<uint64_t>(e.data.data(), 4);
     const uint64_t mask = e.mask.empty() ? 0xffffffffu : ir::BigEndian<uint64_t>(e.mask.data(), 4);
     for (int dim : {kSrcPort, kDstPort}) {
       const int shift = dim == kSrcPort ? 16 : 0;
       const uint64_t half_mask = (mask >> shift) & 0xffff;
-      if (!IsPrefixMask(half_mask, dim)) return NotLiftable("fused port mask is not a prefix");
+      if (!IsPrefixMask(half_mask, dim)) return Fail("fused port mask is not a prefix");
       Require(dim);
-      if (absl::Status s = Constrain(dim, half_mask, ir::CmpOp::kEq, (value >> shift) & 0xffff);
-          !s.ok()) {
-        return s;
-      }
+      if (!Constrain(dim, half_mask, ir::CmpOp::kEq, (value >> shift) & 0xffff)) return false;
     }
-    return absl::OkStatus();
+    return true;
   }
 
   // Narrows `dim` to {x : (x & mask) OP v}.
-  absl::Status Constrain(int dim, uint64_t mask, ir::CmpOp op, uint64_t v) {
+  bool Constrain(int dim, uint64_t mask, ir::CmpOp op, uint64_t v) {
     FieldInterval in;
     if (op == ir::CmpOp::kNeq) {
       std::optional<FieldInterval> out = Complement(MaskedOrder(ir::CmpOp::kEq, v, mask, dim), dim);
-      if (!out) return NotLiftable("neq leaves two intervals");
+      if (!out) return Fail("neq leaves two intervals");
       in = *out;
     } else {
       in = MaskedOrder(op, v, mask, dim);
     }
     Intersect(dim, in);
-    return absl::OkStatus();
+    return true;
   }
 
   // A loaded field: packets without it never match.
@@ -337,53 +388,16 @@ class BoxLifter {
     box_.hi[dim] = std::min(box_.hi[dim], in.hi);
   }
 
-  // Records that `reg` now holds `t` (len bytes), forgetting whatever the
-  // written words held. The load itself is a requirement on the packet.
-  absl::Status Write(ir::Reg reg, uint32_t len, Tracked t) {
-    const int word = ir::RegWord(reg);
-    const int words = static_cast<int>((len + 3) / 4);
-    if (word < 0 || word + words > ir::kRegWords || len == 0) {
-      return NotLiftable("register out of range");
-    }
-    Forget(reg, len);
-    t.word = word;
-    t.len = len;
-    regs_.push_back(t);
-    Require(t.dim);
-    return absl::OkStatus();
+  // Records why the rule does not lift (in the match part, naming the
+  // expression); false.
+  bool Fail(std::string_view why) {
+    status_ = in_match_ ? absl::FailedPreconditionError(absl::StrCat("expression ", index_ + 1, ": ", std::string(why)))
+                        : NotLiftable(why);
+    return false;
   }
-
-  // The field a read of `len` bytes from `reg` sees, when it is exactly a
-  // tracked field.
-  const Tracked* Read(ir::Reg reg, size_t len) const {
-    const int word = ir::RegWord(reg);
-    for (const Tracked& r : regs_) {
-      if (r.word == word && r.len == len) return &r;
-    }
-    return nullptr;
-  }
-
-  static absl::Status CheckAction(const ir::Rule& rule, size_t i) {
-    for (; i < rule.exprs.size(); ++i) {
-      const ir::Expr& e = rule.exprs[i].expr;
-      if (std::holds_alternative<ir::Counter>(e) || std::holds_alternative<ir::Log>(e)) continue;
-      const bool last = i + 1 == rule.exprs.size();
-      if (std::holds_alternative<ir::Reject>(e) && last) return absl::OkStatus();
-      if (auto* imm = std::get_if<ir::Immediate>(&e); imm && imm->dreg == ir::kVerdictReg && last) {
-        switch (imm->verdict.code) {
-          case ir::VerdictCode::kAccept:
-          case ir::VerdictCode::kDrop:
-          case ir::VerdictCode::kReturn:
-          case ir::VerdictCode::kGoto:
-            return absl::OkStatus();
-          default:
-            return NotLiftable("the verdict does not end the chain walk (jump/continue)");
-        }
-      }
-      return NotLiftable(absl::StrCat("expression ", i + 1,
-                                      " is neither a match, a counter/log nor a final verdict"));
-    }
-    return NotLiftable("the rule has no verdict (evaluation goes on with the next rule)");
+  std::nullopt_t Refuse(std::string_view why) {
+    Fail(why);
+    return std::nullopt;
   }
 
   static absl::Status NotLiftable(std::string_view why) {
@@ -391,9 +405,14 @@ class BoxLifter {
   }
 
   const BoxContext& context_;
+  RuleWalk<BoxLifter, Tracked> walk_{*this};
+  bool in_match_ = true;       // still in the match part
+  size_t index_ = 0;           // of the expression being walked
+  size_t action_begin_ = 0;
   bool first_fragment_test_ = false;
+  bool ended_ = false;         // a final verdict ended the rule
+  absl::Status status_;
   Box box_;
-  std::vector<Tracked> regs_;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Lifting a rule into the box projection of header space (box.h;
-// compiler/headerspace/README.md).
+// compiler/headerspace/README.md): the box policy of the one rule walk
+// (lift_walk.h).
 //
 //   auto lifted = headerspace::LiftToBox(rule);
 //   if (lifted.ok()) { lifted->box ... rule.exprs[lifted->action_begin...] }

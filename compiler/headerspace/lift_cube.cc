@@ -1,6 +1,7 @@
-// Rules → cubes (see lift_cube.h): the front of the lifter; its loads,
-// solving and set lookups are in lift_cube_{fields,solve,sets}.cc
-// (lift_cube_internal.h).
+// Rules → cubes (see lift_cube.h): the front of the cube policy of the one
+// rule walk (lift_walk.h): derived values, constants, verdicts and side
+// effects, families; its loads, solving and set lookups are in
+// lift_cube_{fields,solve,sets}.cc (lift_cube_internal.h).
 #include "compiler/headerspace/lift_cube.h"
 
 #include <utility>
@@ -59,50 +60,45 @@ Region Restrict(const Region& region, const Region& parts, bool invert,
   return out;
 }
 
-bool RuleLifter::Write(ir::Reg reg, uint32_t len, Sym sym) {
-  int w = ir::RegWord(reg);
-  uint32_t words = (len + 3) / 4;
-  if (w < 0 || w + words > ir::kRegWords) {
-    return Fail(absl::StrCat("writes past the register file (reg ", reg, ")"));
-  }
-  // Overwriting part of a value invalidates all of it.
-  for (uint32_t i = 0; i < words; ++i) {
-    int old = owner_[w + i];
-    if (old < 0) continue;
-    for (int& o : owner_) {
-      if (o == old) o = -1;
-    }
-  }
-  sym.start_word = w;
-  sym.bytes = words * 4;
-  syms_.push_back(std::move(sym));
-  for (uint32_t i = 0; i < words; ++i) owner_[w + i] = syms_.size() - 1;
-  return true;
+bool RuleLifter::NoSource(const char* what, int word) {
+  return Fail(absl::StrCat(what, " reads register word ", word,
+                           " which this rule did not load as one field"));
 }
 
-const Sym* RuleLifter::ReadWord(int w, uint32_t len, const char* what) {
-  if (w < 0 || w >= ir::kRegWords || owner_[w] < 0 ||
-      syms_[owner_[w]].start_word != w || syms_[owner_[w]].bytes < len) {
-    Fail(absl::StrCat(what, " reads register word ", w,
-                      " which this rule did not load as one field"));
-    return nullptr;
-  }
-  return &syms_[owner_[w]];
+bool RuleLifter::BadWrite(ir::Reg reg) {
+  return Fail(absl::StrCat("writes past the register file (reg ", reg, ")"));
 }
 
-const Sym* RuleLifter::Read(ir::Reg reg, uint32_t len, const char* what) {
-  return ReadWord(ir::RegWord(reg), len, what);
+bool RuleLifter::Constant(const ir::Immediate& e) {
+  return Write(e.dreg, e.data.size(), Sym{.constant = true, .chain = {e}});
 }
 
-bool RuleLifter::Derived(ir::Reg sreg, ir::Reg dreg, uint32_t len,
-                         const ir::Expr& e, bool keeps_monotone,
-                         const char* what) {
-  const Sym* src = Read(sreg, len, what);
-  if (src == nullptr) return false;
-  Sym sym = *src;
+bool RuleLifter::CanDerive(const ir::Bitwise& e) {
+  return !ir::IsRegisterBitwise(e.op) ||
+         Fail("combines two registers (a bitwise with a register operand)");
+}
+
+// The probes replay the mask; a mask of leading ones keeps the value
+// monotone.
+std::optional<Sym> RuleLifter::Derive(const Sym& src, const ir::Bitwise& e) const {
+  Sym sym = src;
   sym.chain.push_back(e);
-  sym.monotone = sym.monotone && keeps_monotone;
-  return Write(dreg, len, std::move(sym));
+  sym.monotone = sym.monotone && e.op == ir::BitwiseOp::kMaskXor &&
+                 LeadingOnesMask(e.mask, e.xor_);
+  return sym;
+}
+
+// hton of a whole host-endian value: big-endian, so monotone.
+std::optional<Sym> RuleLifter::Derive(const Sym& src, const ir::Byteorder& e) const {
+  const bool to_big = src.host_endian && src.chain.size() == 1 &&
+                      e.op == ir::ByteorderOp::kHton && e.len == src.load_len &&
+                      e.size == src.load_len;
+  Sym sym = src;
+  sym.chain.push_back(e);
+  sym.monotone = to_big;
+  sym.host_endian = false;
+  sym.load_monotone = false;
+  return sym;
 }
 
 bool RuleLifter::Constrain(const Sym& sym, const IntervalSet& set) {
@@ -121,70 +117,31 @@ bool RuleLifter::Constrain(const Sym& sym, const IntervalSet& set) {
 }
 
 // A fused compare is a load, an optional mask and a cmp on a scratch
-// register: lift it as that.
-bool RuleLifter::FusedExpr(const ir::FusedCmp& e) {
+// register: the walk steps it as that, and forgets the register after.
+bool RuleLifter::Fused(const ir::FusedCmp& e) {
   ir::PayloadLoad load = e.load;
   load.dreg = 1;
-  const std::array<int, ir::kRegWords> saved_owner = owner_;
-  if (!Payload(load)) return false;
-  if (!e.mask.empty()) {
-    ir::Bitwise mask{.op = ir::BitwiseOp::kMaskXor, .sreg = 1, .dreg = 1,
-                     .len = static_cast<uint32_t>(e.mask.size()), .mask = e.mask,
-                     .xor_ = ir::Bytes(e.mask.size(), 0)};
-    if (!Derived(1, 1, mask.len, mask, LeadingOnesMask(mask.mask, mask.xor_),
-                 "fused compare")) {
-      return false;
+  return walk_.Scratch([&] {
+    if (!Payload(load)) return false;
+    if (!e.mask.empty()) {
+      ir::Bitwise mask{.op = ir::BitwiseOp::kMaskXor, .sreg = 1, .dreg = 1,
+                       .len = static_cast<uint32_t>(e.mask.size()), .mask = e.mask,
+                       .xor_ = ir::Bytes(e.mask.size(), 0)};
+      if (!walk_.Derive(mask, "fused compare")) return false;
     }
-  }
-  bool ok = CmpExpr(ir::Cmp{.op = e.op, .sreg = 1, .data = e.data});
-  owner_ = saved_owner;  // a fused compare writes no register
-  return ok;
+    return walk_.Step(ir::Cmp{.op = e.op, .sreg = 1, .data = e.data}, 0);
+  });
 }
 
-bool RuleLifter::Step(const ir::Expr& expr) {
+bool RuleLifter::Verdict(ir::VerdictCode code, const std::string& target, size_t /*i*/) {
+  result_.verdict = code;
+  result_.target = target;
+  return true;
+}
+
+bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
   return std::visit(
       Overloaded{
-          [&](const ir::PayloadLoad& e) { return Payload(e); },
-          [&](const ir::MetaLoad& e) { return Meta(e); },
-          [&](const ir::CtLoad& e) { return Ct(e); },
-          [&](const ir::Bitwise& e) {
-            if (ir::IsRegisterBitwise(e.op)) {
-              return Fail("combines two registers (a bitwise with a register operand)");
-            }
-            bool keeps = e.op == ir::BitwiseOp::kMaskXor &&
-                         LeadingOnesMask(e.mask, e.xor_);
-            return Derived(e.sreg, e.dreg, e.len, expr, keeps, "bitwise");
-          },
-          [&](const ir::Byteorder& e) {
-            // hton of a whole host-endian value: big-endian, so monotone.
-            const Sym* src = Read(e.sreg, e.len, "byteorder");
-            if (src == nullptr) return false;
-            const bool to_big = src->host_endian && src->chain.size() == 1 &&
-                                e.op == ir::ByteorderOp::kHton &&
-                                e.len == src->load_len && e.size == src->load_len;
-            if (!Derived(e.sreg, e.dreg, e.len, expr, false, "byteorder")) return false;
-            if (to_big) syms_.back().monotone = true;
-            syms_.back().host_endian = false;
-            syms_.back().load_monotone = false;
-            return true;
-          },
-          [&](const ir::Cmp& e) { return CmpExpr(e); },
-          [&](const ir::Range& e) { return RangeExpr(e); },
-          [&](const ir::Lookup& e) { return LookupExpr(e); },
-          [&](const ir::FusedCmp& e) { return FusedExpr(e); },
-          [&](const ir::Immediate& e) {
-            if (e.dreg == ir::kVerdictReg) {
-              result_.verdict = e.verdict.code;
-              result_.target = e.verdict.chain;
-              return true;
-            }
-            return Write(e.dreg, e.data.size(),
-                         Sym{.constant = true, .chain = {e}});
-          },
-          [&](const ir::Reject&) {
-            result_.verdict = ir::VerdictCode::kDrop;
-            return true;
-          },
           [&](const ir::MetaSet& e) {
             if (e.key == ir::MetaKey::kMark || e.key == ir::MetaKey::kPriority ||
                 e.key == ir::MetaKey::kPktType) {
@@ -223,16 +180,14 @@ bool RuleLifter::Step(const ir::Expr& expr) {
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },
           [&](const ir::Notrack&) { return true; },
+          // The walk's own kinds (loads, compares, verdicts) never come here.
+          [&](const auto&) { return Fail("an expression the walk does not dispatch"); },
       },
       expr);
 }
 
 LiftedRule RuleLifter::Run(const ir::Rule& rule) {
-  for (const ir::Node& node : rule.exprs) {
-    if (!Step(node.expr)) break;
-    if (never_) break;  // later expressions can't change "never matches"
-    if (branched_ || result_.verdict != ir::VerdictCode::kContinue) break;
-  }
+  walk_.Run(rule.exprs);
   if (!result_.exact || never_) {
     result_.branches.clear();
   } else if (!branched_) {

@@ -11,8 +11,9 @@
 // A rule of an inet table is lifted once per family of the space (its
 // payload offsets mean different fields for IPv4 and IPv6).
 //
-// How: registers are tracked symbolically within a rule (which dimension a
-// register holds, through which loads, masks, byte-order changes). Each
+// How: the cube policy of the one rule walk (lift_walk.h), which tracks
+// registers symbolically within a rule (here: which dimension a register
+// holds, through which loads, masks, byte-order changes). Each
 // consumer (cmp, range, set lookup, fused compare) is then turned into an
 // interval set of its dimension by running the kernel's own expression
 // code (ir/expr_eval.h) on probe packets built from dimension values:

@@ -1,9 +1,11 @@
-// Loads into cube symbols: payload bytes of modelled fields, merged loads
-// of several fields, meta and ct keys (see lift_cube_internal.h).
+// Loads into cube symbols: payload bytes of modelled fields (fields.h),
+// merged loads of several fields, meta and ct keys (see
+// lift_cube_internal.h).
 #include <algorithm>
 #include <span>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/headerspace/fields.h"
 #include "compiler/headerspace/lift_cube_internal.h"
 #include "compiler/headerspace/packet_model.h"
 #include "ir/util.h"
@@ -11,32 +13,6 @@
 namespace rulejit::headerspace::cube_lift {
 
 namespace {
-
-constexpr FieldBytes kFields4[] = {
-    {ir::PayloadBase::kLink, 6, 12, Dim::kEtherSaddr},
-    {ir::PayloadBase::kNetwork, 8, 9, Dim::kTtl},
-    {ir::PayloadBase::kNetwork, 9, 10, Dim::kProto},
-    {ir::PayloadBase::kNetwork, 12, 16, Dim::kSaddr},
-    {ir::PayloadBase::kNetwork, 16, 20, Dim::kDaddr},
-    {ir::PayloadBase::kTransport, 0, 2, Dim::kSport},
-    {ir::PayloadBase::kTransport, 2, 4, Dim::kDport},
-    {ir::PayloadBase::kTransport, 13, 14, Dim::kTcpFlags},
-};
-constexpr FieldBytes kFields6[] = {
-    {ir::PayloadBase::kLink, 6, 12, Dim::kEtherSaddr},
-    {ir::PayloadBase::kNetwork, 6, 7, Dim::kProto},  // next header
-    {ir::PayloadBase::kNetwork, 7, 8, Dim::kTtl},    // hop limit
-    {ir::PayloadBase::kNetwork, 8, 24, Dim::kSaddr},
-    {ir::PayloadBase::kNetwork, 24, 40, Dim::kDaddr},
-    {ir::PayloadBase::kTransport, 0, 2, Dim::kSport},
-    {ir::PayloadBase::kTransport, 2, 4, Dim::kDport},
-    {ir::PayloadBase::kTransport, 13, 14, Dim::kTcpFlags},
-    // ip6tables' transport header: the same one in this space (no extension
-    // headers, no fragments).
-    {ir::PayloadBase::kIp6tTransport, 0, 2, Dim::kSport},
-    {ir::PayloadBase::kIp6tTransport, 2, 4, Dim::kDport},
-    {ir::PayloadBase::kIp6tTransport, 13, 14, Dim::kTcpFlags},
-};
 
 const char* BaseName(ir::PayloadBase base) {
   switch (base) {
@@ -65,8 +41,7 @@ bool RuleLifter::Payload(const ir::PayloadLoad& e) {
       e.offset + uint64_t{e.len} <= 8) {
     return Write(e.dreg, e.len, Sym{.constant = true, .chain = {e}});
   }
-  for (const FieldBytes& f : v6 ? std::span<const FieldBytes>(kFields6)
-                                : std::span<const FieldBytes>(kFields4)) {
+  for (const FieldBytes& f : Fields()) {
     if (f.base == e.base && e.offset >= f.begin &&
         e.offset + uint64_t{e.len} <= f.end) {
       Sym sym{.dim = f.dim, .chain = {e}, .monotone = e.offset == f.begin};
@@ -83,10 +58,7 @@ bool RuleLifter::Payload(const ir::PayloadLoad& e) {
                            ", which are not a modelled field"));
 }
 
-std::span<const FieldBytes> RuleLifter::Fields() const {
-  return packet_family_ == kFamilyIpv6 ? std::span<const FieldBytes>(kFields6)
-                                       : std::span<const FieldBytes>(kFields4);
-}
+std::span<const FieldBytes> RuleLifter::Fields() const { return FieldsOf(packet_family_); }
 
 bool RuleLifter::CoveredByFields(const ir::PayloadLoad& e) const {
   uint64_t pos = e.offset;
@@ -138,7 +110,6 @@ std::optional<std::vector<RuleLifter::MergedPart>> RuleLifter::SplitMerged(
       part.sym.chain.push_back(std::move(piece));
     }
     part.sym.monotone = monotone;
-    part.sym.bytes = ir::Pad4(len);
     parts.push_back(std::move(part));
   }
   return parts;

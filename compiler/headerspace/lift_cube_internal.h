@@ -1,7 +1,9 @@
-// The cube lifter's per-rule state (lift_cube.h), shared by the files that
-// implement it, one concern each:
-//   lift_cube.cc          the front of it: registers, the expression walk
-//                         (Step), verdicts and side effects, families
+// The cube lifter's per-rule state (lift_cube.h): the cube policy of the one
+// rule walk (lift_walk.h), which keeps the registers and dispatches each
+// expression to the hooks below. Split by concern:
+//   lift_cube.cc          the front of it: the walk's hooks for derived
+//                         values, constants, verdicts and side effects;
+//                         families
 //   lift_cube_fields.cc   loads: payload bytes of modelled fields (merged
 //                         loads too), meta and ct keys
 //   lift_cube_solve.cc    probing (ir/expr_eval.h on model packets) and
@@ -20,7 +22,9 @@
 #include <vector>
 
 #include "compiler/headerspace/cube.h"
+#include "compiler/headerspace/fields.h"
 #include "compiler/headerspace/lift_cube.h"
+#include "compiler/headerspace/lift_walk.h"
 #include "ir/ir.h"
 
 namespace rulejit::headerspace::cube_lift {
@@ -37,8 +41,6 @@ struct Sym {
   bool constant = false;
   Dim dim = Dim::kSaddr;
   std::vector<ir::Expr> chain;
-  int start_word = 0;
-  uint32_t bytes = 0;  // whole words written
   bool monotone = false;
   // A load over several adjacent fields (nft merges `tcp sport 1 tcp dport
   // 2` into one 4-byte load): `chain` starts with that load and the symbol
@@ -51,13 +53,6 @@ struct Sym {
   bool load_monotone = false;
   uint32_t load_len = 0;
   bool host_endian = false;
-};
-
-// Bytes [begin, end) of a header that hold (part of) one dimension.
-struct FieldBytes {
-  ir::PayloadBase base;
-  uint32_t begin, end;  // [begin, end) in the header
-  Dim dim;
 };
 
 using Region = std::vector<Cube>;  // disjoint cubes
@@ -90,11 +85,36 @@ class RuleLifter {
         family_(ruleset.tables[table].family), packet_family_(family),
         family_cube_(FamilyCube(space, family)),
         base_point_(PickPoint(family_cube_)),
-        region_{family_cube_} {
-    owner_.fill(-1);
-  }
+        region_{family_cube_} {}
 
   LiftedRule Run(const ir::Rule& rule);
+
+  // --- RuleWalk hooks (lift_walk.h)
+  using Slot = SymbolicRegisters<Sym>::Slot;
+  size_t Claim(const std::vector<ir::Node>& /*exprs*/, size_t /*i*/) const { return 0; }
+  // Failed, never matches, or its verdict (map) is known: later
+  // expressions change nothing.
+  bool Done() const {
+    return !result_.exact || never_ || branched_ || result_.verdict != ir::VerdictCode::kContinue;
+  }
+  // A read sees the value that starts at its word, in as many bytes as
+  // the value's whole words.
+  static bool Readable(const Slot& slot, size_t len) { return slot.bytes >= len; }
+  bool NoSource(const char* what, int word);
+  bool BadWrite(ir::Reg reg);
+  bool Payload(const ir::PayloadLoad& e);
+  bool Meta(const ir::MetaLoad& e);
+  bool Ct(const ir::CtLoad& e);
+  bool Constant(const ir::Immediate& e);
+  bool CanDerive(const ir::Bitwise& e);
+  std::optional<Sym> Derive(const Sym& src, const ir::Bitwise& e) const;
+  std::optional<Sym> Derive(const Sym& src, const ir::Byteorder& e) const;
+  bool Compare(const Sym& src, const ir::Cmp& e);
+  bool Range(const ir::Range& e);
+  bool Lookup(const ir::Lookup& e);
+  bool Fused(const ir::FusedCmp& e);
+  bool Verdict(ir::VerdictCode code, const std::string& target, size_t i);
+  bool Other(const ir::Expr& e, size_t i);  // statements
 
  private:
   using Test = std::function<bool(const uint8_t* regs)>;
@@ -107,11 +127,11 @@ class RuleLifter {
     }
     return false;
   }
-  bool Step(const ir::Expr& expr);
-  bool Write(ir::Reg reg, uint32_t len, Sym sym);
-  const Sym* Read(ir::Reg reg, uint32_t len, const char* what);
-  const Sym* ReadWord(int word, uint32_t len, const char* what);
-  bool Payload(const ir::PayloadLoad& e);
+  bool Write(ir::Reg reg, uint32_t len, Sym sym) { return walk_.Write(reg, len, std::move(sym)); }
+  const Sym* Read(ir::Reg reg, uint32_t len, const char* what) { return walk_.Read(reg, len, what); }
+  const Sym* ReadWord(int word, uint32_t len, const char* what) {
+    return walk_.ReadWord(word, len, what);
+  }
   std::span<const FieldBytes> Fields() const;
   // Whether the load's bytes are all bytes of modelled fields.
   bool CoveredByFields(const ir::PayloadLoad& e) const;
@@ -124,25 +144,17 @@ class RuleLifter {
   };
   std::optional<std::vector<MergedPart>> SplitMerged(const Sym& sym, uint32_t cmp_len);
   bool MergedCmp(const Sym& sym, const ir::Cmp& e);
-  bool Meta(const ir::MetaLoad& e);
-  bool Ct(const ir::CtLoad& e);
-  bool Derived(ir::Reg sreg, ir::Reg dreg, uint32_t len, const ir::Expr& e,
-               bool keeps_monotone, const char* what);
   bool Constrain(const Sym& sym, const IntervalSet& set);
   // The values of the symbol's dimension that pass `test` (a constant
   // symbol: full or empty); nullopt after Fail.
   std::optional<IntervalSet> Solve(const Sym& sym, const Test& test,
                                    const Solver& monotone,
                                    bool equality_only_names);
-  bool CmpExpr(const ir::Cmp& e);
   // `(value & mask) ^ xor == data` (or !=) over a whole field, solved
   // exactly: an interval per setting of the mask's zero bits above its
   // lowest one (at most 2^kMaskFreeBitsMax); nullopt when it doesn't apply.
   std::optional<IntervalSet> MaskedEquals(const Sym& sym, const ir::Cmp& e) const;
-  bool RangeExpr(const ir::Range& e);
-  bool LookupExpr(const ir::Lookup& e);
   bool ConcatLookup(const ir::Lookup& e, const ir::Set& set);
-  bool FusedExpr(const ir::FusedCmp& e);
   // The values for which bytes [0, lo.size()) of the register `reg` holding
   // `sym` lie in [lo, hi] (memcmp order); nullopt after Fail.
   std::optional<IntervalSet> BytesBetween(const Sym& sym, ir::Reg reg,
@@ -183,8 +195,7 @@ class RuleLifter {
   uint32_t packet_family_;   // kFamilyIpv4 / kFamilyIpv6
   Cube family_cube_;
   Point base_point_;         // probes vary one dimension of this point
-  std::vector<Sym> syms_;
-  std::array<int, ir::kRegWords> owner_;
+  RuleWalk<RuleLifter, Sym> walk_{*this};
   Region region_;
   bool never_ = false;
   bool branched_ = false;  // a verdict map set result_.branches

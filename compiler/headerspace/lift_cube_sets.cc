@@ -9,7 +9,7 @@
 
 namespace rulejit::headerspace::cube_lift {
 
-bool RuleLifter::LookupExpr(const ir::Lookup& e) {
+bool RuleLifter::Lookup(const ir::Lookup& e) {
   const ir::Table& table = ruleset_.tables[table_];
   const ir::Set* set = table.FindSet(e.set);
   if (set == nullptr) return Fail(absl::StrCat("looks up unknown set ", e.set));

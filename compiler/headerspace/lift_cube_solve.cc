@@ -176,10 +176,8 @@ std::optional<IntervalSet> RuleLifter::MaskedEquals(const Sym& sym, const ir::Cm
   return set.Intersect(family_cube_.get(sym.dim));
 }
 
-bool RuleLifter::CmpExpr(const ir::Cmp& e) {
-  const Sym* sym = Read(e.sreg, e.data.size(), "cmp");
-  if (sym == nullptr) return false;
-  const Sym s = *sym;
+bool RuleLifter::Compare(const Sym& src, const ir::Cmp& e) {
+  const Sym s = src;
   if (s.merged) return MergedCmp(s, e);
   const Value max = DimMax(s);
   if ((e.op == ir::CmpOp::kEq || e.op == ir::CmpOp::kNeq) && !Searchable(s) &&
@@ -210,7 +208,7 @@ bool RuleLifter::CmpExpr(const ir::Cmp& e) {
   return set && Constrain(s, *set);
 }
 
-bool RuleLifter::RangeExpr(const ir::Range& e) {
+bool RuleLifter::Range(const ir::Range& e) {
   const Sym* sym = Read(e.sreg, std::max(e.from.size(), e.to.size()), "range");
   if (sym == nullptr) return false;
   const Sym s = *sym;
