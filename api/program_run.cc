@@ -310,6 +310,16 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
   }
 }
 
+// Here, not in tier_up.cc, so the hot path inlines the common "no tier-up"
+// test (a call per burst cost the one-frame direct path 8%).
+void Program::CountTowardTierUp(RunState* state, uint32_t packets) const {
+  if (!state || !jit_->tier_up_after) return;
+  uint64_t& count = state->impl_->packets;
+  const uint64_t before = count;
+  count += packets;
+  if (before < jit_->tier_up_after && count >= jit_->tier_up_after) TierUp();
+}
+
 bool Program::answers_from_table(Hook hook) const {
   return compiled() && jit_->plan.direct[static_cast<int>(hook)].has_value();
 }

@@ -84,12 +84,4 @@ absl::Status Program::WaitForTierUp() const {
   }
 }
 
-void Program::CountTowardTierUp(RunState* state, uint32_t packets) const {
-  if (!state || !jit_->tier_up_after) return;
-  uint64_t& count = state->impl_->packets;
-  const uint64_t before = count;
-  count += packets;
-  if (before < jit_->tier_up_after && count >= jit_->tier_up_after) TierUp();
-}
-
 }  // namespace rulejit
