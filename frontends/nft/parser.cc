@@ -281,7 +281,9 @@ bool Parser::ParseTopLevel() {
       rs_->tables.clear();
       return true;
     }
-    return Error(Peek().loc, "unsupported flush command (only 'flush ruleset')");
+    if (AcceptWord("table")) return ParseFlushTable();
+    return Error(Peek().loc, "unsupported flush command (only 'flush ruleset' and "
+                             "'flush table')");
   }
   if (w == "table") {
     Next();
@@ -294,7 +296,8 @@ bool Parser::ParseTopLevel() {
     for (size_t i = 0; i < rs_->tables.size(); ++i) {
       if (rs_->tables[i].family == family && rs_->tables[i].name == name) index = i;
     }
-    if (!ExpectPunct("{")) return false;
+    // `table inet fw4` alone declares the table (as `add table`).
+    if (!AcceptPunct("{")) return true;
     return ParseTableBlock(index);
   }
   if (w == "add" || w == "create") {
@@ -316,6 +319,23 @@ bool Parser::ParseTopLevel() {
   }
   return Error(loc, absl::StrCat("unknown command '", w, "'"),
                ir::DidYouMean(w, kCommands));
+}
+
+// `flush table FAMILY NAME`: every chain of the table loses its rules;
+// chains, sets and their elements stay (nft sends a rule deletion for the
+// table, nothing else).
+bool Parser::ParseFlushTable() {
+  const ir::SourceLoc loc = Peek().loc;
+  ir::Family family = ir::Family::kIp;
+  if (!ParseFamily(&family)) return false;
+  std::string name;
+  if (!ExpectName(&name, "table name")) return false;
+  for (ir::Table& table : rs_->tables) {
+    if (table.family != family || table.name != name) continue;
+    for (ir::Chain& chain : table.chains) chain.rules.clear();
+    return true;
+  }
+  return Error(loc, absl::StrCat("no table '", name, "' in family ", ir::FamilyName(family)));
 }
 
 bool Parser::ParseDefine() {

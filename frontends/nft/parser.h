@@ -62,6 +62,7 @@ class Parser {
   // ---- ruleset grammar (parser.cc)
   bool ParseTopLevel();
   bool ParseDefine();
+  bool ParseFlushTable();
   bool ParseInclude();
   bool ParseCommand(bool insert);
   bool ParseCommandObject(bool insert, std::string* what);
