@@ -174,20 +174,21 @@ const Option* FindTargetOption(const TargetUse& t, std::string_view name);
 // REDIRECT, NETMAP.
 bool IsNatTarget(std::string_view target);
 bool LowerNatTarget(LowerCtx& ctx, const TargetUse& target);
-// Whether the kernel registers nat target `target` at `hook`, and a hint
-// naming the hooks it is registered at.
-bool NatTargetAllowedAt(std::string_view target, ir::Hook hook);
-const char* NatTargetHooksHint(std::string_view target);
+// Extensions the kernel registers at some hooks only (hook_limits.cc):
+// whether `name` (a nat target, "owner") may run at `hook`, and a hint
+// naming the hooks it may run at.
+bool RegisteredAt(std::string_view name, ir::Hook hook);
+const char* RegisteredHooksHint(std::string_view name);
 
-// A nat target (or the owner match) in a user chain, checked at COMMIT
-// against the hooks that reach the chain (nat_hooks.cc).
-struct NatUse {
-  std::string chain, target;  // target: the target's or match's name
+// Such an extension in a user chain, checked at COMMIT against the hooks
+// that reach the chain.
+struct HookLimitedUse {
+  std::string chain, name;  // the target's or match's name
   ir::SourceLoc loc;
   std::string kind = "target";  // or "match"
 };
-void CheckNatHooks(const ir::Table& table, const std::vector<NatUse>& uses,
-                   ir::Diagnostics& diags);
+void CheckHookLimitedUses(const ir::Table& table, const std::vector<HookLimitedUse>& uses,
+                          ir::Diagnostics& diags);
 
 // Per-module lowering functions (match_ports.cc, match_ct.cc,
 // match_icmp.cc, matches.cc); the registry in matches.cc maps names to them.

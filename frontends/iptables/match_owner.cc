@@ -1,6 +1,6 @@
 // -m owner: the local socket's owner (xt_owner), for locally generated
 // packets (OUTPUT and POSTROUTING only, checked as nat targets are, in
-// nat_hooks.cc):
+// hook_limits.cc):
 //
 //   --uid-owner N[-M]   meta load skuid; cmp eq N (range N M)
 //   --gid-owner N[-M]   meta load skgid; ...
@@ -58,10 +58,10 @@ bool LowerIdOption(LowerCtx& ctx, const Option& opt, ir::MetaKey key) {
 
 bool LowerOwner(LowerCtx& ctx, const MatchUse& m) {
   if (!RequireOptions(ctx, m)) return false;
-  if (ctx.hook && !NatTargetAllowedAt("owner", *ctx.hook)) {
+  if (ctx.hook && !RegisteredAt("owner", *ctx.hook)) {
     return ctx.Error(m.loc, absl::StrCat("match 'owner' is not valid in chain '",
                                          ctx.chain_name, "'"),
-                     NatTargetHooksHint("owner"));
+                     RegisteredHooksHint("owner"));
   }
   for (const Option& opt : m.options) {
     if (opt.invert) {

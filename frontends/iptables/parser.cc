@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -280,7 +281,7 @@ class SaveParser {
     table_.loc = loc;
     table_loc_ = loc;
     jumps_.clear();
-    nat_uses_.clear();
+    hook_limited_uses_.clear();
     next_set_id_ = 0;
   }
 
@@ -665,13 +666,13 @@ class SaveParser {
     ctx.Add(ir::Counter{packets, bytes}, rule.loc);
     for (const iptables_internal::MatchUse& m : spec.matches) {
       if (keep && !ctx.hook && m.name == "owner") {
-        nat_uses_.push_back({chain_name, "owner", m.loc, "match"});
+        hook_limited_uses_.push_back({chain_name, "owner", m.loc, "match"});
       }
     }
     if (spec.target) {
       if (!iptables_internal::LowerTarget(ctx, *spec.target)) return std::nullopt;
       if (keep && !ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
-        nat_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
+        hook_limited_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
       }
       if (keep && !iptables_internal::IsStandardVerdict(spec.target->name) &&
           !iptables_internal::IsSupportedTarget(spec.target->name)) {
@@ -682,26 +683,30 @@ class SaveParser {
     return rule;
   }
 
-  // Whether a rule still in the table holds the jump made at `j.loc` (-D,
-  // -R and -F remove rules).
-  bool StillThere(const PendingJump& j) const {
+  // The jumps the table's rules still make (-D, -R and -F remove rules),
+  // as "target line:col" of the jump, collected once per COMMIT.
+  absl::flat_hash_set<std::string> JumpsStillThere() const {
+    absl::flat_hash_set<std::string> out;
     for (const ir::Chain& c : table_.chains) {
       for (const ir::Rule& rule : c.rules) {
         for (const ir::Node& node : rule.exprs) {
           const auto* imm = std::get_if<ir::Immediate>(&node.expr);
-          if (imm && imm->dreg == ir::kVerdictReg && imm->verdict.chain == j.target &&
-              node.loc.line == j.loc.line && node.loc.col == j.loc.col) {
-            return true;
+          if (imm && imm->dreg == ir::kVerdictReg && !imm->verdict.chain.empty()) {
+            out.insert(JumpKey(imm->verdict.chain, node.loc));
           }
         }
       }
     }
-    return false;
+    return out;
+  }
+  static std::string JumpKey(const std::string& target, ir::SourceLoc loc) {
+    return absl::StrCat(target, " ", loc.line, ":", loc.col);
   }
 
   void ResolveJumps() {
+    const absl::flat_hash_set<std::string> still_there = JumpsStillThere();
     for (const PendingJump& j : jumps_) {
-      if (!StillThere(j)) continue;
+      if (!still_there.contains(JumpKey(j.target, j.loc))) continue;
       const ir::Chain* target = FindChain(j.target);
       if (target != nullptr && !target->base) continue;
       if (target != nullptr || FindBuiltin(table_.name, j.target) != nullptr) {
@@ -734,7 +739,7 @@ class SaveParser {
       return;
     }
     ResolveJumps();
-    iptables_internal::CheckNatHooks(table_, nat_uses_, diags_);
+    iptables_internal::CheckHookLimitedUses(table_, hook_limited_uses_, diags_);
     open_ = false;
     ruleset_.tables.push_back(std::move(table_));
   }
@@ -750,7 +755,7 @@ class SaveParser {
   bool skipping_ = false;    // inside a table that was rejected
   ir::SourceLoc table_loc_;
   std::vector<PendingJump> jumps_;
-  std::vector<iptables_internal::NatUse> nat_uses_;  // in user chains
+  std::vector<iptables_internal::HookLimitedUse> hook_limited_uses_;  // in user chains
   int next_set_id_ = 0;
   uint64_t next_handle_ = 0;
 };

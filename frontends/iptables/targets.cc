@@ -29,8 +29,6 @@ namespace rulejit::frontends::iptables_internal {
 
 namespace {
 
-const Option* Find(const TargetUse& t, std::string_view name) { return FindTargetOption(t, name); }
-
 void EmitVerdict(LowerCtx& ctx, ir::VerdictCode code, std::string chain,
                  ir::SourceLoc loc) {
   ir::Immediate imm;
@@ -72,7 +70,7 @@ constexpr std::array<RejectName, 11> kReject6 = {{
 bool LowerReject(LowerCtx& ctx, const TargetUse& t) {
   if (!CheckFilterHooks(ctx, t)) return false;
   ir::Reject reject{0, static_cast<uint32_t>(ctx.ipv6() ? 4 : 3)};
-  if (const Option* with = Find(t, "--reject-with")) {
+  if (const Option* with = FindTargetOption(t, "--reject-with")) {
     const std::string& name = with->args[0].text;
     if (name == "tcp-reset" || name == "tcp-rst") {
       if (ctx.l4proto() != 6) {
@@ -217,8 +215,8 @@ bool LowerMarkTarget(LowerCtx& ctx, const TargetUse& t) {
 
 std::optional<uint32_t> MaskOption(LowerCtx& ctx, const TargetUse& t,
                                    std::string_view name, bool* ok) {
-  const Option* o = Find(t, name);
-  if (o == nullptr) o = Find(t, "--mask");
+  const Option* o = FindTargetOption(t, name);
+  if (o == nullptr) o = FindTargetOption(t, "--mask");
   if (o == nullptr) return 0xffffffff;
   std::optional<uint64_t> v = ParseNumber(o->args[0].text, 0xffffffff);
   if (!v) {

@@ -20,7 +20,7 @@
 // or DCCP with port specification"). Each target is registered for the nat
 // table and its hooks only (nf_nat's xt targets); a target in a user chain
 // is checked against the hooks that reach the chain when the table is
-// committed (CheckNatHooks in parser.cc).
+// committed (CheckHookLimitedUses, hook_limits.cc).
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -29,8 +29,6 @@
 namespace rulejit::frontends::iptables_internal {
 
 namespace {
-
-const Option* Find(const TargetUse& t, std::string_view name) { return FindTargetOption(t, name); }
 
 // An address range and a port range, each optional.
 struct NatRange {
@@ -114,35 +112,23 @@ bool CheckPortProtocol(LowerCtx& ctx, const TargetUse& t, const NatRange& r) {
                                        "sctp or dccp"));
 }
 
-// The hooks each nat target is registered for.
-bool AllowedAt(std::string_view target, ir::Hook hook) {
-  using ir::Hook;
-  if (target == "SNAT") return hook == Hook::kPostrouting || hook == Hook::kInput;
-  if (target == "MASQUERADE") return hook == Hook::kPostrouting;
-  if (target == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
-  if (target == "DNAT" || target == "REDIRECT") {
-    return hook == Hook::kPrerouting || hook == Hook::kOutput;
-  }
-  return true;  // NETMAP: all four
-}
-
 bool CheckNatTable(LowerCtx& ctx, const TargetUse& t) {
   if (ctx.table_name != "nat") {
     return ctx.Error(t.loc, absl::StrCat("target '", t.name, "' is only valid in the nat table"));
   }
-  if (ctx.hook && !AllowedAt(t.name, *ctx.hook)) {
+  if (ctx.hook && !RegisteredAt(t.name, *ctx.hook)) {
     return ctx.Error(t.loc, absl::StrCat("target '", t.name, "' is not valid in chain '",
                                          ctx.chain_name, "'"),
-                     NatTargetHooksHint(t.name));
+                     RegisteredHooksHint(t.name));
   }
   return true;
 }
 
 uint32_t FlagsOf(const TargetUse& t, const NatRange& r) {
   uint32_t flags = r.port_min ? ir::kNatProtoSpecified : 0;
-  if (Find(t, "--random")) flags |= ir::kNatRandom;
-  if (Find(t, "--persistent")) flags |= ir::kNatPersistent;
-  if (Find(t, "--random-fully")) flags |= ir::kNatRandomFully;
+  if (FindTargetOption(t, "--random")) flags |= ir::kNatRandom;
+  if (FindTargetOption(t, "--persistent")) flags |= ir::kNatPersistent;
+  if (FindTargetOption(t, "--random-fully")) flags |= ir::kNatRandomFully;
   return flags;
 }
 
@@ -171,7 +157,7 @@ void EmitNat(LowerCtx& ctx, ir::NatKind kind, const NatRange& r, uint32_t flags,
 
 bool LowerSnatDnat(LowerCtx& ctx, const TargetUse& t) {
   const bool snat = t.name == "SNAT";
-  const Option* to = Find(t, snat ? "--to-source" : "--to-destination");
+  const Option* to = FindTargetOption(t, snat ? "--to-source" : "--to-destination");
   if (to == nullptr) {
     return ctx.Error(t.loc, absl::StrCat("target '", t.name, "' needs ",
                                          snat ? "--to-source" : "--to-destination"));
@@ -184,7 +170,7 @@ bool LowerSnatDnat(LowerCtx& ctx, const TargetUse& t) {
 
 bool LowerMasqRedirect(LowerCtx& ctx, const TargetUse& t) {
   NatRange r;
-  if (const Option* ports = Find(t, "--to-ports")) {
+  if (const Option* ports = FindTargetOption(t, "--to-ports")) {
     if (!ParsePorts(ctx, ports->args[0].text, ports->ArgLoc(), &r)) return false;
   }
   if (!CheckPortProtocol(ctx, t, r)) return false;
@@ -196,7 +182,7 @@ bool LowerMasqRedirect(LowerCtx& ctx, const TargetUse& t) {
 // NETMAP rewrites the prefix and keeps the host part: the range is the
 // network's first and last address.
 bool LowerNetmap(LowerCtx& ctx, const TargetUse& t) {
-  const Option* to = Find(t, "--to");
+  const Option* to = FindTargetOption(t, "--to");
   if (to == nullptr) return ctx.Error(t.loc, "target 'NETMAP' needs --to");
   AddrMask net;
   if (!ParseAddrMask(to->args[0].text, ctx.ipv6(), to->ArgLoc(), *ctx.diags, &net)) {
@@ -220,19 +206,6 @@ bool LowerNetmap(LowerCtx& ctx, const TargetUse& t) {
 }
 
 }  // namespace
-
-const char* NatTargetHooksHint(std::string_view target) {
-  if (target == "SNAT") return "SNAT is valid in POSTROUTING and INPUT";
-  if (target == "MASQUERADE") return "MASQUERADE is valid in POSTROUTING";
-  if (target == "DNAT") return "DNAT is valid in PREROUTING and OUTPUT";
-  if (target == "REDIRECT") return "REDIRECT is valid in PREROUTING and OUTPUT";
-  if (target == "owner") return "the owner match is valid in OUTPUT and POSTROUTING";
-  return "";
-}
-
-bool NatTargetAllowedAt(std::string_view target, ir::Hook hook) {
-  return AllowedAt(target, hook);
-}
 
 bool IsNatTarget(std::string_view target) {
   return target == "SNAT" || target == "DNAT" || target == "MASQUERADE" ||

@@ -1,8 +1,10 @@
-// The kernel checks a target against every hook that can reach it
-// (xt_check_target with the hook mask translate_table computes through
-// jumps): a nat target in a user chain must suit each built-in chain that
-// jumps to it, directly or through other user chains. Targets in built-in
-// chains are checked as they are lowered (targets_nat.cc); this checks the
+// Extensions the kernel registers at some hooks only (the nat targets,
+// the owner match), and the check it makes at load time: against every
+// hook that can reach the rule (xt_check_target / xt_check_match with the
+// hook mask translate_table computes through jumps). One in a user chain
+// must suit each built-in chain that jumps to it, directly or through
+// other user chains. Uses in built-in chains are checked as they are
+// lowered (targets_nat.cc, match_owner.cc); CheckHookLimitedUses checks the
 // rest once the table is complete.
 #include <algorithm>
 #include <deque>
@@ -56,19 +58,39 @@ absl::flat_hash_map<std::string, std::vector<ir::Hook>> ReachingHooks(const ir::
 
 }  // namespace
 
-void CheckNatHooks(const ir::Table& table, const std::vector<NatUse>& uses,
-                   ir::Diagnostics& diags) {
+bool RegisteredAt(std::string_view name, ir::Hook hook) {
+  using ir::Hook;
+  if (name == "SNAT") return hook == Hook::kPostrouting || hook == Hook::kInput;
+  if (name == "MASQUERADE") return hook == Hook::kPostrouting;
+  if (name == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
+  if (name == "DNAT" || name == "REDIRECT") {
+    return hook == Hook::kPrerouting || hook == Hook::kOutput;
+  }
+  return true;  // NETMAP: all four
+}
+
+const char* RegisteredHooksHint(std::string_view name) {
+  if (name == "SNAT") return "SNAT is valid in POSTROUTING and INPUT";
+  if (name == "MASQUERADE") return "MASQUERADE is valid in POSTROUTING";
+  if (name == "DNAT") return "DNAT is valid in PREROUTING and OUTPUT";
+  if (name == "REDIRECT") return "REDIRECT is valid in PREROUTING and OUTPUT";
+  if (name == "owner") return "the owner match is valid in OUTPUT and POSTROUTING";
+  return "";
+}
+
+void CheckHookLimitedUses(const ir::Table& table, const std::vector<HookLimitedUse>& uses,
+                          ir::Diagnostics& diags) {
   if (uses.empty()) return;
   const auto hooks = ReachingHooks(table);
-  for (const NatUse& use : uses) {
+  for (const HookLimitedUse& use : uses) {
     auto it = hooks.find(use.chain);
     if (it == hooks.end()) continue;  // not reached: the kernel checks nothing
     for (ir::Hook hook : it->second) {
-      if (NatTargetAllowedAt(use.target, hook)) continue;
+      if (RegisteredAt(use.name, hook)) continue;
       diags.Error(use.loc,
-                  absl::StrCat(use.kind, " '", use.target, "' in chain '", use.chain,
+                  absl::StrCat(use.kind, " '", use.name, "' in chain '", use.chain,
                                "' is reached from the ", ir::HookName(hook), " hook"),
-                  NatTargetHooksHint(use.target));
+                  RegisteredHooksHint(use.name));
       break;
     }
   }
