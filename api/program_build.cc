@@ -97,7 +97,7 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   if (absl::Status s = Verify(ir); !s.ok()) return s;
   BackendChoice choice = ChooseBackend(ir, options.backend);
   if (choice.info->compile) passes::RunPasses(ir, PassOptionsOf(options));
-  auto program = std::unique_ptr<Program>(new Program(std::move(ruleset)));
+  auto program = std::unique_ptr<Program>(new Program(std::move(ruleset), options.host));
   program->backend_ = choice.info->kind;
   program->interpreter_reason_ = std::move(choice.reason);
   if (!choice.info->compile) return program;
@@ -116,8 +116,10 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
 
 // The interpreter runs every program (the reference, and the tier for
 // anything the compiled code hands back).
-Program::Program(Ruleset ruleset)
-    : ruleset_(std::move(ruleset)), interp_(std::make_unique<Interp>(IrOf(ruleset_))) {
+Program::Program(Ruleset ruleset, std::shared_ptr<const HostModel> host)
+    : ruleset_(std::move(ruleset)),
+      host_(host ? std::move(host) : std::make_shared<const HostModel>(LoopbackHost())),
+      interp_(std::make_unique<Interp>(IrOf(ruleset_), *host_)) {
   for (int h = 0; h < lower::kHookCount; ++h) {
     hook_chains_.push_back(ir::BaseChainsAt(IrOf(ruleset_), static_cast<ir::Hook>(h)));
   }

@@ -56,7 +56,7 @@ struct Program::Jit {
 };
 
 struct Program::Interp {
-  explicit Interp(const ir::Ruleset& ruleset) : interpreter(ruleset) {}
+  Interp(const ir::Ruleset& ruleset, const HostModel& host) : interpreter(ruleset, &host) {}
   ir::Interpreter interpreter;
 };
 

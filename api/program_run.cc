@@ -88,6 +88,8 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   ctx.now_ns = slots ? slots->now_ns : 0;
   ctx.pre_classifier = pre_rule == -2 ? nullptr : &jit_->plan.classifiers.front();
   ctx.pre_rule = pre_rule;
+  ctx.host = host_.get();
+  ctx.hook = hook;
 
   Result result;
   const lower::Layout& layout = jit_->plan.layout;

@@ -1,7 +1,7 @@
 # One CMake target per layer, each with its own include scope, so that the
 # layering of ../shared/DESIGN.md is enforced by the build:
 #
-#   packet ← ir ← frontends, headerspace ← passes, classify, analysis ← lower
+#   packet ← host ← ir ← frontends, headerspace ← passes, classify, analysis ← lower
 #     ← backend_common ← backend_asmjit, backend_llvm ← api ← runtime ← tools
 #
 # rulejit_layer(NAME DIRS <folders> [HEADERS <files>] DEPS <layers>) makes

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "ir/fib_eval.h"
 #include "ir/hook_order.h"
 #include "ir/util.h"
 
@@ -69,6 +70,7 @@ struct Ctx {
   bool rejected = false;
   std::optional<QueueChoice> queue;
   std::optional<NatChange> nat;
+  Hook hook = Hook::kInput;
   // Position of the expression being evaluated (counters, limit buckets).
   int table = 0, chain = 0, rule = 0, expr = 0;
 };
@@ -243,6 +245,10 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Queue& e) { EvalQueue(e, regs, ctx); },
           [&](const Quota& e) { EvalQuota(e, regs, ctx); },
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
+          [&](const Fib& e) {
+            regs.BreakUnless(
+                EvalFib(e, ctx.hook, ctx.pkt, ctx.meta, ctx.interp.host(), regs.data));
+          },
       },
       expr);
 }
@@ -342,7 +348,8 @@ ChainResult RunBaseChain(int table_idx, int base_idx, Ctx& ctx) {
 
 }  // namespace
 
-Interpreter::Interpreter(const Ruleset& ruleset) : ruleset_(ruleset) {
+Interpreter::Interpreter(const Ruleset& ruleset, const HostModel* host)
+    : ruleset_(ruleset), host_(host != nullptr ? *host : DefaultHost()) {
   for (const Table& table : ruleset.tables) {
     std::vector<SetIndex>& indexes = set_index_.emplace_back();
     indexes.reserve(table.sets.size());
@@ -364,6 +371,7 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
   }
   Ctx ctx{*this, pkt, meta, state, {meta.mark, meta.priority, meta.ct_mark}};
   ctx.writable = copy.empty() ? nullptr : copy.data();
+  ctx.hook = hook;
   EvalResult result;  // no base chain: the kernel accepts
   for (const RuleRef& b : hook_chains_[static_cast<int>(hook)]) {
     const Table& table = ruleset_.tables[b.table];

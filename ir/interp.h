@@ -21,6 +21,7 @@
 
 #include "ir/expr_eval.h"
 #include "ir/ir.h"
+#include "rulejit/host.h"
 #include "rulejit/packet.h"
 
 namespace rulejit::ir {
@@ -67,13 +68,16 @@ struct InterpState {
 
 class Interpreter {
  public:
-  // `ruleset` must outlive the interpreter and stay unchanged.
-  explicit Interpreter(const Ruleset& ruleset);
+  // `ruleset` (and `host`) must outlive the interpreter and stay
+  // unchanged. `host`: what fib and addrtype ask about; null is
+  // rulejit::LoopbackHost().
+  explicit Interpreter(const Ruleset& ruleset, const HostModel* host = nullptr);
 
   EvalResult Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                  InterpState* state = nullptr) const;
 
   const Ruleset& ruleset() const { return ruleset_; }
+  const HostModel& host() const { return host_; }
   // The lookup index of set `set` of table `table`.
   const SetIndex& set_index(int table, int set) const {
     return set_index_[table][set];
@@ -81,6 +85,7 @@ class Interpreter {
 
  private:
   const Ruleset& ruleset_;
+  const HostModel& host_;
   std::vector<std::vector<SetIndex>> set_index_;   // [table][set]
   std::vector<std::vector<RuleRef>> hook_chains_;  // [hook]: base chains in order
   // Some rule writes packet bytes: Run works on a copy of the packet, so

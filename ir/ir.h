@@ -396,10 +396,33 @@ struct FusedCmp {
   bool operator==(const FusedCmp&) const = default;
 };
 
+// [ fib saddr|daddr(. mark)(. iif|oif) oif|oifname|type (present )=> reg R ]
+// A route lookup on the host model (rulejit/host.h), as nft_fib: `type`
+// loads the address's RTN_* type (4 bytes), `oif` the output interface's
+// index (4 bytes, 0 for none), `oifname` its name (16 bytes), and with
+// `present` 1 or 0 instead. Flags numerically as NFTA_FIB_F_*.
+enum class FibResult : uint8_t { kOif = 1, kOifName = 2, kAddrType = 3 };
+inline constexpr uint32_t kFibSaddr = 0x1;
+inline constexpr uint32_t kFibDaddr = 0x2;
+inline constexpr uint32_t kFibMark = 0x4;
+inline constexpr uint32_t kFibIif = 0x8;
+inline constexpr uint32_t kFibOif = 0x10;
+inline constexpr uint32_t kFibPresent = 0x20;
+struct Fib {
+  uint32_t flags = kFibDaddr;
+  FibResult result = FibResult::kAddrType;
+  Reg dreg = 1;
+  bool operator==(const Fib&) const = default;
+};
+// Bytes a fib expression writes to its register.
+inline uint32_t FibResultLen(const Fib& e) {
+  return e.result == FibResult::kOifName && !(e.flags & kFibPresent) ? 16 : 4;
+}
+
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr, PayloadWrite, Queue, Quota, Nat>;
+                          Exthdr, PayloadWrite, Queue, Quota, Nat, Fib>;
 
 
 // An expression with the location it came from.

@@ -21,10 +21,12 @@
 
 #include <algorithm>
 #include <string_view>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace rulejit::ir {
 namespace {
@@ -288,6 +290,22 @@ std::string Body(const Exthdr& e) {
                          e.offset, e.present ? " present" : "", e.dreg);
 }
 
+// libnftnl's fib: the flags joined by " . ", the result, " present".
+std::string Body(const Fib& e) {
+  static constexpr std::pair<uint32_t, const char*> kFlags[] = {
+      {kFibSaddr, "saddr"}, {kFibDaddr, "daddr"}, {kFibMark, "mark"},
+      {kFibIif, "iif"},     {kFibOif, "oif"}};
+  std::vector<std::string> names;
+  for (const auto& [bit, name] : kFlags) {
+    if (e.flags & bit) names.push_back(name);
+  }
+  const char* result = e.result == FibResult::kOif       ? "oif"
+                       : e.result == FibResult::kOifName ? "oifname"
+                                                         : "type";
+  return absl::StrFormat("%s %s%s => reg %u ", absl::StrJoin(names, " . "), result,
+                         e.flags & kFibPresent ? " present" : "", e.dreg);
+}
+
 // libnftnl's queue: "num N(-LAST) " or "sreg_qnum R ", then the flags.
 std::string Body(const Queue& e) {
   std::string out;
@@ -348,6 +366,7 @@ struct NameOf {
   const char* operator()(const Notrack&) const { return "notrack"; }
   const char* operator()(const FusedCmp&) const { return "fused"; }
   const char* operator()(const Exthdr&) const { return "exthdr"; }
+  const char* operator()(const Fib&) const { return "fib"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }

@@ -616,6 +616,43 @@ Expr ParseExthdr(Cursor& c) {
   return e;
 }
 
+// "saddr . iif oif present => reg 1 ": flags, result, present, register.
+Expr ParseFib(Cursor& c) {
+  static constexpr std::pair<std::string_view, uint32_t> kFlags[] = {
+      {"saddr", kFibSaddr}, {"daddr", kFibDaddr}, {"mark", kFibMark},
+      {"iif", kFibIif},     {"oif", kFibOif}};
+  static constexpr std::pair<std::string_view, FibResult> kResults[] = {
+      {"oifname", FibResult::kOifName}, {"oif", FibResult::kOif}, {"type", FibResult::kAddrType}};
+  Fib e;
+  e.flags = 0;
+  do {
+    bool found = false;
+    for (const auto& [name, bit] : kFlags) {
+      if (c.TryLiteral(name)) {
+        e.flags |= bit;
+        found = true;
+        break;
+      }
+    }
+    if (!found) c.Fail("expected a fib flag: saddr, daddr, mark, iif or oif");
+  } while (!c.failed() && c.TryLiteral(" . "));
+  c.Literal(" ");
+  bool found = false;
+  for (const auto& [name, result] : kResults) {
+    if (!c.failed() && c.TryLiteral(name)) {
+      e.result = result;
+      found = true;
+      break;
+    }
+  }
+  if (!found) c.Fail("expected a fib result: oif, oifname or type");
+  if (c.TryLiteral(" present")) e.flags |= kFibPresent;
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
 Expr ParseQueue(Cursor& c) {
   Queue e;
   if (c.TryLiteral("sreg_qnum ")) {
@@ -723,7 +760,7 @@ BodyParser ParserFor(std::string_view name) {
       {"reject", &ParseReject},       {"exthdr", &ParseExthdr},
       {"queue", &ParseQueue},         {"quota", &ParseQuota},
       {"nat", &ParseNat},             {"masq", &ParseMasq},
-      {"redir", &ParseRedir},
+      {"redir", &ParseRedir},         {"fib", &ParseFib},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

@@ -398,6 +398,23 @@ void Check(const Exthdr& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, e.present ? 4 : e.len, "exthdr load");
 }
 
+// nft_fib_init: one of saddr/daddr, not both; not iif and oif together;
+// no oif flag with an oif/oifname result.
+void Check(const Fib& e, RuleContext& ctx) {
+  const uint32_t addrs = e.flags & (kFibSaddr | kFibDaddr);
+  const bool both_devs = (e.flags & (kFibIif | kFibOif)) == (kFibIif | kFibOif);
+  const bool known = (e.flags & ~(kFibSaddr | kFibDaddr | kFibMark | kFibIif | kFibOif |
+                                  kFibPresent)) == 0;
+  if (!known || (addrs != kFibSaddr && addrs != kFibDaddr) || both_devs ||
+      e.result < FibResult::kOif || e.result > FibResult::kAddrType ||
+      (e.result != FibResult::kAddrType && (e.flags & kFibOif))) {
+    ctx.diags.Error(ctx.loc, "fib: needs saddr or daddr (not both), at most one of iif and "
+                             "oif, and no oif with an oif or oifname result");
+    return;
+  }
+  ctx.regs.Write(e.dreg, FibResultLen(e), "fib");
+}
+
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = Pad4(e.load.len);
   if (e.load.len < 1 || e.load.len > 64 || e.data.empty() ||

@@ -11,6 +11,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ccache \
   clang-19 libclang-rt-19-dev llvm-19-dev libzstd-dev \
   libasmjit-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libxdp-dev libbpf-dev libpcap-dev \
+  libxdp-dev libbpf-dev libpcap-dev nlohmann-json3-dev \
   nftables iptables iproute2 tcpdump netbase \
   >/dev/null

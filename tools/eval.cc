@@ -1,5 +1,5 @@
-// `rulejit eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--explain]
-//                        [--json] [--backend interp] [--format F]`
+// `rulejit eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--host HOST]
+//                        [--explain] [--json] [--backend interp] [--format F]`
 //
 // Runs every frame of PCAP through the ruleset at one hook with the chosen
 // tier (--backend interp|jit|llvm|auto; auto = the best compiled tier) and prints
@@ -11,7 +11,8 @@
 //
 // Packet metadata comes from the flags and the frame: the input device
 // exists at prerouting/input/forward/ingress, the output device at
-// forward/output/postrouting/egress (ifindex 1 for --iif, 2 for --oif);
+// forward/output/postrouting/egress (ifindex 1 for --iif, 2 for --oif, or
+// the device's index on the --host model, which then must have it);
 // pkttype from the destination MAC; conntrack state from a flow tracker fed
 // in pcap order, where accepted packets create or confirm flows. Frames
 // with an Ethernet header lose it at output/postrouting, where the kernel
@@ -27,6 +28,7 @@
 #include "tools/json.h"
 #include "runtime/conntrack.h"
 #include "tools/commands.h"
+#include "tools/host_option.h"
 #include "tools/pcap_source.h"
 
 namespace rulejit::tools {
@@ -42,6 +44,7 @@ struct EvalOptions {
   ir::Hook hook = ir::Hook::kInput;
   std::string iif;
   std::string oif;
+  std::shared_ptr<const HostModel> host;  // --host; null without
   bool explain = false;
   bool json = false;
 };
@@ -51,11 +54,10 @@ bool HookSeesNoLinkHeader(ir::Hook hook) {
   return hook == ir::Hook::kOutput || hook == ir::Hook::kPostrouting;
 }
 
-// iptables-save dumps only have filter-style hooks we model.
+// iptables-save dumps have the five IP hooks, not the netdev ones.
 bool HookValidFor(InputFormat format, ir::Hook hook) {
   if (format != InputFormat::kIptables && format != InputFormat::kIptablesNft) return true;
-  return hook == ir::Hook::kInput || hook == ir::Hook::kForward ||
-         hook == ir::Hook::kOutput;
+  return hook != ir::Hook::kIngress && hook != ir::Hook::kEgress;
 }
 
 absl::Status CheckInterfaceName(absl::string_view flag, const std::string& name,
@@ -92,6 +94,9 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   options.oif = args.value_or("oif", "");
   options.explain = args.has("explain");
   options.json = args.has("json");
+  absl::StatusOr<std::shared_ptr<const HostModel>> host = LoadHostOption(args.value("host"));
+  if (!host.ok()) return host.status();
+  options.host = *std::move(host);
   if (absl::Status s = CheckInterfaceName("iif", options.iif,
                                           ir::HookHasInputDevice(*hook), *hook);
       !s.ok()) {
@@ -105,18 +110,28 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   return options;
 }
 
+// A device's index: its own on the host model, else the fixed default.
+absl::StatusOr<uint32_t> DeviceIndex(const EvalOptions& options, const std::string& name,
+                                     uint32_t fixed) {
+  return options.host ? HostDeviceIndex(*options.host, name) : fixed;
+}
+
 // The metadata every frame shares: devices as the hook has them.
-PacketMeta DeviceMeta(const EvalOptions& options) {
+absl::StatusOr<PacketMeta> DeviceMeta(const EvalOptions& options) {
   PacketMeta meta;
   meta.has_iif = ir::HookHasInputDevice(options.hook);
   meta.has_oif = ir::HookHasOutputDevice(options.hook);
   if (!options.iif.empty()) {
     std::memcpy(meta.iifname, options.iif.data(), options.iif.size());
-    meta.iif = kIifIndex;
+    absl::StatusOr<uint32_t> index = DeviceIndex(options, options.iif, kIifIndex);
+    if (!index.ok()) return absl::InvalidArgumentError(absl::StrCat("--iif: ", index.status().message()));
+    meta.iif = *index;
   }
   if (!options.oif.empty()) {
     std::memcpy(meta.oifname, options.oif.data(), options.oif.size());
-    meta.oif = kOifIndex;
+    absl::StatusOr<uint32_t> index = DeviceIndex(options, options.oif, kOifIndex);
+    if (!index.ok()) return absl::InvalidArgumentError(absl::StrCat("--oif: ", index.status().message()));
+    meta.oif = *index;
   }
   return meta;
 }
@@ -198,18 +213,28 @@ int RunEval(const Args& args, Streams io) {
     return UsageError(kName,
                       absl::StrCat("hook ", ir::HookName(options->hook),
                                    " is not evaluated for iptables dumps "
-                                   "(use input, forward or output)"),
+                                   "(they have the five IP hooks)"),
                       io.err);
   }
 
-  std::unique_ptr<const Program> program = CompileOrReport(
-      kName, std::move(loaded->ruleset), {.backend = options->backend}, io.err);
+  if (const ir::Node* read = FirstHostRead(loaded->ruleset); read && !options->host) {
+    io.err << loaded->ruleset.Where(read->loc)
+           << ": error: this rule asks the host's addresses and routes: give --host FILE "
+              "(ip -j addr/route output, see rulejit/host.h) or --host local\n";
+    return kExitInputError;
+  }
+  absl::StatusOr<PacketMeta> device_meta = DeviceMeta(*options);
+  if (!device_meta.ok()) return UsageError(kName, device_meta.status().message(), io.err);
+  CompileOptions compile{.backend = options->backend};
+  compile.host = options->host;
+  std::unique_ptr<const Program> program =
+      CompileOrReport(kName, std::move(loaded->ruleset), compile, io.err);
   if (!program) return kExitInputError;
   EvalRun run{.options = *options,
               .program = *program,
               .state = {},
               .conntrack = {},
-              .device_meta = DeviceMeta(*options)};
+              .device_meta = *device_meta};
   absl::Status status = ForEachFrame(
       args.positional(1),
       [&](const Frame& frame) { io.out << EvalFrame(run, frame); });
@@ -227,7 +252,7 @@ Command EvalCommand() {
   return Command{
       .name = kName,
       .synopsis =
-          "eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--explain] "
+          "eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--host FILE|local] [--explain] "
           "[--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
@@ -235,6 +260,7 @@ Command EvalCommand() {
       .spec = {.flags = {{"hook", true},
                          {"iif", true},
                          {"oif", true},
+                         {"host", true},
                          {"explain", false},
                          {"json", false},
                          {"backend", true},

@@ -159,6 +159,9 @@ bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
           [&](const ir::Exthdr&) {
             return Fail("extension headers and options are not modelled");
           },
+          [&](const ir::Fib&) {
+            return Fail("fib asks the host's routes (not a header-space field)");
+          },
           [&](const ir::CtSet& e) {
             if (e.key == ir::CtKey::kMark && reads_ct_mark_) {
               return Fail("sets ct mark, which rules of this ruleset read "

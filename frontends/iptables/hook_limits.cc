@@ -63,6 +63,12 @@ bool RegisteredAt(std::string_view name, ir::Hook hook) {
   if (name == "SNAT") return hook == Hook::kPostrouting || hook == Hook::kInput;
   if (name == "MASQUERADE") return hook == Hook::kPostrouting;
   if (name == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
+  if (name == "addrtype --limit-iface-in") {
+    return hook != Hook::kOutput && hook != Hook::kPostrouting;
+  }
+  if (name == "addrtype --limit-iface-out") {
+    return hook != Hook::kPrerouting && hook != Hook::kInput;
+  }
   if (name == "DNAT" || name == "REDIRECT") {
     return hook == Hook::kPrerouting || hook == Hook::kOutput;
   }
@@ -75,6 +81,12 @@ const char* RegisteredHooksHint(std::string_view name) {
   if (name == "DNAT") return "DNAT is valid in PREROUTING and OUTPUT";
   if (name == "REDIRECT") return "REDIRECT is valid in PREROUTING and OUTPUT";
   if (name == "owner") return "the owner match is valid in OUTPUT and POSTROUTING";
+  if (name == "addrtype --limit-iface-in") {
+    return "--limit-iface-in needs an input device: not in OUTPUT or POSTROUTING";
+  }
+  if (name == "addrtype --limit-iface-out") {
+    return "--limit-iface-out needs an output device: not in PREROUTING or INPUT";
+  }
   return "";
 }
 

@@ -193,6 +193,8 @@ void CheckHookLimitedUses(const ir::Table& table, const std::vector<HookLimitedU
 // Per-module lowering functions (match_ports.cc, match_ct.cc,
 // match_icmp.cc, matches.cc); the registry in matches.cc maps names to them.
 bool LowerTcp(LowerCtx& ctx, const MatchUse& m);
+bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m);
+std::string AddrtypeHookLimit(const MatchUse& m);
 bool LowerUdp(LowerCtx& ctx, const MatchUse& m);
 bool LowerMultiport(LowerCtx& ctx, const MatchUse& m);
 bool LowerConntrack(LowerCtx& ctx, const MatchUse& m);

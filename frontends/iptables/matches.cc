@@ -444,6 +444,10 @@ const std::vector<Module>& Modules() {
       {"owner",
        {{"--uid-owner"}, {"--gid-owner"}, {"--socket-exists", 0}, {"--suppl-groups", 0, false}},
        LowerOwner},
+      {"addrtype",
+       {{"--src-type"}, {"--dst-type"}, {"--limit-iface-in", 0, false},
+        {"--limit-iface-out", 0, false}},
+       LowerAddrtype},
   };
   return *kModules;
 }

@@ -668,6 +668,11 @@ class SaveParser {
       if (keep && !ctx.hook && m.name == "owner") {
         hook_limited_uses_.push_back({chain_name, "owner", m.loc, "match"});
       }
+      if (keep && !ctx.hook && m.name == "addrtype") {
+        if (std::string limit = iptables_internal::AddrtypeHookLimit(m); !limit.empty()) {
+          hook_limited_uses_.push_back({chain_name, limit, m.loc, "match"});
+        }
+      }
     }
     if (spec.target) {
       if (!iptables_internal::LowerTarget(ctx, *spec.target)) return std::nullopt;

@@ -63,6 +63,9 @@ void Linearizer::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t 
       Emit(rule, x, f.loc);
       return;
     }
+    case Field::Kind::kFib:
+      Emit(rule, ir::Fib{f.fib_flags, f.fib_result, reg}, f.loc);
+      return;
   }
 }
 

@@ -31,7 +31,7 @@ bool IsUnsupportedStatement(std::string_view w) {
       // Statements parsed in statements.cc, but no expressions.
       "queue", "quota", "snat", "dnat", "masquerade", "redirect",
       "dup", "fwd", "tproxy", "synproxy", "flow", "meter", "add", "update",
-      "delete", "numgen", "jhash", "symhash", "fib", "rt", "osf", "socket",
+      "delete", "numgen", "jhash", "symhash", "rt", "osf", "socket",
       "exthdr", "hbh", "frag", "dst", "mh", "srh", "rt0", "rt2", "rt4",
       "arp", "gre", "gretap", "geneve", "vxlan", "ipsec", "tunnel", "last",
       "xt", "set", "map", "vmap", "inner", "cgroupv2", "mpath", "osf",
@@ -78,6 +78,8 @@ bool Parser::ParseField(Field* field) {
     if (!ParseMetaField(w, loc, field)) return false;
   } else if (w == "ct") {
     if (!ParseCtField(field)) return false;
+  } else if (w == "fib") {
+    if (!ParseFibField(field)) return false;
   } else if (IsUnsupportedStatement(w)) {
     return Error(loc, absl::StrCat("unsupported expression '", w, "'"));
   } else {
@@ -189,6 +191,96 @@ bool Parser::ParseCtField(Field* field) {
                  ir::DidYouMean(key, CtKeyNames()));
   }
   *field = *fd;
+  return true;
+}
+
+namespace {
+
+// nft_fib_validate as Linux 6.18 applies it (measured with nft -f in a
+// namespace, every form at every hook): the oif and oifname results at
+// prerouting, input and forward; type with iif there too, type with oif
+// at forward, output and postrouting, type alone anywhere. Netdev ingress
+// goes with prerouting, egress with output.
+bool FibValidAt(const Field& f, ir::Hook hook) {
+  using ir::Hook;
+  if (hook == Hook::kIngress) hook = Hook::kPrerouting;
+  if (hook == Hook::kEgress) hook = Hook::kOutput;
+  const bool in_side = hook == Hook::kPrerouting || hook == Hook::kInput || hook == Hook::kForward;
+  if (f.fib_result != ir::FibResult::kAddrType || (f.fib_flags & ir::kFibIif)) return in_side;
+  if (f.fib_flags & ir::kFibOif) {
+    return hook == Hook::kForward || hook == Hook::kOutput || hook == Hook::kPostrouting;
+  }
+  return true;
+}
+
+}  // namespace
+
+// `fib FLAG [. FLAG]... RESULT`: flags saddr, daddr, mark, iif, oif;
+// result oif, oifname, type, or `check` (whether there is an oif). An oif
+// or oifname compared with `exists` / `missing` is a check too (nft sets
+// NFTA_FIB_F_PRESENT). The rules nft_fib_init enforces are errors here.
+bool Parser::ParseFibField(Field* field) {
+  static constexpr std::pair<std::string_view, uint32_t> kFlags[] = {
+      {"saddr", ir::kFibSaddr}, {"daddr", ir::kFibDaddr}, {"mark", ir::kFibMark},
+      {"iif", ir::kFibIif},     {"oif", ir::kFibOif}};
+  Field f;
+  f.kind = Field::Kind::kFib;
+  ir::SourceLoc loc = Peek().loc;
+  while (true) {
+    std::string w;
+    ir::SourceLoc wloc = Peek().loc;
+    if (!ExpectWord(&w, "fib flag (saddr, daddr, mark, iif, oif)")) return false;
+    auto it = std::find_if(std::begin(kFlags), std::end(kFlags),
+                           [&](const auto& kv) { return kv.first == w; });
+    if (it == std::end(kFlags)) {
+      return Error(wloc, absl::StrCat("unknown fib flag '", w, "'"),
+                   ir::DidYouMean(w, {"saddr", "daddr", "mark", "iif", "oif"}));
+    }
+    f.fib_flags |= it->second;
+    if (!AtWord(".")) break;
+    Next();
+  }
+  std::string result;
+  ir::SourceLoc rloc = Peek().loc;
+  if (!ExpectWord(&result, "fib result (oif, oifname, type, check)")) return false;
+  if (result == "type") {
+    f.fib_result = ir::FibResult::kAddrType;
+    f.type = DType::kFibAddrType;
+    f.len_bits = 32;
+    f.host_order = true;
+  } else if (result == "oif" || result == "oifname" || result == "check") {
+    f.fib_result = result == "oifname" ? ir::FibResult::kOifName : ir::FibResult::kOif;
+    const bool check = result == "check" || AtWord("exists") || AtWord("missing");
+    if (check) {
+      f.fib_flags |= ir::kFibPresent;
+      f.type = DType::kBoolean;
+      f.len_bits = 8;
+    } else {
+      f.type = result == "oif" ? DType::kIface : DType::kString;
+      f.len_bits = result == "oif" ? 32 : 128;
+      f.host_order = result == "oif";
+    }
+  } else {
+    return Error(rloc, absl::StrCat("unknown fib result '", result, "'"),
+                 ir::DidYouMean(result, {"oif", "oifname", "type", "check"}));
+  }
+  const uint32_t addrs = f.fib_flags & (ir::kFibSaddr | ir::kFibDaddr);
+  if (addrs != ir::kFibSaddr && addrs != ir::kFibDaddr) {
+    return Error(loc, "fib: give exactly one of saddr and daddr");
+  }
+  if ((f.fib_flags & ir::kFibIif) && (f.fib_flags & ir::kFibOif)) {
+    return Error(loc, "fib: iif and oif cannot be combined");
+  }
+  if ((f.fib_flags & ir::kFibOif) && f.fib_result != ir::FibResult::kAddrType) {
+    return Error(loc, "fib: the oif flag is only valid with the type result");
+  }
+  if (chain_ != nullptr && chain_->base && !FibValidAt(f, chain_->base->hook)) {
+    return Error(loc, absl::StrCat("fib: this form is not valid at hook ",
+                                   ir::HookName(chain_->base->hook)),
+                 "oif, oifname and type with iif: prerouting, input, forward (and netdev "
+                 "ingress); type with oif: forward, output, postrouting (and netdev egress)");
+  }
+  *field = f;
   return true;
 }
 

@@ -29,7 +29,7 @@ enum class Dep : uint8_t {
 };
 
 struct Field {
-  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr };
+  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib };
   Kind kind = Kind::kPayload;
   // kPayload: bit offset and length from the start of `base`; kExthdr:
   // from the start of the extension header / option / chunk.
@@ -42,6 +42,8 @@ struct Field {
   ir::ExthdrOp exthdr_op = ir::ExthdrOp::kIpv6;
   uint8_t exthdr_type = 0;
   bool exthdr_present = false;  // `exists` / `missing`: a boolean load
+  uint32_t fib_flags = 0;       // kFib: ir::kFib* bits
+  ir::FibResult fib_result = ir::FibResult::kAddrType;
   DType type = DType::kInteger;
   bool host_order = false;  // register holds the value little-endian
   Dep dep = Dep::kNone;

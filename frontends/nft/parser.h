@@ -114,6 +114,7 @@ class Parser {
   bool ParsePayloadField(const std::string& proto, Field* field);
   bool ParseMetaField(const std::string& word, ir::SourceLoc loc, Field* field);
   bool ParseCtField(Field* field);
+  bool ParseFibField(Field* field);
   bool ParseRawPayload(Field* field);
   bool ParseOptionField(std::string_view proto, Field* field);
   bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);
@@ -169,6 +170,7 @@ class Parser {
   std::string SetKey(const ir::Table& table, std::string_view set) const;
   ir::Ruleset* rs_ = nullptr;
   ir::Table* table_ = nullptr;       // table of the rule being parsed
+  const ir::Chain* chain_ = nullptr;  // chain of the rule being parsed
   ErrorSink sink_{diags_};
   Linearizer lin_{sink_};
 };

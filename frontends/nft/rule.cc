@@ -26,7 +26,7 @@ const std::vector<std::string_view>& StatementWords() {
       "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
       "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
       "iif", "oif", "comment", "quota", "queue", "snat", "dnat", "masquerade",
-      "redirect"};
+      "redirect", "fib"};
   return kWords;
 }
 
@@ -37,6 +37,7 @@ const std::vector<std::string_view>& StatementWords() {
 
 bool Parser::ParseRule(ir::Table& table, ir::Chain& chain, bool insert) {
   table_ = &table;
+  chain_ = &chain;
   lin_.StartRule(table);
   ir::Rule rule;
   rule.loc = Peek().loc;
@@ -119,7 +120,7 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w) || w == "exthdr") return ParseMatch(rule);
+  if (IsPayloadProto(w) || w == "exthdr" || w == "fib") return ParseMatch(rule);
   if (IsIpv6Exthdr(w) && PeekAt(1).kind == Tok::kWord &&
       (LookupIpv6ExthdrField(w, PeekAt(1).text) || (w == "srh" && PeekAt(1).text == "sid"))) {
     return ParseMatch(rule);

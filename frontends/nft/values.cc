@@ -155,6 +155,10 @@ const SymTable& Symbols(DType t) {
   // Interface indexes are resolved at load time by nft; only the loopback
   // device has a fixed index (1) in every network namespace.
   static const SymTable kIfaces = {{"lo", 1}};
+  static const SymTable kFibAddrTypes = {
+      {"unspec", 0},    {"unicast", 1},   {"local", 2},       {"broadcast", 3},
+      {"anycast", 4},   {"multicast", 5}, {"blackhole", 6},   {"unreachable", 7},
+      {"prohibit", 8}};
   switch (t) {
     case DType::kInetService: return kServices;
     case DType::kInetProto: return kProtos;
@@ -182,6 +186,7 @@ const SymTable& Symbols(DType t) {
     case DType::kRealm: return kRealm;
     case DType::kDevgroup: return kDevgroup;
     case DType::kIface: return kIfaces;
+    case DType::kFibAddrType: return kFibAddrTypes;
     case DType::kInteger:
     case DType::kString:
     case DType::kIpv4:
@@ -365,6 +370,7 @@ std::optional<DType> DTypeFromName(std::string_view name) {
       {"realm", DType::kRealm},        {"devgroup", DType::kDevgroup},
       {"ct_dir", DType::kCtDir},       {"boolean", DType::kBoolean},
       {"integer", DType::kInteger},    {"ct_label", DType::kCtLabel},
+      {"fib_addrtype", DType::kFibAddrType},
   };
   for (const auto& [n, t] : kNames) {
     if (n == name) return t;
@@ -418,6 +424,7 @@ uint32_t DTypeBits(DType t) {
     case DType::kRealm:
     case DType::kDevgroup:
     case DType::kTcHandle:
+    case DType::kFibAddrType:
       return 32;
   }
   return 32;
@@ -439,6 +446,7 @@ bool DTypeHostOrder(DType t) {
     case DType::kRealm:
     case DType::kDevgroup:
     case DType::kTcHandle:
+    case DType::kFibAddrType:
     case DType::kDay:
     case DType::kHour:
     case DType::kTime:

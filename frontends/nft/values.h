@@ -27,6 +27,7 @@ enum class DType : uint8_t {
   kUid, kGid, kRealm, kDevgroup, kCtEvent, kCtLabel, kTcHandle,
   kDccpType, kMhType, kMptcpSubtype,
   kDate,  // meta time: ns since the epoch (dates are local time)
+  kFibAddrType,  // fib ... type: RTN_* route types
 };
 
 // True for types whose values are bit flags (`a,b` means any of them).

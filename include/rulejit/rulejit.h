@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rulejit/host.h"
 #include "rulejit/packet.h"
 #include "rulejit/types.h"
 
@@ -123,6 +124,9 @@ struct CompileOptions {
   // ClassBench (bench/classify_bench): the linear jit costs ~0.5-1 ns a
   // rule, a classifier lookup ~100-200 ns, so the break-even is ~150-300.
   uint32_t classify_min_rules = 256;
+  // The host fib and addrtype ask about (its addresses, routes); null is
+  // LoopbackHost() (rulejit/host.h). Every tier reads this one model.
+  std::shared_ptr<const HostModel> host;
 };
 
 struct Result {
@@ -245,7 +249,7 @@ class Program {
   struct Jit;
   struct Interp;
   friend struct ProgramInternal;
-  explicit Program(Ruleset ruleset);
+  Program(Ruleset ruleset, std::shared_ptr<const HostModel> host);
   void ArmTierUp(const CompileOptions& options);
   Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                    RunState* state) const;
@@ -259,6 +263,7 @@ class Program {
   void CountTowardTierUp(RunState* state, uint32_t packets) const;
 
   Ruleset ruleset_;
+  std::shared_ptr<const HostModel> host_;  // never null
   std::unique_ptr<Interp> interp_;
   std::unique_ptr<Jit> jit_;
   std::vector<std::vector<RuleRef>> hook_chains_;  // per Hook, in order

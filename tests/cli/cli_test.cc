@@ -552,6 +552,38 @@ TEST_F(CliTest, EvalJsonLinesParseAndAgreeWithExplain) {
   }
 }
 
+// A host with eth0 (10.0.0.1/24) and lo: `fib daddr type local` drops what
+// is addressed to the host itself, on every tier; without --host the rule
+// has no answer and eval says so.
+TEST_F(CliTest, EvalFibAsksTheHostGivenWithHost) {
+  std::string rules = Write("fib.nft",
+                            "table ip t {\n  chain c {\n    type filter hook input priority 0;\n"
+                            "    fib daddr type local drop\n  }\n}\n");
+  std::string host = Write(
+      "host.json",
+      R"({"addr":[{"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],)"
+      R"("addr_info":[{"family":"inet","local":"127.0.0.1","prefixlen":8}]},)"
+      R"({"ifindex":2,"ifname":"eth0","flags":["UP"],)"
+      R"("addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24}]}]})");
+  std::string pcap = Write(
+      "two.pcap",
+      PcapBytes(kLinkEthernet, {BuildFrame(FrameSpec{.src = "10.0.0.9", .dst = "10.0.0.1"}),
+                                BuildFrame(FrameSpec{.src = "10.0.0.9", .dst = "10.0.0.2"})}));
+  for (const char* backend : {"interp", "jit", "llvm"}) {
+    ToolResult r = Run({"eval", rules, pcap, "--iif", "eth0", "--host", host, "--backend",
+                        backend});
+    ASSERT_EQ(r.exit_code, 0) << backend << ": " << r.err;
+    EXPECT_EQ(r.out, "0 drop\n1 accept\n") << backend;
+  }
+  ToolResult none = Run({"eval", rules, pcap, "--iif", "eth0"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.err, HasSubstr("fib.nft:4: error: this rule asks the host"));
+  EXPECT_THAT(none.out, IsEmpty());
+  ToolResult unknown = Run({"eval", rules, pcap, "--iif", "wlan0", "--host", host});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("device 'wlan0' is not on the host (it has lo, eth0)"));
+}
+
 TEST_F(CliTest, EvalMalformedPcapIsAnError) {
   std::string pcap = Write("bad.pcap", "this is not a pcap file at all, sorry");
   ToolResult r = Run({"eval", kExampleRules, pcap});
@@ -690,8 +722,8 @@ TEST_F(CliTest, EvalHookChecks) {
     std::string message;
   };
   for (const Case& c : std::vector<Case>{
-           {{"--hook", "prerouting"},
-            "hook prerouting is not evaluated for iptables dumps"},
+           {{"--hook", "ingress"}, "hook ingress is not evaluated for iptables dumps"},
+           {{"--host", "/nonexistent/host.json"}, "/nonexistent/host.json: error: cannot open"},
            {{"--hook", "sideways"}, "unknown hook 'sideways'"},
            {{"--backend", "tcc"}, "unknown --backend 'tcc' (expected interp, jit, llvm or auto)"},
            {{"--oif", "eth0"}, "--oif has no meaning at hook input"},

@@ -49,8 +49,10 @@ TEST_P(LayerSeesBelow, IncludeCompiles) {
 INSTANTIATE_TEST_SUITE_P(
     Layers, LayerSeesBelow,
     ::testing::Values(Probe{"packet", "packet/parse.h"},
+                      Probe{"host", "host/route_lookup.h"},
                       Probe{"ir", "ir/ir.h"},
                       Probe{"ir", "packet/parse.h"},
+                      Probe{"ir", "host/route_lookup.h"},
                       Probe{"frontends", "frontends/frontend.h"},
                       Probe{"headerspace", "compiler/headerspace/box.h"},
                       Probe{"passes", "compiler/passes/passes.h"},
@@ -70,6 +72,8 @@ TEST_P(LayerCannotSeeAbove, IncludeIsNotFound) {
 INSTANTIATE_TEST_SUITE_P(
     Layers, LayerCannotSeeAbove,
     ::testing::Values(Probe{"packet", "ir/ir.h"},
+                      Probe{"packet", "host/route_lookup.h"},
+                      Probe{"host", "ir/ir.h"},
                       Probe{"ir", "frontends/frontend.h"},
                       Probe{"ir", "compiler/lower/plan.h"},
                       Probe{"frontends", "compiler/passes/passes.h"},

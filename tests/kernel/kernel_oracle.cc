@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 
@@ -599,12 +600,33 @@ absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
   return arrived;
 }
 
+// fw's addresses and routes as iproute2 prints them (rulejit's --host).
+absl::StatusOr<std::string> HostJson(const std::string& ns) {
+  std::string parts[3];
+  const std::vector<std::string> commands[3] = {
+      {"ip", "-n", ns, "-j", "addr", "show"},
+      {"ip", "-n", ns, "-4", "-j", "route", "show", "table", "all"},
+      {"ip", "-n", ns, "-6", "-j", "route", "show", "table", "all"}};
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<CommandResult> r = RunCommand(commands[i]);
+    if (!r.ok()) return r.status();
+    parts[i] = absl::StripAsciiWhitespace(r->output).empty() ? "[]" : r->output;
+  }
+  return absl::StrCat("{\"addr\":", parts[0], ",\"route4\":", parts[1], ",\"route6\":",
+                      parts[2], "}");
+}
+
 absl::StatusOr<std::vector<bool>> RunOnce(OracleSyntax syntax, const std::string& text,
                                           const std::vector<Frame>& frames,
                                           const OracleOptions& options) {
   absl::StatusOr<TestNetwork> net = TestNetwork::Create();
   if (!net.ok()) return net.status();
   if (absl::Status s = LoadRuleset(syntax, text, net->fw()); !s.ok()) return s;
+  if (options.fw_host_json != nullptr) {
+    absl::StatusOr<std::string> host = HostJson(net->fw());
+    if (!host.ok()) return host.status();
+    *options.fw_host_json = *std::move(host);
+  }
   return Inject(*net, frames, options);
 }
 

@@ -116,6 +116,10 @@ struct OracleOptions {
   int pace_us = 200;
   // After the last frame, wait until this long passes without an arrival.
   int settle_ms = 250;
+  // When set, receives fw's host model as rulejit's --host reads it
+  // ({"addr": ip -j addr show, "route4"/"route6": ip -j route show table
+  // all}), taken in the run that applied the ruleset.
+  std::string* fw_host_json = nullptr;
 };
 
 // OK when the harness can run here: root, `ip netns`, and the tool for the

@@ -107,6 +107,10 @@ void Emitter::Emit(const ir::Exthdr& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitExthdr), &e, next);
 }
 
+void Emitter::Emit(const ir::Fib& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitFib), &e, next);
+}
+
 void Emitter::Emit(const ir::CtLoad& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
 }

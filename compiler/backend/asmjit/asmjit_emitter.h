@@ -168,6 +168,7 @@ class Emitter {
   void Emit(const ir::PayloadWrite&, Label) {}
 
   void Emit(const ir::Exthdr& e, Label next);
+  void Emit(const ir::Fib& e, Label next);
 
   void Emit(const ir::CtLoad& e, Label next);
 

@@ -14,6 +14,7 @@
 #include "compiler/lower/plan.h"
 #include "ir/expr_eval.h"
 #include "ir/ir.h"
+#include "rulejit/host.h"
 #include "rulejit/packet.h"
 
 namespace rulejit::backend {
@@ -45,6 +46,8 @@ struct JitContext {
   ir::Counter* counters;               // per global rule id, or null
   ir::LimitBucket* buckets;            // per limit expression, or null
   uint64_t now_ns;
+  const HostModel* host;               // what fib asks about (never null)
+  ir::Hook hook;                       // the hook being run (fib reads it)
   // The answer of one classifier for this packet, computed ahead for a
   // whole burst (Classifier::FirstMatchBurst); null when none.
   const void* pre_classifier;

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "ir/fib_eval.h"
+
 namespace rulejit::backend {
 namespace {
 
@@ -57,6 +59,10 @@ uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op) {
 
 uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op) {
   return ir::EvalExthdr(*op, *ctx->view, Regs(ctx));
+}
+
+uint32_t JitFib(JitContext* ctx, const ir::Fib* op) {
+  return ir::EvalFib(*op, ctx->hook, *ctx->view, *ctx->meta, *ctx->host, Regs(ctx));
 }
 
 uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {

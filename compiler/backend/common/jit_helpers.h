@@ -42,6 +42,7 @@ uint32_t JitCmp(JitContext* ctx, const ir::Cmp* op);
 uint32_t JitRange(JitContext* ctx, const ir::Range* op);
 uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op);
 uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op);
+uint32_t JitFib(JitContext* ctx, const ir::Fib* op);
 
 struct JitLimitOp {
   ir::Limit limit;

@@ -25,7 +25,7 @@ namespace {
 // Helper symbols: (name, address). The order is the HelperId order.
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
-  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHelperCount,
+  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHelperCount,
 };
 
 template <typename Op>
@@ -48,6 +48,7 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_limit", Address(&JitLimit)},
       {"rulejit_classify", Address(&JitClassify)},
       {"rulejit_exthdr", Address(&JitExthdr)},
+      {"rulejit_fib", Address(&JitFib)},
   };
   return kHelpers[id];
 }
@@ -545,6 +546,7 @@ class LlvmEmitter {
   }
 
   void Emit(const ir::Exthdr& e, llvm::BasicBlock* next) { CallHelper(kHExthdr, &e, next); }
+  void Emit(const ir::Fib& e, llvm::BasicBlock* next) { CallHelper(kHFib, &e, next); }
   // Never reached: CompileLlvm refuses rulesets that write packets.
   void Emit(const ir::PayloadWrite&, llvm::BasicBlock*) {}
 

@@ -1,0 +1,95 @@
+// The host a ruleset runs on, as the matches that ask about it see it:
+// its interfaces with their addresses, and its routes. `fib` (nft),
+// `addrtype` (iptables) and, later, rpfilter and the forward/local decision
+// of a packet's path read it; nothing reads the machine rulejit runs on
+// unless it is asked to (ReadLocalHost).
+//
+//   // ip -j addr show > addr.json; ip -j route show table all > route.json
+//   // and {"addr": <addr.json>, "route": <route.json>} in host.json:
+//   absl::StatusOr<rulejit::HostModel> host = rulejit::ParseHostJson(text);
+//   options.host = std::make_shared<const rulejit::HostModel>(*host);
+//
+// Without a host (CompileOptions::host null) rulejit uses LoopbackHost():
+// a host with only `lo` (127.0.0.1/8, ::1/128) and the routes the kernel
+// makes for it, which is what a fresh network namespace has once lo is up.
+#ifndef RULEJIT_HOST_H_
+#define RULEJIT_HOST_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rulejit {
+
+// An address of an interface: `family` 4 or 6, the address in network order
+// in the first 4 or 16 bytes.
+struct HostAddress {
+  uint8_t family = 4;
+  std::array<uint8_t, 16> addr = {};
+  uint8_t prefix_len = 32;
+};
+
+struct HostInterface {
+  std::string name;
+  uint32_t index = 0;  // ifindex, from 1
+  uint32_t group = 0;
+  bool loopback = false;  // IFF_LOOPBACK
+  std::vector<HostAddress> addresses;
+};
+
+// RTN_* route types, numerically as the kernel's (and as `fib ... type`
+// loads them).
+enum class RouteType : uint8_t {
+  kUnspec = 0, kUnicast = 1, kLocal = 2, kBroadcast = 3, kAnycast = 4,
+  kMulticast = 5, kBlackhole = 6, kUnreachable = 7, kProhibit = 8, kThrow = 9,
+  kNat = 10, kXresolve = 11,
+};
+
+inline constexpr uint32_t kRouteTableMain = 254;
+inline constexpr uint32_t kRouteTableLocal = 255;
+inline constexpr uint32_t kRouteTableDefault = 253;
+
+struct HostRoute {
+  uint8_t family = 4;
+  std::array<uint8_t, 16> dst = {};  // network order; the prefix's bits only
+  uint8_t prefix_len = 0;
+  RouteType type = RouteType::kUnicast;
+  uint32_t table = kRouteTableMain;
+  std::vector<uint32_t> oifs;  // nexthop devices (several: multipath)
+  uint32_t metric = 0;         // IPv6 priority; IPv4 routes of one prefix too
+  bool gateway = false;        // reached through a gateway (`via`)
+};
+
+struct HostModel {
+  std::vector<HostInterface> interfaces;
+  std::vector<HostRoute> routes;
+
+  const HostInterface* FindInterface(uint32_t index) const;
+  const HostInterface* FindInterface(std::string_view name) const;
+};
+
+// lo with 127.0.0.1/8 and ::1/128 and the kernel's routes for them.
+HostModel LoopbackHost();
+
+// {"addr": [...], "route": [...]}: the JSON arrays `ip -j addr show` and
+// `ip -j route show table all` (both families; `ip -j -6 route show table
+// all` may be given as "route6") print. Without "route", the routes are
+// the ones the kernel adds for the addresses (HostModel::routes of
+// DeriveKernelRoutes). Errors name the entry that is wrong.
+absl::StatusOr<HostModel> ParseHostJson(std::string_view text);
+
+// The routes the kernel adds by itself for the interfaces' addresses: the
+// local and broadcast routes of the local table, the prefix routes of the
+// main table, lo's 127.0.0.0/8, IPv6 multicast and anycast routes.
+std::vector<HostRoute> DeriveKernelRoutes(const std::vector<HostInterface>& interfaces);
+
+// The running machine (its current network namespace), read with `ip -j`.
+absl::StatusOr<HostModel> ReadLocalHost();
+
+}  // namespace rulejit
+
+#endif  // RULEJIT_HOST_H_
