@@ -53,6 +53,9 @@ absl::StatusOr<HostInterface> InterfaceOf(const Json& j, size_t n) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": needs 'ifname' and 'ifindex'"));
   }
   dev.index = index->get<uint32_t>();
+  if (auto mtu = j.find("mtu"); mtu != j.end() && mtu->is_number_unsigned()) {
+    dev.mtu = mtu->get<uint32_t>();
+  }
   absl::StatusOr<uint32_t> group = GroupOf(j, where);
   if (!group.ok()) return group.status();
   dev.group = *group;
@@ -150,6 +153,13 @@ absl::StatusOr<HostRoute> RouteOf(const HostModel& host, const Json& j, uint8_t 
     r.metric = metric->get<uint32_t>();
   }
   r.gateway = j.contains("gateway");
+  // "metrics": [{"mtu": 1400}, ...] (a locked one prints as "lock mtu").
+  if (auto metrics = j.find("metrics"); metrics != j.end() && metrics->is_array()) {
+    for (const Json& m : *metrics) {
+      auto mtu = m.find("mtu");
+      if (m.is_object() && mtu != m.end() && mtu->is_number_unsigned()) r.mtu = mtu->get<uint32_t>();
+    }
+  }
   if (absl::Status s = AddDevice(host, StringField(j, "dev"), r); !s.ok()) return s;
   if (auto hops = j.find("nexthops"); hops != j.end() && hops->is_array()) {
     for (const Json& hop : *hops) {

@@ -112,6 +112,7 @@ HostModel LoopbackHost() {
   lo.name = "lo";
   lo.index = 1;
   lo.loopback = true;
+  lo.mtu = 65536;
   lo.addresses.push_back(Address(4, {127, 0, 0, 1}, 8));
   lo.addresses.push_back(Address(6, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, 128));
   HostModel host;

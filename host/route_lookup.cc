@@ -79,6 +79,17 @@ RouteType AddrType4(const HostModel& host, const uint8_t* addr, uint32_t dev) {
   return dev == 0 || dev == route_dev ? r->type : RouteType::kUnicast;
 }
 
+uint32_t RouteMtu(const HostModel& host, const HostRoute& route) {
+  if (route.mtu != 0) return route.mtu;
+  if (route.type == RouteType::kLocal) {
+    for (const HostInterface& i : host.interfaces) {
+      if (i.loopback) return i.mtu;
+    }
+  }
+  const HostInterface* dev = route.oifs.empty() ? nullptr : host.FindInterface(route.oifs.front());
+  return dev != nullptr ? dev->mtu : 0;
+}
+
 bool AddressOnDevice(const HostModel& host, uint8_t family, const uint8_t* addr, uint32_t dev) {
   const HostInterface* i = host.FindInterface(dev);
   if (i == nullptr) return false;

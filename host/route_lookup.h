@@ -28,6 +28,10 @@ const HostRoute* LookupInTable(const HostModel& host, uint8_t family, const uint
 // device `dev` (0: any device).
 RouteType AddrType4(const HostModel& host, const uint8_t* addr, uint32_t dev);
 
+// dst_mtu of a route: its mtu metric, else its device's; a local route's
+// packets go through lo (its mtu). 0 when the device is unknown.
+uint32_t RouteMtu(const HostModel& host, const HostRoute& route);
+
 // Whether `addr` is configured on device `dev` (nf_ipv6_chk_addr, strict).
 bool AddressOnDevice(const HostModel& host, uint8_t family, const uint8_t* addr, uint32_t dev);
 

@@ -59,6 +59,9 @@ template <typename H> H AbslHashValue(H h, const PayloadWrite& e) {
 template <typename H> H AbslHashValue(H h, const Exthdr& e) {
   return H::combine(std::move(h), e.op, e.type, e.offset, e.len, e.present, e.dreg);
 }
+template <typename H> H AbslHashValue(H h, const TcpMss& e) {
+  return H::combine(std::move(h), e.mss, e.clamp);
+}
 template <typename H> H AbslHashValue(H h, const Fib& e) {
   return H::combine(std::move(h), e.flags, e.result, e.dreg);
 }

@@ -34,6 +34,7 @@
 
 #include "ir/fib_eval.h"
 #include "ir/hook_order.h"
+#include "ir/tcpmss_eval.h"
 #include "ir/util.h"
 
 namespace rulejit::ir {
@@ -67,6 +68,10 @@ struct Ctx {
   MutableMeta mut;
   Family family = Family::kIp;  // of the table being run
   uint8_t* writable = nullptr;  // pkt.data, when the ruleset writes packets
+  // The same packet as a view and bytes TCPMSS may grow (null when the
+  // ruleset writes no packets).
+  PacketView* view = nullptr;
+  std::vector<uint8_t>* buffer = nullptr;
   bool rejected = false;
   std::optional<QueueChoice> queue;
   std::optional<NatChange> nat;
@@ -245,6 +250,12 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Queue& e) { EvalQueue(e, regs, ctx); },
           [&](const Quota& e) { EvalQuota(e, regs, ctx); },
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
+          [&](const TcpMss& e) {
+            if (!EvalTcpMss(e, ctx.interp.host(), *ctx.view, *ctx.buffer)) {
+              regs.code = VerdictCode::kDrop;
+            }
+            ctx.writable = ctx.buffer->data();
+          },
           [&](const Fib& e) {
             regs.BreakUnless(
                 EvalFib(e, ctx.hook, ctx.pkt, ctx.meta, ctx.interp.host(), regs.data));
@@ -371,6 +382,10 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
   }
   Ctx ctx{*this, pkt, meta, state, {meta.mark, meta.priority, meta.ct_mark}};
   ctx.writable = copy.empty() ? nullptr : copy.data();
+  if (!copy.empty()) {
+    ctx.view = &pkt;
+    ctx.buffer = &copy;
+  }
   ctx.hook = hook;
   EvalResult result;  // no base chain: the kernel accepts
   for (const RuleRef& b : hook_chains_[static_cast<int>(hook)]) {

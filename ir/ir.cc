@@ -111,7 +111,10 @@ bool HasPacketWrites(const Ruleset& ruleset) {
     for (const Chain& c : t.chains) {
       for (const Rule& r : c.rules) {
         for (const Node& n : r.exprs) {
-          if (std::holds_alternative<PayloadWrite>(n.expr)) return true;
+          if (std::holds_alternative<PayloadWrite>(n.expr) ||
+              std::holds_alternative<TcpMss>(n.expr)) {
+            return true;
+          }
         }
       }
     }

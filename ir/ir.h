@@ -419,10 +419,25 @@ inline uint32_t FibResultLen(const Fib& e) {
   return e.result == FibResult::kOifName && !(e.flags & kFibPresent) ? 16 : 4;
 }
 
+// [ tcpmss set N ] / [ tcpmss clamp ]: iptables' TCPMSS target (xt_TCPMSS;
+// no nf_tables expression means the same: it adds an MSS option where
+// there is none). Lowers the MSS option of a TCP packet to N, or to the
+// path MTU less the IP and TCP headers (the smaller of the packet's route
+// and the reverse route to its source, on the host model), never raising
+// it; a SYN without the option and without data gets one. Drops the
+// packet where the kernel does: a TCP header shorter than 20 bytes or
+// than its data offset, an unusable path MTU. Writes the packet (so the
+// ruleset runs in the interpreter, as payload writes do).
+struct TcpMss {
+  uint16_t mss = 0;
+  bool clamp = false;  // --clamp-mss-to-pmtu (mss unused)
+  bool operator==(const TcpMss&) const = default;
+};
+
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr, PayloadWrite, Queue, Quota, Nat, Fib>;
+                          Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss>;
 
 
 // An expression with the location it came from.

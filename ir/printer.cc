@@ -306,6 +306,10 @@ std::string Body(const Fib& e) {
                          e.flags & kFibPresent ? " present" : "", e.dreg);
 }
 
+std::string Body(const TcpMss& e) {
+  return e.clamp ? "clamp " : absl::StrFormat("set %u ", e.mss);
+}
+
 // libnftnl's queue: "num N(-LAST) " or "sreg_qnum R ", then the flags.
 std::string Body(const Queue& e) {
   std::string out;
@@ -367,6 +371,7 @@ struct NameOf {
   const char* operator()(const FusedCmp&) const { return "fused"; }
   const char* operator()(const Exthdr&) const { return "exthdr"; }
   const char* operator()(const Fib&) const { return "fib"; }
+  const char* operator()(const TcpMss&) const { return "tcpmss"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }

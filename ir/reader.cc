@@ -653,6 +653,19 @@ Expr ParseFib(Cursor& c) {
   return e;
 }
 
+// "set N " or "clamp ".
+Expr ParseTcpMss(Cursor& c) {
+  TcpMss e;
+  if (c.TryLiteral("clamp ")) {
+    e.clamp = true;
+    return e;
+  }
+  c.Literal("set ");
+  e.mss = static_cast<uint16_t>(c.Number("the MSS", 65535));
+  c.Literal(" ");
+  return e;
+}
+
 Expr ParseQueue(Cursor& c) {
   Queue e;
   if (c.TryLiteral("sreg_qnum ")) {
@@ -761,6 +774,7 @@ BodyParser ParserFor(std::string_view name) {
       {"queue", &ParseQueue},         {"quota", &ParseQuota},
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"fib", &ParseFib},
+      {"tcpmss", &ParseTcpMss},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

@@ -415,6 +415,8 @@ void Check(const Fib& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, FibResultLen(e), "fib");
 }
 
+void Check(const TcpMss&, RuleContext&) {}
+
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = Pad4(e.load.len);
   if (e.load.len < 1 || e.load.len > 64 || e.data.empty() ||

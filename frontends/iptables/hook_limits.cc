@@ -66,6 +66,9 @@ bool RegisteredAt(std::string_view name, ir::Hook hook) {
   if (name == "addrtype --limit-iface-in") {
     return hook != Hook::kOutput && hook != Hook::kPostrouting;
   }
+  if (name == "TCPMSS --clamp-mss-to-pmtu") {
+    return hook == Hook::kForward || hook == Hook::kOutput || hook == Hook::kPostrouting;
+  }
   if (name == "addrtype --limit-iface-out") {
     return hook != Hook::kPrerouting && hook != Hook::kInput;
   }
@@ -83,6 +86,9 @@ const char* RegisteredHooksHint(std::string_view name) {
   if (name == "owner") return "the owner match is valid in OUTPUT and POSTROUTING";
   if (name == "addrtype --limit-iface-in") {
     return "--limit-iface-in needs an input device: not in OUTPUT or POSTROUTING";
+  }
+  if (name == "TCPMSS --clamp-mss-to-pmtu") {
+    return "path-MTU clamping is valid in FORWARD, OUTPUT and POSTROUTING";
   }
   if (name == "addrtype --limit-iface-out") {
     return "--limit-iface-out needs an output device: not in PREROUTING or INPUT";

@@ -23,6 +23,28 @@
 
 namespace rulejit::frontends::iptables_internal {
 
+// "FIN,SYN,RST,ACK" → bits; ALL and NONE as in iptables.
+std::optional<uint8_t> ParseTcpFlags(std::string_view text) {
+  struct Flag { std::string_view name; uint8_t bit; };
+  static constexpr Flag kFlags[] = {
+      {"FIN", 0x01}, {"SYN", 0x02}, {"RST", 0x04}, {"PSH", 0x08},
+      {"ACK", 0x10}, {"URG", 0x20}, {"ECE", 0x40}, {"CWR", 0x80},
+      {"ALL", 0xff}, {"NONE", 0x00},
+  };
+  uint8_t bits = 0;
+  for (std::string_view word : Split(text, ',')) {
+    bool found = false;
+    for (const Flag& f : kFlags) {
+      if (EqualsIgnoreCase(f.name, word)) {
+        bits |= f.bit;
+        found = true;
+      }
+    }
+    if (!found) return std::nullopt;
+  }
+  return bits;
+}
+
 namespace {
 
 constexpr uint32_t kSrcPortOffset = 0;
@@ -46,27 +68,6 @@ bool LowerPortOption(LowerCtx& ctx, const Option& opt) {
   return true;
 }
 
-// "FIN,SYN,RST,ACK" → bits; ALL and NONE as in iptables.
-std::optional<uint8_t> ParseTcpFlags(std::string_view text) {
-  struct Flag { std::string_view name; uint8_t bit; };
-  static constexpr Flag kFlags[] = {
-      {"FIN", 0x01}, {"SYN", 0x02}, {"RST", 0x04}, {"PSH", 0x08},
-      {"ACK", 0x10}, {"URG", 0x20}, {"ECE", 0x40}, {"CWR", 0x80},
-      {"ALL", 0xff}, {"NONE", 0x00},
-  };
-  uint8_t bits = 0;
-  for (std::string_view word : Split(text, ',')) {
-    bool found = false;
-    for (const Flag& f : kFlags) {
-      if (EqualsIgnoreCase(f.name, word)) {
-        bits |= f.bit;
-        found = true;
-      }
-    }
-    if (!found) return std::nullopt;
-  }
-  return bits;
-}
 
 void EmitTcpFlags(LowerCtx& ctx, uint8_t mask, uint8_t comp, bool invert,
                   ir::SourceLoc loc) {

@@ -679,6 +679,11 @@ class SaveParser {
       if (keep && !ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
         hook_limited_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
       }
+      if (keep && !ctx.hook && spec.target->name == "TCPMSS" &&
+          iptables_internal::FindTargetOption(*spec.target, "--clamp-mss-to-pmtu")) {
+        hook_limited_uses_.push_back(
+            {chain_name, "TCPMSS --clamp-mss-to-pmtu", spec.target->loc});
+      }
       if (keep && !iptables_internal::IsStandardVerdict(spec.target->name) &&
           !iptables_internal::IsSupportedTarget(spec.target->name)) {
         jumps_.push_back({spec.target->name, spec.target->loc});

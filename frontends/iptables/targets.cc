@@ -377,6 +377,7 @@ const std::vector<TargetSpec>& Targets() {
         {"--restore-mark", 0, false}, {"--nfmask", 1, false},
         {"--ctmask", 1, false}, {"--mask", 1, false}}},
       {"NOTRACK", {}},
+      {"TCPMSS", {{"--set-mss", 1, false}, {"--clamp-mss-to-pmtu", 0, false}}},
       {"TRACE", {}},
       {"SNAT",
        {{"--to-source", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false},
@@ -423,7 +424,7 @@ bool IsSupportedTarget(std::string_view target) {
 bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
       "TPROXY", "NFQUEUE",
-      "QUEUE", "NFLOG", "ULOG", "TEE", "TCPMSS", "TOS", "DSCP",
+      "QUEUE", "NFLOG", "ULOG", "TEE", "TOS", "DSCP",
       "TTL", "HL", "CLASSIFY", "SECMARK", "CONNSECMARK", "AUDIT", "CHECKSUM",
       "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
       "TCPOPTSTRIP", "ECN", "DNPT", "SNPT", "CLUSTERIP", "JOOL",
@@ -449,6 +450,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (t.name == "NOTRACK" || t.name == "CT") return LowerNotrack(ctx, t);
   else if (IsNatTarget(t.name)) return LowerNatTarget(ctx, t);
   else if (t.name == "TRACE") return LowerTrace(ctx, t);
+  else if (t.name == "TCPMSS") return LowerTcpMss(ctx, t);
   else {
     EmitVerdict(ctx, t.is_goto ? ir::VerdictCode::kGoto : ir::VerdictCode::kJump,
                 t.name, t.loc);

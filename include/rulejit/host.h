@@ -38,6 +38,7 @@ struct HostInterface {
   uint32_t index = 0;  // ifindex, from 1
   uint32_t group = 0;
   bool loopback = false;  // IFF_LOOPBACK
+  uint32_t mtu = 1500;
   std::vector<HostAddress> addresses;
 };
 
@@ -62,6 +63,7 @@ struct HostRoute {
   std::vector<uint32_t> oifs;  // nexthop devices (several: multipath)
   uint32_t metric = 0;         // IPv6 priority; IPv4 routes of one prefix too
   bool gateway = false;        // reached through a gateway (`via`)
+  uint32_t mtu = 0;            // the route's own mtu metric; 0: its device's
 };
 
 struct HostModel {
