@@ -2,6 +2,8 @@
 #include "frontends/nft/values.h"
 
 #include <arpa/inet.h>
+#include <grp.h>
+#include <pwd.h>
 
 #include <cctype>
 #include <ctime>
@@ -130,9 +132,8 @@ const SymTable& Symbols(DType t) {
       {"membership-query", 0x11}, {"membership-report-v1", 0x12},
       {"membership-report-v2", 0x16}, {"membership-report-v3", 0x22},
       {"leave-group", 0x17}};
-  // The user/group names nft's test systems resolve (bin and daemon differ
-  // between distributions; these are the ones the conformance corpus uses).
-  static const SymTable kUser = {{"root", 0}, {"bin", 1}, {"daemon", 2}};
+  // User and group names are resolved by name (ParseValue), not listed.
+  static const SymTable kUser = {};
   static const SymTable kDccp = {
       {"request", 0}, {"response", 1}, {"data", 2}, {"ack", 3},
       {"dataack", 4}, {"closereq", 5}, {"close", 6}, {"reset", 7},
@@ -480,6 +481,28 @@ std::optional<U128> ParseNumber(std::string_view w) {
   return v;
 }
 
+namespace {
+
+std::optional<uint32_t> UserId(std::string_view name) {
+  passwd entry;
+  passwd* found = nullptr;
+  char buf[4096];
+  getpwnam_r(std::string(name).c_str(), &entry, buf, sizeof(buf), &found);
+  if (found == nullptr) return std::nullopt;
+  return found->pw_uid;
+}
+
+std::optional<uint32_t> GroupId(std::string_view name) {
+  group entry;
+  group* found = nullptr;
+  char buf[4096];
+  getgrnam_r(std::string(name).c_str(), &entry, buf, sizeof(buf), &found);
+  if (found == nullptr) return std::nullopt;
+  return found->gr_gid;
+}
+
+}  // namespace
+
 std::optional<Value> ParseValue(DType t, std::string_view w, uint32_t bits) {
   std::optional<Value> v;
   switch (t) {
@@ -510,6 +533,15 @@ std::optional<Value> ParseValue(DType t, std::string_view w, uint32_t bits) {
       }
       break;
     }
+    case DType::kUid:
+    case DType::kGid:
+      // Names as nft resolves them: the passwd / group database of the
+      // machine the ruleset is read on (getpwnam / getgrnam).
+      if (auto id = (t == DType::kUid ? UserId(w) : GroupId(w))) {
+        v = Value{};
+        v->num = *id;
+      }
+      break;
     case DType::kCtLabel: {
       // A label is a bit number (0..127) of the 128-bit label set; names
       // from connlabel.conf are not read.

@@ -14,6 +14,13 @@
 // actual lines; NFT_CORPUS_DUMP=FILE writes every case's printed IR or
 // diagnostics to FILE (to compare two builds byte for byte). Without
 // ../shared/corpus the test is skipped.
+//
+// Some expectations hold only on the machine that recorded them: user and
+// group names resolve through this machine's passwd and group databases,
+// as nft resolves them, and the corpus was recorded where bin is 1 and
+// daemon 2 (Debian has them the other way round), so the `sets` cases of
+// meta skuid/skgid {"bin", "root", "daemon"} list their elements in
+// another order here and are pinned as expected failures.
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
