@@ -59,6 +59,7 @@ template <typename H> H AbslHashValue(H h, const PayloadWrite& e) {
 template <typename H> H AbslHashValue(H h, const Exthdr& e) {
   return H::combine(std::move(h), e.op, e.type, e.offset, e.len, e.present, e.dreg);
 }
+template <typename H> H AbslHashValue(H h, const ChecksumFill&) { return h; }
 template <typename H> H AbslHashValue(H h, const TcpMss& e) {
   return H::combine(std::move(h), e.mss, e.clamp);
 }

@@ -121,6 +121,12 @@ bool EvalExthdr(const Exthdr& e, const PacketView& pkt, uint8_t* regs);
 bool EvalPayloadWrite(const PayloadWrite& e, const PacketView& pkt, uint8_t* data,
                       const uint8_t* regs);
 
+// CHECKSUM --checksum-fill on `data` (the writable copy of pkt.data):
+// when the packet's checksum is partial, its TCP or UDP checksum computed
+// in full (pseudo-header and segment), 0 stored as 0xffff as
+// skb_checksum_help does. Other packets and protocols: nothing.
+void EvalChecksumFill(const PacketView& pkt, const PacketMeta& meta, uint8_t* data);
+
 // Register-file operations; each takes the whole 64-byte file and returns
 // false on NFT_BREAK (including registers out of range in unverified IR).
 bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,

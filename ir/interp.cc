@@ -250,6 +250,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Queue& e) { EvalQueue(e, regs, ctx); },
           [&](const Quota& e) { EvalQuota(e, regs, ctx); },
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
+          [&](const ChecksumFill&) { EvalChecksumFill(ctx.pkt, ctx.meta, ctx.writable); },
           [&](const TcpMss& e) {
             if (!EvalTcpMss(e, ctx.interp.host(), *ctx.view, *ctx.buffer)) {
               regs.code = VerdictCode::kDrop;

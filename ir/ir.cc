@@ -112,7 +112,8 @@ bool HasPacketWrites(const Ruleset& ruleset) {
       for (const Rule& r : c.rules) {
         for (const Node& n : r.exprs) {
           if (std::holds_alternative<PayloadWrite>(n.expr) ||
-              std::holds_alternative<TcpMss>(n.expr)) {
+              std::holds_alternative<TcpMss>(n.expr) ||
+              std::holds_alternative<ChecksumFill>(n.expr)) {
             return true;
           }
         }

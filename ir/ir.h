@@ -434,10 +434,19 @@ struct TcpMss {
   bool operator==(const TcpMss&) const = default;
 };
 
+// [ checksum fill ]: iptables' CHECKSUM --checksum-fill (xt_CHECKSUM; no
+// nf_tables expression). Completes the TCP or UDP checksum of a packet
+// whose checksum was left partial (PacketMeta::csum_partial), as
+// skb_checksum_help does; other packets are left alone. A packet write.
+struct ChecksumFill {
+  bool operator==(const ChecksumFill&) const = default;
+};
+
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss>;
+                          Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
+                          ChecksumFill>;
 
 
 // An expression with the location it came from.

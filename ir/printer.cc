@@ -306,6 +306,8 @@ std::string Body(const Fib& e) {
                          e.flags & kFibPresent ? " present" : "", e.dreg);
 }
 
+std::string Body(const ChecksumFill&) { return "fill "; }
+
 std::string Body(const TcpMss& e) {
   return e.clamp ? "clamp " : absl::StrFormat("set %u ", e.mss);
 }
@@ -372,6 +374,7 @@ struct NameOf {
   const char* operator()(const Exthdr&) const { return "exthdr"; }
   const char* operator()(const Fib&) const { return "fib"; }
   const char* operator()(const TcpMss&) const { return "tcpmss"; }
+  const char* operator()(const ChecksumFill&) const { return "checksum"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }

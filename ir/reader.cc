@@ -775,6 +775,10 @@ BodyParser ParserFor(std::string_view name) {
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"fib", &ParseFib},
       {"tcpmss", &ParseTcpMss},
+      {"checksum", [](Cursor& c) -> Expr {
+         c.Literal("fill ");
+         return ChecksumFill{};
+       }},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

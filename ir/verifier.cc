@@ -416,6 +416,7 @@ void Check(const Fib& e, RuleContext& ctx) {
 }
 
 void Check(const TcpMss&, RuleContext&) {}
+void Check(const ChecksumFill&, RuleContext&) {}
 
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = Pad4(e.load.len);

@@ -197,6 +197,7 @@ bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m);
 // "FIN,SYN,RST,ACK" → flag bits (ALL, NONE too); nullopt on an unknown flag.
 std::optional<uint8_t> ParseTcpFlags(std::string_view text);
 bool LowerTcpMss(LowerCtx& ctx, const TargetUse& t);
+bool LowerChecksum(LowerCtx& ctx, const TargetUse& t);
 std::string AddrtypeHookLimit(const MatchUse& m);
 bool LowerUdp(LowerCtx& ctx, const MatchUse& m);
 bool LowerMultiport(LowerCtx& ctx, const MatchUse& m);

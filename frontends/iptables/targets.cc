@@ -378,6 +378,7 @@ const std::vector<TargetSpec>& Targets() {
         {"--ctmask", 1, false}, {"--mask", 1, false}}},
       {"NOTRACK", {}},
       {"TCPMSS", {{"--set-mss", 1, false}, {"--clamp-mss-to-pmtu", 0, false}}},
+      {"CHECKSUM", {{"--checksum-fill", 0, false}}},
       {"TRACE", {}},
       {"SNAT",
        {{"--to-source", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false},
@@ -425,7 +426,7 @@ bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
       "TPROXY", "NFQUEUE",
       "QUEUE", "NFLOG", "ULOG", "TEE", "TOS", "DSCP",
-      "TTL", "HL", "CLASSIFY", "SECMARK", "CONNSECMARK", "AUDIT", "CHECKSUM",
+      "TTL", "HL", "CLASSIFY", "SECMARK", "CONNSECMARK", "AUDIT",
       "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
       "TCPOPTSTRIP", "ECN", "DNPT", "SNPT", "CLUSTERIP", "JOOL",
   };
@@ -451,6 +452,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (IsNatTarget(t.name)) return LowerNatTarget(ctx, t);
   else if (t.name == "TRACE") return LowerTrace(ctx, t);
   else if (t.name == "TCPMSS") return LowerTcpMss(ctx, t);
+  else if (t.name == "CHECKSUM") return LowerChecksum(ctx, t);
   else {
     EmitVerdict(ctx, t.is_goto ? ir::VerdictCode::kGoto : ir::VerdictCode::kJump,
                 t.name, t.loc);

@@ -91,6 +91,12 @@ struct PacketMeta {
   bool has_socket = false;
   uint32_t sk_uid = 0;
   uint32_t sk_gid = 0;
+  // The transport checksum is left for the NIC to finish (the kernel's
+  // CHECKSUM_PARTIAL: the field holds only the pseudo-header sum), as in
+  // packets a local socket sends with checksum offload. iptables'
+  // CHECKSUM --checksum-fill completes such checksums; captured frames
+  // have complete ones (false).
+  bool csum_partial = false;
 
   // Conntrack (the IR's kCtState* bits). ct_state = 0 means untracked-unknown:
   // ct loads then fail as in the kernel for packets without a conntrack entry.

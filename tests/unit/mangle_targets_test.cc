@@ -1,6 +1,7 @@
-// TCPMSS (ir/tcpmss_eval.cc): the bytes xt_TCPMSS leaves, with every
-// checksum recomputed in full to prove the incremental updates, and the
-// drops it makes, through the iptables frontend and the interpreter.
+// The mangle targets. TCPMSS (ir/tcpmss_eval.cc): the bytes xt_TCPMSS
+// leaves, with every checksum recomputed in full to prove the incremental
+// updates, and the drops it makes, through the iptables frontend and the
+// interpreter. CHECKSUM --checksum-fill (ir::EvalChecksumFill).
 #include <arpa/inet.h>
 
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "api/internal.h"
 #include "gtest/gtest.h"
+#include "ir/expr_eval.h"
 #include "ir/tcpmss_eval.h"
 #include "packet/parse.h"
 #include "rulejit/rulejit.h"
@@ -228,6 +230,48 @@ TEST(TcpMss, RefusedWhereTheKernelRefusesIt) {
                                           rule, "\nCOMMIT\n");
     EXPECT_FALSE(ParseRuleset(dump, "bad.ipt").ok()) << rule;
   }
+}
+
+}  // namespace
+}  // namespace rulejit
+
+namespace rulejit {
+namespace {
+
+// CHECKSUM --checksum-fill: a partial checksum (the pseudo-header sum a
+// socket leaves for the NIC) becomes the full one; complete ones stay.
+TEST(ChecksumFill, CompletesPartialTcpAndUdpChecksums) {
+  for (uint8_t proto : {uint8_t{6}, uint8_t{17}}) {
+    for (const char* src : {"10.0.0.1", "2001:db8::1"}) {
+      const bool v6 = std::string(src).find(':') != std::string::npos;
+      const Bytes frame = BuildFrame(FrameSpec{.src = src, .dst = v6 ? "2001:db8::2" : "10.0.0.2",
+                                               .proto = proto, .payload = {1, 2, 3}});
+      Bytes partial = frame;
+      PacketView pkt = packet::ParseEthernet(partial.data(), static_cast<uint32_t>(partial.size()));
+      const uint32_t check = pkt.transport_off + (proto == 6 ? 16 : 6);
+      partial[check] = 0x12;  // what the NIC would overwrite
+      partial[check + 1] = 0x34;
+      Bytes untouched = partial;
+      ir::EvalChecksumFill(pkt, PacketMeta{}, untouched.data());
+      EXPECT_EQ(untouched, partial) << "complete checksums are left alone";
+      PacketMeta meta;
+      meta.csum_partial = true;
+      ir::EvalChecksumFill(pkt, meta, partial.data());
+      EXPECT_EQ(partial, frame) << src << " proto " << int{proto};
+    }
+  }
+}
+
+TEST(ChecksumFill, OnlyInMangleWithChecksumFill) {
+  auto parse = [](const char* table, const char* target) {
+    return ParseRuleset(absl::StrCat("*", table, "\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -p udp "
+                                     "-j ", target, "\nCOMMIT\n"),
+                        "c.ipt")
+        .ok();
+  };
+  EXPECT_TRUE(parse("mangle", "CHECKSUM --checksum-fill"));
+  EXPECT_FALSE(parse("nat", "CHECKSUM --checksum-fill"));  // kernel: table mangle only
+  EXPECT_FALSE(parse("mangle", "CHECKSUM"));
 }
 
 }  // namespace

@@ -1,3 +1,9 @@
+// The mangle targets that rewrite packet bytes without a verdict, each an
+// IR construct of its own (their meaning is in ir/):
+//
+// -j CHECKSUM --checksum-fill (xt_CHECKSUM, mangle table only): [ checksum
+// fill ], completing a checksum left partial (ir::EvalChecksumFill).
+//
 // -j TCPMSS: --set-mss N or --clamp-mss-to-pmtu (xt_TCPMSS), lowered as
 // the IR's own [ tcpmss set N ] / [ tcpmss clamp ] (ir/tcpmss_eval.cc has
 // its meaning). No verdict: the rule goes on to the next one, as the
@@ -64,6 +70,17 @@ bool LowerTcpMss(LowerCtx& ctx, const TargetUse& t) {
     e.mss = static_cast<uint16_t>(*mss);
   }
   ctx.Add(e, t.loc);
+  return true;
+}
+
+bool LowerChecksum(LowerCtx& ctx, const TargetUse& t) {
+  if (ctx.table_name != "mangle") {
+    return ctx.Error(t.loc, "the CHECKSUM target is only valid in the mangle table");
+  }
+  if (FindTargetOption(t, "--checksum-fill") == nullptr) {
+    return ctx.Error(t.loc, "CHECKSUM needs --checksum-fill");
+  }
+  ctx.Add(ir::ChecksumFill{}, t.loc);
   return true;
 }
 
