@@ -60,6 +60,10 @@ template <typename H> H AbslHashValue(H h, const Exthdr& e) {
   return H::combine(std::move(h), e.op, e.type, e.offset, e.len, e.present, e.dreg);
 }
 template <typename H> H AbslHashValue(H h, const ChecksumFill&) { return h; }
+template <typename H> H AbslHashValue(H h, const Recent& e) {
+  return H::combine(std::move(h), e.op, e.name, e.invert, e.rdest, e.reap, e.rttl, e.seconds,
+                    e.hitcount, std::string(e.mask.begin(), e.mask.end()));
+}
 template <typename H> H AbslHashValue(H h, const TcpMss& e) {
   return H::combine(std::move(h), e.mss, e.clamp);
 }

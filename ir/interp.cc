@@ -250,6 +250,15 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Queue& e) { EvalQueue(e, regs, ctx); },
           [&](const Quota& e) { EvalQuota(e, regs, ctx); },
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
+          [&](const Recent& e) {
+            // Without state no address was ever seen.
+            const bool forwarded = ctx.meta.has_oif && !ctx.meta.has_socket;
+            RecentTables none;
+            const bool match = EvalRecent(e, ctx.pkt, forwarded,
+                                          ctx.state ? ctx.state->now_ns : 0,
+                                          ctx.state ? ctx.state->recent : none);
+            regs.BreakUnless(match);
+          },
           [&](const ChecksumFill&) { EvalChecksumFill(ctx.pkt, ctx.meta, ctx.writable); },
           [&](const TcpMss& e) {
             if (!EvalTcpMss(e, ctx.interp.host(), *ctx.view, *ctx.buffer)) {

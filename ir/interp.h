@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ir/expr_eval.h"
+#include "ir/recent_eval.h"
 #include "ir/ir.h"
 #include "rulejit/host.h"
 #include "rulejit/packet.h"
@@ -64,6 +65,9 @@ struct InterpState {
   // Consumed bytes of quota expressions, keyed like the limit buckets.
   struct QuotaSlot { uint64_t key; QuotaCount count; };
   std::vector<QuotaSlot> quotas;
+  // The recent match's tables, by name (shared by every rule, as in one
+  // network namespace).
+  RecentTables recent;
 };
 
 class Interpreter {

@@ -434,6 +434,28 @@ struct TcpMss {
   bool operator==(const TcpMss&) const = default;
 };
 
+// [ recent OP name NAME ... ]: iptables' recent match (xt_recent; no
+// nf_tables expression). A per-name table of addresses (the source, or
+// with `rdest` the destination, under `mask`) with the times each was
+// seen: `set` adds the packet's address and matches; `rcheck` matches
+// when the address is there (seen `hitcount` times within `seconds`, when
+// given), `update` does the same and records this packet's time when it
+// matches; `remove` drops the address and matches when it was there.
+// State across packets (ir::InterpState), on the caller's clock.
+enum class RecentOp : uint8_t { kSet, kCheck, kUpdate, kRemove };
+struct Recent {
+  RecentOp op = RecentOp::kCheck;
+  std::string name = "DEFAULT";
+  bool invert = false;
+  bool rdest = false;
+  bool reap = false;
+  bool rttl = false;
+  uint32_t seconds = 0;
+  uint32_t hitcount = 0;
+  Bytes mask = Bytes(16, 0xff);  // 16 bytes; IPv4 uses the first 4
+  bool operator==(const Recent&) const = default;
+};
+
 // [ checksum fill ]: iptables' CHECKSUM --checksum-fill (xt_CHECKSUM; no
 // nf_tables expression). Completes the TCP or UDP checksum of a packet
 // whose checksum was left partial (PacketMeta::csum_partial), as
@@ -446,7 +468,7 @@ using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
-                          ChecksumFill>;
+                          ChecksumFill, Recent>;
 
 
 // An expression with the location it came from.

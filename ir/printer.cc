@@ -308,6 +308,19 @@ std::string Body(const Fib& e) {
 
 std::string Body(const ChecksumFill&) { return "fill "; }
 
+// "update name ssh seconds 60 hitcount 4 rsource mask 0xffffffff ... "
+std::string Body(const Recent& e) {
+  static constexpr const char* kOps[] = {"set", "rcheck", "update", "remove"};
+  std::string out = absl::StrFormat("%s name %s ", kOps[static_cast<int>(e.op)], e.name);
+  if (e.invert) absl::StrAppend(&out, "invert ");
+  if (e.seconds) absl::StrAppendFormat(&out, "seconds %u ", e.seconds);
+  if (e.hitcount) absl::StrAppendFormat(&out, "hitcount %u ", e.hitcount);
+  if (e.reap) absl::StrAppend(&out, "reap ");
+  if (e.rttl) absl::StrAppend(&out, "rttl ");
+  absl::StrAppend(&out, e.rdest ? "rdest " : "rsource ", "mask ", DataPieces(e.mask));
+  return out;
+}
+
 std::string Body(const TcpMss& e) {
   return e.clamp ? "clamp " : absl::StrFormat("set %u ", e.mss);
 }
@@ -375,6 +388,7 @@ struct NameOf {
   const char* operator()(const Fib&) const { return "fib"; }
   const char* operator()(const TcpMss&) const { return "tcpmss"; }
   const char* operator()(const ChecksumFill&) const { return "checksum"; }
+  const char* operator()(const Recent&) const { return "recent"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }

@@ -653,6 +653,45 @@ Expr ParseFib(Cursor& c) {
   return e;
 }
 
+// The Body(Recent) text of ir/printer.cc.
+Expr ParseRecent(Cursor& c) {
+  Recent e;
+  static constexpr std::pair<std::string_view, RecentOp> kOps[] = {
+      {"set ", RecentOp::kSet}, {"rcheck ", RecentOp::kCheck},
+      {"update ", RecentOp::kUpdate}, {"remove ", RecentOp::kRemove}};
+  bool found = false;
+  for (const auto& [name, op] : kOps) {
+    if (c.TryLiteral(name)) {
+      e.op = op;
+      found = true;
+      break;
+    }
+  }
+  if (!found) c.Fail("expected set, rcheck, update or remove");
+  c.Literal("name ");
+  e.name = std::string(c.Token("the table name"));
+  c.Literal(" ");
+  e.invert = c.TryLiteral("invert ");
+  if (c.TryLiteral("seconds ")) {
+    e.seconds = static_cast<uint32_t>(c.Number("the seconds", 0xffffffff));
+    c.Literal(" ");
+  }
+  if (c.TryLiteral("hitcount ")) {
+    e.hitcount = static_cast<uint32_t>(c.Number("the hit count", 0xffffffff));
+    c.Literal(" ");
+  }
+  e.reap = c.TryLiteral("reap ");
+  e.rttl = c.TryLiteral("rttl ");
+  if (c.TryLiteral("rdest ")) {
+    e.rdest = true;
+  } else {
+    c.Literal("rsource ");
+  }
+  c.Literal("mask ");
+  e.mask = c.DataPieces();
+  return e;
+}
+
 // "set N " or "clamp ".
 Expr ParseTcpMss(Cursor& c) {
   TcpMss e;
@@ -774,7 +813,7 @@ BodyParser ParserFor(std::string_view name) {
       {"queue", &ParseQueue},         {"quota", &ParseQuota},
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"fib", &ParseFib},
-      {"tcpmss", &ParseTcpMss},
+      {"tcpmss", &ParseTcpMss},       {"recent", &ParseRecent},
       {"checksum", [](Cursor& c) -> Expr {
          c.Literal("fill ");
          return ChecksumFill{};

@@ -417,6 +417,11 @@ void Check(const Fib& e, RuleContext& ctx) {
 
 void Check(const TcpMss&, RuleContext&) {}
 void Check(const ChecksumFill&, RuleContext&) {}
+void Check(const Recent& e, RuleContext& ctx) {
+  if (e.name.empty() || e.mask.size() != 16 || (e.reap && e.seconds == 0)) {
+    ctx.diags.Error(ctx.loc, "recent: needs a name, a 16-byte mask, and seconds with reap");
+  }
+}
 
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = Pad4(e.load.len);

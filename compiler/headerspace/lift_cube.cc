@@ -159,6 +159,9 @@ bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
           [&](const ir::Exthdr&) {
             return Fail("extension headers and options are not modelled");
           },
+          [&](const ir::Recent&) {
+            return Fail("recent keeps state across packets (not a header-space field)");
+          },
           [&](const ir::ChecksumFill&) {
             return Fail("CHECKSUM writes packet bytes (a side effect later rules may see)");
           },

@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "absl/strings/numbers.h"
+#include "gtest/gtest.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/support/frames.h"
@@ -164,6 +165,25 @@ absl::StatusOr<Frames> ReadPcap(const std::string& path) {
   while (pcap_next_ex(in, &header, &data) == 1) out.emplace_back(data, data + header->caplen);
   pcap_close(in);
   return out;
+}
+
+int ReportDisagreements(const std::string& what, const std::vector<bool>& kernel,
+                        const std::vector<bool>& ours) {
+  int count = 0;
+  for (size_t i = 0; i < kernel.size() && i < ours.size(); ++i) {
+    if (kernel[i] == ours[i]) continue;
+    ++count;
+    ADD_FAILURE() << what << " frame " << i << ": kernel " << (kernel[i] ? "accept" : "drop")
+                  << ", rulejit " << (ours[i] ? "accept" : "drop");
+  }
+  return count;
+}
+
+void ExpectSeparates(const std::string& what, const std::vector<bool>& kernel) {
+  size_t accepted = 0;
+  for (bool a : kernel) accepted += a;
+  EXPECT_GT(accepted, 0u) << what << ": the kernel dropped every frame";
+  EXPECT_LT(accepted, kernel.size()) << what << ": the kernel accepted every frame";
 }
 
 }  // namespace rulejit::testing

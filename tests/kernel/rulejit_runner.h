@@ -46,6 +46,14 @@ absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
                                                   const std::string& extra_args = "",
                                                   const std::string& hook_args = kHookArgs);
 
+// The frames where rulejit's verdicts differ from the kernel's, each
+// reported as a test failure under `what` ("CASE tier T").
+int ReportDisagreements(const std::string& what, const std::vector<bool>& kernel,
+                        const std::vector<bool>& ours);
+// A test failure unless the kernel both accepted and dropped some frame
+// (a case that does not separate its frames tests nothing).
+void ExpectSeparates(const std::string& what, const std::vector<bool>& kernel);
+
 // A fresh /tmp/STEM-XXXXXX directory ("" on failure).
 std::string MakeTempDir(const char* stem);
 

@@ -231,6 +231,7 @@ class Emitter {
   void Emit(const ir::Nat&, Label) {}
   void Emit(const ir::TcpMss&, Label) {}
   void Emit(const ir::ChecksumFill&, Label) {}
+  void Emit(const ir::Recent&, Label) {}
 
   void Emit(const ir::Reject&, Label);
 

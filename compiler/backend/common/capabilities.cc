@@ -14,6 +14,7 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::Nat>(e)) return "NAT statement";
   if (std::holds_alternative<ir::TcpMss>(e)) return "TCPMSS target";
   if (std::holds_alternative<ir::ChecksumFill>(e)) return "CHECKSUM target";
+  if (std::holds_alternative<ir::Recent>(e)) return "recent match";
   return nullptr;
 }
 

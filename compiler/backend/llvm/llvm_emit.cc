@@ -592,6 +592,7 @@ class LlvmEmitter {
   void Emit(const ir::Nat&, llvm::BasicBlock*) {}
   void Emit(const ir::TcpMss&, llvm::BasicBlock*) {}
   void Emit(const ir::ChecksumFill&, llvm::BasicBlock*) {}
+  void Emit(const ir::Recent&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Reject&, llvm::BasicBlock*) {
     StoreField(offsetof(JitContext, rejected), 1);

@@ -1,0 +1,104 @@
+// The recent match against the kernel over packet sequences: each dump
+// below runs in the kernel (kernel_oracle.h: fresh namespaces, so the
+// recent tables start empty, frames in order, paced 200 us) and in
+// `rulejit eval` on every tier, with one run state over the pcap (its
+// timestamps 1 us apart: the whole sequence sits inside every --seconds
+// window, as it does in the kernel). Frames come from four sources in a
+// fixed interleaving, to two destinations, so the tables fill, hit their
+// counts, and answer per address.
+//
+// Needs root, `ip netns`, iptables-legacy-restore and the rulejit binary;
+// skips with the reason otherwise. About ten seconds.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/kernel/kernel_oracle.h"
+#include "tests/kernel/rulejit_runner.h"
+#include "tests/support/frames.h"
+
+namespace rulejit::testing {
+namespace {
+
+Frames RecentFrames() {
+  const char* kSources[] = {"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.2.0.9"};
+  const int kOrder[] = {0, 0, 1, 0, 2, 0, 1, 1, 0, 3, 1, 2, 0, 1, 3, 3, 2, 0, 1, 2, 3, 0, 0, 1};
+  Frames frames;
+  uint16_t port = 2000;
+  for (size_t i = 0; i < std::size(kOrder); ++i) {
+    frames.push_back(BuildFrame(FrameSpec{.src = kSources[kOrder[i]],
+                                          .dst = i % 3 == 0 ? "192.0.2.1" : "192.0.2.2",
+                                          .proto = 17, .sport = port++, .dport = 53,
+                                          .payload = {0, 0, 0, 0}}));
+  }
+  return frames;
+}
+
+std::string Dump(const std::string& rules) {
+  return absl::StrCat("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
+                      rules, "COMMIT\n");
+}
+
+struct Case {
+  std::string name, dump;
+};
+
+std::vector<Case> Cases() {
+  return {
+      {"update_hitcount",
+       Dump("-A FORWARD -m recent --update --seconds 60 --hitcount 3 --name t --rsource -j DROP\n"
+            "-A FORWARD -m recent --set --name t --rsource\n")},
+      {"rcheck_after_set",
+       Dump("-A FORWARD -s 10.1.0.1 -m recent --set --name a\n"
+            "-A FORWARD -m recent --rcheck --name a -j DROP\n")},
+      {"remove",
+       Dump("-A FORWARD -m recent --remove --name r -j DROP\n"
+            "-A FORWARD -m recent --set --name r\n")},
+      {"rdest_mask",
+       Dump("-A FORWARD -m recent --update --hitcount 2 --name d --rdest --mask 255.255.255.0 -j DROP\n"
+            "-A FORWARD -m recent --set --name d --rdest --mask 255.255.255.0\n")},
+      {"inverted_rcheck",
+       Dump("-A FORWARD -s 10.1.0.2 -m recent --set --name i\n"
+            "-A FORWARD -m recent ! --rcheck --name i -j DROP\n")},
+      {"rttl",
+       Dump("-A FORWARD -m recent --set --name l\n"
+            "-A FORWARD -m recent --rcheck --rttl --hitcount 2 --name l -j DROP\n")},
+  };
+}
+
+TEST(RecentKernel, EveryTierAgreesWithTheKernelOverSequences) {
+  if (absl::Status s = OracleAvailable(OracleSyntax::kIptablesSave); !s.ok()) {
+    GTEST_SKIP() << s.message();
+  }
+  ScratchDir dir("rulejit-recent");
+  ASSERT_FALSE(dir.path.empty());
+  const std::vector<std::string> tiers = SupportedTiers(dir.path);
+  absl::StatusOr<Frames> frames = PrepareOracleFrames(RecentFrames());
+  ASSERT_TRUE(frames.ok()) << frames.status();
+  const std::string pcap = dir.path + "/frames.pcap";
+  ASSERT_TRUE(WritePcap(pcap, *frames));
+  int disagreements = 0;
+  bool first = true;
+  for (const Case& c : Cases()) {
+    OracleOptions options{.control_run = first};
+    first = false;
+    absl::StatusOr<std::vector<bool>> kernel =
+        KernelVerdicts({.syntax = OracleSyntax::kIptablesSave, .text = c.dump}, *frames, options);
+    ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
+    ExpectSeparates(c.name, *kernel);
+    const std::string file = absl::StrCat(dir.path, "/", c.name, ".ipt");
+    std::ofstream(file) << c.dump;
+    for (const std::string& tier : tiers) {
+      absl::StatusOr<std::vector<bool>> ours = RulejitVerdicts(file, pcap, tier, frames->size());
+      ASSERT_TRUE(ours.ok()) << c.name << " " << tier << ": " << ours.status();
+      disagreements += ReportDisagreements(absl::StrCat(c.name, " tier ", tier), *kernel, *ours);
+    }
+  }
+  std::cout << "recent: " << Cases().size() << " dumps x " << frames->size() << " frames x "
+            << tiers.size() << " tiers, " << disagreements << " disagreements with the kernel\n";
+}
+
+}  // namespace
+}  // namespace rulejit::testing
