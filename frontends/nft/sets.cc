@@ -146,6 +146,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   SetType st;
   bool have_type = false;
   std::vector<Element> pending;
+  PushScope();  // a define in a set block is the block's own
   while (!sink_.failed) {
     SkipSeparators();
     if (AcceptPunct("}")) break;
@@ -153,7 +154,11 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
     if (t.kind != Tok::kWord) return ErrorUnexpected("set property");
     std::string w = t.text;
     ir::SourceLoc wloc = t.loc;
-    if (w == "type" || w == "typeof") {
+    if (w == "define" || w == "redefine") {
+      if (!ParseDefine()) return false;
+    } else if (w == "undefine") {
+      if (!ParseUndefine()) return false;
+    } else if (w == "type" || w == "typeof") {
       if (!ParseSetTypeSpec(&st, set, is_map)) return false;
       have_type = true;
     } else if (w == "flags") {
@@ -202,6 +207,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
     }
   }
   if (sink_.failed) return false;
+  PopScope();
   if (!have_type && existing == nullptr) return Error(loc, "set has no type");
   if (st.fields.size() > 1 && set.interval()) set.flags |= ir::kSetConcat;
   if (!pending.empty() && !lin_.FillSet(set, st, pending)) return false;

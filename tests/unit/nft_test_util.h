@@ -1,0 +1,47 @@
+// Parsing nft text in unit tests (nft_parser_test.cc, nft_scopes_test.cc,
+// ...): the result keeps its Diagnostics alive, and an expected error is
+// checked at its line and column.
+#ifndef RULEJIT_TESTS_UNIT_NFT_TEST_UTIL_H_
+#define RULEJIT_TESTS_UNIT_NFT_TEST_UTIL_H_
+
+#include <memory>
+#include <string>
+
+#include "frontends/nft/nft.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/diag.h"
+
+namespace rulejit::nft_test {
+
+struct Result {
+  absl::StatusOr<ir::Ruleset> rs;
+  ir::Diagnostics diags;
+};
+
+// Parses `text` as file "t.nft" (includes relative to `dir`).
+inline std::unique_ptr<Result> Parse(const std::string& text, const std::string& dir = "") {
+  auto r = std::make_unique<Result>();
+  const int file = r->diags.AddFile("t.nft", text);
+  r->rs = frontends::ParseNft(text, file, r->diags, dir);
+  return r;
+}
+
+// Expects the first error at line:col, its message containing `msg` and
+// its hint `hint`.
+inline void ExpectError(const std::string& text, uint32_t line, uint32_t col,
+                        const std::string& msg, const std::string& hint = "") {
+  auto r = Parse(text);
+  ASSERT_FALSE(r->rs.ok()) << text;
+  EXPECT_EQ(r->rs.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r->diags.has_errors());
+  const ir::Diagnostic& d = r->diags.all().front();
+  EXPECT_EQ(d.loc.line, line) << r->diags.Format();
+  EXPECT_EQ(d.loc.col, col) << r->diags.Format();
+  EXPECT_THAT(d.message, ::testing::HasSubstr(msg)) << r->diags.Format();
+  if (!hint.empty()) EXPECT_THAT(d.hint, ::testing::HasSubstr(hint)) << r->diags.Format();
+}
+
+}  // namespace rulejit::nft_test
+
+#endif  // RULEJIT_TESTS_UNIT_NFT_TEST_UTIL_H_
