@@ -608,9 +608,6 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown chain type '", base.type, "'"),
                  ir::DidYouMean(base.type, {"filter", "nat", "route"}));
   }
-  if (base.type != "filter" && base.type != "nat") {
-    return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported chain type '", base.type, "'"));
-  }
   if (!AcceptWord("hook")) return ErrorUnexpected("'hook'");
   std::string hook;
   ir::SourceLoc hook_loc = Peek().loc;
@@ -627,6 +624,14 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
        (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
     return Error(hook_loc, "nat chains hook prerouting, input, output or postrouting "
                            "of ip, ip6 or inet tables");
+  }
+  // A route chain filters locally generated packets as a filter chain does
+  // and, in the kernel, routes a packet again when it changed its mark,
+  // addresses or tos: the kernel takes it at output of ip, ip6, inet only.
+  if (base.type == "route" &&
+      (*h != ir::Hook::kOutput ||
+       (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
+    return Error(hook_loc, "route chains hook output of ip, ip6 or inet tables");
   }
   if (AcceptWord("device")) {
     if (!ExpectName(&base.device, "device name")) return false;
