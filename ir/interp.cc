@@ -69,6 +69,7 @@ struct Ctx {
   bool rejected = false;
   std::optional<QueueChoice> queue;
   std::optional<NatChange> nat;
+  const std::string* offloaded_to = nullptr;  // flow add @ft offloaded
   // Position of the expression being evaluated (counters, limit buckets).
   int table = 0, chain = 0, rule = 0, expr = 0;
 };
@@ -206,6 +207,15 @@ void EvalNat(const Nat& e, Regs& regs, Ctx& ctx) {
   regs.code = VerdictCode::kAccept;
 }
 
+// nft_flow_offload_eval: offload (recorded) and go on, or end the rule.
+void EvalFlowOffload(const FlowOffload& e, Regs& regs, Ctx& ctx) {
+  if (!FlowOffloads(ctx.pkt, ctx.meta)) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  ctx.offloaded_to = &e.flowtable;
+}
+
 void EvalReject(const Reject&, Regs& regs, Ctx& ctx) {
   ctx.rejected = true;
   regs.code = VerdictCode::kDrop;
@@ -243,6 +253,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Queue& e) { EvalQueue(e, regs, ctx); },
           [&](const Quota& e) { EvalQuota(e, regs, ctx); },
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
+          [&](const FlowOffload& e) { EvalFlowOffload(e, regs, ctx); },
       },
       expr);
 }
@@ -379,6 +390,7 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
   result.ct_mark = ctx.mut.ct_mark;
   if (result.verdict == VerdictCode::kQueue) result.queue = ctx.queue;
   result.nat = ctx.nat;
+  if (ctx.offloaded_to != nullptr) result.offloaded_to = *ctx.offloaded_to;
   return result;
 }
 

@@ -48,6 +48,10 @@ struct EvalResult {
   uint32_t ct_mark = 0;
   std::optional<QueueChoice> queue;  // set when verdict is kQueue
   std::optional<NatChange> nat;      // the last NAT statement that ran
+  // The flowtable a `flow add @ft` offloaded the connection to: a state
+  // change, recorded (the kernel forwards the connection's later packets
+  // from the flowtable, past the IP hooks).
+  std::optional<std::string> offloaded_to;
 };
 
 // Mutable state the interpreter keeps across packets (limit buckets,

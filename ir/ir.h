@@ -381,6 +381,21 @@ inline constexpr uint32_t kNatPersistent = 0x8;
 inline constexpr uint32_t kNatRandomFully = 0x10;
 inline constexpr uint32_t kNatNetmap = 0x40;
 
+// [ flow_offload flowtable NAME ]  `flow add @NAME` (nft_flow_offload_eval):
+// adds the packet's connection to flowtable NAME of the rule's table, after
+// which the kernel forwards its packets from the flowtable's ingress hook
+// and they skip the IP hooks. It offloads only a tracked, confirmed
+// connection that is not offloaded yet, has no helper, no sequence
+// adjustment and no NAT clash, and is UDP or established TCP (ct assured;
+// not on a FIN or RST packet); otherwise (and on an IPv4 packet with
+// options, or under IPsec) the rule ends there, as NFT_BREAK. Once offloaded
+// the rule goes on (NFT_CONTINUE). The kernel takes it in forward chains of
+// ip, ip6 and inet tables only.
+struct FlowOffload {
+  std::string flowtable;
+  bool operator==(const FlowOffload&) const = default;
+};
+
 // Not an nf_tables expression: what compiler/passes/fold_masked_compare
 // makes of `payload load` + optional `bitwise & MASK ^ 0` + `cmp` when no
 // later expression of the rule reads the register. It writes no register.
@@ -399,7 +414,7 @@ struct FusedCmp {
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr, PayloadWrite, Queue, Quota, Nat>;
+                          Exthdr, PayloadWrite, Queue, Quota, Nat, FlowOffload>;
 
 
 // An expression with the location it came from.
@@ -477,11 +492,23 @@ struct Chain {
   SourceLoc loc;
 };
 
+// `flowtable NAME { hook ingress priority P; devices = { ... } }`: where
+// offloaded connections' packets are forwarded from (the ingress hook of
+// its devices). Recorded: `flow add @NAME` refers to it.
+struct Flowtable {
+  std::string name;
+  int32_t priority = 0;
+  std::vector<std::string> devices;
+  uint32_t flags = 0;  // NFT_FLOWTABLE_HW_OFFLOAD 0x1, NFT_FLOWTABLE_COUNTER 0x2
+  SourceLoc loc;
+};
+
 struct Table {
   Family family = Family::kIp;
   std::string name;
   std::vector<Chain> chains;
   std::vector<Set> sets;
+  std::vector<Flowtable> flowtables;
   SourceLoc loc;
 
   const Chain* FindChain(std::string_view chain_name) const;

@@ -10,6 +10,7 @@
 // comment lines are rulejit's own):
 //
 //   # table ip filter
+//   # flowtable ft hook ingress priority 0 devices lan,wan (flags 0x1)
 //   <named set blocks, as PrintSet>
 //   # chain input type filter hook input priority 0 policy accept
 //   <anonymous set blocks of the next rule, as PrintSet>
@@ -25,6 +26,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace rulejit::ir {
 namespace {
@@ -328,6 +330,8 @@ std::string Body(const Nat& e) {
   return out;
 }
 
+std::string Body(const FlowOffload& e) { return absl::StrCat("flowtable ", e.flowtable, " "); }
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -351,6 +355,7 @@ struct NameOf {
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }
+  const char* operator()(const FlowOffload&) const { return "flow_offload"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:
@@ -502,6 +507,11 @@ std::string PrintRuleset(const Ruleset& ruleset) {
   for (const Table& table : ruleset.tables) {
     absl::StrAppend(&out, "# table ", FamilyName(table.family), " ",
                     table.name, "\n");
+    for (const Flowtable& f : table.flowtables) {
+      absl::StrAppend(&out, "# flowtable ", f.name, " hook ingress priority ", f.priority,
+                      " devices ", absl::StrJoin(f.devices, ","),
+                      f.flags != 0 ? absl::StrFormat(" flags 0x%x", f.flags) : "", "\n");
+    }
     for (const Set& set : table.sets) {
       if (!set.anonymous()) absl::StrAppend(&out, PrintSet(table, set), "\n");
     }

@@ -710,6 +710,14 @@ Expr ParseRedir(Cursor& c) {
   return e;
 }
 
+Expr ParseFlowOffload(Cursor& c) {
+  FlowOffload e;
+  c.Literal("flowtable ");
+  e.flowtable = std::string(c.Token("a flowtable name"));
+  c.Literal(" ");
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -723,7 +731,7 @@ BodyParser ParserFor(std::string_view name) {
       {"reject", &ParseReject},       {"exthdr", &ParseExthdr},
       {"queue", &ParseQueue},         {"quota", &ParseQuota},
       {"nat", &ParseNat},             {"masq", &ParseMasq},
-      {"redir", &ParseRedir},
+      {"redir", &ParseRedir},         {"flow_offload", &ParseFlowOffload},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

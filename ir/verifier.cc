@@ -373,6 +373,20 @@ void Check(const Queue& e, RuleContext& ctx) {
 
 void Check(const Quota&, RuleContext&) {}
 
+// The flowtable must be declared in the rule's table (nft_flow_offload_init
+// looks it up there), whose family is ip, ip6 or inet.
+void Check(const FlowOffload& e, RuleContext& ctx) {
+  const Table& t = ctx.table;
+  if (t.family != Family::kIp && t.family != Family::kIp6 && t.family != Family::kInet) {
+    ctx.diags.Error(ctx.loc, "flow_offload: only in ip, ip6 and inet tables");
+  }
+  for (const Flowtable& f : t.flowtables) {
+    if (f.name == e.flowtable) return;
+  }
+  ctx.diags.Error(ctx.loc, absl::StrCat("flow_offload: no flowtable '", e.flowtable,
+                                        "' in table '", t.name, "'"));
+}
+
 // NAT registers hold addresses (4 or 16 bytes) and ports (2 bytes).
 void Check(const Nat& e, RuleContext& ctx) {
   const uint32_t addr_len = e.family == Family::kIp6 ? 16 : 4;

@@ -176,6 +176,9 @@ bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
           [&](const ir::Nat&) {
             return Fail("NAT binds connections (a side effect later packets see)");
           },
+          [&](const ir::FlowOffload&) {
+            return Fail("flow offload depends on the connection's state and offloads it");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

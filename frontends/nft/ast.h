@@ -5,7 +5,7 @@
 //
 //   rule       := statement+ [comment]
 //   statement  := Match | Verdict | Counter | Log | Limit | Quota | Queue
-//               | Notrack | Reject | MetaCtSet | PayloadSet | Nat
+//               | Notrack | Reject | MetaCtSet | PayloadSet | Nat | FlowOffload
 //   Match      := Lhs [RelOp] Rhs
 //   Lhs        := Field ('.' Field)* [('&' | '|' | '^') constant]*
 //   Rhs        := ValueRhs (value, range, prefix, flag list, concatenation)
@@ -223,8 +223,14 @@ struct Nat {
   ir::SourceLoc loc;
 };
 
+// `flow add @NAME` / `flow offload @NAME`.
+struct FlowOffload {
+  std::string flowtable;
+  ir::SourceLoc loc;
+};
+
 using Statement = std::variant<Match, Verdict, Counter, Log, Limit, Quota, Queue, Notrack,
-                               Reject, MetaCtSet, PayloadSet, Nat>;
+                               Reject, MetaCtSet, PayloadSet, Nat, FlowOffload>;
 
 }  // namespace ast
 }  // namespace rulejit::frontends::nft

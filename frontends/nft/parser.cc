@@ -181,7 +181,7 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
   while (!sink_.failed && SkipSeparators()) {
     if (!ParseBlockItem()) break;
   }
-  if (!sink_.failed && depth_ == 0) CheckJumpTargets(rs);
+  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs)) CheckFlowOffloads(rs);
   return !sink_.failed;
 }
 
@@ -404,6 +404,10 @@ bool Parser::ParseCommand(bool insert) {
     if (!ExpectPunct("{")) return false;
     return ParseSetBlock(table, name, what == "map", name_loc);
   }
+  if (what == "flowtable") {
+    if (!ExpectPunct("{")) return false;
+    return ParseFlowtableBlock(table, name, name_loc);
+  }
   // element
   ir::Set* set = nullptr;
   for (ir::Set& s : table.sets) {
@@ -419,7 +423,7 @@ bool Parser::ParseCommandObject(bool insert, std::string* what) {
   const Token& t = Peek();
   *what = t.kind == Tok::kWord ? t.text : "";
   static const std::vector<std::string_view> kObjects = {
-      "table", "chain", "rule", "set", "map", "element"};
+      "table", "chain", "rule", "set", "map", "element", "flowtable"};
   if (insert && *what != "rule") {
     return ErrorUnexpected("'rule' after 'insert'");
   }
@@ -427,8 +431,7 @@ bool Parser::ParseCommandObject(bool insert, std::string* what) {
     if (o == *what) return true;
   }
   static const std::vector<std::string_view> kUnsupported = {
-      "flowtable", "counter", "quota", "ct", "limit", "secmark",
-      "synproxy"};
+      "counter", "quota", "ct", "limit", "secmark", "synproxy"};
   for (std::string_view o : kUnsupported) {
     if (o == *what) return Error(t.loc, absl::StrCat("unsupported object '", *what, "'"));
   }
@@ -477,13 +480,14 @@ bool Parser::ParseTableItem(size_t table_index) {
   const std::string w = t.text;
   const ir::SourceLoc loc = t.loc;
   if (IsScopeWord(w)) return ParseScopeItem(Block{Block::Kind::kTable, table_index, 0});
-  if (w == "chain" || w == "set" || w == "map") {
+  if (w == "chain" || w == "set" || w == "map" || w == "flowtable") {
     Next();
     std::string name;
     ir::SourceLoc name_loc = Peek().loc;
-    if (!ExpectName(&name, w == "chain" ? "chain name" : "set name")) return false;
+    if (!ExpectName(&name, absl::StrCat(w == "map" ? "set" : w, " name"))) return false;
     if (w == "chain") return ParseChainBlock(table_index, name, name_loc);
     if (!ExpectPunct("{")) return false;
+    if (w == "flowtable") return ParseFlowtableBlock(rs_->tables[table_index], name, name_loc);
     return ParseSetBlock(rs_->tables[table_index], name, w == "map", name_loc);
   }
   if (w == "flags") {
@@ -503,9 +507,9 @@ bool Parser::ParseTableItem(size_t table_index) {
     return true;
   }
   static const std::vector<std::string_view> kKnown = {
-      "chain", "set", "map", "flags", "comment", "define", "include"};
+      "chain", "set", "map", "flowtable", "flags", "comment", "define", "include"};
   static const std::vector<std::string_view> kUnsupported = {
-      "flowtable", "counter", "quota", "ct", "limit", "secmark",
+      "counter", "quota", "ct", "limit", "secmark",
       "synproxy", "tunnel"};
   for (std::string_view u : kUnsupported) {
     if (u == w) return Error(loc, absl::StrCat("unsupported table object '", w, "'"));

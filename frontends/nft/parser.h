@@ -87,6 +87,12 @@ class Parser {
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
 
+  // ---- flowtables and `flow add @ft` (flowtable.cc)
+  bool ParseFlowtableBlock(ir::Table& table, const std::string& name, ir::SourceLoc loc);
+  bool ParseFlowtableDevices(ir::Flowtable& ft);
+  bool ParseFlowOffload(ast::Statement* out);
+  bool CheckFlowOffloads(const ir::Ruleset& rs);
+
   // ---- define/redefine/undefine in nft's scopes, include (scopes.cc)
   // The block whose items a file holds: the top level, or, for a file
   // included inside a table or chain block, that block.

@@ -8,7 +8,8 @@
 //   accept | drop | jump CHAIN | ...    notrack
 //
 // Matches are parsed in match_parse.cc, meta/ct/payload set statements in
-// set_stmt.cc, quota, queue and nat in statements.cc.
+// set_stmt.cc, quota, queue and nat in statements.cc, flow add in
+// flowtable.cc.
 #include "frontends/nft/parser.h"
 
 #include <algorithm>
@@ -26,7 +27,7 @@ const std::vector<std::string_view>& StatementWords() {
       "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
       "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
       "iif", "oif", "comment", "quota", "queue", "snat", "dnat", "masquerade",
-      "redirect"};
+      "redirect", "flow"};
   return kWords;
 }
 
@@ -91,6 +92,8 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   } else if (w == "notrack") {
     Next();
     stmt = ast::Notrack{loc};
+  } else if (w == "flow" && (PeekAt(1).text == "add" || PeekAt(1).text == "offload")) {
+    ok = ParseFlowOffload(&stmt);
   } else {
     return ParseOtherStatement(rule, w, loc);
   }

@@ -12,6 +12,7 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::Queue>(e)) return "queue statement";
   if (std::holds_alternative<ir::Quota>(e)) return "quota statement";
   if (std::holds_alternative<ir::Nat>(e)) return "NAT statement";
+  if (std::holds_alternative<ir::FlowOffload>(e)) return "flow offload statement";
   return nullptr;
 }
 
