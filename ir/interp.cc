@@ -216,6 +216,54 @@ void EvalFlowOffload(const FlowOffload& e, Regs& regs, Ctx& ctx) {
   ctx.offloaded_to = &e.flowtable;
 }
 
+// The state slot key of object `obj` of the running table: apart from the
+// per-expression keys (BucketKey keeps its top bit clear).
+uint64_t ObjectKey(const Ctx& ctx, const Object& obj) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  return (uint64_t{1} << 63) | (static_cast<uint64_t>(ctx.table & 0xffff) << 32) |
+         static_cast<uint64_t>(&obj - table.objects.data());
+}
+
+// nft_objref_eval / nft_objref_map_eval: find the object, run its eval.
+void EvalObjref(const Objref& e, Regs& regs, Ctx& ctx) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  const Object* obj = nullptr;
+  if (e.sreg) {
+    const Set* set = table.FindSet(e.set);
+    int element = -1;
+    const Lookup lookup{*e.sreg, e.set, std::nullopt, false};
+    if (set != nullptr &&
+        EvalLookup(lookup, *set,
+                   ctx.interp.set_index(ctx.table, static_cast<int>(set - table.sets.data())),
+                   regs.data, &element) &&
+        element >= 0) {
+      obj = table.FindObject(set->obj_type, set->elements[element].object);
+    }
+  } else {
+    obj = table.FindObject(e.type, e.name);
+  }
+  if (obj == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  bool passes = true;
+  if (obj->type == kObjQuota) {
+    passes = ctx.state == nullptr
+                 ? !obj->quota.over
+                 : QuotaPasses(obj->quota, SkbLen(ctx.pkt),
+                               SlotOf(ctx.state->quotas, ObjectKey(ctx, *obj),
+                                      &InterpState::QuotaSlot::count));
+  } else if (obj->type == kObjLimit && ctx.state != nullptr) {
+    const bool within =
+        WithinLimit(obj->limit, SkbLen(ctx.pkt), ctx.state->now_ns,
+                    SlotOf(ctx.state->buckets, ObjectKey(ctx, *obj), &InterpState::Bucket::bucket));
+    passes = within != obj->limit.over;
+  } else if (obj->type == kObjLimit) {
+    passes = !obj->limit.over;  // without state every packet is within the limit
+  }
+  if (!passes) regs.code = VerdictCode::kBreak;
+}
+
 void EvalReject(const Reject&, Regs& regs, Ctx& ctx) {
   ctx.rejected = true;
   regs.code = VerdictCode::kDrop;
@@ -254,6 +302,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Quota& e) { EvalQuota(e, regs, ctx); },
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
           [&](const FlowOffload& e) { EvalFlowOffload(e, regs, ctx); },
+          [&](const Objref& e) { EvalObjref(e, regs, ctx); },
       },
       expr);
 }

@@ -718,6 +718,22 @@ Expr ParseFlowOffload(Cursor& c) {
   return e;
 }
 
+Expr ParseObjref(Cursor& c) {
+  Objref e;
+  if (c.TryLiteral("sreg ")) {
+    e.sreg = c.Register();
+    c.Literal(" set ");
+    e.set = std::string(c.Token("an object map name"));
+  } else {
+    c.Literal("type ");
+    e.type = static_cast<uint32_t>(c.Number("the object type", 255));
+    c.Literal(" name ");
+    e.name = std::string(c.Token("an object name"));
+  }
+  c.Literal(" ");
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -732,6 +748,7 @@ BodyParser ParserFor(std::string_view name) {
       {"queue", &ParseQueue},         {"quota", &ParseQuota},
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"flow_offload", &ParseFlowOffload},
+      {"objref", &ParseObjref},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

@@ -373,6 +373,31 @@ void Check(const Queue& e, RuleContext& ctx) {
 
 void Check(const Quota&, RuleContext&) {}
 
+// objref names an object of the rule's table, or reads a key for an object
+// map of it.
+void Check(const Objref& e, RuleContext& ctx) {
+  if (!e.sreg) {
+    if (ctx.table.FindObject(e.type, e.name) == nullptr) {
+      ctx.diags.Error(ctx.loc, absl::StrCat("objref: no object ", Quoted(e.name), " of type ",
+                                            e.type, " in table ", ctx.table.name));
+    }
+    return;
+  }
+  const Set* set = ctx.table.FindSet(e.set);
+  if (set == nullptr || !(set->flags & kSetObject)) {
+    ctx.diags.Error(ctx.loc, absl::StrCat("objref: no object map ", Quoted(e.set), " in table ",
+                                          ctx.table.name));
+    return;
+  }
+  ctx.regs.Read(*e.sreg, set->key_len, absl::StrCat("objref key of ", Quoted(set->name)));
+  for (const SetElement& el : set->elements) {
+    if (ctx.table.FindObject(set->obj_type, el.object) == nullptr) {
+      ctx.diags.Error(el.loc, absl::StrCat("object map ", Quoted(set->name), ": no object ",
+                                           Quoted(el.object)));
+    }
+  }
+}
+
 // The flowtable must be declared in the rule's table (nft_flow_offload_init
 // looks it up there), whose family is ip, ip6 or inet.
 void Check(const FlowOffload& e, RuleContext& ctx) {

@@ -179,6 +179,9 @@ bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
           [&](const ir::FlowOffload&) {
             return Fail("flow offload depends on the connection's state and offloads it");
           },
+          [&](const ir::Objref&) {
+            return Fail("named objects (quota, limit) keep state across packets");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

@@ -536,6 +536,7 @@ void Parser::SplitMapWord(const SetType& st) {
 }
 
 bool Parser::ParseMapValue(const SetType& st, Element* e) {
+  if (st.obj_type != 0) return ExpectName(&e->object, "object name");
   if (st.verdict_map) {
     ir::Verdict v;
     if (!ParseVerdict(&v)) return false;

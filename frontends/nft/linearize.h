@@ -65,6 +65,9 @@ struct ProtoCtx {
   int icmp_type_value = -1;  // `icmp type X` matched
 };
 
+// "counter", "quota", "ct helper", ... for ir::kObj* (objects.cc).
+const char* ObjectTypeName(uint32_t type);
+
 class Linearizer {
  public:
   explicit Linearizer(ErrorSink& sink) : sink_(sink) {}
@@ -133,6 +136,7 @@ class Linearizer {
   bool LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s);
   // ---- nat (lower_nat.cc)
   bool LowerNat(ir::Rule& rule, const ast::Nat& s);
+  bool LowerObjref(ir::Rule& rule, const ast::Objref& s);
 
   // ---- matches (match.cc)
   bool LowerMatch(ir::Rule& rule, const ast::Match& m);

@@ -369,7 +369,13 @@ bool Parser::ParseCommand(bool insert) {
   const ir::SourceLoc loc = Peek().loc;
   std::string what;
   if (!ParseCommandObject(insert, &what)) return false;
-  Next();
+  uint32_t object_type = 0;  // `add counter|quota|ct helper|... FAMILY TABLE NAME { }`
+  if (IsObjectWord(what)) {
+    object_type = ParseObjectKind();
+    if (object_type == 0) return false;
+  } else {
+    Next();
+  }
   ir::Family family = ir::Family::kIp;
   if (!ParseFamily(&family)) return false;
   std::string table_name;
@@ -394,6 +400,7 @@ bool Parser::ParseCommand(bool insert) {
                  absl::StrCat("no table '", table_name, "' in family ",
                               ir::FamilyName(family)));
   }
+  if (object_type != 0) return ParseObjectDecl(rs_->tables[index], object_type);
   std::string name;
   ir::SourceLoc name_loc = Peek().loc;
   if (!ExpectName(&name, what == "rule" ? "chain name" : "name")) return false;
@@ -423,17 +430,13 @@ bool Parser::ParseCommandObject(bool insert, std::string* what) {
   const Token& t = Peek();
   *what = t.kind == Tok::kWord ? t.text : "";
   static const std::vector<std::string_view> kObjects = {
-      "table", "chain", "rule", "set", "map", "element", "flowtable"};
+      "table", "chain", "rule", "set", "map", "element", "flowtable", "counter", "quota",
+      "limit", "ct", "secmark", "synproxy"};
   if (insert && *what != "rule") {
     return ErrorUnexpected("'rule' after 'insert'");
   }
   for (std::string_view o : kObjects) {
     if (o == *what) return true;
-  }
-  static const std::vector<std::string_view> kUnsupported = {
-      "counter", "quota", "ct", "limit", "secmark", "synproxy"};
-  for (std::string_view o : kUnsupported) {
-    if (o == *what) return Error(t.loc, absl::StrCat("unsupported object '", *what, "'"));
   }
   return Error(t.loc, absl::StrCat("unknown object '", *what, "'"),
                ir::DidYouMean(*what, kObjects));
@@ -490,6 +493,10 @@ bool Parser::ParseTableItem(size_t table_index) {
     if (w == "flowtable") return ParseFlowtableBlock(rs_->tables[table_index], name, name_loc);
     return ParseSetBlock(rs_->tables[table_index], name, w == "map", name_loc);
   }
+  if (IsObjectWord(w)) {
+    const uint32_t type = ParseObjectKind();
+    return type != 0 && ParseObjectDecl(rs_->tables[table_index], type);
+  }
   if (w == "flags") {
     Next();
     std::string f;
@@ -507,10 +514,9 @@ bool Parser::ParseTableItem(size_t table_index) {
     return true;
   }
   static const std::vector<std::string_view> kKnown = {
-      "chain", "set", "map", "flowtable", "flags", "comment", "define", "include"};
-  static const std::vector<std::string_view> kUnsupported = {
-      "counter", "quota", "ct", "limit", "secmark",
-      "synproxy", "tunnel"};
+      "chain", "set", "map", "flowtable", "flags", "comment", "define", "include",
+      "counter", "quota", "limit", "ct", "secmark"};
+  static const std::vector<std::string_view> kUnsupported = {"tunnel"};
   for (std::string_view u : kUnsupported) {
     if (u == w) return Error(loc, absl::StrCat("unsupported table object '", w, "'"));
   }

@@ -93,6 +93,15 @@ class Parser {
   bool ParseFlowOffload(ast::Statement* out);
   bool CheckFlowOffloads(const ir::Ruleset& rs);
 
+  // ---- named objects and references to them (objects.cc)
+  static bool IsObjectWord(std::string_view w);
+  uint32_t ParseObjectKind();
+  bool ParseObjectDecl(ir::Table& table, uint32_t type);
+  bool ParseObjectStatementBody(std::string_view keyword, ir::Object* obj);
+  bool ParseCtObjectBody(ir::Object* obj);
+  bool ParseObjref(ast::Statement* out);
+  bool SetsNamedObject(std::string_view w);
+
   // ---- define/redefine/undefine in nft's scopes, include (scopes.cc)
   // The block whose items a file holds: the top level, or, for a file
   // included inside a table or chain block, that block.

@@ -72,8 +72,11 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   }
   ast::Statement stmt;
   bool ok = true;
-  if (w == "accept" || w == "drop" || w == "continue" || w == "return" ||
-      w == "jump" || w == "goto") {
+  if ((w == "counter" || w == "quota" || w == "limit" || w == "synproxy") &&
+      PeekAt(1).kind == Tok::kWord && PeekAt(1).text == "name") {
+    ok = ParseObjref(&stmt);  // a named object (objects.cc)
+  } else if (w == "accept" || w == "drop" || w == "continue" || w == "return" ||
+             w == "jump" || w == "goto") {
     ast::Verdict v{{}, loc};
     ok = ParseVerdict(&v.verdict);
     stmt = v;
@@ -110,13 +113,13 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
       key_at = 2;  // ct original zone set 1
     }
     const Token& after = PeekAt(key_at + 1);
+    if (after.kind == Tok::kWord && after.text == "set" && SetsNamedObject(w)) {
+      ast::Statement stmt;  // `ct helper set "h"`, `meta secmark set "s"` (objects.cc)
+      return ParseObjref(&stmt) && lin_.Lower(rule, stmt);
+    }
     if (after.kind == Tok::kWord && after.text == "set") {
       Field target;
       if (!ParseField(&target)) return false;
-      if (target.kind == Field::Kind::kCt && target.ct == ir::CtKey::kHelper) {
-        // `ct helper set NAME` references a ct helper object (objref).
-        return Error(target.loc, "unsupported ct helper object reference");
-      }
       Next();  // set
       return ParseSetStmt(rule, target, target.kind == Field::Kind::kCt);
     }

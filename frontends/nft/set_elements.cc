@@ -25,6 +25,7 @@ bool Linearizer::FillSet(ir::Set& set, const SetType& st,
     if (!e.key.empty() && !EncodeElementKey(set, st, e, &out)) return false;
     if (e.verdict) out.verdict = e.verdict;
     if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
+    out.object = e.object;
     set.elements.push_back(std::move(out));
   }
   return true;
@@ -152,7 +153,7 @@ std::string Linearizer::FreshAnonName(std::string_view prefix) {
 bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems,
                             ir::SourceLoc loc, std::string* name) {
   ir::Set set;
-  set.name = FreshAnonName(st.is_map ? "__map" : "__set");
+  set.name = FreshAnonName(st.obj_type != 0 ? "__objmap" : st.is_map ? "__map" : "__set");
   set.loc = loc;
   set.flags = ir::kSetAnonymous | ir::kSetConstant;
   const bool ranged = HasRanges(elems);
@@ -163,7 +164,10 @@ bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems
     set.key_len += st.fields.size() > 1 ? Pad4(f.LoadLen()) : f.LoadLen();
   }
   if (st.fields.size() == 1) set.field_lens.clear();
-  if (st.is_map) {
+  if (st.obj_type != 0) {
+    set.flags |= ir::kSetObject;  // an object map: no data, a name per element
+    set.obj_type = st.obj_type;
+  } else if (st.is_map) {
     set.flags |= ir::kSetMap;
     set.verdict_map = st.verdict_map;
     set.data_len = st.verdict_map ? 0 : st.data.LoadLen();

@@ -91,11 +91,12 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   if (AcceptPunct(":") || AcceptWord(":")) {
     if (!is_map) return Error(toks_[pos_ - 1].loc, "a set has no data type (use map)");
     st->is_map = true;
-    if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("interval") ||
-        AtWord("ct") || AtWord("secmark") || AtWord("synproxy")) {
+    if (AtWord("interval") || AtWord("ct") || AtWord("synproxy")) {
       return Error(Peek().loc, absl::StrCat("unsupported map data '", Peek().text, "'"));
     }
-    if (AtWord("verdict")) {
+    if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("secmark")) {
+      st->obj_type = ParseObjectKind();  // an object map
+    } else if (AtWord("verdict")) {
       Next();
       st->verdict_map = true;
     } else if (is_typeof) {
@@ -123,7 +124,10 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
     set.key_len += st->fields.size() > 1 ? Pad4(f.LoadLen()) : f.LoadLen();
   }
   if (st->fields.size() == 1) set.field_lens.clear();
-  if (st->is_map) {
+  if (st->obj_type != 0) {
+    set.flags |= ir::kSetObject;
+    set.obj_type = st->obj_type;
+  } else if (st->is_map) {
     set.flags |= ir::kSetMap;
     set.verdict_map = st->verdict_map;
     set.data_len = st->verdict_map ? 0 : st->data.LoadLen();

@@ -117,22 +117,19 @@ TEST(NftFlowtable, OffloadsOnlyWhatTheKernelOffloads) {
       {"icmp", 1, 0, true, kCtStateEstablished, kAssured | kConfirmed, Verdict::kDrop},
   };
   for (Backend backend : {Backend::kInterp, Backend::kJit, Backend::kLlvm, Backend::kAuto}) {
-    absl::StatusOr<Ruleset> rs = ParseRuleset(kRuleset, "ft.nft");
-    ASSERT_TRUE(rs.ok()) << rs.status();
-    CompileOptions options;
-    options.backend = backend;
-    auto program = Program::Compile(*std::move(rs), options);
-    ASSERT_TRUE(program.ok()) << program.status();
+    std::unique_ptr<const Program> program = nft_test::CompileFor(kRuleset, backend);
+    ASSERT_NE(program, nullptr);
     for (const Case& c : cases) {
-      std::vector<uint8_t> frame =
-          BuildFrame(FrameSpec{.proto = c.proto, .tcp_flags = c.tcp_flags});
       PacketMeta meta;
       meta.ct_valid = c.ct_valid;
       meta.ct_state = c.ct_state;
       meta.ct_status = c.ct_status;
-      Result r = (*program)->Classify(Hook::kForward, frame.data(),
-                                      static_cast<uint32_t>(frame.size()), meta);
-      EXPECT_EQ(r.verdict, c.want) << c.what << " on " << BackendName(backend);
+      EXPECT_EQ(nft_test::VerdictOf(*program, Hook::kForward,
+                                    BuildFrame(FrameSpec{.proto = c.proto,
+                                                         .tcp_flags = c.tcp_flags}),
+                                    meta),
+                c.want)
+          << c.what << " on " << BackendName(backend);
     }
   }
 }

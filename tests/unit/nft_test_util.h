@@ -1,16 +1,19 @@
 // Parsing nft text in unit tests (nft_parser_test.cc, nft_scopes_test.cc,
 // ...): the result keeps its Diagnostics alive, and an expected error is
-// checked at its line and column.
+// checked at its line and column; compiling it for a backend and
+// classifying a frame.
 #ifndef RULEJIT_TESTS_UNIT_NFT_TEST_UTIL_H_
 #define RULEJIT_TESTS_UNIT_NFT_TEST_UTIL_H_
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "frontends/nft/nft.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
+#include "rulejit/rulejit.h"
 
 namespace rulejit::nft_test {
 
@@ -40,6 +43,27 @@ inline void ExpectError(const std::string& text, uint32_t line, uint32_t col,
   EXPECT_EQ(d.loc.col, col) << r->diags.Format();
   EXPECT_THAT(d.message, ::testing::HasSubstr(msg)) << r->diags.Format();
   if (!hint.empty()) EXPECT_THAT(d.hint, ::testing::HasSubstr(hint)) << r->diags.Format();
+}
+
+// `text` compiled for `backend`; null, with a test failure, when it does
+// not build.
+inline std::unique_ptr<const Program> CompileFor(const std::string& text, Backend backend) {
+  absl::StatusOr<Ruleset> rs = ParseRuleset(text, "t.nft");
+  EXPECT_TRUE(rs.ok()) << rs.status();
+  if (!rs.ok()) return nullptr;
+  CompileOptions options;
+  options.backend = backend;
+  auto program = Program::Compile(*std::move(rs), options);
+  EXPECT_TRUE(program.ok()) << program.status();
+  if (!program.ok()) return nullptr;
+  return *std::move(program);
+}
+
+// The verdict `program` gives `frame` at `hook`.
+inline Verdict VerdictOf(const Program& program, Hook hook, const std::vector<uint8_t>& frame,
+                         const PacketMeta& meta, RunState* state = nullptr) {
+  return program.Classify(hook, frame.data(), static_cast<uint32_t>(frame.size()), meta, state)
+      .verdict;
 }
 
 }  // namespace rulejit::nft_test

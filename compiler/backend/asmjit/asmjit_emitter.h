@@ -229,6 +229,7 @@ class Emitter {
   void Emit(const ir::Quota&, Label) {}
   void Emit(const ir::Nat&, Label) {}
   void Emit(const ir::FlowOffload&, Label) {}
+  void Emit(const ir::Objref&, Label) {}
 
   void Emit(const ir::Reject&, Label);
 

@@ -13,6 +13,7 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::Quota>(e)) return "quota statement";
   if (std::holds_alternative<ir::Nat>(e)) return "NAT statement";
   if (std::holds_alternative<ir::FlowOffload>(e)) return "flow offload statement";
+  if (std::holds_alternative<ir::Objref>(e)) return "named object reference";
   return nullptr;
 }
 
