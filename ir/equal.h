@@ -120,6 +120,9 @@ template <typename H> H AbslHashValue(H h, const FlowOffload& e) {
 template <typename H> H AbslHashValue(H h, const Objref& e) {
   return H::combine(std::move(h), e.type, e.name, equal_internal::Opt(e.sreg), e.set);
 }
+template <typename H> H AbslHashValue(H h, const Numgen& e) {
+  return H::combine(std::move(h), e.dreg, e.random, e.mod, e.offset);
+}
 template <typename H> H AbslHashValue(H h, const FusedCmp& e) {
   return H::combine(std::move(h), e.load, e.mask, e.op, e.data);
 }

@@ -216,6 +216,28 @@ void EvalFlowOffload(const FlowOffload& e, Regs& regs, Ctx& ctx) {
   ctx.offloaded_to = &e.flowtable;
 }
 
+// nft_ng_inc_eval / nft_ng_random_eval: the next number of the counter
+// (0 first: the kernel's counter starts at mod - 1), or the packet's random
+// draw scaled to the modulus (reciprocal_scale), plus the offset.
+void EvalNumgen(const Numgen& e, Regs& regs, Ctx& ctx) {
+  uint32_t n = 0;
+  if (e.random) {
+    n = static_cast<uint32_t>((static_cast<uint64_t>(ctx.meta.random) * e.mod) >> 32);
+  } else if (ctx.state != nullptr) {
+    std::optional<uint32_t>& last =
+        SlotOf(ctx.state->numgens, BucketKey(ctx), &InterpState::NumgenSlot::last);
+    n = last && *last + 1 < e.mod ? *last + 1 : 0;
+    last = n;
+  }
+  uint8_t* dst = RegBytes(regs.data, e.dreg, 4);
+  if (dst == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  const uint32_t v = n + e.offset;
+  StoreBytes(dst, reinterpret_cast<const uint8_t*>(&v), 4);  // host order
+}
+
 // The state slot key of object `obj` of the running table: apart from the
 // per-expression keys (BucketKey keeps its top bit clear).
 uint64_t ObjectKey(const Ctx& ctx, const Object& obj) {
@@ -303,6 +325,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Nat& e) { EvalNat(e, regs, ctx); },
           [&](const FlowOffload& e) { EvalFlowOffload(e, regs, ctx); },
           [&](const Objref& e) { EvalObjref(e, regs, ctx); },
+          [&](const Numgen& e) { EvalNumgen(e, regs, ctx); },
       },
       expr);
 }

@@ -67,6 +67,10 @@ struct InterpState {
   // Consumed bytes of quota expressions, keyed like the limit buckets.
   struct QuotaSlot { uint64_t key; QuotaCount count; };
   std::vector<QuotaSlot> quotas;
+  // The last number of each `numgen inc` (absent: none drawn yet), keyed
+  // like the limit buckets.
+  struct NumgenSlot { uint64_t key; std::optional<uint32_t> last; };
+  std::vector<NumgenSlot> numgens;
 };
 
 class Interpreter {

@@ -396,6 +396,19 @@ struct FlowOffload {
   bool operator==(const FlowOffload&) const = default;
 };
 
+// [ numgen reg D = random|inc mod M (offset O) ]  (nft_numgen): a 32-bit
+// number, host order. inc counts 0, 1, ..., M-1, 0, ... per expression
+// (the kernel starts its counter at M-1 and increments before it reads),
+// state kept across packets; random is reciprocal_scale(get_random_u32(),
+// M), the draw being an input: PacketMeta::random. Plus O.
+struct Numgen {
+  Reg dreg = 1;
+  bool random = false;
+  uint32_t mod = 1;
+  uint32_t offset = 0;
+  bool operator==(const Numgen&) const = default;
+};
+
 // Named stateful objects (NFT_OBJECT_*), declared in a table.
 inline constexpr uint32_t kObjCounter = 1;
 inline constexpr uint32_t kObjQuota = 2;
@@ -439,7 +452,8 @@ struct FusedCmp {
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
-                          Exthdr, PayloadWrite, Queue, Quota, Nat, FlowOffload, Objref>;
+                          Exthdr, PayloadWrite, Queue, Quota, Nat, FlowOffload, Objref,
+                          Numgen>;
 
 
 // An expression with the location it came from.

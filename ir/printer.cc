@@ -339,6 +339,14 @@ std::string Body(const Objref& e) {
   return absl::StrFormat("type %u name %s ", e.type, e.name);
 }
 
+// numgen: "reg 1 = inc mod 10 offset 100 ".
+std::string Body(const Numgen& e) {
+  std::string out = absl::StrFormat("reg %u = %s mod %u ", e.dreg, e.random ? "random" : "inc",
+                                    e.mod);
+  if (e.offset != 0) absl::StrAppendFormat(&out, "offset %u ", e.offset);
+  return out;
+}
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -364,6 +372,7 @@ struct NameOf {
   const char* operator()(const Quota&) const { return "quota"; }
   const char* operator()(const FlowOffload&) const { return "flow_offload"; }
   const char* operator()(const Objref&) const { return "objref"; }
+  const char* operator()(const Numgen&) const { return "numgen"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:

@@ -734,6 +734,27 @@ Expr ParseObjref(Cursor& c) {
   return e;
 }
 
+Expr ParseNumgen(Cursor& c) {
+  Numgen e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" = ");
+  if (c.TryLiteral("random ")) {
+    e.random = true;
+  } else {
+    c.Literal("inc ");
+  }
+  c.Literal("mod ");
+  e.mod = static_cast<uint32_t>(c.Number("the modulus"));
+  c.Literal(" ");
+  if (c.TryLiteral("offset ")) {
+    e.offset = static_cast<uint32_t>(c.Number("the offset"));
+    if (e.offset == 0) c.Fail("offset 0 is not printed");
+    c.Literal(" ");
+  }
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -748,7 +769,7 @@ BodyParser ParserFor(std::string_view name) {
       {"queue", &ParseQueue},         {"quota", &ParseQuota},
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"flow_offload", &ParseFlowOffload},
-      {"objref", &ParseObjref},
+      {"objref", &ParseObjref},         {"numgen", &ParseNumgen},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

@@ -373,6 +373,15 @@ void Check(const Queue& e, RuleContext& ctx) {
 
 void Check(const Quota&, RuleContext&) {}
 
+// numgen writes one 32-bit register; its modulus is not 0 and offset +
+// modulus - 1 does not wrap (nft_ng_inc_init / nft_ng_random_init).
+void Check(const Numgen& e, RuleContext& ctx) {
+  if (e.mod == 0 || e.offset + e.mod - 1 < e.offset) {
+    ctx.diags.Error(ctx.loc, "numgen: the modulus must be 1.. and offset + modulus - 1 fit in 32 bits");
+  }
+  ctx.regs.Write(e.dreg, 4, "numgen");
+}
+
 // objref names an object of the rule's table, or reads a key for an object
 // map of it.
 void Check(const Objref& e, RuleContext& ctx) {

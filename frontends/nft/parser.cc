@@ -458,7 +458,35 @@ bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::Sou
   if (AtWord("position") || AtWord("index") || AtWord("handle")) {
     return Error(Peek().loc, "unsupported rule position");
   }
-  return ParseRule(table, *chain, insert);
+  if (!ParseRule(table, *chain, insert)) return false;
+  return CheckJumpsAddedBefore(table, insert ? chain->rules.front() : chain->rules.back());
+}
+
+// The kernel adds a batch in order: a rule added by a command may jump only
+// to chains added before it (ENOENT otherwise, as nft reports for kube-proxy
+// scripts that add a chain after the rule that jumps to it). A table block
+// is different: nft adds all its chains before its rules.
+bool Parser::CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule) {
+  auto check = [&](const ir::Verdict& v, ir::SourceLoc loc) {
+    if ((v.code != ir::VerdictCode::kJump && v.code != ir::VerdictCode::kGoto) ||
+        table.FindChain(v.chain) != nullptr) {
+      return true;
+    }
+    return Error(loc, absl::StrCat("jump to chain '", v.chain,
+                                   "' before it is added (the kernel adds the batch in order)"));
+  };
+  for (const ir::Node& n : rule.exprs) {
+    if (const auto* imm = std::get_if<ir::Immediate>(&n.expr)) {
+      if (imm->dreg == ir::kVerdictReg && !check(imm->verdict, n.loc)) return false;
+    } else if (const auto* lk = std::get_if<ir::Lookup>(&n.expr)) {
+      const ir::Set* set = table.FindSet(lk->set);
+      if (set == nullptr || !set->anonymous()) continue;
+      for (const ir::SetElement& e : set->elements) {
+        if (e.verdict && !check(*e.verdict, e.loc)) return false;
+      }
+    }
+  }
+  return true;
 }
 
 // `{ ITEM... }` of a table, its defines scoped to it (as nft's are).

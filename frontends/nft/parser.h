@@ -86,6 +86,7 @@ class Parser {
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
+  bool CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule);
 
   // ---- flowtables and `flow add @ft` (flowtable.cc)
   bool ParseFlowtableBlock(ir::Table& table, const std::string& name, ir::SourceLoc loc);
@@ -149,6 +150,7 @@ class Parser {
   bool ParsePayloadField(const std::string& proto, Field* field);
   bool ParseMetaField(const std::string& word, ir::SourceLoc loc, Field* field);
   bool ParseCtField(Field* field);
+  bool ParseNumgenField(Field* field);
   bool ParseRawPayload(Field* field);
   bool ParseOptionField(std::string_view proto, Field* field);
   bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);

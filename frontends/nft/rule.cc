@@ -125,7 +125,7 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w) || w == "exthdr") return ParseMatch(rule);
+  if (IsPayloadProto(w) || w == "exthdr" || w == "numgen") return ParseMatch(rule);
   if (IsIpv6Exthdr(w) && PeekAt(1).kind == Tok::kWord &&
       (LookupIpv6ExthdrField(w, PeekAt(1).text) || (w == "srh" && PeekAt(1).text == "sid"))) {
     return ParseMatch(rule);

@@ -184,9 +184,9 @@ bool Parser::ParseNatTarget(ir::Rule& rule, const std::string& w, int family, as
     const Token& a = Peek();
     const bool key_field = a.kind == Tok::kWord &&
                            (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
-                            IsUnqualifiedMeta(a.text));
+                            a.text == "numgen" || IsUnqualifiedMeta(a.text));
     if (addresses && key_field && family != 0) return ParseNatMap(w, family, vloc, s);
-    if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
+    if (a.kind != Tok::kWord || key_field || a.text == "jhash" ||
         a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
       return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
                                       "and ports)"));

@@ -73,7 +73,7 @@ const std::set<std::string> kCoveredKinds = {
     "immediate",    "counter",   "limit",    "log",       "reject",
     "notrack",      "exthdr load", "payload write", "queue", "quota",
     "nat",          "masq",      "redir",     "bitwise (register operand)",
-    "objref"};
+    "objref",       "numgen"};
 
 struct KindCount {
   int accepted = 0;

@@ -24,14 +24,7 @@ using testing::BuildFrame;
 using testing::FrameSpec;
 
 // The printed rules of chain `c` of the first table.
-std::string Rules(const std::string& text) {
-  auto r = Parse(text);
-  if (!r->rs.ok()) return "ERROR: " + r->diags.Format();
-  const ir::Table& t = r->rs->tables.at(0);
-  std::string out;
-  for (const ir::Rule& rule : t.chains.at(0).rules) out += ir::PrintRule(t, t.chains.at(0), rule);
-  return out;
-}
+std::string Rules(const std::string& text) { return nft_test::PrintedRules(text); }
 
 const char kObjects[] =
     "table inet x {\n"
@@ -118,12 +111,8 @@ TEST(NftObjects, ReferencesLowerAsNftSendsThem) {
 }
 
 TEST(NftObjects, ObjrefReadsBack) {
-  for (const std::string line : {"[ objref type 3 name ftp-standard ]",
-                                 "[ objref sreg 1 set __objmap%d ]"}) {
-    absl::StatusOr<ir::Expr> e = ir::ParseExprLine(line);
-    ASSERT_TRUE(e.ok()) << e.status();
-    EXPECT_EQ(ir::PrintExpr(*e), line);
-  }
+  nft_test::ExpectReadsBack({"[ objref type 3 name ftp-standard ]",
+                             "[ objref sreg 1 set __objmap%d ]"});
 }
 
 TEST(NftObjects, WhatTheKernelRefusesIsALocatedError) {

@@ -13,6 +13,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
+#include "ir/printer.h"
+#include "ir/reader.h"
 #include "rulejit/rulejit.h"
 
 namespace rulejit::nft_test {
@@ -43,6 +45,26 @@ inline void ExpectError(const std::string& text, uint32_t line, uint32_t col,
   EXPECT_EQ(d.loc.col, col) << r->diags.Format();
   EXPECT_THAT(d.message, ::testing::HasSubstr(msg)) << r->diags.Format();
   if (!hint.empty()) EXPECT_THAT(d.hint, ::testing::HasSubstr(hint)) << r->diags.Format();
+}
+
+// The printed rules of the first chain of the first table of `text`, or
+// "ERROR: " and the diagnostics.
+inline std::string PrintedRules(const std::string& text) {
+  auto r = Parse(text);
+  if (!r->rs.ok()) return "ERROR: " + r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  std::string out;
+  for (const ir::Rule& rule : t.chains.at(0).rules) out += ir::PrintRule(t, t.chains.at(0), rule);
+  return out;
+}
+
+// Each line reads back (ir/reader.h) into an expression that prints as it.
+inline void ExpectReadsBack(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) {
+    absl::StatusOr<ir::Expr> e = ir::ParseExprLine(line);
+    ASSERT_TRUE(e.ok()) << line << ": " << e.status();
+    EXPECT_EQ(ir::PrintExpr(*e), line);
+  }
 }
 
 // `text` compiled for `backend`; null, with a test failure, when it does

@@ -230,6 +230,7 @@ class Emitter {
   void Emit(const ir::Nat&, Label) {}
   void Emit(const ir::FlowOffload&, Label) {}
   void Emit(const ir::Objref&, Label) {}
+  void Emit(const ir::Numgen&, Label) {}
 
   void Emit(const ir::Reject&, Label);
 

@@ -14,6 +14,7 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::Nat>(e)) return "NAT statement";
   if (std::holds_alternative<ir::FlowOffload>(e)) return "flow offload statement";
   if (std::holds_alternative<ir::Objref>(e)) return "named object reference";
+  if (std::holds_alternative<ir::Numgen>(e)) return "numgen expression";
   return nullptr;
 }
 

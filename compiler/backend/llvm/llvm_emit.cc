@@ -590,6 +590,7 @@ class LlvmEmitter {
   void Emit(const ir::Nat&, llvm::BasicBlock*) {}
   void Emit(const ir::FlowOffload&, llvm::BasicBlock*) {}
   void Emit(const ir::Objref&, llvm::BasicBlock*) {}
+  void Emit(const ir::Numgen&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Reject&, llvm::BasicBlock*) {
     StoreField(offsetof(JitContext, rejected), 1);
