@@ -116,6 +116,8 @@ class Linearizer {
   const ir::Set* FindSet(const std::string& name) const;
   bool FillSet(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
   bool CheckOverlaps(const ir::Set& set);
+  // Merges touching and overlapping intervals of a one-field interval set.
+  void MergeIntervals(ir::Set& set);
 
  private:
   bool Error(ir::SourceLoc loc, std::string msg, std::string hint = "") {
@@ -204,7 +206,6 @@ class Linearizer {
                         ir::SetElement* out);
   bool EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,
                      ir::Bytes* hi);
-  void MergeAdjacent(ir::Set& set);
   std::string FreshAnonName(std::string_view prefix);
 
   ErrorSink& sink_;

@@ -88,7 +88,8 @@ bool Linearizer::EncodeKeyItem(const ir::Set& set, const Field& f, const Item& i
   return true;
 }
 
-// Interval elements must not overlap (nft rejects `{ 1-5, 3-7 }`).
+// Interval elements of a named set without auto-merge must not overlap
+// (nft: "conflicting intervals specified"); anonymous sets are merged first.
 bool Linearizer::CheckOverlaps(const ir::Set& set) {
   if (!set.interval()) return true;
   std::vector<const ir::SetElement*> v;
@@ -121,8 +122,10 @@ bool IsSuccessor(const ir::Bytes& a, const ir::Bytes& b) {
 }
 }  // namespace
 
-// nft merges touching intervals of anonymous sets: {33-55, 56-88} → 33-88.
-void Linearizer::MergeAdjacent(ir::Set& set) {
+// nft merges the intervals of anonymous sets (and of auto-merge sets) that
+// touch or overlap: {33-55, 56-88} → 33-88, {240.0.0.0/4,
+// 255.255.255.255/32} → 240.0.0.0/4, {1-5, 3-9} → 1-9.
+void Linearizer::MergeIntervals(ir::Set& set) {
   std::vector<ir::SetElement>& v = set.elements;
   std::sort(v.begin(), v.end(), [](const ir::SetElement& a, const ir::SetElement& b) {
     return std::lexicographical_compare(a.key.begin(), a.key.end(), b.key.begin(), b.key.end());
@@ -130,8 +133,8 @@ void Linearizer::MergeAdjacent(ir::Set& set) {
   std::vector<ir::SetElement> out;
   for (ir::SetElement& e : v) {
     if (!out.empty() && out.back().key_end && e.key_end && !e.key.empty() &&
-        IsSuccessor(*out.back().key_end, e.key)) {
-      out.back().key_end = e.key_end;
+        (IsSuccessor(*out.back().key_end, e.key) || !(*out.back().key_end < e.key))) {
+      if (*out.back().key_end < *e.key_end) out.back().key_end = e.key_end;
       continue;
     }
     out.push_back(std::move(e));
@@ -173,8 +176,8 @@ bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems
     set.data_len = st.verdict_map ? 0 : st.data.LoadLen();
   }
   if (!FillSet(set, st, elems)) return false;
+  if (set.interval() && !st.is_map && st.fields.size() == 1) MergeIntervals(set);
   if (!CheckOverlaps(set)) return false;
-  if (set.interval() && !st.is_map && st.fields.size() == 1) MergeAdjacent(set);
   *name = set.name;
   pending_sets_.push_back(std::move(set));
   return true;

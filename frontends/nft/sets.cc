@@ -150,6 +150,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   SetType st;
   bool have_type = false;
   std::vector<Element> pending;
+  bool auto_merge = false;
   PushScope();  // a define in a set block is the block's own
   while (!sink_.failed) {
     SkipSeparators();
@@ -188,6 +189,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
       if (!ExpectWord(&v, "value")) return false;
     } else if (w == "auto-merge") {
       Next();
+      auto_merge = true;
     } else if (w == "counter") {
       Next();
     } else if (w == "comment") {
@@ -215,6 +217,9 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   if (!have_type && existing == nullptr) return Error(loc, "set has no type");
   if (st.fields.size() > 1 && set.interval()) set.flags |= ir::kSetConcat;
   if (!pending.empty() && !lin_.FillSet(set, st, pending)) return false;
+  if (auto_merge && set.interval() && !st.is_map && st.fields.size() == 1) {
+    lin_.MergeIntervals(set);
+  }
   if (!lin_.CheckOverlaps(set)) return false;
   if (have_type) set_types_[SetKey(table, name)] = st;
   if (existing != nullptr) {

@@ -100,8 +100,8 @@ TEST(NftParserErrors, JumpToUnknownChain) {
 TEST(NftParserErrors, LoweringErrorBeforeLaterSyntaxError) {
   ExpectError("table ip t {\n chain c {\n  tcp dport 22 udp dport 53 acept\n }\n}\n", 3, 16,
               "conflicting transport protocols");
-  ExpectError("table ip t {\n chain c {\n  ip saddr { 10.0.0.0/8, 10.1.0.0/16 } acept\n }\n}\n",
-              3, 26, "interval overlaps");
+  ExpectError("table ip t {\n chain c {\n  ct helper set \"nope\" acept\n }\n}\n", 3, 17,
+              "no ct helper 'nope'");
 }
 
 // A nat port needs a transport protocol, checked before the flags parse;
