@@ -125,6 +125,15 @@ template <typename H> H AbslHashValue(H h, const Nat& e) {
                     equal_internal::Opt(e.addr_max), equal_internal::Opt(e.proto_min),
                     equal_internal::Opt(e.proto_max), e.flags);
 }
+template <typename H> H AbslHashValue(H h, const FlowOffload& e) {
+  return H::combine(std::move(h), e.flowtable);
+}
+template <typename H> H AbslHashValue(H h, const Objref& e) {
+  return H::combine(std::move(h), e.type, e.name, equal_internal::Opt(e.sreg), e.set);
+}
+template <typename H> H AbslHashValue(H h, const Numgen& e) {
+  return H::combine(std::move(h), e.dreg, e.random, e.mod, e.offset);
+}
 template <typename H> H AbslHashValue(H h, const FusedCmp& e) {
   return H::combine(std::move(h), e.load, e.mask, e.op, e.data);
 }

@@ -594,6 +594,27 @@ bool QuotaPasses(const Quota& e, uint32_t skb_len, QuotaCount& count) {
   return overquota == e.over;
 }
 
+bool FlowOffloads(const PacketView& pkt, const PacketMeta& meta) {
+  constexpr uint32_t kAssured = 0x4, kConfirmed = 0x8, kSeqAdjust = 0x40,
+                     kNatClash = 0x1000, kHelper = 0x2000, kOffload = 0x4000;
+  constexpr uint8_t kTcp = 6, kUdp = 17, kFin = 0x01, kRst = 0x04;
+  if (!meta.ct_valid || pkt.network_off == kAbsent) return false;
+  // nft_flow_offload_skip: IPv4 options.
+  if (pkt.nfproto == kNfProtoIpv4 &&
+      (pkt.network_off >= pkt.len || (pkt.data[pkt.network_off] & 0x0f) > 5)) {
+    return false;
+  }
+  if (pkt.l4proto == kTcp) {
+    if (pkt.transport_off == kAbsent || pkt.transport_off + 14 > pkt.len) return false;
+    if (pkt.data[pkt.transport_off + 13] & (kFin | kRst)) return false;
+    if (!(meta.ct_state & kCtStateEstablished) || !(meta.ct_status & kAssured)) return false;
+  } else if (pkt.l4proto != kUdp) {
+    return false;  // GRE (version 0, no NAT) is not modelled: not offloaded
+  }
+  if (meta.ct_status & (kHelper | kSeqAdjust | kNatClash)) return false;
+  return (meta.ct_status & kConfirmed) && !(meta.ct_status & kOffload);
+}
+
 SetIndex::SetIndex(const Set& set) : set_(set) {
   if (!set.interval()) {
     kind_ = Kind::kExact;

@@ -165,6 +165,14 @@ struct QuotaCount {
 // 0 bytes left still lets the last packet through).
 bool QuotaPasses(const Quota& e, uint32_t skb_len, QuotaCount& count);
 
+// nft_flow_offload_eval's test: whether `flow add @ft` offloads the
+// packet's connection (see ir::FlowOffload). The ct status bits are the
+// kernel's IPS_*; a helper shows as IPS_HELPER, TCP's ESTABLISHED state as
+// ct state established with IPS_ASSURED (nf_conntrack_tcp_established). The
+// route lookup for both directions is assumed to succeed, and no packet
+// has an IPsec path.
+bool FlowOffloads(const PacketView& pkt, const PacketMeta& meta);
+
 // A set built for lookups: a hash of exact keys (hash sets), intervals
 // sorted by start for a binary search (rbtree sets: nf_tables intervals
 // never overlap; if they do, every interval is scanned in order), or, for

@@ -76,6 +76,7 @@ struct Ctx {
   std::optional<QueueChoice> queue;
   std::optional<NatChange> nat;
   Hook hook = Hook::kInput;
+  const std::string* offloaded_to = nullptr;  // flow add @ft offloaded
   // Position of the expression being evaluated (counters, limit buckets).
   int table = 0, chain = 0, rule = 0, expr = 0;
 };
@@ -213,6 +214,85 @@ void EvalNat(const Nat& e, Regs& regs, Ctx& ctx) {
   regs.code = VerdictCode::kAccept;
 }
 
+// nft_flow_offload_eval: offload (recorded) and go on, or end the rule.
+void EvalFlowOffload(const FlowOffload& e, Regs& regs, Ctx& ctx) {
+  if (!FlowOffloads(ctx.pkt, ctx.meta)) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  ctx.offloaded_to = &e.flowtable;
+}
+
+// nft_ng_inc_eval / nft_ng_random_eval: the next number of the counter
+// (0 first: the kernel's counter starts at mod - 1), or the packet's random
+// draw scaled to the modulus (reciprocal_scale), plus the offset.
+void EvalNumgen(const Numgen& e, Regs& regs, Ctx& ctx) {
+  uint32_t n = 0;
+  if (e.random) {
+    n = static_cast<uint32_t>((static_cast<uint64_t>(ctx.meta.random) * e.mod) >> 32);
+  } else if (ctx.state != nullptr) {
+    std::optional<uint32_t>& last =
+        SlotOf(ctx.state->numgens, BucketKey(ctx), &InterpState::NumgenSlot::last);
+    n = last && *last + 1 < e.mod ? *last + 1 : 0;
+    last = n;
+  }
+  uint8_t* dst = RegBytes(regs.data, e.dreg, 4);
+  if (dst == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  const uint32_t v = n + e.offset;
+  StoreBytes(dst, reinterpret_cast<const uint8_t*>(&v), 4);  // host order
+}
+
+// The state slot key of object `obj` of the running table: apart from the
+// per-expression keys (BucketKey keeps its top bit clear).
+uint64_t ObjectKey(const Ctx& ctx, const Object& obj) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  return (uint64_t{1} << 63) | (static_cast<uint64_t>(ctx.table & 0xffff) << 32) |
+         static_cast<uint64_t>(&obj - table.objects.data());
+}
+
+// nft_objref_eval / nft_objref_map_eval: find the object, run its eval.
+void EvalObjref(const Objref& e, Regs& regs, Ctx& ctx) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  const Object* obj = nullptr;
+  if (e.sreg) {
+    const Set* set = table.FindSet(e.set);
+    int element = -1;
+    const Lookup lookup{*e.sreg, e.set, std::nullopt, false};
+    if (set != nullptr &&
+        EvalLookup(lookup, *set,
+                   ctx.interp.set_index(ctx.table, static_cast<int>(set - table.sets.data())),
+                   regs.data, &element) &&
+        element >= 0) {
+      obj = table.FindObject(set->obj_type, set->elements[element].object);
+    }
+  } else {
+    obj = table.FindObject(e.type, e.name);
+  }
+  if (obj == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  bool passes = true;
+  if (obj->type == kObjQuota) {
+    passes = ctx.state == nullptr
+                 ? !obj->quota.over
+                 : QuotaPasses(obj->quota, SkbLen(ctx.pkt),
+                               SlotOf(ctx.state->quotas, ObjectKey(ctx, *obj),
+                                      &InterpState::QuotaSlot::count));
+  } else if (obj->type == kObjLimit && ctx.state != nullptr) {
+    const bool within =
+        WithinLimit(obj->limit, SkbLen(ctx.pkt), ctx.state->now_ns,
+                    SlotOf(ctx.state->buckets, ObjectKey(ctx, *obj), &InterpState::Bucket::bucket));
+    passes = within != obj->limit.over;
+  } else if (obj->type == kObjLimit) {
+    passes = !obj->limit.over;  // without state every packet is within the limit
+  }
+  if (!passes) regs.code = VerdictCode::kBreak;
+}
+
 void EvalReject(const Reject&, Regs& regs, Ctx& ctx) {
   ctx.rejected = true;
   regs.code = VerdictCode::kDrop;
@@ -270,6 +350,9 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
             regs.BreakUnless(
                 EvalFib(e, ctx.hook, ctx.pkt, ctx.meta, ctx.interp.host(), regs.data));
           },
+          [&](const FlowOffload& e) { EvalFlowOffload(e, regs, ctx); },
+          [&](const Objref& e) { EvalObjref(e, regs, ctx); },
+          [&](const Numgen& e) { EvalNumgen(e, regs, ctx); },
       },
       expr);
 }
@@ -412,6 +495,7 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
   result.ct_mark = ctx.mut.ct_mark;
   if (result.verdict == VerdictCode::kQueue) result.queue = ctx.queue;
   result.nat = ctx.nat;
+  if (ctx.offloaded_to != nullptr) result.offloaded_to = *ctx.offloaded_to;
   return result;
 }
 

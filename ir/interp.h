@@ -50,6 +50,10 @@ struct EvalResult {
   uint32_t ct_mark = 0;
   std::optional<QueueChoice> queue;  // set when verdict is kQueue
   std::optional<NatChange> nat;      // the last NAT statement that ran
+  // The flowtable a `flow add @ft` offloaded the connection to: a state
+  // change, recorded (the kernel forwards the connection's later packets
+  // from the flowtable, past the IP hooks).
+  std::optional<std::string> offloaded_to;
 };
 
 // Mutable state the interpreter keeps across packets (limit buckets,
@@ -68,6 +72,10 @@ struct InterpState {
   // The recent match's tables, by name (shared by every rule, as in one
   // network namespace).
   RecentTables recent;
+  // The last number of each `numgen inc` (absent: none drawn yet), keyed
+  // like the limit buckets.
+  struct NumgenSlot { uint64_t key; std::optional<uint32_t> last; };
+  std::vector<NumgenSlot> numgens;
 };
 
 class Interpreter {

@@ -101,6 +101,13 @@ const Set* Table::FindSet(std::string_view set_name) const {
   return nullptr;
 }
 
+const Object* Table::FindObject(uint32_t type, std::string_view object_name) const {
+  for (const Object& o : objects) {
+    if (o.type == type && o.name == object_name) return &o;
+  }
+  return nullptr;
+}
+
 std::string Ruleset::Where(const SourceLoc& loc) const {
   if (loc.file < 0 || static_cast<size_t>(loc.file) >= files.size()) return "";
   return absl::StrCat(files[loc.file], ":", loc.line);

@@ -381,6 +381,59 @@ inline constexpr uint32_t kNatPersistent = 0x8;
 inline constexpr uint32_t kNatRandomFully = 0x10;
 inline constexpr uint32_t kNatNetmap = 0x40;
 
+// [ flow_offload flowtable NAME ]  `flow add @NAME` (nft_flow_offload_eval):
+// adds the packet's connection to flowtable NAME of the rule's table, after
+// which the kernel forwards its packets from the flowtable's ingress hook
+// and they skip the IP hooks. It offloads only a tracked, confirmed
+// connection that is not offloaded yet, has no helper, no sequence
+// adjustment and no NAT clash, and is UDP or established TCP (ct assured;
+// not on a FIN or RST packet); otherwise (and on an IPv4 packet with
+// options, or under IPsec) the rule ends there, as NFT_BREAK. Once offloaded
+// the rule goes on (NFT_CONTINUE). The kernel takes it in forward chains of
+// ip, ip6 and inet tables only.
+struct FlowOffload {
+  std::string flowtable;
+  bool operator==(const FlowOffload&) const = default;
+};
+
+// [ numgen reg D = random|inc mod M (offset O) ]  (nft_numgen): a 32-bit
+// number, host order. inc counts 0, 1, ..., M-1, 0, ... per expression
+// (the kernel starts its counter at M-1 and increments before it reads),
+// state kept across packets; random is reciprocal_scale(get_random_u32(),
+// M), the draw being an input: PacketMeta::random. Plus O.
+struct Numgen {
+  Reg dreg = 1;
+  bool random = false;
+  uint32_t mod = 1;
+  uint32_t offset = 0;
+  bool operator==(const Numgen&) const = default;
+};
+
+// Named stateful objects (NFT_OBJECT_*), declared in a table.
+inline constexpr uint32_t kObjCounter = 1;
+inline constexpr uint32_t kObjQuota = 2;
+inline constexpr uint32_t kObjCtHelper = 3;
+inline constexpr uint32_t kObjLimit = 4;
+inline constexpr uint32_t kObjCtTimeout = 7;
+inline constexpr uint32_t kObjSecmark = 8;
+inline constexpr uint32_t kObjCtExpect = 9;
+
+// [ objref type T name NAME ]  (nft_objref_eval) runs the named object of
+// the rule's table: a quota or limit object ends the rule (NFT_BREAK) as
+// its expression would, with the state shared by every rule naming it; a
+// counter counts; ct helper, ct timeout and ct expectation objects attach
+// to the packet's (new) connection and secmark labels the packet: state the
+// kernel holds, no effect on this verdict.
+// [ objref sreg R set MAP ]  (nft_objref_map_eval) looks the key up in an
+// object map and runs the element's object; no element ends the rule.
+struct Objref {
+  uint32_t type = 0;  // kObj*, with name
+  std::string name;
+  std::optional<Reg> sreg;  // map form, with set
+  std::string set;
+  bool operator==(const Objref&) const = default;
+};
+
 // Not an nf_tables expression: what compiler/passes/fold_masked_compare
 // makes of `payload load` + optional `bitwise & MASK ^ 0` + `cmp` when no
 // later expression of the rule reads the register. It writes no register.
@@ -468,7 +521,7 @@ using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
-                          ChecksumFill, Recent>;
+                          ChecksumFill, Recent, FlowOffload, Objref, Numgen>;
 
 
 // An expression with the location it came from.
@@ -486,6 +539,7 @@ inline constexpr uint32_t kSetConstant = 0x2;
 inline constexpr uint32_t kSetInterval = 0x4;
 inline constexpr uint32_t kSetMap = 0x8;
 inline constexpr uint32_t kSetTimeout = 0x10;
+inline constexpr uint32_t kSetObject = 0x40;  // an object map (obj_type)
 inline constexpr uint32_t kSetConcat = 0x80;
 
 struct SetElement {
@@ -493,6 +547,7 @@ struct SetElement {
   std::optional<Bytes> key_end;  // interval end (inclusive) when set
   Bytes data;                    // maps with data values
   std::optional<Verdict> verdict;  // verdict maps
+  std::string object;            // object maps: the name of the object
   SourceLoc loc;
 };
 
@@ -502,6 +557,7 @@ struct Set {
   uint32_t key_len = 0;   // bytes, padded per concatenated field to 4
   uint32_t data_len = 0;  // bytes of map values (0 for plain sets)
   bool verdict_map = false;
+  uint32_t obj_type = 0;  // kObj* of an object map (kSetObject)
   // Byte lengths of the concatenated fields (each padded to 4 in the key).
   std::vector<uint32_t> field_lens;
   std::vector<SetElement> elements;
@@ -546,15 +602,48 @@ struct Chain {
   SourceLoc loc;
 };
 
+// `flowtable NAME { hook ingress priority P; devices = { ... } }`: where
+// offloaded connections' packets are forwarded from (the ingress hook of
+// its devices). Recorded: `flow add @NAME` refers to it.
+struct Flowtable {
+  std::string name;
+  int32_t priority = 0;
+  std::vector<std::string> devices;
+  uint32_t flags = 0;  // NFT_FLOWTABLE_HW_OFFLOAD 0x1, NFT_FLOWTABLE_COUNTER 0x2
+  SourceLoc loc;
+};
+
+// A named object (`counter c { }`, `quota q { over 2 mbytes }`, `ct helper
+// h { type "ftp" protocol tcp; }`, ...): what its type needs, recorded.
+struct Object {
+  uint32_t type = 0;  // kObj*
+  std::string name;
+  Counter counter;  // kObjCounter: the initial packets and bytes
+  Quota quota;      // kObjQuota
+  Limit limit;      // kObjLimit
+  // ct helper: the kernel helper ("ftp"); secmark: the security context;
+  // ct timeout: the policy as written ("established 100 close 4").
+  std::string text;
+  uint8_t l4proto = 0;  // ct helper, timeout, expectation
+  uint8_t l3proto = 0;  // NFPROTO_* (0: the table's)
+  uint16_t dport = 0;        // ct expectation
+  uint32_t timeout_ms = 0;   // ct expectation
+  uint32_t size = 0;         // ct expectation
+  SourceLoc loc;
+};
+
 struct Table {
   Family family = Family::kIp;
   std::string name;
   std::vector<Chain> chains;
   std::vector<Set> sets;
+  std::vector<Flowtable> flowtables;
+  std::vector<Object> objects;
   SourceLoc loc;
 
   const Chain* FindChain(std::string_view chain_name) const;
   const Set* FindSet(std::string_view set_name) const;
+  const Object* FindObject(uint32_t type, std::string_view object_name) const;
 };
 
 struct Ruleset {

@@ -10,6 +10,8 @@
 // comment lines are rulejit's own):
 //
 //   # table ip filter
+//   # object type 2 name q              (named objects: counter, quota, ...)
+//   # flowtable ft hook ingress priority 0 devices lan,wan (flags 0x1)
 //   <named set blocks, as PrintSet>
 //   # chain input type filter hook input priority 0 policy accept
 //   <anonymous set blocks of the next rule, as PrintSet>
@@ -111,7 +113,7 @@ std::string VerdictPieces(const Verdict& v) {
 // Anonymous sets are numbered per batch by the kernel, so netlink debug
 // output shows the template name: "__set12" prints as "__set%d".
 std::string SetDisplayName(std::string_view name) {
-  for (std::string_view prefix : {"__set", "__map"}) {
+  for (std::string_view prefix : {"__set", "__map", "__objmap"}) {
     if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
       continue;
     std::string_view rest = name.substr(prefix.size());
@@ -365,6 +367,22 @@ std::string Body(const Nat& e) {
   return out;
 }
 
+std::string Body(const FlowOffload& e) { return absl::StrCat("flowtable ", e.flowtable, " "); }
+
+// objref: "type 2 name q " or "sreg 1 set __objmap%d ".
+std::string Body(const Objref& e) {
+  if (e.sreg) return absl::StrFormat("sreg %u set %s ", *e.sreg, SetDisplayName(e.set));
+  return absl::StrFormat("type %u name %s ", e.type, e.name);
+}
+
+// numgen: "reg 1 = inc mod 10 offset 100 ".
+std::string Body(const Numgen& e) {
+  std::string out = absl::StrFormat("reg %u = %s mod %u ", e.dreg, e.random ? "random" : "inc",
+                                    e.mod);
+  if (e.offset != 0) absl::StrAppendFormat(&out, "offset %u ", e.offset);
+  return out;
+}
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -392,6 +410,9 @@ struct NameOf {
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }
+  const char* operator()(const FlowOffload&) const { return "flow_offload"; }
+  const char* operator()(const Objref&) const { return "objref"; }
+  const char* operator()(const Numgen&) const { return "numgen"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:
@@ -543,6 +564,14 @@ std::string PrintRuleset(const Ruleset& ruleset) {
   for (const Table& table : ruleset.tables) {
     absl::StrAppend(&out, "# table ", FamilyName(table.family), " ",
                     table.name, "\n");
+    for (const Object& o : table.objects) {
+      absl::StrAppend(&out, "# object type ", o.type, " name ", o.name, "\n");
+    }
+    for (const Flowtable& f : table.flowtables) {
+      absl::StrAppend(&out, "# flowtable ", f.name, " hook ingress priority ", f.priority,
+                      " devices ", absl::StrJoin(f.devices, ","),
+                      f.flags != 0 ? absl::StrFormat(" flags 0x%x", f.flags) : "", "\n");
+    }
     for (const Set& set : table.sets) {
       if (!set.anonymous()) absl::StrAppend(&out, PrintSet(table, set), "\n");
     }

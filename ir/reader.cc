@@ -799,6 +799,51 @@ Expr ParseRedir(Cursor& c) {
   return e;
 }
 
+Expr ParseFlowOffload(Cursor& c) {
+  FlowOffload e;
+  c.Literal("flowtable ");
+  e.flowtable = std::string(c.Token("a flowtable name"));
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseObjref(Cursor& c) {
+  Objref e;
+  if (c.TryLiteral("sreg ")) {
+    e.sreg = c.Register();
+    c.Literal(" set ");
+    e.set = std::string(c.Token("an object map name"));
+  } else {
+    c.Literal("type ");
+    e.type = static_cast<uint32_t>(c.Number("the object type", 255));
+    c.Literal(" name ");
+    e.name = std::string(c.Token("an object name"));
+  }
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseNumgen(Cursor& c) {
+  Numgen e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" = ");
+  if (c.TryLiteral("random ")) {
+    e.random = true;
+  } else {
+    c.Literal("inc ");
+  }
+  c.Literal("mod ");
+  e.mod = static_cast<uint32_t>(c.Number("the modulus"));
+  c.Literal(" ");
+  if (c.TryLiteral("offset ")) {
+    e.offset = static_cast<uint32_t>(c.Number("the offset"));
+    if (e.offset == 0) c.Fail("offset 0 is not printed");
+    c.Literal(" ");
+  }
+  return e;
+}
+
 using BodyParser = Expr (*)(Cursor&);
 
 BodyParser ParserFor(std::string_view name) {
@@ -818,6 +863,8 @@ BodyParser ParserFor(std::string_view name) {
          c.Literal("fill ");
          return ChecksumFill{};
        }},
+      {"redir", &ParseRedir},         {"flow_offload", &ParseFlowOffload},
+      {"objref", &ParseObjref},         {"numgen", &ParseNumgen},
       {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
   };
   for (const auto& [n, parser] : kParsers) {

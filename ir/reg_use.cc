@@ -48,6 +48,10 @@ struct Reads {
     if (e.proto_max) mask |= WordMask(*e.proto_max, 2);
     return mask;
   }
+  uint32_t operator()(const Objref& e) const {
+    const Set* set = e.sreg ? table.FindSet(e.set) : nullptr;
+    return set ? WordMask(*e.sreg, set->key_len) : 0;
+  }
   template <typename T>
   uint32_t operator()(const T&) const { return 0; }  // loads, statements
 };

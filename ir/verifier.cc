@@ -373,6 +373,54 @@ void Check(const Queue& e, RuleContext& ctx) {
 
 void Check(const Quota&, RuleContext&) {}
 
+// numgen writes one 32-bit register; its modulus is not 0 and offset +
+// modulus - 1 does not wrap (nft_ng_inc_init / nft_ng_random_init).
+void Check(const Numgen& e, RuleContext& ctx) {
+  if (e.mod == 0 || e.offset + e.mod - 1 < e.offset) {
+    ctx.diags.Error(ctx.loc, "numgen: the modulus must be 1.. and offset + modulus - 1 fit in 32 bits");
+  }
+  ctx.regs.Write(e.dreg, 4, "numgen");
+}
+
+// objref names an object of the rule's table, or reads a key for an object
+// map of it.
+void Check(const Objref& e, RuleContext& ctx) {
+  if (!e.sreg) {
+    if (ctx.table.FindObject(e.type, e.name) == nullptr) {
+      ctx.diags.Error(ctx.loc, absl::StrCat("objref: no object ", Quoted(e.name), " of type ",
+                                            e.type, " in table ", ctx.table.name));
+    }
+    return;
+  }
+  const Set* set = ctx.table.FindSet(e.set);
+  if (set == nullptr || !(set->flags & kSetObject)) {
+    ctx.diags.Error(ctx.loc, absl::StrCat("objref: no object map ", Quoted(e.set), " in table ",
+                                          ctx.table.name));
+    return;
+  }
+  ctx.regs.Read(*e.sreg, set->key_len, absl::StrCat("objref key of ", Quoted(set->name)));
+  for (const SetElement& el : set->elements) {
+    if (ctx.table.FindObject(set->obj_type, el.object) == nullptr) {
+      ctx.diags.Error(el.loc, absl::StrCat("object map ", Quoted(set->name), ": no object ",
+                                           Quoted(el.object)));
+    }
+  }
+}
+
+// The flowtable must be declared in the rule's table (nft_flow_offload_init
+// looks it up there), whose family is ip, ip6 or inet.
+void Check(const FlowOffload& e, RuleContext& ctx) {
+  const Table& t = ctx.table;
+  if (t.family != Family::kIp && t.family != Family::kIp6 && t.family != Family::kInet) {
+    ctx.diags.Error(ctx.loc, "flow_offload: only in ip, ip6 and inet tables");
+  }
+  for (const Flowtable& f : t.flowtables) {
+    if (f.name == e.flowtable) return;
+  }
+  ctx.diags.Error(ctx.loc, absl::StrCat("flow_offload: no flowtable '", e.flowtable,
+                                        "' in table '", t.name, "'"));
+}
+
 // NAT registers hold addresses (4 or 16 bytes) and ports (2 bytes).
 void Check(const Nat& e, RuleContext& ctx) {
   const uint32_t addr_len = e.family == Family::kIp6 ? 16 : 4;

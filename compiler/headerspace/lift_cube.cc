@@ -188,6 +188,15 @@ bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
           [&](const ir::Nat&) {
             return Fail("NAT binds connections (a side effect later packets see)");
           },
+          [&](const ir::FlowOffload&) {
+            return Fail("flow offload depends on the connection's state and offloads it");
+          },
+          [&](const ir::Objref&) {
+            return Fail("named objects (quota, limit) keep state across packets");
+          },
+          [&](const ir::Numgen&) {
+            return Fail("numgen draws a number per packet (a counter or a random draw)");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

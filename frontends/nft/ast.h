@@ -5,7 +5,8 @@
 //
 //   rule       := statement+ [comment]
 //   statement  := Match | Verdict | Counter | Log | Limit | Quota | Queue
-//               | Notrack | Reject | MetaCtSet | PayloadSet | Nat
+//               | Notrack | Reject | MetaCtSet | PayloadSet | Nat | FlowOffload
+//               | Objref
 //   Match      := Lhs [RelOp] Rhs
 //   Lhs        := Field ('.' Field)* [('&' | '|' | '^') constant]*
 //   Rhs        := ValueRhs (value, range, prefix, flag list, concatenation)
@@ -48,6 +49,7 @@ struct Element {
   std::vector<Item> key;
   std::optional<ir::Verdict> verdict;
   std::optional<Value> data;
+  std::string object;  // object maps: the object's name
   ir::SourceLoc loc;
 };
 
@@ -83,6 +85,7 @@ struct SetType {
   std::vector<Field> fields;  // one per concatenated key field
   bool is_map = false;
   bool verdict_map = false;
+  uint32_t obj_type = 0;      // object maps: ir::kObj* (the data is a name)
   Field data;                 // map data type (when !verdict_map)
 };
 
@@ -223,8 +226,24 @@ struct Nat {
   ir::SourceLoc loc;
 };
 
+// `flow add @NAME` / `flow offload @NAME`.
+struct FlowOffload {
+  std::string flowtable;
+  ir::SourceLoc loc;
+};
+
+// `counter name "c"`, `ct helper set "h"`, `quota name KEY map @m`, ...:
+// the named object of `type` (ir::kObj*), or the one a map gives.
+struct Objref {
+  uint32_t type = 0;
+  std::string name;
+  ir::SourceLoc name_loc;
+  std::optional<MapValue> map;
+  ir::SourceLoc loc;
+};
+
 using Statement = std::variant<Match, Verdict, Counter, Log, Limit, Quota, Queue, Notrack,
-                               Reject, MetaCtSet, PayloadSet, Nat>;
+                               Reject, MetaCtSet, PayloadSet, Nat, FlowOffload, Objref>;
 
 }  // namespace ast
 }  // namespace rulejit::frontends::nft

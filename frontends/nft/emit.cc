@@ -52,6 +52,12 @@ void Linearizer::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t 
     case Field::Kind::kCt:
       Emit(rule, ir::CtLoad{f.ct, reg, f.dir}, f.loc);
       return;
+    case Field::Kind::kNumgen: {
+      ir::Numgen n = f.numgen;
+      n.dreg = reg;
+      Emit(rule, n, f.loc);
+      return;
+    }
     case Field::Kind::kExthdr: {
       ir::Exthdr x;
       x.op = f.exthdr_op;

@@ -80,6 +80,8 @@ bool Parser::ParseField(Field* field) {
     if (!ParseCtField(field)) return false;
   } else if (w == "fib") {
     if (!ParseFibField(field)) return false;
+  } else if (w == "numgen") {
+    if (!ParseNumgenField(field)) return false;
   } else if (IsUnsupportedStatement(w)) {
     return Error(loc, absl::StrCat("unsupported expression '", w, "'"));
   } else {
@@ -89,6 +91,42 @@ bool Parser::ParseField(Field* field) {
     return Error(loc, absl::StrCat("unknown expression '", w, "'"), ir::DidYouMean(w, c));
   }
   field->loc = loc;
+  return true;
+}
+
+// `numgen random|inc mod M [offset O]` (the `numgen` word read): a 32-bit
+// host-order number (ir::Numgen).
+bool Parser::ParseNumgenField(Field* field) {
+  Field f;
+  f.kind = Field::Kind::kNumgen;
+  f.type = DType::kInteger;
+  f.len_bits = 32;
+  f.host_order = true;
+  std::string mode;
+  const ir::SourceLoc mloc = Peek().loc;
+  if (!ExpectWord(&mode, "'random' or 'inc'")) return false;
+  if (mode != "random" && mode != "inc") {
+    return Error(mloc, absl::StrCat("unknown numgen mode '", mode, "'"),
+                 ir::DidYouMean(mode, {"random", "inc"}));
+  }
+  f.numgen.random = mode == "random";
+  for (const char* what : {"mod", "offset"}) {
+    if (!AcceptWord(what)) {
+      if (std::string_view(what) == "mod") return ErrorUnexpected("'mod'");
+      continue;
+    }
+    std::string n;
+    const ir::SourceLoc nloc = Peek().loc;
+    if (!ExpectWord(&n, "number")) return false;
+    std::optional<U128> v = ParseNumber(n);
+    if (!v || *v > 0xffffffffu) return Error(nloc, absl::StrCat("bad numgen ", what, " '", n, "'"));
+    (std::string_view(what) == "mod" ? f.numgen.mod : f.numgen.offset) = static_cast<uint32_t>(*v);
+  }
+  if (f.numgen.mod == 0) return Error(mloc, "numgen modulus must not be 0");
+  if (f.numgen.offset + f.numgen.mod - 1 < f.numgen.offset) {
+    return Error(mloc, "numgen offset + modulus overflows 32 bits");
+  }
+  *field = f;
   return true;
 }
 
@@ -628,6 +666,7 @@ void Parser::SplitMapWord(const SetType& st) {
 }
 
 bool Parser::ParseMapValue(const SetType& st, Element* e) {
+  if (st.obj_type != 0) return ExpectName(&e->object, "object name");
   if (st.verdict_map) {
     ir::Verdict v;
     if (!ParseVerdict(&v)) return false;

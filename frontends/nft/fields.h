@@ -29,7 +29,7 @@ enum class Dep : uint8_t {
 };
 
 struct Field {
-  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib };
+  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen };
   Kind kind = Kind::kPayload;
   // kPayload: bit offset and length from the start of `base`; kExthdr:
   // from the start of the extension header / option / chunk.
@@ -53,6 +53,8 @@ struct Field {
   std::vector<uint8_t> icmp_types;
   // `ct saddr` without `ip`/`ip6`: its size comes from the rule's context.
   bool ct_plain_addr = false;
+  // kNumgen: `numgen random|inc mod M [offset O]` (its dreg unused).
+  ir::Numgen numgen;
   ir::SourceLoc loc;
 
   // Bytes a load writes (payload: the bytes covering the bit range).

@@ -65,6 +65,9 @@ struct ProtoCtx {
   int icmp_type_value = -1;  // `icmp type X` matched
 };
 
+// "counter", "quota", "ct helper", ... for ir::kObj* (objects.cc).
+const char* ObjectTypeName(uint32_t type);
+
 class Linearizer {
  public:
   explicit Linearizer(ErrorSink& sink) : sink_(sink) {}
@@ -113,6 +116,8 @@ class Linearizer {
   const ir::Set* FindSet(const std::string& name) const;
   bool FillSet(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
   bool CheckOverlaps(const ir::Set& set);
+  // Merges touching and overlapping intervals of a one-field interval set.
+  void MergeIntervals(ir::Set& set);
 
  private:
   bool Error(ir::SourceLoc loc, std::string msg, std::string hint = "") {
@@ -133,6 +138,7 @@ class Linearizer {
   bool LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s);
   // ---- nat (lower_nat.cc)
   bool LowerNat(ir::Rule& rule, const ast::Nat& s);
+  bool LowerObjref(ir::Rule& rule, const ast::Objref& s);
 
   // ---- matches (match.cc)
   bool LowerMatch(ir::Rule& rule, const ast::Match& m);
@@ -200,7 +206,6 @@ class Linearizer {
                         ir::SetElement* out);
   bool EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,
                      ir::Bytes* hi);
-  void MergeAdjacent(ir::Set& set);
   std::string FreshAnonName(std::string_view prefix);
 
   ErrorSink& sink_;

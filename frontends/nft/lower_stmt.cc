@@ -2,7 +2,7 @@
 // function per statement kind. Matches are lowered in match.cc.
 //
 //   accept / jump C      → [ immediate reg 0 accept ] / [ immediate reg 0 jump -> C ]
-//   counter, log, limit, quota, queue, notrack → the IR statement as parsed
+//   counter, log, limit, quota, queue, notrack, flow add @ft → the IR statement as parsed
 //   reject with tcp reset → (l4proto tcp first in the rule) [ reject type 1 code 0 ]
 //   reject (inet, after ip saddr ...) → [ reject type 0 code 3 ]
 #include "absl/strings/str_cat.h"
@@ -27,6 +27,10 @@ bool Linearizer::Lower(ir::Rule& rule, const ast::Statement& stmt) {
     bool operator()(const ast::MetaCtSet& s) { return lin.LowerMetaCtSet(rule, s); }
     bool operator()(const ast::PayloadSet& s) { return lin.LowerPayloadSet(rule, s); }
     bool operator()(const ast::Nat& s) { return lin.LowerNat(rule, s); }
+    bool operator()(const ast::Objref& s) { return lin.LowerObjref(rule, s); }
+    bool operator()(const ast::FlowOffload& s) {
+      return lin.EmitStatement(rule, ir::FlowOffload{s.flowtable}, s.loc);
+    }
   };
   return std::visit(Dispatch{*this, rule}, stmt);
 }

@@ -1,16 +1,13 @@
 // The nft ruleset grammar: tables, chains, sets and maps, the command forms
-// (`add`, `insert`, `flush ruleset`), `define` and `include`.
+// (`add`, `insert`, `flush ruleset`); `define` and `include` are in
+// scopes.cc.
 #include "frontends/nft/parser.h"
-
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 
 namespace rulejit::frontends::nft {
 namespace {
 
-constexpr int kMaxIncludeDepth = 16;
 constexpr size_t kMaxExpansions = 100000;
 
 std::optional<ir::Family> FamilyFromName(std::string_view w) {
@@ -51,10 +48,12 @@ Parser::Parser(ir::Diagnostics& diags, int file, std::string_view text,
 bool Parser::ExpandVar() {
   while (pos_ < toks_.size() && toks_[pos_].kind == Tok::kVar) {
     Token var = toks_[pos_];
-    auto it = defines_.find(var.text);
-    if (it == defines_.end()) {
+    const std::vector<Token>* value = LookupDefine(var.text);
+    if (value == nullptr) {
       std::vector<std::string_view> names;
-      for (const auto& [n, _] : defines_) names.push_back(n);
+      for (const Scope& scope : scopes_) {
+        for (const auto& [n, _] : scope) names.push_back(n);
+      }
       Error(var.loc, absl::StrCat("undefined variable '$", var.text, "'"),
             ir::DidYouMean(var.text, names));
       toks_[pos_].kind = Tok::kEnd;
@@ -65,7 +64,7 @@ bool Parser::ExpandVar() {
       toks_[pos_].kind = Tok::kEnd;
       return false;
     }
-    std::vector<Token> body = it->second;
+    std::vector<Token> body = *value;
     if (!body.empty()) body.front().space_before = var.space_before;
     toks_.erase(toks_.begin() + pos_);
     toks_.insert(toks_.begin() + pos_, body.begin(), body.end());
@@ -180,9 +179,9 @@ bool Parser::ErrorUnexpected(std::string_view what) {
 bool Parser::ParseFile(ir::Ruleset& rs) {
   rs_ = &rs;
   while (!sink_.failed && SkipSeparators()) {
-    if (!ParseTopLevel()) break;
+    if (!ParseBlockItem()) break;
   }
-  if (!sink_.failed && depth_ == 0) CheckJumpTargets(rs);
+  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs)) CheckFlowOffloads(rs);
   return !sink_.failed;
 }
 
@@ -272,8 +271,7 @@ bool Parser::ParseTopLevel() {
   if (t.kind != Tok::kWord) return ErrorUnexpected("a command");
   std::string w = t.text;
   ir::SourceLoc loc = t.loc;
-  if (w == "define" || w == "redefine") return ParseDefine();
-  if (w == "include") return ParseInclude();
+  if (IsScopeWord(w)) return ParseScopeItem(Block{});
   if (w == "flush") {
     Next();
     if (AcceptWord("ruleset")) {
@@ -338,68 +336,6 @@ bool Parser::ParseFlushTable() {
   return Error(loc, absl::StrCat("no table '", name, "' in family ", ir::FamilyName(family)));
 }
 
-bool Parser::ParseDefine() {
-  Next();  // define
-  std::string name;
-  if (Peek().kind != Tok::kWord) return ErrorUnexpected("variable name");
-  name = Next().text;
-  if (!ExpectPunct("=")) return false;
-  // The value runs to the end of the line, braces may span lines.
-  std::vector<Token> body;
-  int depth = 0;
-  while (!sink_.failed) {
-    const Token& t = Peek();
-    if (t.kind == Tok::kEnd) break;
-    if (depth == 0 && (t.kind == Tok::kNewline ||
-                       (t.kind == Tok::kPunct && t.text == ";"))) {
-      break;
-    }
-    if (t.kind == Tok::kPunct && t.text == "{") ++depth;
-    if (t.kind == Tok::kPunct && t.text == "}") --depth;
-    if (depth < 0) break;
-    Token tok = Next();  // variables in the value expand now, as in nft
-    if (tok.kind != Tok::kNewline) body.push_back(std::move(tok));
-  }
-  if (sink_.failed) return false;
-  if (body.empty()) return Error(Peek().loc, "empty definition");
-  defines_[name] = std::move(body);
-  return true;
-}
-
-bool Parser::ParseInclude() {
-  ir::SourceLoc loc = Next().loc;
-  if (Peek().kind != Tok::kString) return ErrorUnexpected("file name string");
-  std::string path = Next().text;
-  if (depth_ >= kMaxIncludeDepth) return Error(loc, "includes nested too deeply");
-  if (path.find_first_of("*?[") != std::string::npos) {
-    return Error(loc, "unsupported include with wildcards");
-  }
-  std::string full = path;
-  if (!path.empty() && path[0] != '/' && !base_dir_.empty()) {
-    full = absl::StrCat(base_dir_, "/", path);
-  }
-  std::ifstream in(full, std::ios::binary);
-  if (!in) return Error(loc, absl::StrCat("cannot open include file '", full, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  int file = diags_.AddFile(full, text);
-  if (static_cast<size_t>(file) >= rs_->files.size()) rs_->files.resize(file + 1);
-  rs_->files[file] = full;
-  Parser sub(diags_, file, text, base_dir_, depth_ + 1);
-  sub.defines_ = defines_;
-  sub.set_types_ = set_types_;
-  sub.lin_.set_anon_counter(lin_.anon_counter());
-  if (sub.sink_.failed || !sub.ParseFile(*rs_)) {
-    sink_.failed = true;
-    return false;
-  }
-  lin_.set_anon_counter(sub.lin_.anon_counter());
-  for (auto& [k, v] : sub.defines_) defines_[k] = v;  // includes may define
-  for (auto& [k, v] : sub.set_types_) set_types_[k] = v;
-  return true;
-}
-
 bool Parser::ParseFamily(ir::Family* family) {
   const Token& t = Peek();
   if (t.kind != Tok::kWord) return true;
@@ -433,7 +369,13 @@ bool Parser::ParseCommand(bool insert) {
   const ir::SourceLoc loc = Peek().loc;
   std::string what;
   if (!ParseCommandObject(insert, &what)) return false;
-  Next();
+  uint32_t object_type = 0;  // `add counter|quota|ct helper|... FAMILY TABLE NAME { }`
+  if (IsObjectWord(what)) {
+    object_type = ParseObjectKind();
+    if (object_type == 0) return false;
+  } else {
+    Next();
+  }
   ir::Family family = ir::Family::kIp;
   if (!ParseFamily(&family)) return false;
   std::string table_name;
@@ -458,6 +400,7 @@ bool Parser::ParseCommand(bool insert) {
                  absl::StrCat("no table '", table_name, "' in family ",
                               ir::FamilyName(family)));
   }
+  if (object_type != 0) return ParseObjectDecl(rs_->tables[index], object_type);
   std::string name;
   ir::SourceLoc name_loc = Peek().loc;
   if (!ExpectName(&name, what == "rule" ? "chain name" : "name")) return false;
@@ -467,6 +410,10 @@ bool Parser::ParseCommand(bool insert) {
   if (what == "set" || what == "map") {
     if (!ExpectPunct("{")) return false;
     return ParseSetBlock(table, name, what == "map", name_loc);
+  }
+  if (what == "flowtable") {
+    if (!ExpectPunct("{")) return false;
+    return ParseFlowtableBlock(table, name, name_loc);
   }
   // element
   ir::Set* set = nullptr;
@@ -483,18 +430,13 @@ bool Parser::ParseCommandObject(bool insert, std::string* what) {
   const Token& t = Peek();
   *what = t.kind == Tok::kWord ? t.text : "";
   static const std::vector<std::string_view> kObjects = {
-      "table", "chain", "rule", "set", "map", "element"};
+      "table", "chain", "rule", "set", "map", "element", "flowtable", "counter", "quota",
+      "limit", "ct", "secmark", "synproxy"};
   if (insert && *what != "rule") {
     return ErrorUnexpected("'rule' after 'insert'");
   }
   for (std::string_view o : kObjects) {
     if (o == *what) return true;
-  }
-  static const std::vector<std::string_view> kUnsupported = {
-      "flowtable", "counter", "quota", "ct", "limit", "secmark",
-      "synproxy"};
-  for (std::string_view o : kUnsupported) {
-    if (o == *what) return Error(t.loc, absl::StrCat("unsupported object '", *what, "'"));
   }
   return Error(t.loc, absl::StrCat("unknown object '", *what, "'"),
                ir::DidYouMean(*what, kObjects));
@@ -516,56 +458,98 @@ bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::Sou
   if (AtWord("position") || AtWord("index") || AtWord("handle")) {
     return Error(Peek().loc, "unsupported rule position");
   }
-  return ParseRule(table, *chain, insert);
+  if (!ParseRule(table, *chain, insert)) return false;
+  return CheckJumpsAddedBefore(table, insert ? chain->rules.front() : chain->rules.back());
 }
 
-bool Parser::ParseTableBlock(size_t table_index) {
-  while (!sink_.failed) {
-    SkipSeparators();
-    if (AcceptPunct("}")) return true;
-    const Token& t = Peek();
-    if (t.kind != Tok::kWord) return ErrorUnexpected("'chain', 'set', 'map' or '}'");
-    std::string w = t.text;
-    ir::SourceLoc loc = t.loc;
-    if (w == "chain") {
-      Next();
-      std::string name;
-      ir::SourceLoc name_loc = Peek().loc;
-      if (!ExpectName(&name, "chain name")) return false;
-      if (!ParseChainBlock(table_index, name, name_loc)) return false;
-    } else if (w == "set" || w == "map") {
-      Next();
-      std::string name;
-      ir::SourceLoc name_loc = Peek().loc;
-      if (!ExpectName(&name, "set name")) return false;
-      if (!ExpectPunct("{")) return false;
-      if (!ParseSetBlock(rs_->tables[table_index], name, w == "map", name_loc)) return false;
-    } else if (w == "flags") {
-      Next();
-      std::string f;
-      if (!ExpectWord(&f, "table flag")) return false;
-      if (f != "dormant" && f != "owner" && f != "persist") {
-        return Error(loc, absl::StrCat("unknown table flag '", f, "'"));
+// The kernel adds a batch in order: a rule added by a command may jump only
+// to chains added before it (ENOENT otherwise, as nft reports for kube-proxy
+// scripts that add a chain after the rule that jumps to it). A table block
+// is different: nft adds all its chains before its rules.
+bool Parser::CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule) {
+  auto check = [&](const ir::Verdict& v, ir::SourceLoc loc) {
+    if ((v.code != ir::VerdictCode::kJump && v.code != ir::VerdictCode::kGoto) ||
+        table.FindChain(v.chain) != nullptr) {
+      return true;
+    }
+    return Error(loc, absl::StrCat("jump to chain '", v.chain,
+                                   "' before it is added (the kernel adds the batch in order)"));
+  };
+  for (const ir::Node& n : rule.exprs) {
+    if (const auto* imm = std::get_if<ir::Immediate>(&n.expr)) {
+      if (imm->dreg == ir::kVerdictReg && !check(imm->verdict, n.loc)) return false;
+    } else if (const auto* lk = std::get_if<ir::Lookup>(&n.expr)) {
+      const ir::Set* set = table.FindSet(lk->set);
+      if (set == nullptr || !set->anonymous()) continue;
+      for (const ir::SetElement& e : set->elements) {
+        if (e.verdict && !check(*e.verdict, e.loc)) return false;
       }
-      if (f == "dormant") return Error(loc, "unsupported table flag 'dormant'");
-    } else if (w == "comment") {
-      Next();
-      if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
-      Next();
-    } else {
-      static const std::vector<std::string_view> kKnown = {
-          "chain", "set", "map", "flags", "comment"};
-      static const std::vector<std::string_view> kUnsupported = {
-          "flowtable", "counter", "quota", "ct", "limit", "secmark",
-          "synproxy", "tunnel"};
-      for (std::string_view u : kUnsupported) {
-        if (u == w) return Error(loc, absl::StrCat("unsupported table object '", w, "'"));
-      }
-      return Error(loc, absl::StrCat("unknown table object '", w, "'"),
-                   ir::DidYouMean(w, kKnown));
     }
   }
+  return true;
+}
+
+// `{ ITEM... }` of a table, its defines scoped to it (as nft's are).
+bool Parser::ParseTableBlock(size_t table_index) {
+  PushScope();
+  while (!sink_.failed) {
+    SkipSeparators();
+    if (AcceptPunct("}")) {
+      PopScope();
+      return true;
+    }
+    if (!ParseTableItem(table_index)) return false;
+  }
   return false;
+}
+
+// One item of a table block: chain, set, map, flags, comment, define,
+// include.
+bool Parser::ParseTableItem(size_t table_index) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected("'chain', 'set', 'map' or '}'");
+  const std::string w = t.text;
+  const ir::SourceLoc loc = t.loc;
+  if (IsScopeWord(w)) return ParseScopeItem(Block{Block::Kind::kTable, table_index, 0});
+  if (w == "chain" || w == "set" || w == "map" || w == "flowtable") {
+    Next();
+    std::string name;
+    ir::SourceLoc name_loc = Peek().loc;
+    if (!ExpectName(&name, absl::StrCat(w == "map" ? "set" : w, " name"))) return false;
+    if (w == "chain") return ParseChainBlock(table_index, name, name_loc);
+    if (!ExpectPunct("{")) return false;
+    if (w == "flowtable") return ParseFlowtableBlock(rs_->tables[table_index], name, name_loc);
+    return ParseSetBlock(rs_->tables[table_index], name, w == "map", name_loc);
+  }
+  if (IsObjectWord(w)) {
+    const uint32_t type = ParseObjectKind();
+    return type != 0 && ParseObjectDecl(rs_->tables[table_index], type);
+  }
+  if (w == "flags") {
+    Next();
+    std::string f;
+    if (!ExpectWord(&f, "table flag")) return false;
+    if (f != "dormant" && f != "owner" && f != "persist") {
+      return Error(loc, absl::StrCat("unknown table flag '", f, "'"));
+    }
+    if (f == "dormant") return Error(loc, "unsupported table flag 'dormant'");
+    return true;
+  }
+  if (w == "comment") {
+    Next();
+    if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+    Next();
+    return true;
+  }
+  static const std::vector<std::string_view> kKnown = {
+      "chain", "set", "map", "flowtable", "flags", "comment", "define", "include",
+      "counter", "quota", "limit", "ct", "secmark"};
+  static const std::vector<std::string_view> kUnsupported = {"tunnel"};
+  for (std::string_view u : kUnsupported) {
+    if (u == w) return Error(loc, absl::StrCat("unsupported table object '", w, "'"));
+  }
+  return Error(loc, absl::StrCat("unknown table object '", w, "'"),
+               ir::DidYouMean(w, kKnown));
 }
 
 bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
@@ -583,21 +567,32 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
     chain = &table->chains.back();
   }
   if (!AcceptPunct("{")) return true;  // `add chain T C` without a body
-  size_t chain_index = chain - table->chains.data();
+  const size_t chain_index = chain - table->chains.data();
+  PushScope();
   while (!sink_.failed) {
     SkipSeparators();
-    if (AcceptPunct("}")) return true;
-    if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
-    table = &rs_->tables[table_index];
-    chain = &table->chains[chain_index];
-    if (AtWord("type") || AtWord("policy") || AtWord("comment") ||
-        AtWord("devices") || AtWord("device")) {
-      if (!ParseChainHeader(*chain, table->family)) return false;
-      continue;
+    if (AcceptPunct("}")) {
+      PopScope();
+      return true;
     }
-    if (!ParseRule(*table, *chain, false)) return false;
+    if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
+    if (!ParseChainItem(table_index, chain_index)) return false;
   }
   return false;
+}
+
+// One item of a chain block: a header line, define, include, or a rule.
+bool Parser::ParseChainItem(size_t table_index, size_t chain_index) {
+  ir::Table& table = rs_->tables[table_index];
+  ir::Chain& chain = table.chains[chain_index];
+  if (AtWord("type") || AtWord("policy") || AtWord("comment") ||
+      AtWord("devices") || AtWord("device")) {
+    return ParseChainHeader(chain, table.family);
+  }
+  if (Peek().kind == Tok::kWord && IsScopeWord(Peek().text)) {
+    return ParseScopeItem(Block{Block::Kind::kChain, table_index, chain_index});
+  }
+  return ParseRule(table, chain, false);
 }
 
 bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
@@ -651,9 +646,6 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown chain type '", base.type, "'"),
                  ir::DidYouMean(base.type, {"filter", "nat", "route"}));
   }
-  if (base.type != "filter" && base.type != "nat") {
-    return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported chain type '", base.type, "'"));
-  }
   if (!AcceptWord("hook")) return ErrorUnexpected("'hook'");
   std::string hook;
   ir::SourceLoc hook_loc = Peek().loc;
@@ -670,6 +662,14 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
        (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
     return Error(hook_loc, "nat chains hook prerouting, input, output or postrouting "
                            "of ip, ip6 or inet tables");
+  }
+  // A route chain filters locally generated packets as a filter chain does
+  // and, in the kernel, routes a packet again when it changed its mark,
+  // addresses or tos: the kernel takes it at output of ip, ip6, inet only.
+  if (base.type == "route" &&
+      (*h != ir::Hook::kOutput ||
+       (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
+    return Error(hook_loc, "route chains hook output of ip, ip6 or inet tables");
   }
   if (AcceptWord("device")) {
     if (!ExpectName(&base.device, "device name")) return false;

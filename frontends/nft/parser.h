@@ -61,9 +61,7 @@ class Parser {
 
   // ---- ruleset grammar (parser.cc)
   bool ParseTopLevel();
-  bool ParseDefine();
   bool ParseFlushTable();
-  bool ParseInclude();
   bool ParseCommand(bool insert);
   bool ParseCommandObject(bool insert, std::string* what);
   bool ParseRuleCommand(ir::Table& table, const std::string& name, ir::SourceLoc name_loc,
@@ -72,8 +70,10 @@ class Parser {
   ir::Table& GetTable(ir::Family family, const std::string& name,
                       ir::SourceLoc loc);
   bool ParseTableBlock(size_t table_index);
+  bool ParseTableItem(size_t table_index);
   bool ParseChainBlock(size_t table_index, const std::string& name,
                        ir::SourceLoc loc);
+  bool ParseChainItem(size_t table_index, size_t chain_index);
   bool ParseChainHeader(ir::Chain& chain, ir::Family family);
   bool ParseChainPolicy(ir::Chain& chain, const Token& t);
   bool ParseChainDevice(ir::Chain& chain);
@@ -86,6 +86,42 @@ class Parser {
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
+  bool CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule);
+
+  // ---- flowtables and `flow add @ft` (flowtable.cc)
+  bool ParseFlowtableBlock(ir::Table& table, const std::string& name, ir::SourceLoc loc);
+  bool ParseFlowtableDevices(ir::Flowtable& ft);
+  bool ParseFlowOffload(ast::Statement* out);
+  bool CheckFlowOffloads(const ir::Ruleset& rs);
+
+  // ---- named objects and references to them (objects.cc)
+  static bool IsObjectWord(std::string_view w);
+  uint32_t ParseObjectKind();
+  bool ParseObjectDecl(ir::Table& table, uint32_t type);
+  bool ParseObjectStatementBody(std::string_view keyword, ir::Object* obj);
+  bool ParseCtObjectBody(ir::Object* obj);
+  bool ParseObjref(ast::Statement* out);
+  bool SetsNamedObject(std::string_view w);
+
+  // ---- define/redefine/undefine in nft's scopes, include (scopes.cc)
+  // The block whose items a file holds: the top level, or, for a file
+  // included inside a table or chain block, that block.
+  struct Block {
+    enum class Kind : uint8_t { kTop, kTable, kChain };
+    Kind kind = Kind::kTop;
+    size_t table = 0;
+    size_t chain = 0;
+  };
+  static bool IsScopeWord(std::string_view w);
+  bool ParseScopeItem(const Block& where);
+  bool ParseDefine();
+  bool ParseUndefine();
+  bool ParseInclude(const Block& where);
+  bool IncludeFile(const std::string& path, ir::SourceLoc loc, const Block& where);
+  bool ParseBlockItem();
+  const std::vector<Token>* LookupDefine(std::string_view name) const;
+  void PushScope() { scopes_.emplace_back(); }
+  void PopScope() { scopes_.pop_back(); }
 
   // ---- rules and statements (rule.cc)
   bool ParseRule(ir::Table& table, ir::Chain& chain, bool insert);
@@ -115,6 +151,7 @@ class Parser {
   bool ParseMetaField(const std::string& word, ir::SourceLoc loc, Field* field);
   bool ParseCtField(Field* field);
   bool ParseFibField(Field* field);
+  bool ParseNumgenField(Field* field);
   bool ParseRawPayload(Field* field);
   bool ParseOptionField(std::string_view proto, Field* field);
   bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);
@@ -163,7 +200,11 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   size_t expansions_ = 0;
-  absl::flat_hash_map<std::string, std::vector<Token>> defines_;
+  // Defined symbols, one map per open scope (the file, then each table,
+  // chain or set block inside it), innermost last.
+  using Scope = absl::flat_hash_map<std::string, std::vector<Token>>;
+  std::vector<Scope> scopes_ = std::vector<Scope>(1);
+  Block block_;  // what this parser's file holds
   // Declared key/data types of named sets, by "TABLE-ADDRESS/SET" (the IR
   // keeps only sizes; `add element` needs the types to encode values).
   absl::flat_hash_map<std::string, SetType> set_types_;

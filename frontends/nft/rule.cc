@@ -8,7 +8,8 @@
 //   accept | drop | jump CHAIN | ...    notrack
 //
 // Matches are parsed in match_parse.cc, meta/ct/payload set statements in
-// set_stmt.cc, quota, queue and nat in statements.cc.
+// set_stmt.cc, quota, queue and nat in statements.cc, flow add in
+// flowtable.cc.
 #include "frontends/nft/parser.h"
 
 #include <algorithm>
@@ -26,7 +27,7 @@ const std::vector<std::string_view>& StatementWords() {
       "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
       "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
       "iif", "oif", "comment", "quota", "queue", "snat", "dnat", "masquerade",
-      "redirect", "fib"};
+      "redirect", "fib", "flow"};
   return kWords;
 }
 
@@ -72,8 +73,11 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   }
   ast::Statement stmt;
   bool ok = true;
-  if (w == "accept" || w == "drop" || w == "continue" || w == "return" ||
-      w == "jump" || w == "goto") {
+  if ((w == "counter" || w == "quota" || w == "limit" || w == "synproxy") &&
+      PeekAt(1).kind == Tok::kWord && PeekAt(1).text == "name") {
+    ok = ParseObjref(&stmt);  // a named object (objects.cc)
+  } else if (w == "accept" || w == "drop" || w == "continue" || w == "return" ||
+             w == "jump" || w == "goto") {
     ast::Verdict v{{}, loc};
     ok = ParseVerdict(&v.verdict);
     stmt = v;
@@ -92,6 +96,8 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   } else if (w == "notrack") {
     Next();
     stmt = ast::Notrack{loc};
+  } else if (w == "flow" && (PeekAt(1).text == "add" || PeekAt(1).text == "offload")) {
+    ok = ParseFlowOffload(&stmt);
   } else {
     return ParseOtherStatement(rule, w, loc);
   }
@@ -108,19 +114,19 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
       key_at = 2;  // ct original zone set 1
     }
     const Token& after = PeekAt(key_at + 1);
+    if (after.kind == Tok::kWord && after.text == "set" && SetsNamedObject(w)) {
+      ast::Statement stmt;  // `ct helper set "h"`, `meta secmark set "s"` (objects.cc)
+      return ParseObjref(&stmt) && lin_.Lower(rule, stmt);
+    }
     if (after.kind == Tok::kWord && after.text == "set") {
       Field target;
       if (!ParseField(&target)) return false;
-      if (target.kind == Field::Kind::kCt && target.ct == ir::CtKey::kHelper) {
-        // `ct helper set NAME` references a ct helper object (objref).
-        return Error(target.loc, "unsupported ct helper object reference");
-      }
       Next();  // set
       return ParseSetStmt(rule, target, target.kind == Field::Kind::kCt);
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w) || w == "exthdr" || w == "fib") return ParseMatch(rule);
+  if (IsPayloadProto(w) || w == "exthdr" || w == "fib" || w == "numgen") return ParseMatch(rule);
   if (IsIpv6Exthdr(w) && PeekAt(1).kind == Tok::kWord &&
       (LookupIpv6ExthdrField(w, PeekAt(1).text) || (w == "srh" && PeekAt(1).text == "sid"))) {
     return ParseMatch(rule);

@@ -25,6 +25,7 @@ bool Linearizer::FillSet(ir::Set& set, const SetType& st,
     if (!e.key.empty() && !EncodeElementKey(set, st, e, &out)) return false;
     if (e.verdict) out.verdict = e.verdict;
     if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
+    out.object = e.object;
     set.elements.push_back(std::move(out));
   }
   return true;
@@ -87,7 +88,8 @@ bool Linearizer::EncodeKeyItem(const ir::Set& set, const Field& f, const Item& i
   return true;
 }
 
-// Interval elements must not overlap (nft rejects `{ 1-5, 3-7 }`).
+// Interval elements of a named set without auto-merge must not overlap
+// (nft: "conflicting intervals specified"); anonymous sets are merged first.
 bool Linearizer::CheckOverlaps(const ir::Set& set) {
   if (!set.interval()) return true;
   std::vector<const ir::SetElement*> v;
@@ -120,8 +122,10 @@ bool IsSuccessor(const ir::Bytes& a, const ir::Bytes& b) {
 }
 }  // namespace
 
-// nft merges touching intervals of anonymous sets: {33-55, 56-88} → 33-88.
-void Linearizer::MergeAdjacent(ir::Set& set) {
+// nft merges the intervals of anonymous sets (and of auto-merge sets) that
+// touch or overlap: {33-55, 56-88} → 33-88, {240.0.0.0/4,
+// 255.255.255.255/32} → 240.0.0.0/4, {1-5, 3-9} → 1-9.
+void Linearizer::MergeIntervals(ir::Set& set) {
   std::vector<ir::SetElement>& v = set.elements;
   std::sort(v.begin(), v.end(), [](const ir::SetElement& a, const ir::SetElement& b) {
     return std::lexicographical_compare(a.key.begin(), a.key.end(), b.key.begin(), b.key.end());
@@ -129,8 +133,8 @@ void Linearizer::MergeAdjacent(ir::Set& set) {
   std::vector<ir::SetElement> out;
   for (ir::SetElement& e : v) {
     if (!out.empty() && out.back().key_end && e.key_end && !e.key.empty() &&
-        IsSuccessor(*out.back().key_end, e.key)) {
-      out.back().key_end = e.key_end;
+        (IsSuccessor(*out.back().key_end, e.key) || !(*out.back().key_end < e.key))) {
+      if (*out.back().key_end < *e.key_end) out.back().key_end = e.key_end;
       continue;
     }
     out.push_back(std::move(e));
@@ -152,7 +156,7 @@ std::string Linearizer::FreshAnonName(std::string_view prefix) {
 bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems,
                             ir::SourceLoc loc, std::string* name) {
   ir::Set set;
-  set.name = FreshAnonName(st.is_map ? "__map" : "__set");
+  set.name = FreshAnonName(st.obj_type != 0 ? "__objmap" : st.is_map ? "__map" : "__set");
   set.loc = loc;
   set.flags = ir::kSetAnonymous | ir::kSetConstant;
   const bool ranged = HasRanges(elems);
@@ -163,14 +167,17 @@ bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems
     set.key_len += st.fields.size() > 1 ? Pad4(f.LoadLen()) : f.LoadLen();
   }
   if (st.fields.size() == 1) set.field_lens.clear();
-  if (st.is_map) {
+  if (st.obj_type != 0) {
+    set.flags |= ir::kSetObject;  // an object map: no data, a name per element
+    set.obj_type = st.obj_type;
+  } else if (st.is_map) {
     set.flags |= ir::kSetMap;
     set.verdict_map = st.verdict_map;
     set.data_len = st.verdict_map ? 0 : st.data.LoadLen();
   }
   if (!FillSet(set, st, elems)) return false;
+  if (set.interval() && !st.is_map && st.fields.size() == 1) MergeIntervals(set);
   if (!CheckOverlaps(set)) return false;
-  if (set.interval() && !st.is_map && st.fields.size() == 1) MergeAdjacent(set);
   *name = set.name;
   pending_sets_.push_back(std::move(set));
   return true;

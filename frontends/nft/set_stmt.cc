@@ -43,7 +43,7 @@ bool Parser::ParseSetValue(const Field& target, ast::SetValue* out) {
   const Token& t = Peek();
   bool source_field =
       t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" ||
-                               t.text == "ct" || IsUnqualifiedMeta(t.text));
+                               t.text == "ct" || t.text == "numgen" || IsUnqualifiedMeta(t.text));
   // `KEY map { ... }` / `KEY map @m` comes before the first '{' or '@'.
   bool is_map = false;
   for (size_t i = 0; source_field && i < 16; ++i) {

@@ -91,11 +91,12 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   if (AcceptPunct(":") || AcceptWord(":")) {
     if (!is_map) return Error(toks_[pos_ - 1].loc, "a set has no data type (use map)");
     st->is_map = true;
-    if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("interval") ||
-        AtWord("ct") || AtWord("secmark") || AtWord("synproxy")) {
+    if (AtWord("interval") || AtWord("ct") || AtWord("synproxy")) {
       return Error(Peek().loc, absl::StrCat("unsupported map data '", Peek().text, "'"));
     }
-    if (AtWord("verdict")) {
+    if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("secmark")) {
+      st->obj_type = ParseObjectKind();  // an object map
+    } else if (AtWord("verdict")) {
       Next();
       st->verdict_map = true;
     } else if (is_typeof) {
@@ -123,7 +124,10 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
     set.key_len += st->fields.size() > 1 ? Pad4(f.LoadLen()) : f.LoadLen();
   }
   if (st->fields.size() == 1) set.field_lens.clear();
-  if (st->is_map) {
+  if (st->obj_type != 0) {
+    set.flags |= ir::kSetObject;
+    set.obj_type = st->obj_type;
+  } else if (st->is_map) {
     set.flags |= ir::kSetMap;
     set.verdict_map = st->verdict_map;
     set.data_len = st->verdict_map ? 0 : st->data.LoadLen();
@@ -146,6 +150,8 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   SetType st;
   bool have_type = false;
   std::vector<Element> pending;
+  bool auto_merge = false;
+  PushScope();  // a define in a set block is the block's own
   while (!sink_.failed) {
     SkipSeparators();
     if (AcceptPunct("}")) break;
@@ -153,7 +159,11 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
     if (t.kind != Tok::kWord) return ErrorUnexpected("set property");
     std::string w = t.text;
     ir::SourceLoc wloc = t.loc;
-    if (w == "type" || w == "typeof") {
+    if (w == "define" || w == "redefine") {
+      if (!ParseDefine()) return false;
+    } else if (w == "undefine") {
+      if (!ParseUndefine()) return false;
+    } else if (w == "type" || w == "typeof") {
       if (!ParseSetTypeSpec(&st, set, is_map)) return false;
       have_type = true;
     } else if (w == "flags") {
@@ -179,6 +189,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
       if (!ExpectWord(&v, "value")) return false;
     } else if (w == "auto-merge") {
       Next();
+      auto_merge = true;
     } else if (w == "counter") {
       Next();
     } else if (w == "comment") {
@@ -202,9 +213,13 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
     }
   }
   if (sink_.failed) return false;
+  PopScope();
   if (!have_type && existing == nullptr) return Error(loc, "set has no type");
   if (st.fields.size() > 1 && set.interval()) set.flags |= ir::kSetConcat;
   if (!pending.empty() && !lin_.FillSet(set, st, pending)) return false;
+  if (auto_merge && set.interval() && !st.is_map && st.fields.size() == 1) {
+    lin_.MergeIntervals(set);
+  }
   if (!lin_.CheckOverlaps(set)) return false;
   if (have_type) set_types_[SetKey(table, name)] = st;
   if (existing != nullptr) {

@@ -126,7 +126,7 @@ bool Parser::ParseNatAddress(std::string_view word, int family, ir::SourceLoc lo
   return true;
 }
 
-// `snat|dnat [ip|ip6] to ADDR[-ADDR|/LEN][:PORT[-PORT]] [FLAGS]`,
+// `snat|dnat [ip|ip6] [to] ADDR[-ADDR|/LEN][:PORT[-PORT]] [FLAGS]`,
 // `masquerade [to :PORT[-PORT]] [FLAGS]`, `redirect [to [:]PORT[-PORT]] [FLAGS]`.
 // The statement is lowered before the check that nothing follows it.
 bool Parser::ParseNat(ir::Rule& rule) {
@@ -140,7 +140,11 @@ bool Parser::ParseNat(ir::Rule& rule) {
   const bool addresses = s.nat.kind == ir::NatKind::kSnat || s.nat.kind == ir::NatKind::kDnat;
   int family = 0;  // 4 or 6 for snat/dnat
   if (addresses && !ParseNatFamily(&s, &family)) return false;
-  if (AcceptWord("to") && !ParseNatTarget(rule, w, family, &s)) return false;
+  // nft also takes the older form without `to` (`snat 1.2.3.4`,
+  // `dnat 10.0.0.1:22`), for snat and dnat only.
+  const bool bare = addresses && !AtWord("to") && !AtStmtEnd() && !AtWord("comment") &&
+                    (AtPunct("[") || (Peek().kind == Tok::kWord && NatFlagBit(Peek().text) == 0));
+  if ((AcceptWord("to") || bare) && !ParseNatTarget(rule, w, family, &s)) return false;
   if (!s.map && !ParseNatFlags(&s.nat.flags)) return false;
   if (!lin_.Lower(rule, s)) return false;
   // nft: NAT statements are terminal.
@@ -180,9 +184,9 @@ bool Parser::ParseNatTarget(ir::Rule& rule, const std::string& w, int family, as
     const Token& a = Peek();
     const bool key_field = a.kind == Tok::kWord &&
                            (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
-                            IsUnqualifiedMeta(a.text));
+                            a.text == "numgen" || IsUnqualifiedMeta(a.text));
     if (addresses && key_field && family != 0) return ParseNatMap(w, family, vloc, s);
-    if (a.kind != Tok::kWord || key_field || a.text == "numgen" || a.text == "jhash" ||
+    if (a.kind != Tok::kWord || key_field || a.text == "jhash" ||
         a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
       return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
                                       "and ports)"));
@@ -190,8 +194,8 @@ bool Parser::ParseNatTarget(ir::Rule& rule, const std::string& w, int family, as
     std::string word = Next().text;
     if (!addresses) {
       port_text = word[0] == ':' ? word.substr(1) : word;
-    } else if (word[0] == ':') {
-      port_text = word.substr(1);
+    } else if (word[0] == ':' && !(family == 6 && word.starts_with("::"))) {
+      port_text = word.substr(1);  // `:PORT`; `::99` is an IPv6 address
     } else if (family == 4) {
       size_t colon = word.find(':');
       addr_text = word.substr(0, colon);

@@ -105,6 +105,11 @@ struct PacketMeta {
   uint32_t ct_mark = 0;
   uint8_t ct_dir = 0;      // 0 original, 1 reply
   bool ct_valid = false;   // a conntrack entry exists
+
+  // The kernel's get_random_u32() for this packet, which `numgen random`
+  // scales to its modulus: an input, so that a run is reproducible (vary it
+  // to see every choice).
+  uint32_t random = 0;
 };
 
 }  // namespace rulejit

@@ -72,7 +72,8 @@ const std::set<std::string> kCoveredKinds = {
     "bitwise",      "byteorder", "cmp",      "range",     "lookup",
     "immediate",    "counter",   "limit",    "log",       "reject",
     "notrack",      "exthdr load", "payload write", "queue", "quota",
-    "nat",          "masq",      "redir",     "bitwise (register operand)", "fib"};
+    "nat",          "masq",      "redir",     "bitwise (register operand)", "fib",
+    "objref",       "numgen"};
 
 struct KindCount {
   int accepted = 0;

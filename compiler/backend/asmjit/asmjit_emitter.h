@@ -232,6 +232,9 @@ class Emitter {
   void Emit(const ir::TcpMss&, Label) {}
   void Emit(const ir::ChecksumFill&, Label) {}
   void Emit(const ir::Recent&, Label) {}
+  void Emit(const ir::FlowOffload&, Label) {}
+  void Emit(const ir::Objref&, Label) {}
+  void Emit(const ir::Numgen&, Label) {}
 
   void Emit(const ir::Reject&, Label);
 

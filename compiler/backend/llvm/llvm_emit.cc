@@ -593,6 +593,9 @@ class LlvmEmitter {
   void Emit(const ir::TcpMss&, llvm::BasicBlock*) {}
   void Emit(const ir::ChecksumFill&, llvm::BasicBlock*) {}
   void Emit(const ir::Recent&, llvm::BasicBlock*) {}
+  void Emit(const ir::FlowOffload&, llvm::BasicBlock*) {}
+  void Emit(const ir::Objref&, llvm::BasicBlock*) {}
+  void Emit(const ir::Numgen&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Reject&, llvm::BasicBlock*) {
     StoreField(offsetof(JitContext, rejected), 1);
