@@ -249,6 +249,11 @@ TEST(NftParser, NamedPriorities) {
   EXPECT_EQ(r->rs->tables[0].chains[0].base->priority, -300);
   EXPECT_EQ(r->rs->tables[0].chains[1].base->priority, -155);
   EXPECT_EQ(r->rs->tables[0].chains[2].base->priority, -150);
+  // nft 1.0.6 takes dstnat at prerouting and srcnat at postrouting only.
+  ExpectError("table ip6 t {\n chain c {\n  type nat hook output priority dstnat;\n }\n}\n", 3, 33,
+              "priority 'dstnat' is not valid at hook output");
+  ExpectError("table inet t {\n chain c {\n  type filter hook input priority srcnat;\n }\n}\n", 3,
+              35, "priority 'srcnat' is not valid at hook input");
 }
 
 TEST(NftLowering, InetSaddrPrefix) {
