@@ -400,6 +400,10 @@ TEST(NftParserErrors, PayloadSetMistakes) {
   ExpectError("table ip t {\n chain c {\n  ip ttl set 256\n }\n}\n", 3, 14, "exceeds");
   ExpectError("table ip t {\n chain c {\n  ip ttl set ip id\n }\n}\n", 3, 14,
               "only the same field");
+  // MSS clamping (debian_router_martijnvds.nft) writes a TCP option.
+  ExpectError("table inet t {\n chain c {\n  tcp flags syn tcp option maxseg size set 1400\n"
+              " }\n}\n",
+              3, 17, "writing a TCP option");
 }
 
 // A rule in a `type nat hook HOOK` chain of a FAMILY table, printed.
