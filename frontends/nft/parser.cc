@@ -682,12 +682,15 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
     Next();
   }
   if (!AcceptWord("priority")) return ErrorUnexpected("'priority'");
-  if (!ParsePriority(&base.priority, family)) return false;
+  if (!ParsePriority(&base.priority, family, base.hook)) return false;
   chain.base = base;
   return true;
 }
 
-bool Parser::ParsePriority(int32_t* prio, ir::Family family) {
+// A number, or a standard name with an optional `+ N` / `- N`. nft 1.0.6
+// takes `dstnat` at prerouting and `srcnat` at postrouting only ("invalid
+// priority expression value in this context").
+bool Parser::ParsePriority(int32_t* prio, ir::Family family, std::optional<ir::Hook> hook) {
   const Token& t = Peek();
   if (t.kind != Tok::kWord) return ErrorUnexpected("priority");
   std::string w = Next().text;
@@ -713,6 +716,15 @@ bool Parser::ParsePriority(int32_t* prio, ir::Family family) {
       if (!delta) return Error(loc, absl::StrCat("bad priority '", w, "'"));
     }
     std::optional<int32_t> named = NamedPriority(base);
+    const bool ip_family = family == ir::Family::kIp || family == ir::Family::kIp6 ||
+                           family == ir::Family::kInet;
+    if (named && hook && ip_family &&
+        ((base == "dstnat" && *hook != ir::Hook::kPrerouting) ||
+         (base == "srcnat" && *hook != ir::Hook::kPostrouting))) {
+      return Error(loc, absl::StrCat("priority '", base, "' is not valid at hook ",
+                                     ir::HookName(*hook)),
+                   base == "dstnat" ? "dstnat is for prerouting" : "srcnat is for postrouting");
+    }
     if (!named) {
       return Error(loc, absl::StrCat("unknown priority '", w, "'"),
                    ir::DidYouMean(base, {"raw", "mangle", "dstnat", "filter",

@@ -78,7 +78,8 @@ class Parser {
   bool ParseChainPolicy(ir::Chain& chain, const Token& t);
   bool ParseChainDevice(ir::Chain& chain);
   bool ParseBaseChainSpec(ir::Chain& chain, ir::Family family);
-  bool ParsePriority(int32_t* prio, ir::Family family);
+  bool ParsePriority(int32_t* prio, ir::Family family,
+                     std::optional<ir::Hook> hook = std::nullopt);
   bool ParseSetBlock(ir::Table& table, const std::string& name, bool is_map,
                      ir::SourceLoc loc);
   bool ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map);

@@ -113,6 +113,12 @@ bool Parser::ParseSetConstant(const Field& target, Item* first, U128* v) {
 bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
   const Field& f = lhs.fields[0];
   ast::PayloadSet s{f, lhs.loc};
+  if (lhs.fields.size() == 1 && !lhs.has_binop && f.kind == Field::Kind::kExthdr &&
+      f.exthdr_op == ir::ExthdrOp::kTcpopt) {
+    // [ exthdr write tcpopt ... ]: nft's TCP MSS clamping (`tcp option
+    // maxseg size set rt mtu` also needs the route's MTU, a host input).
+    return Error(lhs.loc, "unsupported statement: writing a TCP option (exthdr write)");
+  }
   if (lhs.fields.size() != 1 || lhs.has_binop || f.kind != Field::Kind::kPayload) {
     return Error(lhs.loc, "unsupported target of a set statement");
   }

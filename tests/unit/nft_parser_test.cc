@@ -249,6 +249,11 @@ TEST(NftParser, NamedPriorities) {
   EXPECT_EQ(r->rs->tables[0].chains[0].base->priority, -300);
   EXPECT_EQ(r->rs->tables[0].chains[1].base->priority, -155);
   EXPECT_EQ(r->rs->tables[0].chains[2].base->priority, -150);
+  // nft 1.0.6 takes dstnat at prerouting and srcnat at postrouting only.
+  ExpectError("table ip6 t {\n chain c {\n  type nat hook output priority dstnat;\n }\n}\n", 3, 33,
+              "priority 'dstnat' is not valid at hook output");
+  ExpectError("table inet t {\n chain c {\n  type filter hook input priority srcnat;\n }\n}\n", 3,
+              35, "priority 'srcnat' is not valid at hook input");
 }
 
 TEST(NftLowering, InetSaddrPrefix) {
@@ -395,6 +400,10 @@ TEST(NftParserErrors, PayloadSetMistakes) {
   ExpectError("table ip t {\n chain c {\n  ip ttl set 256\n }\n}\n", 3, 14, "exceeds");
   ExpectError("table ip t {\n chain c {\n  ip ttl set ip id\n }\n}\n", 3, 14,
               "only the same field");
+  // MSS clamping (debian_router_martijnvds.nft) writes a TCP option.
+  ExpectError("table inet t {\n chain c {\n  tcp flags syn tcp option maxseg size set 1400\n"
+              " }\n}\n",
+              3, 17, "writing a TCP option");
 }
 
 // A rule in a `type nat hook HOOK` chain of a FAMILY table, printed.
