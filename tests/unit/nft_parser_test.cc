@@ -1,5 +1,6 @@
-// Unit tests of the nft frontend: error locations, did-you-mean hints, and
-// small lowering cases written out beside their expected IR text.
+// Unit tests of the nft frontend: small lowering cases written out beside
+// their expected IR text, the errors of single constructs beside them.
+// (Diagnostics in general: nft_parser_errors_test.cc.)
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -37,113 +38,6 @@ std::string Lower(const std::string& family, const std::string& rule) {
   if (c.rules.size() != 1) return "ERROR: rule count";
   std::string out = ir::PrintRule(t, c, c.rules[0]);
   return out.substr(out.find('\n') + 1);
-}
-
-TEST(NftParserErrors, UnknownCommandHasHint) {
-  ExpectError("tabel ip filter {\n}\n", 1, 1, "unknown command 'tabel'", "table");
-}
-
-TEST(NftParserErrors, UnknownPayloadFieldHasHint) {
-  ExpectError("table ip t {\n chain c {\n  tcp dprot 22 accept\n }\n}\n", 3, 7,
-              "unknown tcp field 'dprot'", "dport");
-}
-
-TEST(NftParserErrors, UnknownStatementHasHint) {
-  ExpectError("table ip t {\n chain c {\n  ip saddr 1.2.3.4 acept\n }\n}\n", 3, 20,
-              "unknown statement 'acept'", "accept");
-}
-
-TEST(NftParserErrors, UnknownMetaKeyHasHint) {
-  ExpectError("table inet t {\n chain c {\n  meta iifnme \"eth0\"\n }\n}\n", 3, 8,
-              "unknown meta key 'iifnme'", "iifname");
-}
-
-TEST(NftParserErrors, UnknownHookHasHint) {
-  ExpectError("table ip t {\n chain c {\n  type filter hook inptu priority 0;\n }\n}\n",
-              3, 20, "unknown hook 'inptu'", "input");
-}
-
-TEST(NftParserErrors, ValueOutOfRange) {
-  ExpectError("table ip t {\n chain c {\n  ip protocol 256\n }\n}\n", 3, 15,
-              "exceeds the 8-bit field");
-}
-
-TEST(NftParserErrors, BadServiceNameHasHint) {
-  ExpectError("table ip t {\n chain c {\n  tcp dport shh\n }\n}\n", 3, 13,
-              "invalid value 'shh'", "ssh");
-}
-
-TEST(NftParserErrors, UnsupportedFamilyIsLocated) {
-  ExpectError("flush ruleset\ntable bridge b {\n}\n", 2, 7, "unsupported family 'bridge'");
-}
-
-TEST(NftParserErrors, UnsupportedStatementIsLocated) {
-  ExpectError("table ip t {\n chain c {\n  tproxy to 1.2.3.4\n }\n}\n", 3, 3, "unsupported");
-}
-
-TEST(NftParserErrors, UndefinedVariableHasHint) {
-  ExpectError("define ports = { 22, 80 }\ntable ip t {\n chain c {\n  tcp dport $prots\n }\n}\n",
-              4, 13, "undefined variable '$prots'", "ports");
-}
-
-TEST(NftParserErrors, UnknownSetIsLocated) {
-  ExpectError("table ip t {\n chain c {\n  ip saddr @nope drop\n }\n}\n", 3, 12, "no set 'nope'");
-}
-
-TEST(NftParserErrors, JumpToUnknownChain) {
-  ExpectError("table ip t {\n chain c {\n  jump nowhere\n }\n}\n", 3, 3,
-              "unknown chain 'nowhere'");
-}
-
-// A rule is lowered statement by statement as it is parsed: an error in
-// lowering one statement comes before a syntax error in the next.
-TEST(NftParserErrors, LoweringErrorBeforeLaterSyntaxError) {
-  ExpectError("table ip t {\n chain c {\n  tcp dport 22 udp dport 53 acept\n }\n}\n", 3, 16,
-              "conflicting transport protocols");
-  ExpectError("table ip t {\n chain c {\n  ct helper set \"nope\" acept\n }\n}\n", 3, 17,
-              "no ct helper 'nope'");
-}
-
-// A nat port needs a transport protocol, checked before the flags parse;
-// a nat statement is lowered before the check that nothing follows it.
-TEST(NftParserErrors, NatErrorsInTextOrder) {
-  ExpectError("table ip t {\n chain c {\n  dnat ip to :80 random,\n }\n}\n", 3, 14,
-              "needs a transport protocol");
-  ExpectError("table ip t {\n chain c {\n  ip protocol tcp dnat ip to 1.2.3.4:80 counter\n }\n}\n",
-              3, 41, "terminal statement");
-}
-
-TEST(NftParserErrors, ConflictingFamilies) {
-  ExpectError("table ip t {\n chain c {\n  ip6 saddr ::1\n }\n}\n", 3, 3, "IPv6 expression");
-}
-
-TEST(NftParserErrors, MissingBrace) {
-  auto r = Parse("table ip t {\n chain c {\n  accept\n");
-  ASSERT_FALSE(r->rs.ok());
-  EXPECT_EQ(r->diags.all().front().loc.line, 4u) << r->diags.Format();
-}
-
-TEST(NftParserErrors, FormatShowsCaret) {
-  auto r = Parse("table ip t {\n chain c {\n  tcp dprot 22\n }\n}\n");
-  ASSERT_FALSE(r->rs.ok());
-  std::string f = r->diags.Format();
-  EXPECT_THAT(f, HasSubstr("t.nft:3:7: error:"));
-  EXPECT_THAT(f, HasSubstr("  tcp dprot 22\n      ^"));
-}
-
-TEST(NftParserErrors, GarbageNeverCrashes) {
-  const char* inputs[] = {"", "{", "}", "table", "table ip", "table ip t {", "chain",
-                          "add rule ip t c", "define x =", "$x", "@nh,1", "\"",
-                          "table ip t { chain c { ip saddr { } } }",
-                          "table ip t { chain c { tcp dport 1-",
-                          "table ip t { chain c { @nh,0,999999999 1 } }",
-                          "table ip t { set s { type ipv4_addr; elements = { 1.2.3.4/99 } } }"};
-  for (const char* in : inputs) {
-    auto r = Parse(in);
-    if (!r->rs.ok()) {
-      EXPECT_TRUE(r->diags.has_errors()) << in;
-    }
-  }
 }
 
 TEST(NftParser, RulesetStructure) {
