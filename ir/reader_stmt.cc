@@ -1,0 +1,362 @@
+// The IR reader's parsers of statements and of the expressions beyond
+// plain loads and compares (log, reject, exthdr, queue, quota, NAT, fib,
+// tcpmss, recent, checksum, flow_offload, objref, numgen, notrack): each
+// reads the body its ir/printer.cc Body() prints.
+#include <vector>
+
+#include "ir/reader_cursor.h"
+
+namespace rulejit::ir::reader_internal {
+namespace {
+
+constexpr std::pair<std::string_view, uint32_t> kLogFlags[] = {
+    {"tcpseq", 0x01}, {"tcpopt", 0x02}, {"ipopt", 0x04},
+    {"uid", 0x08},    {"macdecode", 0x20}};
+
+// What may follow a log prefix: "group G snaplen S qthreshold Q " or
+// "(level L )(FLAG )*" with flags in the printer's order. Fills `e`.
+bool ParseLogTail(std::string_view text, Log& e) {
+  Cursor c(text, 0);
+  if (c.TryLiteral("group ")) {
+    e.group = c.Number("the group");
+    c.Literal(" snaplen ");
+    e.snaplen = c.Number("the snaplen");
+    c.Literal(" qthreshold ");
+    e.qthreshold = c.Number("the qthreshold");
+    c.Literal(" ");
+    return !c.failed() && c.AtEnd();
+  }
+  if (c.TryLiteral("level ")) {
+    e.level = c.Number("the level");
+    c.Literal(" ");
+  }
+  for (const auto& [name, bit] : kLogFlags) {
+    if (c.Peek(absl::StrCat(Sv(name), " "))) {
+      c.Literal(name);
+      c.Literal(" ");
+      e.flags |= bit;
+    }
+  }
+  return !c.failed() && c.AtEnd();
+}
+
+// The log body is free text when it has a prefix (which may hold spaces), so
+// it is parsed from the line as a whole: the prefix is the shortest text
+// after "prefix " that leaves a valid tail. Consumes up to the final "]".
+Expr ParseLog(Cursor& c) {
+  std::string_view rest = c.Rest();
+  if (rest.empty() || rest.back() != ']') {
+    c.Skip(rest.size());
+    c.Fail("expected ']' at the end of the line");
+    return Log{};
+  }
+  std::string_view body = rest.substr(0, rest.size() - 1);
+  Log e;
+  constexpr std::string_view kPrefix = "prefix ";
+  if (body.substr(0, kPrefix.size()) == kPrefix) {
+    for (size_t p = kPrefix.size() + 1; p <= body.size(); ++p) {
+      Log candidate;
+      if (body[p - 1] != ' ' || !ParseLogTail(body.substr(p), candidate)) continue;
+      candidate.prefix =
+          std::string(body.substr(kPrefix.size(), p - 1 - kPrefix.size()));
+      c.Skip(body.size());
+      return candidate;
+    }
+    c.Fail("log prefix is not followed by a valid log tail");
+    return e;
+  }
+  if (!ParseLogTail(body, e)) {
+    c.Fail(absl::StrCat("expected log options (prefix, group, level, flags), "
+                        "found ", c.Found()));
+    return e;
+  }
+  c.Skip(body.size());
+  return e;
+}
+
+Expr ParseReject(Cursor& c) {
+  Reject e;
+  c.Literal("type ");
+  e.type = c.Number("the reject type");
+  c.Literal(" code ");
+  e.code = c.Number("the reject code");
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseExthdr(Cursor& c) {
+  Exthdr e;
+  c.Literal("load ");
+  if (c.TryLiteral("ipv6 ")) {
+    e.op = ExthdrOp::kIpv6;
+  } else if (c.TryLiteral("tcpopt ")) {
+    e.op = ExthdrOp::kTcpopt;
+  } else {
+    e.op = ExthdrOp::kSctp;
+  }
+  e.len = c.Number("the load length", 64);
+  c.Literal("b @ ");
+  e.type = static_cast<uint8_t>(c.Number("the header type", 255));
+  c.Literal(" + ");
+  e.offset = c.Number("the offset", 255);
+  if (c.TryLiteral(" present")) e.present = true;
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
+// "saddr . iif oif present => reg 1 ": flags, result, present, register.
+Expr ParseFib(Cursor& c) {
+  static constexpr std::pair<std::string_view, uint32_t> kFlags[] = {
+      {"saddr", kFibSaddr}, {"daddr", kFibDaddr}, {"mark", kFibMark},
+      {"iif", kFibIif},     {"oif", kFibOif}};
+  static constexpr std::pair<std::string_view, FibResult> kResults[] = {
+      {"oifname", FibResult::kOifName}, {"oif", FibResult::kOif}, {"type", FibResult::kAddrType}};
+  Fib e;
+  e.flags = 0;
+  do {
+    bool found = false;
+    for (const auto& [name, bit] : kFlags) {
+      if (c.TryLiteral(name)) {
+        e.flags |= bit;
+        found = true;
+        break;
+      }
+    }
+    if (!found) c.Fail("expected a fib flag: saddr, daddr, mark, iif or oif");
+  } while (!c.failed() && c.TryLiteral(" . "));
+  c.Literal(" ");
+  bool found = false;
+  for (const auto& [name, result] : kResults) {
+    if (!c.failed() && c.TryLiteral(name)) {
+      e.result = result;
+      found = true;
+      break;
+    }
+  }
+  if (!found) c.Fail("expected a fib result: oif, oifname or type");
+  if (c.TryLiteral(" present")) e.flags |= kFibPresent;
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
+// The Body(Recent) text of ir/printer.cc.
+Expr ParseRecent(Cursor& c) {
+  Recent e;
+  static constexpr std::pair<std::string_view, RecentOp> kOps[] = {
+      {"set ", RecentOp::kSet}, {"rcheck ", RecentOp::kCheck},
+      {"update ", RecentOp::kUpdate}, {"remove ", RecentOp::kRemove}};
+  bool found = false;
+  for (const auto& [name, op] : kOps) {
+    if (c.TryLiteral(name)) {
+      e.op = op;
+      found = true;
+      break;
+    }
+  }
+  if (!found) c.Fail("expected set, rcheck, update or remove");
+  c.Literal("name ");
+  e.name = std::string(c.Token("the table name"));
+  c.Literal(" ");
+  e.invert = c.TryLiteral("invert ");
+  if (c.TryLiteral("seconds ")) {
+    e.seconds = static_cast<uint32_t>(c.Number("the seconds", 0xffffffff));
+    c.Literal(" ");
+  }
+  if (c.TryLiteral("hitcount ")) {
+    e.hitcount = static_cast<uint32_t>(c.Number("the hit count", 0xffffffff));
+    c.Literal(" ");
+  }
+  e.reap = c.TryLiteral("reap ");
+  e.rttl = c.TryLiteral("rttl ");
+  if (c.TryLiteral("rdest ")) {
+    e.rdest = true;
+  } else {
+    c.Literal("rsource ");
+  }
+  c.Literal("mask ");
+  e.mask = c.DataPieces();
+  return e;
+}
+
+// "set N " or "clamp ".
+Expr ParseTcpMss(Cursor& c) {
+  TcpMss e;
+  if (c.TryLiteral("clamp ")) {
+    e.clamp = true;
+    return e;
+  }
+  c.Literal("set ");
+  e.mss = static_cast<uint16_t>(c.Number("the MSS", 65535));
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseQueue(Cursor& c) {
+  Queue e;
+  if (c.TryLiteral("sreg_qnum ")) {
+    e.sreg_qnum = c.Register();
+  } else {
+    c.Literal("num ");
+    e.num = static_cast<uint16_t>(c.Number("the queue number", 65535));
+    if (c.TryLiteral("-")) {
+      uint64_t last = c.Number("the last queue number", 65535);
+      if (!c.failed() && (last <= e.num || last - e.num >= 65535)) {
+        c.Fail("the last queue must follow the first, at most 65535 queues");
+      }
+      e.total = static_cast<uint16_t>(last - e.num + 1);
+    }
+  }
+  c.Literal(" ");
+  if (c.TryLiteral("bypass ")) e.flags |= kQueueBypass;
+  if (c.TryLiteral("fanout ")) e.flags |= kQueueFanout;
+  return e;
+}
+
+Expr ParseQuota(Cursor& c) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  Quota e;
+  c.Literal("bytes ");
+  e.bytes = c.Number("the quota in bytes", kMax);
+  c.Literal(" consumed ");
+  e.consumed = c.Number("the consumed bytes", kMax);
+  c.Literal(" flags ");
+  e.over = c.Number("the quota flags", 1) == 1;
+  c.Literal(" ");
+  return e;
+}
+
+// The optional "NAME reg R " pieces and "flags 0xF " of nat/masq/redir.
+void ParseNatTail(Cursor& c, Nat& e, bool addresses) {
+  auto reg = [&c](std::string_view name, std::optional<Reg>& r) {
+    if (c.TryLiteral(absl::StrCat(Sv(name), " reg "))) {
+      r = c.Register();
+      c.Literal(" ");
+    }
+  };
+  if (addresses) {
+    reg("addr_min", e.addr_min);
+    reg("addr_max", e.addr_max);
+  }
+  reg("proto_min", e.proto_min);
+  reg("proto_max", e.proto_max);
+  if (c.TryLiteral("flags 0x")) {
+    std::string_view hex = c.Token("the nat flags");
+    uint32_t flags = 0;
+    // Canonical as printed: lowercase, no leading zeros, never 0x0.
+    if (!c.failed() && (hex.size() > 8 || !absl::SimpleHexAtoi(Sv(hex), &flags) ||
+                        flags == 0 || absl::StrFormat("%x", flags) != Sv(hex))) {
+      c.Fail("expected the nat flags in hex (nonzero, lowercase, as printed)");
+    }
+    e.flags = flags;
+    c.Literal(" ");
+  }
+}
+
+Expr ParseNat(Cursor& c) {
+  Nat e;
+  if (c.TryLiteral("snat ")) {
+    e.kind = NatKind::kSnat;
+  } else {
+    c.Literal("dnat ");
+    e.kind = NatKind::kDnat;
+  }
+  if (c.TryLiteral("ip6 ")) {
+    e.family = Family::kIp6;
+  } else if (c.TryLiteral("inet ")) {
+    e.family = Family::kInet;  // ports only, in an inet table
+  } else {
+    c.Literal("ip ");
+  }
+  ParseNatTail(c, e, true);
+  return e;
+}
+
+Expr ParseMasq(Cursor& c) {
+  Nat e;
+  e.kind = NatKind::kMasq;
+  ParseNatTail(c, e, false);
+  return e;
+}
+
+Expr ParseRedir(Cursor& c) {
+  Nat e;
+  e.kind = NatKind::kRedir;
+  ParseNatTail(c, e, false);
+  return e;
+}
+
+Expr ParseFlowOffload(Cursor& c) {
+  FlowOffload e;
+  c.Literal("flowtable ");
+  e.flowtable = std::string(c.Token("a flowtable name"));
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseObjref(Cursor& c) {
+  Objref e;
+  if (c.TryLiteral("sreg ")) {
+    e.sreg = c.Register();
+    c.Literal(" set ");
+    e.set = std::string(c.Token("an object map name"));
+  } else {
+    c.Literal("type ");
+    e.type = static_cast<uint32_t>(c.Number("the object type", 255));
+    c.Literal(" name ");
+    e.name = std::string(c.Token("an object name"));
+  }
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseNumgen(Cursor& c) {
+  Numgen e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" = ");
+  if (c.TryLiteral("random ")) {
+    e.random = true;
+  } else {
+    c.Literal("inc ");
+  }
+  c.Literal("mod ");
+  e.mod = static_cast<uint32_t>(c.Number("the modulus"));
+  c.Literal(" ");
+  if (c.TryLiteral("offset ")) {
+    e.offset = static_cast<uint32_t>(c.Number("the offset"));
+    if (e.offset == 0) c.Fail("offset 0 is not printed");
+    c.Literal(" ");
+  }
+  return e;
+}
+
+
+}  // namespace
+
+BodyParser StatementParserFor(std::string_view name) {
+  static constexpr std::pair<std::string_view, BodyParser> kParsers[] = {
+      {"log", &ParseLog},             {"reject", &ParseReject},
+      {"exthdr", &ParseExthdr},
+      {"queue", &ParseQueue},         {"quota", &ParseQuota},
+      {"nat", &ParseNat},             {"masq", &ParseMasq},
+      {"redir", &ParseRedir},         {"fib", &ParseFib},
+      {"tcpmss", &ParseTcpMss},       {"recent", &ParseRecent},
+      {"flow_offload", &ParseFlowOffload},
+      {"objref", &ParseObjref},       {"numgen", &ParseNumgen},
+      {"checksum", [](Cursor& c) -> Expr {
+         c.Literal("fill ");
+         return ChecksumFill{};
+       }},
+      {"notrack", [](Cursor&) -> Expr { return Notrack{}; }},
+  };
+  for (const auto& [n, parser] : kParsers) {
+    if (n == name) return parser;
+  }
+  return nullptr;
+}
+
+}  // namespace rulejit::ir::reader_internal
