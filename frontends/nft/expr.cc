@@ -577,6 +577,12 @@ bool Parser::ParseWordItem(const Field& f, Item* item) {
   if (ParseNumber(w)) {
     return Error(item->loc, absl::StrCat("value '", w, "' exceeds the ", bits, "-bit field"));
   }
+  if (f.type == DType::kUid || f.type == DType::kGid) {
+    const char* kind = f.type == DType::kUid ? "user" : "group";
+    return Error(item->loc, absl::StrCat("unknown ", kind, " '", w, "'"),
+                 absl::StrCat("names resolve through this machine's ", kind,
+                              " database, as nft resolves them; or give the number"));
+  }
   return Error(item->loc, absl::StrCat("invalid value '", w, "'"),
                names.empty() ? "" : ir::DidYouMean(w, names));
 }

@@ -110,6 +110,17 @@ TEST(NftParserErrors, FormatShowsCaret) {
   EXPECT_THAT(f, HasSubstr("  tcp dprot 22\n      ^"));
 }
 
+// User and group names resolve as nft resolves them, through this
+// machine's databases (root is 0 everywhere); an unknown one is located.
+TEST(NftParserErrors, UnknownUserOrGroupIsLocated) {
+  auto r = Parse("table inet t {\n chain c {\n  meta skuid root meta skgid root accept\n }\n}\n");
+  EXPECT_TRUE(r->rs.ok()) << r->diags.Format();
+  ExpectError("table inet t {\n chain c {\n  meta skgid no-such-group-rj accept\n }\n}\n", 3, 14,
+              "unknown group 'no-such-group-rj'", "group database");
+  ExpectError("table inet t {\n chain c {\n  skuid no-such-user-rj accept\n }\n}\n", 3, 9,
+              "unknown user 'no-such-user-rj'");
+}
+
 TEST(NftParserErrors, GarbageNeverCrashes) {
   const char* inputs[] = {"", "{", "}", "table", "table ip", "table ip t {", "chain",
                           "add rule ip t c", "define x =", "$x", "@nh,1", "\"",
