@@ -24,6 +24,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "frontends/iptables/internal.h"
+#include "frontends/kernel_helpers.h"
 
 namespace rulejit::frontends::iptables_internal {
 
@@ -297,6 +298,7 @@ bool LowerConnmarkTarget(LowerCtx& ctx, const TargetUse& t) {
 }
 
 bool LowerCtZone(LowerCtx& ctx, const Option& zone);
+bool LowerCtHelper(LowerCtx& ctx, const Option& helper);
 
 bool LowerNotrack(LowerCtx& ctx, const TargetUse& t) {
   if (ctx.table_name != "raw") {
@@ -305,19 +307,49 @@ bool LowerNotrack(LowerCtx& ctx, const TargetUse& t) {
   }
   if (t.name == "CT") {
     for (const Option& o : t.options) {
-      if (o.name != "--notrack" && o.name != "--zone") {
+      if (o.name != "--notrack" && o.name != "--zone" && o.name != "--helper") {
         return ctx.Error(o.loc, absl::StrCat("unsupported CT option '", o.name,
                                              "'"),
-                         "'CT --notrack' and 'CT --zone N' are supported");
+                         "'CT --notrack', 'CT --zone N' and 'CT --helper NAME' are supported");
       }
     }
     if (t.options.size() != 1) {
       return ctx.Error(t.loc, "target 'CT' needs one option",
-                       "'CT --notrack' and 'CT --zone N' are supported");
+                       "'CT --notrack', 'CT --zone N' and 'CT --helper NAME' are supported");
     }
     if (t.options[0].name == "--zone") return LowerCtZone(ctx, t.options[0]);
+    if (t.options[0].name == "--helper") return LowerCtHelper(ctx, t.options[0]);
   }
   ctx.Add(ir::Notrack{}, t.loc);
+  return true;
+}
+
+// CT --helper NAME: the connection gets conntrack helper NAME (xt_CT's
+// template), as nft's `ct helper set` of a ct helper object: the object
+// is made in the table (named NAME/PROTO) and referenced. The kernel
+// needs the rule's protocol (not inverted) and a helper it has for it.
+bool LowerCtHelper(LowerCtx& ctx, const Option& helper) {
+  const std::optional<uint8_t> proto = ctx.l4proto();
+  if (!proto) {
+    return ctx.Error(helper.loc, "CT --helper needs the rule's protocol ('-p tcp' or '-p udp')");
+  }
+  const std::string& name = helper.args[0].text;
+  if (!KernelHasHelper(name, *proto)) {
+    return ctx.Error(helper.ArgLoc(), absl::StrCat("the kernel has no conntrack helper '", name,
+                                                   "' for this protocol"),
+                     absl::StrCat("mainline helpers: ", kKernelHelperNames));
+  }
+  const std::string object = absl::StrCat(name, "/", *proto);
+  if (ctx.table->FindObject(ir::kObjCtHelper, object) == nullptr) {
+    ir::Object o;
+    o.type = ir::kObjCtHelper;
+    o.name = object;
+    o.text = name;
+    o.l4proto = *proto;
+    o.loc = helper.loc;
+    ctx.table->objects.push_back(std::move(o));
+  }
+  ctx.Add(ir::Objref{ir::kObjCtHelper, object, std::nullopt, ""}, helper.loc);
   return true;
 }
 

@@ -22,27 +22,12 @@
 // refuses it (ENOENT). synproxy objects answer SYNs themselves with
 // cookies: rulejit cannot model them, a located error says so.
 #include "absl/strings/str_cat.h"
+#include "frontends/kernel_helpers.h"
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
 namespace {
 
-// The conntrack helpers of mainline Linux, by name and protocol.
-bool KernelHasHelper(std::string_view name, uint8_t l4proto) {
-  constexpr uint8_t kTcp = 6, kUdp = 17;
-  struct Helper {
-    std::string_view name;
-    uint8_t proto;
-  };
-  static constexpr Helper kHelpers[] = {
-      {"amanda", kUdp}, {"ftp", kTcp},        {"RAS", kUdp},  {"Q.931", kTcp},
-      {"irc", kTcp},    {"netbios-ns", kUdp}, {"pptp", kTcp}, {"sane", kTcp},
-      {"sip", kTcp},    {"sip", kUdp},        {"snmp", kUdp}, {"tftp", kUdp}};
-  for (const Helper& h : kHelpers) {
-    if (h.name == name && h.proto == l4proto) return true;
-  }
-  return false;
-}
 
 std::optional<uint8_t> L4ProtoByName(std::string_view w) {
   if (w == "tcp") return 6;
@@ -225,8 +210,7 @@ bool Parser::ParseCtObjectBody(ir::Object* obj) {
   if (obj->type == ir::kObjCtHelper && !KernelHasHelper(obj->text, obj->l4proto)) {
     return Error(type_loc, absl::StrCat("the kernel has no conntrack helper '", obj->text,
                                         "' for this protocol"),
-                 "mainline helpers: amanda, ftp, RAS, Q.931, irc, netbios-ns, pptp, sane, sip, "
-                 "snmp, tftp");
+                 absl::StrCat("mainline helpers: ", kKernelHelperNames));
   }
   if (obj->l4proto == 0) return Error(obj->loc, "the object needs a protocol");
   return !sink_.failed;
