@@ -185,6 +185,7 @@ bool Parser::ParseCtObjectBody(ir::Object* obj) {
     } else if (t.text == "policy" && obj->type == ir::kObjCtTimeout) {
       if (!ExpectPunct("=") || !ExpectPunct("{")) return false;
       while (!sink_.failed && !AcceptPunct("}")) {
+        if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}' closing the policy");
         const Token p = Next();
         if (p.kind == Tok::kNewline || (p.kind == Tok::kPunct && p.text == ",")) continue;
         absl::StrAppend(&obj->text, obj->text.empty() ? "" : " ", p.text);

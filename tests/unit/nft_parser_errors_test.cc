@@ -127,7 +127,10 @@ TEST(NftParserErrors, GarbageNeverCrashes) {
                           "table ip t { chain c { ip saddr { } } }",
                           "table ip t { chain c { tcp dport 1-",
                           "table ip t { chain c { @nh,0,999999999 1 } }",
-                          "table ip t { set s { type ipv4_addr; elements = { 1.2.3.4/99 } } }"};
+                          "table ip t { set s { type ipv4_addr; elements = { 1.2.3.4/99 } } }",
+                          // fuzz: a ct timeout policy left open looped forever
+                          "table ip filter {\n\tct timeout cttime {\n\t\tprotocol tcp\n"
+                          "\t\tl3proto ip\n\t\tpolicy = { established : ]2"};
   for (const char* in : inputs) {
     auto r = Parse(in);
     if (!r->rs.ok()) {
