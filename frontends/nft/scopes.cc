@@ -17,6 +17,7 @@
 //   table t { include "f.nft" }         f holds table items (chains, sets)
 #include <glob.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -130,6 +131,19 @@ bool Parser::ParseInclude(const Block& where) {
 // Parses the file at `full` as items of `where`, sharing this parser's
 // scopes (an included define is seen after the include, as in nft).
 bool Parser::IncludeFile(const std::string& full, ir::SourceLoc loc, const Block& where) {
+  // Rulesets are untrusted: only regular files, and not huge ones (a
+  // device such as /dev/zero would be read forever).
+  constexpr uintmax_t kMaxIncludeBytes = 256u << 20;
+  std::error_code ec;
+  if (!std::filesystem::exists(full, ec)) {
+    return Error(loc, absl::StrCat("cannot open include file '", full, "'"));
+  }
+  if (!std::filesystem::is_regular_file(full, ec)) {
+    return Error(loc, absl::StrCat("include '", full, "' is not a regular file"));
+  }
+  if (std::filesystem::file_size(full, ec) > kMaxIncludeBytes || ec) {
+    return Error(loc, absl::StrCat("include file '", full, "' is over 256 MiB"));
+  }
   std::ifstream in(full, std::ios::binary);
   if (!in) return Error(loc, absl::StrCat("cannot open include file '", full, "'"));
   std::stringstream ss;

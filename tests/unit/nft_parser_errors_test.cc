@@ -121,6 +121,12 @@ TEST(NftParserErrors, UnknownUserOrGroupIsLocated) {
               "unknown user 'no-such-user-rj'");
 }
 
+// Rulesets are untrusted: an include of a device is refused, not read
+// forever.
+TEST(NftParserErrors, IncludeOfADeviceIsRefused) {
+  ExpectError("include \"/dev/zero\"\n", 1, 1, "is not a regular file");
+}
+
 TEST(NftParserErrors, GarbageNeverCrashes) {
   const char* inputs[] = {"", "{", "}", "table", "table ip", "table ip t {", "chain",
                           "add rule ip t c", "define x =", "$x", "@nh,1", "\"",
