@@ -24,7 +24,27 @@ Result Program::Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
     PrepareState(state);
     if (jit_ && jit_->tier_up_after && ++state->impl_->packets == jit_->tier_up_after) TierUp();
   }
-  return compiled() ? RunJit(hook, pkt, meta, state) : RunInterp(hook, pkt, meta, state);
+  return compiled() ? RunJit(hook, ChainsAt(hook), pkt, meta, state)
+                    : RunInterp(hook, ChainsAt(hook), pkt, meta, state);
+}
+
+Result Program::RunChains(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                          const PacketMeta& meta, RunState* state,
+                          std::vector<uint8_t>* written) const {
+  if (written != nullptr) written->clear();
+  if (state) PrepareState(state);
+  return compiled() ? RunJit(hook, chains, pkt, meta, state)
+                    : RunInterp(hook, chains, pkt, meta, state, written);
+}
+
+std::vector<BaseChainInfo> Program::BaseChains(Hook hook) const {
+  const ir::Ruleset& rs = IrOf(ruleset_);
+  std::vector<BaseChainInfo> out;
+  for (const RuleRef& ref : ChainsAt(hook)) {
+    const ir::BaseChain& base = *rs.tables[ref.table].chains[ref.chain].base;
+    out.push_back({ref, base.priority, base.type == "nat"});
+  }
+  return out;
 }
 
 namespace {
@@ -44,15 +64,16 @@ NatChange PublicNat(const ir::NatChange& nat) {
 
 }  // namespace
 
-Result Program::RunInterp(Hook hook, const PacketView& pkt,
-                          const PacketMeta& meta, RunState* state) const {
+Result Program::RunInterp(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                          const PacketMeta& meta, RunState* state,
+                          std::vector<uint8_t>* written) const {
   RunState::Impl* slots = state ? state->impl_.get() : nullptr;
   ir::InterpState* st = nullptr;
   if (slots) {
     slots->interp.now_ns = slots->now_ns;
     st = &slots->interp;
   }
-  ir::EvalResult r = interp_->interpreter.Run(hook, pkt, meta, st);
+  ir::EvalResult r = interp_->interpreter.RunChains(hook, chains, pkt, meta, st, written);
   Verdict verdict = r.verdict == ir::VerdictCode::kDrop    ? Verdict::kDrop
                     : r.verdict == ir::VerdictCode::kQueue ? Verdict::kQueue
                                                            : Verdict::kAccept;
@@ -62,13 +83,13 @@ Result Program::RunInterp(Hook hook, const PacketView& pkt,
   }
   std::shared_ptr<const NatChange> nat;
   if (r.nat) nat = std::make_shared<const NatChange>(PublicNat(*r.nat));
-  return {verdict, r.decided_by, r.rejected, r.mark, r.ct_mark, r.queue, std::move(nat)};
+  return {verdict, r.decided_by, r.rejected, r.notrack, r.mark, r.ct_mark, r.queue, std::move(nat)};
 }
 
 // Runs the base chains of the hook in order: accept goes on to the next
 // chain, drop is final (nf_hook_slow).
-Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
-                       RunState* state, int pre_rule) const {
+Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                       const PacketMeta& meta, RunState* state, int pre_rule) const {
   backend::JitContext ctx;
   ctx.data = pkt.data;
   ctx.len = pkt.len;
@@ -81,6 +102,7 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   ctx.decided_rule = 0;
   ctx.skb_len = ir::SkbLen(pkt);
   ctx.rejected = 0;
+  ctx.notrack = 0;
   ctx.mut = {meta.mark, meta.ct_mark};
   RunState::Impl* slots = state ? state->impl_.get() : nullptr;
   ctx.counters = slots ? slots->counters.data() : nullptr;
@@ -96,7 +118,7 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
   const ir::Ruleset& rs = IrOf(ruleset_);
   // One tier for the whole packet, even if a tier-up lands meanwhile.
   const backend::ChainFn* entries = jit_->entries.load(std::memory_order_acquire);
-  for (const RuleRef& ref : hook_chains_[static_cast<int>(hook)]) {
+  for (const RuleRef& ref : chains) {
     const ir::Table& table = rs.tables[ref.table];
     const ir::Chain& chain = table.chains[ref.chain];
     if (!ir::ChainSeesPacket(table, chain, hook, pkt, meta)) continue;
@@ -114,6 +136,7 @@ Result Program::RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
     CountPolicy(ctx.counters[ctx.decided_rule], ctx.skb_len);
   }
   result.rejected = ctx.rejected != 0;
+  result.notrack = ctx.notrack != 0;
   result.mark = ctx.mut.mark;
   result.ct_mark = ctx.mut.ct_mark;
   return result;
@@ -205,6 +228,7 @@ void SetEveryField(Result& r, Verdict verdict, const RuleRef& decided_by, const 
   r.ct_mark = meta.ct_mark;
   r.queue.reset();
   r.nat.reset();
+  r.notrack = false;
 }
 
 // The burst path of a DirectVerdicts hook: what the compiled chain would
@@ -307,7 +331,7 @@ void Program::ClassifyBurst(Hook hook, const uint8_t* const* frames,
     }
     CountTowardTierUp(state, count);
     for (uint32_t i = 0; i < count; ++i) {
-      results[done + i] = RunJit(hook, pkts[i], meta, state, answers[i]);
+      results[done + i] = RunJit(hook, ChainsAt(hook), pkts[i], meta, state, answers[i]);
     }
   }
 }

@@ -16,6 +16,8 @@
 
 #include "rulejit/host.h"
 
+#include "host/route_lookup.h"
+
 namespace rulejit {
 
 const HostInterface* HostModel::FindInterface(uint32_t index) const {
@@ -30,6 +32,15 @@ const HostInterface* HostModel::FindInterface(std::string_view name) const {
     if (i.name == name) return &i;
   }
   return nullptr;
+}
+
+const HostRoute* HostModel::LookupRoute(uint8_t family, const uint8_t* daddr,
+                                        uint32_t only_dev) const {
+  return host::LookupRoute(*this, family, daddr, only_dev);
+}
+
+uint32_t HostModel::RouteMtu(const HostRoute& route) const {
+  return host::RouteMtu(*this, route);
 }
 
 namespace {

@@ -77,6 +77,7 @@ struct Ctx {
   std::optional<NatChange> nat;
   Hook hook = Hook::kInput;
   const std::string* offloaded_to = nullptr;  // flow add @ft offloaded
+  bool notrack = false;
   // Position of the expression being evaluated (counters, limit buckets).
   int table = 0, chain = 0, rule = 0, expr = 0;
 };
@@ -321,7 +322,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Limit& e) { EvalLimit(e, regs, ctx); },
           [&](const Log&) {},
           [&](const Reject& e) { EvalReject(e, regs, ctx); },
-          [&](const Notrack&) {},
+          [&](const Notrack&) { ctx.notrack = true; },
           [&](const FusedCmp& e) { regs.BreakUnless(EvalFusedCmp(e, ctx.pkt)); },
           [&](const Exthdr& e) { regs.BreakUnless(EvalExthdr(e, ctx.pkt, regs.data)); },
           [&](const PayloadWrite& e) {
@@ -467,6 +468,12 @@ Interpreter::Interpreter(const Ruleset& ruleset, const HostModel* host)
 
 EvalResult Interpreter::Run(Hook hook, const PacketView& in,
                             const PacketMeta& meta, InterpState* state) const {
+  return RunChains(hook, hook_chains_[static_cast<int>(hook)], in, meta, state, nullptr);
+}
+
+EvalResult Interpreter::RunChains(Hook hook, std::span<const RuleRef> chains,
+                                  const PacketView& in, const PacketMeta& meta,
+                                  InterpState* state, std::vector<uint8_t>* written) const {
   PacketView pkt = in;
   std::vector<uint8_t> copy;
   if (writes_ && in.data != nullptr) {
@@ -481,7 +488,7 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
   }
   ctx.hook = hook;
   EvalResult result;  // no base chain: the kernel accepts
-  for (const RuleRef& b : hook_chains_[static_cast<int>(hook)]) {
+  for (const RuleRef& b : chains) {
     const Table& table = ruleset_.tables[b.table];
     if (!ChainSeesPacket(table, table.chains[b.chain], hook, pkt, meta)) continue;
     ChainResult r = RunBaseChain(b.table, b.chain, ctx);
@@ -496,6 +503,13 @@ EvalResult Interpreter::Run(Hook hook, const PacketView& in,
   if (result.verdict == VerdictCode::kQueue) result.queue = ctx.queue;
   result.nat = ctx.nat;
   if (ctx.offloaded_to != nullptr) result.offloaded_to = *ctx.offloaded_to;
+  result.notrack = ctx.notrack;
+  if (written != nullptr) {
+    written->clear();
+    if (!copy.empty() && (copy.size() != in.len || !std::equal(copy.begin(), copy.end(), in.data))) {
+      *written = std::move(copy);
+    }
+  }
   return result;
 }
 

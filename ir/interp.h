@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ struct EvalResult {
   // change, recorded (the kernel forwards the connection's later packets
   // from the flowtable, past the IP hooks).
   std::optional<std::string> offloaded_to;
+  // A notrack statement ran: the packet leaves conntrack alone (the
+  // caller's conntrack step then marks it untracked).
+  bool notrack = false;
 };
 
 // Mutable state the interpreter keeps across packets (limit buckets,
@@ -87,6 +91,13 @@ class Interpreter {
 
   EvalResult Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                  InterpState* state = nullptr) const;
+  // Runs only `chains` (base chains of `hook`, in the given order, each if
+  // it sees the packet): one step of a packet's whole path. When `written`
+  // is not null and a rule wrote the packet, it receives the packet's bytes
+  // as the chains left them (else it is left empty).
+  EvalResult RunChains(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                       const PacketMeta& meta, InterpState* state,
+                       std::vector<uint8_t>* written) const;
 
   const Ruleset& ruleset() const { return ruleset_; }
   const HostModel& host() const { return host_; }

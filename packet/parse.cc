@@ -235,3 +235,12 @@ PacketView ParseIp(const uint8_t* data, uint32_t len) {
 }
 
 }  // namespace rulejit::packet
+
+// The public entry (rulejit/packet.h).
+namespace rulejit {
+
+PacketView ParseFrame(const uint8_t* data, uint32_t len) {
+  return packet::ParseEthernet(data, len);
+}
+
+}  // namespace rulejit

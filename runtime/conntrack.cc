@@ -112,92 +112,127 @@ Conntrack::Key Conntrack::Key::Reversed() const {
   return r;
 }
 
-Conntrack::Flow* Conntrack::Find(const Key& key, bool* reply) {
-  if (auto it = flows_.find(key); it != flows_.end()) {
-    *reply = false;
-    return &it->second;
-  }
-  if (auto it = flows_.find(key.Reversed()); it != flows_.end()) {
-    *reply = true;
-    return &it->second;
-  }
-  return nullptr;
+bool Conntrack::Find(const Key& key, uint32_t* flow, bool* reply) const {
+  auto it = tuples_.find(key);
+  if (it == tuples_.end()) return false;
+  *flow = it->second >> 1;
+  *reply = (it->second & 1) != 0;
+  return true;
 }
 
-Conntrack::Match Conntrack::Classify(const PacketView& pkt) {
-  Match m;
-  if (!PacketKey(pkt, m.key)) return m;
+bool Conntrack::ReplyTupleTaken(const Key& candidate) const {
+  return tuples_.contains(candidate);
+}
+
+void Conntrack::Insert(const Flow& flow) {
+  const uint32_t index = static_cast<uint32_t>(flows_.size());
+  flows_.push_back(flow);
+  tuples_[flow.tuple[0]] = index << 1;
+  tuples_[flow.tuple[1]] = index << 1 | 1;
+}
+
+Conntrack::Entry Conntrack::Attach(const PacketView& pkt) {
+  Entry e;
+  Key key;
+  if (!PacketKey(pkt, key)) return e;
   bool v6 = pkt.nfproto == kNfProtoIpv6;
-  if (IsIcmp(m.key.proto)) {
+  if (IsIcmp(key.proto)) {
     uint8_t type = pkt.data[pkt.transport_off];  // PacketKey checked 8 bytes
     if (IsIcmpError(v6, type)) {
       Key quoted;
       bool quoted_reply = false;
-      if (!QuotedKey(pkt, v6, quoted)) return m;
-      m.flow = Find(quoted, &quoted_reply);
-      if (m.flow == nullptr) return m;
-      m.kind = Match::kRelated;
-      m.reply = !quoted_reply;  // the error travels against the quoted packet
-      return m;
+      if (!QuotedKey(pkt, v6, quoted) || !Find(quoted, &e.flow, &quoted_reply)) return e;
+      e.kind = Entry::kRelated;
+      e.reply = !quoted_reply;  // the error travels against the quoted packet
+      return e;
     }
-    if (!IsEchoRequest(v6, type) && !IsEchoReply(v6, type)) return m;
+    if (!IsEchoRequest(v6, type) && !IsEchoReply(v6, type)) return e;
   }
-  m.flow = Find(m.key, &m.reply);
-  if (m.flow != nullptr) {
-    if (m.reply) m.key = m.key.Reversed();
-    m.kind = Match::kKnown;
-    return m;
+  if (Find(key, &e.flow, &e.reply)) {
+    e.kind = Entry::kKnown;
+    return e;
   }
-  if (IsIcmp(m.key.proto) && !IsEchoRequest(v6, pkt.data[pkt.transport_off])) {
-    return m;  // a reply without a request
+  if (IsIcmp(key.proto) && !IsEchoRequest(v6, pkt.data[pkt.transport_off])) {
+    return e;  // a reply without a request
   }
-  if (m.key.proto == kTcp && !TcpMayStart(pkt)) return m;
-  m.kind = Match::kNew;
-  return m;
+  if (key.proto == kTcp && !TcpMayStart(pkt)) return e;
+  e.kind = Entry::kNew;
+  e.pending = Flow{.tuple = {key, key.Reversed()}};
+  return e;
 }
 
-void Conntrack::Lookup(const PacketView& pkt, PacketMeta& meta) {
-  Match m = Classify(pkt);
-  meta.ct_valid = m.kind != Match::kInvalid;
-  meta.ct_dir = m.reply ? 1 : 0;
+Conntrack::Flow* Conntrack::FlowOf(Entry& entry) {
+  switch (entry.kind) {
+    case Entry::kNew: return &*entry.pending;
+    case Entry::kKnown:
+    case Entry::kRelated: return &flows_[entry.flow];
+    case Entry::kInvalid:
+    case Entry::kUntracked: return nullptr;
+  }
+  return nullptr;
+}
+
+Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta) {
+  Entry e = Attach(pkt);
+  meta.ct_valid = e.kind != Entry::kInvalid;
+  meta.ct_dir = e.reply ? 1 : 0;
   meta.ct_status = 0;
   meta.ct_mark = 0;
-  switch (m.kind) {
-    case Match::kInvalid:
+  switch (e.kind) {
+    case Entry::kInvalid:
+    case Entry::kUntracked:
       meta.ct_state = kCtStateInvalid;
-      return;
-    case Match::kNew:
+      return e;
+    case Entry::kNew:
       meta.ct_state = kCtStateNew;
-      return;
-    case Match::kKnown:
-      if (m.reply) m.flow->seen_reply = true;
-      meta.ct_state = m.flow->seen_reply ? kCtStateEstablished
-                                         : kCtStateNew;
+      return e;
+    case Entry::kKnown: {
+      Flow& flow = flows_[e.flow];
+      if (e.reply) flow.seen_reply = true;
+      meta.ct_state = flow.seen_reply ? kCtStateEstablished : kCtStateNew;
       break;
-    case Match::kRelated:
+    }
+    case Entry::kRelated:
       meta.ct_state = kCtStateRelated;
       break;
   }
-  meta.ct_status =
-      kIpsConfirmed | (m.flow->seen_reply ? kIpsSeenReply : 0u);
-  meta.ct_mark = m.flow->mark;
+  const Flow& flow = flows_[e.flow];
+  meta.ct_status = kIpsConfirmed | (flow.seen_reply ? kIpsSeenReply : 0u) | flow.nat_status;
+  meta.ct_mark = flow.mark;
+  return e;
 }
 
-void Conntrack::Commit(const PacketView& pkt, const PacketMeta& meta,
-                       bool accepted) {
-  Match m = Classify(pkt);
-  switch (m.kind) {
-    case Match::kInvalid:
+void Conntrack::Confirm(Entry& entry, const PacketMeta& meta, bool accepted) {
+  switch (entry.kind) {
+    case Entry::kInvalid:
+    case Entry::kUntracked:
       return;
-    case Match::kNew:
-      // Unconfirmed entries of dropped packets die with the packet.
-      if (accepted) flows_[m.key] = Flow{false, meta.ct_mark};
+    case Entry::kNew:
+      entry.pending->mark = meta.ct_mark;
+      // Unconfirmed entries of dropped packets die with the packet; one
+      // whose tuples another flow took meanwhile is dropped (a clash).
+      if (accepted && !tuples_.contains(entry.pending->tuple[0]) &&
+          !tuples_.contains(entry.pending->tuple[1])) {
+        entry.flow = static_cast<uint32_t>(flows_.size());
+        Insert(*entry.pending);
+        entry.kind = Entry::kKnown;  // what a looped-back packet carries on
+      } else {
+        entry.kind = Entry::kInvalid;
+      }
+      entry.pending.reset();
       return;
-    case Match::kKnown:
-    case Match::kRelated:
-      m.flow->mark = meta.ct_mark;  // `ct mark set` sticks even on drop
+    case Entry::kKnown:
+    case Entry::kRelated:
+      flows_[entry.flow].mark = meta.ct_mark;  // `ct mark set` sticks even on drop
       return;
   }
+}
+
+void Conntrack::Lookup(const PacketView& pkt, PacketMeta& meta) { In(pkt, meta); }
+
+void Conntrack::Commit(const PacketView& pkt, const PacketMeta& meta, bool accepted) {
+  Entry e = Attach(pkt);
+  Confirm(e, meta, accepted);
 }
 
 }  // namespace rulejit::runtime

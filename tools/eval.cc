@@ -1,7 +1,8 @@
-// `rulejit eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--host HOST]
+// `rulejit eval FILE PCAP [--hook H | --path P] [--iif IF] [--oif IF] [--host HOST]
 //                        [--explain] [--json] [--backend interp] [--format F]`
 //
-// Runs every frame of PCAP through the ruleset at one hook with the chosen
+// --path forward|input|output runs every frame along its whole path
+// (tools/eval_path.h). Otherwise it runs every frame of PCAP through the ruleset at one hook with the chosen
 // tier (--backend interp|jit|llvm|auto; auto = the best compiled tier) and prints
 // one line per frame:
 //   0 accept
@@ -28,6 +29,7 @@
 #include "tools/json.h"
 #include "runtime/conntrack.h"
 #include "tools/commands.h"
+#include "tools/eval_path.h"
 #include "tools/host_option.h"
 #include "tools/pcap_source.h"
 
@@ -47,6 +49,7 @@ struct EvalOptions {
   std::shared_ptr<const HostModel> host;  // --host; null without
   bool explain = false;
   bool json = false;
+  std::optional<runtime::PathOptions> path;  // --path
 };
 
 // Packets leave the stack at these hooks before any link header is built.
@@ -97,6 +100,14 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   absl::StatusOr<std::shared_ptr<const HostModel>> host = LoadHostOption(args.value("host"));
   if (!host.ok()) return host.status();
   options.host = *std::move(host);
+  if (std::optional<std::string> path = args.value("path")) {
+    if (args.has("hook")) return absl::InvalidArgumentError("--path and --hook exclude each other");
+    absl::StatusOr<runtime::PathOptions> along =
+        PathFromFlags(*path, options.iif, options.oif, options.host != nullptr);
+    if (!along.ok()) return along.status();
+    options.path = *along;
+    return options;
+  }
   if (absl::Status s = CheckInterfaceName("iif", options.iif,
                                           ir::HookHasInputDevice(*hook), *hook);
       !s.ok()) {
@@ -209,7 +220,7 @@ int RunEval(const Args& args, Streams io) {
   std::optional<LoadedRuleset> loaded =
       LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
-  if (!HookValidFor(loaded->format, options->hook)) {
+  if (!options->path && !HookValidFor(loaded->format, options->hook)) {
     return UsageError(kName,
                       absl::StrCat("hook ", ir::HookName(options->hook),
                                    " is not evaluated for iptables dumps "
@@ -230,6 +241,12 @@ int RunEval(const Args& args, Streams io) {
   std::unique_ptr<const Program> program =
       CompileOrReport(kName, std::move(loaded->ruleset), compile, io.err);
   if (!program) return kExitInputError;
+  if (options->path) {
+    const HostModel host = options->host ? *options->host : LoopbackHost();
+    return EvalAlongPath(*program, host, *options->path,
+                         {.explain = options->explain, .json = options->json},
+                         args.positional(1), io);
+  }
   EvalRun run{.options = *options,
               .program = *program,
               .state = {},
@@ -252,12 +269,13 @@ Command EvalCommand() {
   return Command{
       .name = kName,
       .synopsis =
-          "eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--host FILE|local] [--explain] "
+          "eval FILE PCAP [--hook H | --path forward|input|output] [--iif IF] [--oif IF] [--host FILE|local] [--explain] "
           "[--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
       .spec = {.flags = {{"hook", true},
+                         {"path", true},
                          {"iif", true},
                          {"oif", true},
                          {"host", true},

@@ -72,6 +72,17 @@ struct HostModel {
 
   const HostInterface* FindInterface(uint32_t index) const;
   const HostInterface* FindInterface(std::string_view name) const;
+
+  // The route the kernel's FIB picks for `daddr` (family 4 or 6, network
+  // order) with the default policy rules (local, main, default tables;
+  // other `ip rule`s are not modelled): the longest prefix of the first
+  // table that has one, the lowest metric among equals. `only_dev` (not
+  // 0) keeps routes through that device only. Null when none matches.
+  const HostRoute* LookupRoute(uint8_t family, const uint8_t* daddr,
+                               uint32_t only_dev = 0) const;
+  // A route's MTU: its mtu metric, else its device's (lo's for local
+  // routes); 0 when the device is unknown.
+  uint32_t RouteMtu(const HostRoute& route) const;
 };
 
 // lo with 127.0.0.1/8 and ::1/128 and the kernel's routes for them.

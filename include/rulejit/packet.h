@@ -112,6 +112,11 @@ struct PacketMeta {
   uint32_t random = 0;
 };
 
+// Parses a frame that starts at its Ethernet header (VLAN tags, IPv4,
+// IPv6 with its extension headers, the transport header): the view every
+// tier reads. Headers that are absent or cut short are kAbsent.
+PacketView ParseFrame(const uint8_t* data, uint32_t len);
+
 }  // namespace rulejit
 
 #endif  // RULEJIT_PACKET_H_

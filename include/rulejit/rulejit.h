@@ -133,6 +133,9 @@ struct Result {
   Verdict verdict = Verdict::kAccept;
   RuleRef decided_by;
   bool rejected = false;
+  // A notrack statement ran (raw priority): conntrack leaves the packet
+  // untracked.
+  bool notrack = false;
   uint32_t mark = 0;     // meta mark after evaluation
   uint32_t ct_mark = 0;  // ct mark after evaluation
   std::optional<QueueChoice> queue;  // verdict kQueue: which queue
@@ -178,6 +181,16 @@ class Program {
   // Classifies one parsed packet at `hook`.
   Result Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
              RunState* state = nullptr) const;
+  // One step of a packet's whole path (runtime/path.h): runs only `chains`,
+  // base chains of `hook` in the given order (each if it sees the packet).
+  // When `written` is not null and a rule wrote the packet (payload set,
+  // TCPMSS, CHECKSUM: the interpreter tier), it receives the packet's bytes
+  // as the chains left them; otherwise it is left empty.
+  Result RunChains(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                   const PacketMeta& meta, RunState* state,
+                   std::vector<uint8_t>* written = nullptr) const;
+  // The base chains registered at `hook`, in the order Run runs them.
+  std::vector<BaseChainInfo> BaseChains(Hook hook) const;
   // Parses an Ethernet frame (or, at output hooks, strips nothing: the
   // link header is hidden as the kernel has none there) and classifies it.
   Result Classify(Hook hook, const uint8_t* frame, uint32_t len,
@@ -251,13 +264,17 @@ class Program {
   friend struct ProgramInternal;
   Program(Ruleset ruleset, std::shared_ptr<const HostModel> host);
   void ArmTierUp(const CompileOptions& options);
-  Result RunInterp(Hook hook, const PacketView& pkt, const PacketMeta& meta,
-                   RunState* state) const;
+  Result RunInterp(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                   const PacketMeta& meta, RunState* state,
+                   std::vector<uint8_t>* written = nullptr) const;
   bool compiled() const { return jit_ != nullptr; }
   // `pre_rule`: the first classifier's answer for this packet, when the
   // burst path computed it ahead (-2: not computed).
-  Result RunJit(Hook hook, const PacketView& pkt, const PacketMeta& meta,
-                RunState* state, int pre_rule = -2) const;
+  Result RunJit(Hook hook, std::span<const RuleRef> chains, const PacketView& pkt,
+                const PacketMeta& meta, RunState* state, int pre_rule = -2) const;
+  std::span<const RuleRef> ChainsAt(Hook hook) const {
+    return hook_chains_[static_cast<int>(hook)];
+  }
   // auto: counts packets a RunState classified; starts the tier-up when
   // they reach the threshold.
   void CountTowardTierUp(RunState* state, uint32_t packets) const;

@@ -60,6 +60,16 @@ struct RuleRef {
   bool operator==(const RuleRef&) const = default;
 };
 
+// A base chain as a packet's whole path orders it (Program::BaseChains):
+// the kernel runs a hook's chains by priority, but chains of type nat all
+// run inside its NAT step (at -100 in prerouting and output, 100 in input
+// and postrouting), in their own priority order.
+struct BaseChainInfo {
+  RuleRef chain;  // rule is -1
+  int32_t priority = 0;
+  bool nat = false;
+};
+
 // Packets and bytes (a rule's counter, a policy's count).
 struct Counter {
   uint64_t packets = 0;

@@ -41,6 +41,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace rulejit::testing {
 namespace {
@@ -297,15 +298,29 @@ absl::StatusOr<Frame> PrepareFrame(const Frame& frame, uint32_t index) {
   return out;
 }
 
-// Identifies a frame seen on dst0: its index, if it is one of ours exactly
-// (same IP packet but for TTL/hop limit and the IPv4 header checksum).
-std::optional<uint32_t> IdentifyArrival(const Frame& rx,
-                                        const std::vector<Frame>& sent) {
+// Where a received frame's index is, and the index, if it names one of
+// `count` sent frames.
+struct Tagged {
+  TagPlace place;
+  uint32_t index = 0;
+};
+std::optional<Tagged> TaggedIn(const Frame& rx, size_t count) {
   absl::StatusOr<TagPlace> place = FindTagPlace(rx);
   if (!place.ok()) return std::nullopt;
   const uint32_t index = static_cast<uint32_t>(Load16(rx, place->payload)) << 16 |
                          Load16(rx, place->payload + 2);
-  if (index >= sent.size()) return std::nullopt;
+  if (index >= count) return std::nullopt;
+  return Tagged{*place, index};
+}
+
+// Identifies a frame seen on dst0: its index, if it is one of ours exactly
+// (same IP packet but for TTL/hop limit and the IPv4 header checksum).
+std::optional<uint32_t> IdentifyArrival(const Frame& rx,
+                                        const std::vector<Frame>& sent) {
+  std::optional<Tagged> tagged = TaggedIn(rx, sent.size());
+  if (!tagged) return std::nullopt;
+  const TagPlace* place = &tagged->place;
+  const uint32_t index = tagged->index;
   const Frame& tx = sent[index];
   if (Load16(rx, 12) != Load16(tx, 12) || rx.size() < place->l3_end ||
       tx.size() < place->l3_end) {
@@ -316,6 +331,28 @@ std::optional<uint32_t> IdentifyArrival(const Frame& rx,
     const size_t rel = i - kEthLen;
     const bool mutable_byte = v4 ? (rel == 8 || rel == 10 || rel == 11) : rel == 7;
     if (!mutable_byte && rx[i] != tx[i]) return std::nullopt;
+  }
+  return index;
+}
+
+// Path mode: a frame seen on dst0 is ours when it carries an index we sent
+// with the same IP version, protocol and (ICMP) type; NAT and the rules may
+// have changed its headers. An echo reply of the firewall's own stack
+// carries the request's index but another type.
+std::optional<uint32_t> IdentifyByIndex(const Frame& rx, const std::vector<Frame>& sent) {
+  std::optional<Tagged> tagged = TaggedIn(rx, sent.size());
+  if (!tagged) return std::nullopt;
+  const TagPlace* place = &tagged->place;
+  const uint32_t index = tagged->index;
+  const Frame& tx = sent[index];
+  absl::StatusOr<TagPlace> tx_place = FindTagPlace(tx);
+  if (!tx_place.ok() || Load16(rx, 12) != Load16(tx, 12)) return std::nullopt;
+  const size_t proto_at = kEthLen + (Load16(tx, 12) == 0x0800 ? 9 : 6);
+  if (rx[proto_at] != tx[proto_at]) return std::nullopt;
+  const uint8_t proto = tx[proto_at];
+  if ((proto == 1 || proto == 58) && place->payload >= 8 && tx_place->payload >= 8 &&
+      rx[place->payload - 8] != tx[tx_place->payload - 8]) {
+    return std::nullopt;
   }
   return index;
 }
@@ -543,7 +580,7 @@ absl::StatusOr<Fd> PacketSocket(const std::string& ns, const char* ifname,
 // Reads every frame queued on `rx` (waiting up to timeout_ms for the first),
 // marking our arrivals. Returns how many frames of ours arrived.
 size_t Drain(const Fd& rx, int timeout_ms, const std::vector<Frame>& sent,
-             std::vector<bool>& arrived) {
+             std::vector<bool>& arrived, std::vector<Frame>* arrived_frames = nullptr) {
   size_t count = 0;
   Frame buf(65536);
   pollfd pfd{rx.get(), POLLIN, 0};
@@ -556,9 +593,12 @@ size_t Drain(const Fd& rx, int timeout_ms, const std::vector<Frame>& sent,
     if (n <= 0) break;
     if (from.sll_pkttype == PACKET_OUTGOING) continue;
     Frame frame(buf.begin(), buf.begin() + n);
-    if (std::optional<uint32_t> index = IdentifyArrival(frame, sent)) {
+    std::optional<uint32_t> index = arrived_frames != nullptr ? IdentifyByIndex(frame, sent)
+                                                              : IdentifyArrival(frame, sent);
+    if (index) {
       if (!arrived[*index]) ++count;
       arrived[*index] = true;
+      if (arrived_frames != nullptr) (*arrived_frames)[*index] = std::move(frame);
     }
   }
   return count;
@@ -566,7 +606,8 @@ size_t Drain(const Fd& rx, int timeout_ms, const std::vector<Frame>& sent,
 
 absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
                                          const std::vector<Frame>& frames,
-                                         const OracleOptions& options) {
+                                         const OracleOptions& options,
+                                         std::vector<Frame>* arrived_frames = nullptr) {
   int rx_index = 0, tx_index = 0;
   absl::StatusOr<Fd> rx = PacketSocket(net.dst(), kDstIf, ETH_P_ALL, &rx_index);
   if (!rx.ok()) return rx.status();
@@ -577,7 +618,7 @@ absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
   if (!tx.ok()) return tx.status();
 
   std::vector<bool> arrived(frames.size(), false);
-  Drain(*rx, 0, frames, arrived);  // anything before the first frame is noise
+  Drain(*rx, 0, frames, arrived, arrived_frames);  // anything before the first frame is noise
   size_t total = 0;
   for (const Frame& frame : frames) {
     sockaddr_ll to{};
@@ -590,10 +631,10 @@ absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
       return absl::ErrnoToStatus(errno, "sendto on src0");
     }
     usleep(static_cast<useconds_t>(options.pace_us));
-    total += Drain(*rx, 0, frames, arrived);
+    total += Drain(*rx, 0, frames, arrived, arrived_frames);
   }
   while (total < frames.size()) {
-    size_t got = Drain(*rx, options.settle_ms, frames, arrived);
+    size_t got = Drain(*rx, options.settle_ms, frames, arrived, arrived_frames);
     if (got == 0) break;
     total += got;
   }
@@ -628,6 +669,44 @@ absl::StatusOr<std::vector<bool>> RunOnce(OracleSyntax syntax, const std::string
     *options.fw_host_json = *std::move(host);
   }
   return Inject(*net, frames, options);
+}
+
+// An nft table that counts, per frame, whether it passed fw's input hook
+// after every chain of the ruleset: a rule per index, matching the frame's
+// protocol and the index where the harness wrote it (relative to the
+// network header, which NAT does not move).
+std::string ObserverRuleset(const std::vector<Frame>& frames) {
+  std::string text =
+      "table inet rjk_observe {\n chain in { type filter hook input priority 2147483000;\n";
+  for (size_t i = 0; i < frames.size(); ++i) {
+    absl::StatusOr<TagPlace> place = FindTagPlace(frames[i]);
+    const size_t bits = place.ok() ? (place->payload - kEthLen) * 8 : 0;
+    // The protocol too: fw's own IPv6 chatter (ND, MLD) has small numbers there.
+    const uint8_t proto = frames[i][kEthLen + (Load16(frames[i], 12) == 0x0800 ? 9 : 6)];
+    absl::StrAppend(&text, "  meta l4proto ", proto, " @nh,", bits, ",32 ", i, " counter\n");
+  }
+  return text + " }\n}\n";
+}
+
+// The observer's counters, in rule order: which frames were delivered.
+absl::StatusOr<std::vector<bool>> ObservedDeliveries(const std::string& fw, size_t count) {
+  absl::StatusOr<CommandResult> listed =
+      RunCommand({"ip", "netns", "exec", fw, "nft", "list", "table", "inet", "rjk_observe"});
+  if (!listed.ok()) return listed.status();
+  std::vector<bool> delivered;
+  for (absl::string_view line : absl::StrSplit(listed->output, '\n')) {
+    size_t at = line.find("counter packets ");
+    if (at == absl::string_view::npos) continue;
+    uint64_t packets = 0;
+    absl::string_view rest = line.substr(at + 16);
+    (void)absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &packets);
+    delivered.push_back(packets > 0);
+  }
+  if (delivered.size() != count) {
+    return absl::InternalError(absl::StrCat("observer listed ", delivered.size(),
+                                            " counters for ", count, " frames"));
+  }
+  return delivered;
 }
 
 absl::Status CheckControl(const std::vector<bool>& arrived) {
@@ -693,6 +772,38 @@ absl::StatusOr<std::vector<bool>> KernelVerdicts(const OracleRuleset& ruleset,
     if (absl::Status s = CheckControl(*control); !s.ok()) return s;
   }
   return RunOnce(ruleset.syntax, ruleset.text, *prepared, options);
+}
+
+absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
+    const OracleRuleset& ruleset, const std::vector<Frame>& frames,
+    const OracleOptions& options) {
+  absl::StatusOr<std::vector<Frame>> prepared = PrepareOracleFrames(frames);
+  if (!prepared.ok()) return prepared.status();
+  CleanupStaleOracleNamespaces();
+  absl::StatusOr<TestNetwork> net = TestNetwork::Create();
+  if (!net.ok()) return net.status();
+  if (absl::Status s = LoadRuleset(ruleset.syntax, ruleset.text, net->fw()); !s.ok()) return s;
+  if (absl::Status s = LoadRuleset(OracleSyntax::kNft, ObserverRuleset(*prepared), net->fw());
+      !s.ok()) {
+    return s;
+  }
+  if (options.fw_host_json != nullptr) {
+    absl::StatusOr<std::string> host = HostJson(net->fw());
+    if (!host.ok()) return host.status();
+    *options.fw_host_json = *std::move(host);
+  }
+  std::vector<Frame> arrived_frames(prepared->size());
+  absl::StatusOr<std::vector<bool>> forwarded = Inject(*net, *prepared, options, &arrived_frames);
+  if (!forwarded.ok()) return forwarded.status();
+  absl::StatusOr<std::vector<bool>> delivered = ObservedDeliveries(net->fw(), prepared->size());
+  if (!delivered.ok()) return delivered.status();
+  std::vector<PathOutcome> out(prepared->size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].forwarded = (*forwarded)[i];
+    out[i].delivered = (*delivered)[i];
+    out[i].arrived = std::move(arrived_frames[i]);
+  }
+  return out;
 }
 
 namespace {

@@ -141,6 +141,22 @@ absl::StatusOr<std::vector<bool>> KernelVerdicts(
     const std::vector<std::vector<uint8_t>>& frames,
     const OracleOptions& options = {});
 
+// Path mode: what became of each frame on fw's whole path. Frames may be
+// addressed to fw's own addresses (198.18.0.1, 198.18.0.5, 2001:2:0:1::1,
+// 2001:2:0:2::1): an nft table of fw counts every frame that passed the
+// input hook after all of the ruleset's chains (priority 2147483000) as
+// delivered. A frame arrived at dst0 is recognised by its index alone (and
+// its protocol), so rulesets may NAT and mangle it; `arrived` is the frame
+// as dst0 saw it. No control run.
+struct PathOutcome {
+  bool forwarded = false;
+  bool delivered = false;
+  std::vector<uint8_t> arrived;
+};
+absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
+    const OracleRuleset& ruleset, const std::vector<std::vector<uint8_t>>& frames,
+    const OracleOptions& options = {});
+
 // Deletes namespaces named kNetnsPrefix<pid>-... whose process is gone
 // (left behind by a crashed run). KernelVerdicts calls it first.
 void CleanupStaleOracleNamespaces();

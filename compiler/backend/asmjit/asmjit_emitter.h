@@ -223,7 +223,10 @@ class Emitter {
   void Emit(const ir::FusedCmp& e, Label next);
 
   void Emit(const ir::Log&, Label) {}      // recorded, no effect on verdicts
-  void Emit(const ir::Notrack&, Label) {}  // conntrack is the caller's
+  // The caller's conntrack step reads it (Result::notrack).
+  void Emit(const ir::Notrack&, Label) {
+    a_.mov(CtxField(offsetof(JitContext, notrack), 4), asmjit::imm(1));
+  }
   // The backend table keeps rulesets with these from asmjit
   // (backend::FirstInterpreterOnly).
   void Emit(const ir::Queue&, Label) {}

@@ -41,6 +41,7 @@ struct JitContext {
   uint32_t decided_rule;               // global rule id of the deciding rule
   uint32_t skb_len;                    // meta len (bytes from network header)
   uint32_t rejected;                   // a reject statement decided
+  uint32_t notrack;                    // a notrack statement ran
   ir::Family family;                   // family of the running base chain
   ir::MutableMeta mut;                 // meta mark / ct mark as set so far
   ir::Counter* counters;               // per global rule id, or null

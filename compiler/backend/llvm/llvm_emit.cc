@@ -584,7 +584,8 @@ class LlvmEmitter {
   }
 
   void Emit(const ir::Log&, llvm::BasicBlock*) {}      // no effect on verdicts
-  void Emit(const ir::Notrack&, llvm::BasicBlock*) {}  // conntrack is the caller's
+  // The caller's conntrack step reads it (Result::notrack).
+  void Emit(const ir::Notrack&, llvm::BasicBlock*) { StoreField(offsetof(JitContext, notrack), 1); }
   // The backend table keeps rulesets with these from LLVM
   // (backend::FirstInterpreterOnly).
   void Emit(const ir::Queue&, llvm::BasicBlock*) {}

@@ -1,0 +1,406 @@
+// A packet's whole path (see path.h for the order and what is modelled).
+#include "runtime/path.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <span>
+
+#include "runtime/nat.h"
+
+namespace rulejit::runtime {
+namespace {
+
+constexpr uint32_t kDefaultIif = 1;  // device indexes when the host has none
+constexpr uint32_t kDefaultOif = 2;
+constexpr int32_t kConntrackPriority = -200;  // NF_IP_PRI_CONNTRACK
+constexpr int32_t kNatDstPriority = -100;     // NF_IP_PRI_NAT_DST
+constexpr int32_t kNatSrcPriority = 100;      // NF_IP_PRI_NAT_SRC
+
+// The kernel's own steps inside a hook, at their priorities.
+enum class Step : uint8_t { kConntrack, kNatDst, kNatSrc };
+struct StepAt {
+  int32_t priority;
+  Step step;
+};
+
+std::vector<StepAt> StepsOf(Hook hook) {
+  switch (hook) {
+    case Hook::kPrerouting:
+    case Hook::kOutput:
+      return {{kConntrackPriority, Step::kConntrack}, {kNatDstPriority, Step::kNatDst}};
+    case Hook::kInput:
+    case Hook::kPostrouting:
+      return {{kNatSrcPriority, Step::kNatSrc}};
+    default:
+      return {};
+  }
+}
+
+void SetName(char (&out)[16], const std::string& name) {
+  std::memset(out, 0, sizeof out);
+  std::memcpy(out, name.data(), std::min<size_t>(name.size(), 15));
+}
+
+const HostInterface* DeviceNamed(const HostModel& host, const std::string& name) {
+  return name.empty() ? nullptr : host.FindInterface(name);
+}
+
+// ip_decrease_ttl: TTL - 1 with the header checksum's incremental update.
+void DecreaseTtl(std::vector<uint8_t>& f, uint32_t ip) {
+  uint32_t check = static_cast<uint32_t>(f[ip + 11] << 8 | f[ip + 10]);  // as a host word
+  check += 1;                                                            // htons(0x0100)
+  check += check >= 0xffff;
+  f[ip + 10] = static_cast<uint8_t>(check);
+  f[ip + 11] = static_cast<uint8_t>(check >> 8);
+  --f[ip + 8];
+}
+
+bool Loopback4(const uint8_t* a) { return a[0] == 127; }
+bool Multicast4(const uint8_t* a) { return (a[0] & 0xf0) == 0xe0; }
+bool Limited4(const uint8_t* a) { return a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255; }
+
+// One packet's walk along its path.
+class Walk {
+ public:
+  Walk(const Program& program, const HostModel& host, Conntrack& conntrack, bool nat,
+       RunState* state)
+      : program_(program), host_(host), conntrack_(conntrack), nat_(nat), state_(state) {}
+
+  PathResult Run(const PathOptions& options, const uint8_t* frame, uint32_t len,
+                 const PacketMeta& meta);
+
+ private:
+  // The packet as `hook` sees it: no link header where the kernel has
+  // none, skb->data at the link header at egress.
+  PacketView ViewAt(Hook hook) const {
+    PacketView v = view_;
+    if (!link_visible_) v.link_off = kAbsent;
+    if (hook == Hook::kEgress) v.skb_off = v.link_off;
+    return v;
+  }
+  void Reparse() {
+    view_ = ParseFrame(bytes_.data(), static_cast<uint32_t>(bytes_.size()));
+  }
+  bool Drop(const std::string& why) {
+    out_.stack_drop = why;
+    return false;
+  }
+
+  bool RunHook(Hook hook);
+  bool RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided);
+  bool ConntrackStep();
+  bool NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chains, Result* decided);
+  bool Arrive(const PathOptions& options);
+  bool LocalOut(const PathOptions& options);
+  bool Deliver(bool looped);
+  bool Forward();
+  bool Postrouting();
+  // The routing decision: true = local; else oif_ is the output device.
+  enum class Route { kLocal, kOut, kDrop };
+  Route Decide(const PathOptions& options);
+  // ip_route_input_slow's martian checks on an arriving IPv4 packet
+  // (route_localnet off); true when it dropped.
+  bool Martian4(const PathOptions& options);
+  void SetDevices(Hook hook);
+
+  const Program& program_;
+  const HostModel& host_;
+  Conntrack& conntrack_;
+  const bool nat_;
+  RunState* state_;
+
+  std::vector<uint8_t> bytes_;
+  PacketView view_;
+  PacketMeta meta_;
+  bool link_visible_ = true;
+  bool notrack_ = false;
+  bool tracked_ = false;  // the conntrack step ran (or a looped packet kept it)
+  Conntrack::Entry entry_;
+  uint32_t iif_ = 0, oif_ = 0;
+  std::string iifname_, oifname_;
+  PathResult out_;
+};
+
+void Walk::SetDevices(Hook hook) {
+  meta_.has_iif = HookHasInputDevice(hook) && iif_ != 0;
+  meta_.has_oif = HookHasOutputDevice(hook) && oif_ != 0;
+  meta_.iif = meta_.has_iif ? iif_ : 0;
+  meta_.oif = meta_.has_oif ? oif_ : 0;
+  SetName(meta_.iifname, meta_.has_iif ? iifname_ : "");
+  SetName(meta_.oifname, meta_.has_oif ? oifname_ : "");
+}
+
+// Runs `chains` of `hook`; carries marks and written bytes to what follows.
+bool Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided) {
+  if (chains.empty()) return true;
+  std::vector<uint8_t> written;
+  Result r = program_.RunChains(hook, chains, ViewAt(hook), meta_, state_, &written);
+  meta_.mark = r.mark;
+  meta_.ct_mark = r.ct_mark;
+  if (r.notrack) notrack_ = true;
+  if (!written.empty()) {
+    bytes_ = std::move(written);
+    Reparse();
+  }
+  if (r.decided_by.table >= 0 || r.verdict != Verdict::kAccept) *decided = r;
+  return r.verdict == Verdict::kAccept;
+}
+
+// nf_conntrack_in: attaches the entry (or untracked, after a notrack).
+bool Walk::ConntrackStep() {
+  if (tracked_) return true;  // a looped-back packet keeps its entry
+  tracked_ = true;
+  if (notrack_) {
+    entry_.kind = Conntrack::Entry::kUntracked;
+    meta_.ct_valid = false;
+    meta_.ct_state = kCtStateUntracked;
+    return true;
+  }
+  entry_ = conntrack_.In(view_, meta_);
+  return true;
+}
+
+// nf_nat_inet_fn: the nat chains while the manip is unbound, then the
+// rewrite by the connection's bindings.
+bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chains,
+                   Result* decided) {
+  if (!nat_) return true;
+  Conntrack::Flow* flow = conntrack_.FlowOf(entry_);
+  if (flow == nullptr) return true;
+  if (!flow->nat_done[static_cast<int>(manip)]) {
+    std::shared_ptr<const NatChange> binding;
+    for (const RuleRef& chain : nat_chains) {
+      std::vector<uint8_t> written;
+      Result r = program_.RunChains(hook, std::span(&chain, 1), ViewAt(hook), meta_, state_,
+                                    &written);
+      meta_.mark = r.mark;
+      meta_.ct_mark = r.ct_mark;
+      if (r.decided_by.table >= 0 || r.verdict != Verdict::kAccept) *decided = r;
+      if (r.verdict != Verdict::kAccept) return false;
+      if (r.nat) {
+        binding = r.nat;
+        break;
+      }
+    }
+    NatSite site{.host = &host_, .iif = iif_, .oif = oif_,
+                 .local_out = hook == Hook::kOutput, .random = meta_.random};
+    switch (BindNat(conntrack_, *flow, manip, binding.get(), site)) {
+      case NatOutcome::kBound: break;
+      case NatOutcome::kDrop: return Drop("NAT: the device has no address to map to");
+      case NatOutcome::kUnsupported: return Drop("NAT: prefix mappings are not modelled");
+    }
+  }
+  // ICMP errors quoting a NATed connection are not translated (path.h).
+  if (entry_.kind != Conntrack::Entry::kRelated &&
+      TranslatePacket(*flow, entry_.reply, manip, bytes_, view_)) {
+    Reparse();
+  }
+  return true;
+}
+
+// One hook: its chains by priority, the kernel's steps among them.
+bool Walk::RunHook(Hook hook) {
+  SetDevices(hook);
+  std::vector<RuleRef> plain, nat_chains;
+  std::vector<int32_t> priorities;
+  for (const BaseChainInfo& c : program_.BaseChains(hook)) {
+    if (c.nat) {
+      nat_chains.push_back(c.chain);
+    } else {
+      plain.push_back(c.chain);
+      priorities.push_back(c.priority);
+    }
+  }
+  Result decided;
+  size_t next = 0;
+  bool ok = true;
+  auto run_until = [&](int64_t priority) {
+    size_t end = next;
+    while (end < plain.size() && priorities[end] <= priority) ++end;
+    ok = RunChains(hook, std::span(plain).subspan(next, end - next), &decided);
+    next = end;
+    return ok;
+  };
+  for (const StepAt& step : StepsOf(hook)) {
+    if (!run_until(step.priority)) break;
+    switch (step.step) {
+      case Step::kConntrack: ok = ConntrackStep(); break;
+      case Step::kNatDst: ok = NatStep(hook, Manip::kDst, nat_chains, &decided); break;
+      case Step::kNatSrc: ok = NatStep(hook, Manip::kSrc, nat_chains, &decided); break;
+    }
+    if (!ok) break;
+  }
+  if (ok) run_until(INT64_MAX);
+  out_.hooks.push_back({hook, decided});
+  return ok;
+}
+
+Walk::Route Walk::Decide(const PathOptions& options) {
+  const bool v6 = view_.nfproto == kNfProtoIpv6;
+  if (options.route != RouteChoice::kHost) {
+    if (options.route == RouteChoice::kLocal) return Route::kLocal;
+    const HostInterface* dev = DeviceNamed(host_, options.oif);
+    oif_ = dev ? dev->index : kDefaultOif;
+    oifname_ = options.oif;
+    return Route::kOut;
+  }
+  if (view_.network_off == kAbsent) return Drop("no route: not an IP packet"), Route::kDrop;
+  const uint8_t* daddr = view_.data + view_.network_off + (v6 ? 24 : 16);
+  const HostRoute* route = host_.LookupRoute(v6 ? 6 : 4, daddr);
+  if (route == nullptr) return Drop("no route to the destination"), Route::kDrop;
+  switch (route->type) {
+    case RouteType::kLocal:
+    case RouteType::kBroadcast:
+    case RouteType::kMulticast:
+      return Route::kLocal;
+    case RouteType::kUnicast: {
+      if (route->oifs.empty()) return Drop("route without a device"), Route::kDrop;
+      oif_ = route->oifs.front();
+      const HostInterface* dev = host_.FindInterface(oif_);
+      oifname_ = dev ? dev->name : "";
+      return Route::kOut;
+    }
+    default:
+      return Drop("the route is blackhole, unreachable or prohibit"), Route::kDrop;
+  }
+}
+
+bool Walk::Martian4(const PathOptions& options) {
+  if (options.route != RouteChoice::kHost) return false;
+  const uint8_t* ip = view_.data + view_.network_off;
+  const uint8_t* src = ip + 12;
+  const uint8_t* dst = ip + 16;
+  if (Multicast4(src) || Limited4(src) || Loopback4(src)) return !Drop("martian source");
+  if (Loopback4(dst)) return !Drop("martian destination");
+  if (src[0] == 0 && !Limited4(dst)) return !Drop("martian source");
+  return false;
+}
+
+bool Walk::Deliver(bool looped) {
+  (void)looped;
+  link_visible_ = true;
+  oif_ = 0;
+  if (!RunHook(Hook::kInput)) return false;
+  out_.fate = Fate::kDelivered;
+  return true;
+}
+
+// ip_forward / ip6_forward before the forward hook, then forward.
+bool Walk::Forward() {
+  if (meta_.pkttype != kPktHost) return Drop("not addressed to this host's MAC");
+  const uint32_t ip = view_.network_off;
+  const bool v6 = view_.nfproto == kNfProtoIpv6;
+  const uint32_t hop_off = ip + (v6 ? 7 : 8);
+  if (hop_off >= bytes_.size()) return Drop("truncated IP header");
+  if (bytes_[hop_off] <= 1) return Drop(v6 ? "hop limit exceeded" : "ttl exceeded");
+  if (v6) {
+    const uint8_t* src = &bytes_[ip + 8];
+    const uint8_t* dst = &bytes_[ip + 24];
+    auto link_local = [](const uint8_t* a) { return a[0] == 0xfe && (a[1] & 0xc0) == 0x80; };
+    if (link_local(src) || link_local(dst)) return Drop("link-local addresses are not forwarded");
+    --bytes_[hop_off];
+  } else {
+    DecreaseTtl(bytes_, ip);
+  }
+  Reparse();
+  if (!RunHook(Hook::kForward)) return false;
+  if (!Postrouting()) return false;
+  out_.fate = Fate::kForwarded;
+  return true;
+}
+
+// postrouting, confirmation, netdev egress on the output device.
+bool Walk::Postrouting() {
+  const uint32_t iif = iif_;
+  iif_ = 0;  // no input device from here on
+  const bool ok = RunHook(Hook::kPostrouting);
+  conntrack_.Confirm(entry_, meta_, ok);
+  if (!ok) return false;
+  iif_ = iif;
+  SetDevices(Hook::kEgress);
+  link_visible_ = true;
+  return RunHook(Hook::kEgress);
+}
+
+bool Walk::Arrive(const PathOptions& options) {
+  const HostInterface* in = DeviceNamed(host_, options.iif);
+  iif_ = in ? in->index : kDefaultIif;
+  iifname_ = options.iif;
+  if (meta_.pkttype == kPktOtherHost) return Drop("not addressed to this host's MAC");
+  if (!RunHook(Hook::kIngress)) return false;
+  if (view_.network_off == kAbsent) return Drop("not an IP packet (no IP hook sees it)");
+  if (!RunHook(Hook::kPrerouting)) return false;
+  if (view_.nfproto == kNfProtoIpv4 && Martian4(options)) return false;
+  switch (Decide(options)) {
+    case Route::kDrop: return false;
+    case Route::kLocal: {
+      const bool ok = Deliver(false);
+      conntrack_.Confirm(entry_, meta_, ok);
+      return ok;
+    }
+    case Route::kOut: return Forward();
+  }
+  return false;
+}
+
+bool Walk::LocalOut(const PathOptions& options) {
+  link_visible_ = false;
+  meta_.pkttype = kPktHost;
+  Route route = Decide(options);
+  if (route == Route::kDrop) return false;
+  if (route == Route::kLocal) {
+    const HostInterface* lo = DeviceNamed(host_, "lo");
+    oif_ = lo ? lo->index : kDefaultOif;
+    oifname_ = "lo";
+  }
+  if (!RunHook(Hook::kOutput)) return false;
+  // ip_route_me_harder: a DNAT at output routes the packet again.
+  if (options.route == RouteChoice::kHost) {
+    route = Decide(options);
+    if (route == Route::kDrop) return false;
+  }
+  if (!Postrouting()) return false;
+  if (route != Route::kLocal) {
+    out_.fate = Fate::kSent;
+    return true;
+  }
+  // Through lo: prerouting and input, with the entry it already has.
+  iif_ = oif_;
+  iifname_ = oifname_;
+  if (!RunHook(Hook::kPrerouting)) return false;
+  return Deliver(true);
+}
+
+PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t len,
+                     const PacketMeta& meta) {
+  bytes_.assign(frame, frame + len);
+  Reparse();
+  meta_ = meta;
+  meta_.ct_valid = false;
+  meta_.ct_state = 0;
+  const bool ok = options.start == PathStart::kArrives ? Arrive(options) : LocalOut(options);
+  if (!ok) {
+    out_.fate = Fate::kDropped;
+    conntrack_.Confirm(entry_, meta_, false);
+  }
+  out_.oif = out_.fate == Fate::kForwarded || out_.fate == Fate::kSent ? oif_ : 0;
+  out_.packet = std::move(bytes_);
+  return std::move(out_);
+}
+
+}  // namespace
+
+PathRunner::PathRunner(const Program& program, const HostModel& host, Conntrack& conntrack)
+    : program_(program), host_(host), conntrack_(conntrack) {
+  for (int h = 0; h <= static_cast<int>(Hook::kEgress); ++h) {
+    for (const BaseChainInfo& c : program.BaseChains(static_cast<Hook>(h))) nat_ |= c.nat;
+  }
+}
+
+PathResult PathRunner::Run(const PathOptions& options, const uint8_t* frame, uint32_t len,
+                           const PacketMeta& meta, RunState* state) const {
+  return Walk(program_, host_, conntrack_, nat_, state).Run(options, frame, len, meta);
+}
+
+}  // namespace rulejit::runtime

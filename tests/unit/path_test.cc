@@ -1,0 +1,236 @@
+// A packet's whole path (runtime/path.h): marks set early and tested late,
+// the routing decision on the host model after a DNAT, NAT bindings over a
+// connection's packets in both directions, nat chains only while a
+// connection has no binding, conntrack's priority (invalid before it,
+// untracked after a notrack), TTL before forwarding, on every tier. The
+// kernel differential (tests/kernel/path_kernel_test.cc) checks the same
+// against Linux.
+#include "runtime/path.h"
+
+#include <arpa/inet.h>
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "rulejit/rulejit.h"
+#include "tests/support/frames.h"
+
+namespace rulejit::runtime {
+namespace {
+
+using testing::BuildFrame;
+using testing::FrameSpec;
+
+// A router: eth0 (10.0.0.1/24) to the clients, eth1 (192.168.1.1/24) to
+// the servers, no default route.
+constexpr char kRouter[] = R"({"addr": [
+  {"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],"addr_info":[
+    {"family":"inet","local":"127.0.0.1","prefixlen":8}]},
+  {"ifindex":2,"ifname":"eth0","addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24}]},
+  {"ifindex":3,"ifname":"eth1","addr_info":[
+    {"family":"inet","local":"192.168.1.1","prefixlen":24}]}]})";
+
+const Backend kTiers[] = {Backend::kInterp, Backend::kJit, Backend::kLlvm};
+
+struct Fixture {
+  HostModel host;
+  std::unique_ptr<const Program> program;
+  Conntrack conntrack;
+  RunState state;
+};
+
+std::unique_ptr<Fixture> Make(const std::string& nft, Backend backend) {
+  auto f = std::make_unique<Fixture>();
+  absl::StatusOr<HostModel> host = ParseHostJson(kRouter);
+  EXPECT_TRUE(host.ok()) << host.status();
+  f->host = *host;
+  absl::StatusOr<Ruleset> rs = ParseRuleset(nft, "path.nft", InputFormat::kNft);
+  EXPECT_TRUE(rs.ok()) << rs.status();
+  CompileOptions options{.backend = backend};
+  options.host = std::make_shared<const HostModel>(f->host);
+  absl::StatusOr<std::unique_ptr<const Program>> p = Program::Compile(*std::move(rs), options);
+  EXPECT_TRUE(p.ok()) << p.status();
+  f->program = *std::move(p);
+  return f;
+}
+
+PathResult Arrive(Fixture& f, const FrameSpec& spec, const std::string& iif = "eth0") {
+  std::vector<uint8_t> frame = BuildFrame(spec);
+  PathRunner runner(*f.program, f.host, f.conntrack);
+  PathOptions options{.start = PathStart::kArrives, .route = RouteChoice::kHost, .iif = iif};
+  return runner.Run(options, frame.data(), static_cast<uint32_t>(frame.size()), PacketMeta{},
+                    &f.state);
+}
+
+std::string Ipv4Dst(const std::vector<uint8_t>& frame) {
+  char text[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, &frame[14 + 16], text, sizeof text);
+  return text;
+}
+std::string Ipv4Src(const std::vector<uint8_t>& frame) {
+  char text[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, &frame[14 + 12], text, sizeof text);
+  return text;
+}
+uint16_t Port(const std::vector<uint8_t>& frame, int which) {
+  const size_t l4 = 14 + (frame[14] & 0x0f) * 4u + which * 2;
+  return static_cast<uint16_t>(frame[l4] << 8 | frame[l4 + 1]);
+}
+
+uint32_t Sum16(const uint8_t* p, size_t n, uint32_t acc = 0) {
+  for (size_t i = 0; i + 1 < n; i += 2) acc += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+  if (n % 2) acc += static_cast<uint32_t>(p[n - 1] << 8);
+  return acc;
+}
+bool SumsToOnes(uint32_t acc) {
+  while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
+  return acc == 0xffff;
+}
+
+// The IPv4 header and TCP/UDP checksums verify.
+bool ChecksumsValid(const std::vector<uint8_t>& f) {
+  const size_t ip = 14, ihl = (f[ip] & 0x0f) * 4u;
+  if (!SumsToOnes(Sum16(&f[ip], ihl))) return false;
+  const size_t l4 = ip + ihl, len = (f[ip + 2] << 8 | f[ip + 3]) - ihl;
+  const uint32_t pseudo = Sum16(&f[ip + 12], 8) + f[ip + 9] + static_cast<uint32_t>(len);
+  return SumsToOnes(Sum16(&f[l4], len, pseudo));
+}
+
+TEST(Path, MarkSetAtPreroutingDecidesAtForward) {
+  const std::string nft = R"(table ip t {
+  chain pre { type filter hook prerouting priority -150; ip saddr 10.0.0.7 meta mark set 7; }
+  chain forwarding { type filter hook forward priority 0; policy drop; meta mark 7 accept; }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    PathResult marked = Arrive(*f, {.src = "10.0.0.7", .dst = "192.168.1.10", .sport = 1000});
+    EXPECT_EQ(marked.fate, Fate::kForwarded) << int(tier);
+    EXPECT_EQ(marked.oif, 3u);
+    PathResult other = Arrive(*f, {.src = "10.0.0.8", .dst = "192.168.1.10", .sport = 1001});
+    EXPECT_EQ(other.fate, Fate::kDropped);
+    ASSERT_FALSE(other.hooks.empty());
+    EXPECT_EQ(other.hooks.back().hook, Hook::kForward);
+    EXPECT_EQ(other.hooks.back().result.decided_by.rule, -1);  // the policy
+  }
+}
+
+TEST(Path, RoutingDecisionDeliversOrForwards) {
+  const std::string nft = R"(table ip t {
+  chain in { type filter hook input priority 0; policy drop; tcp dport 22 accept; }
+})";
+  auto f = Make(nft, Backend::kInterp);
+  EXPECT_EQ(Arrive(*f, {.dst = "192.168.1.1", .dport = 22}).fate, Fate::kDelivered);
+  EXPECT_EQ(Arrive(*f, {.dst = "10.0.0.1", .dport = 23}).fate, Fate::kDropped);
+  EXPECT_EQ(Arrive(*f, {.dst = "192.168.1.9", .dport = 23}).fate, Fate::kForwarded);
+  PathResult nowhere = Arrive(*f, {.dst = "172.16.0.1", .dport = 23});
+  EXPECT_EQ(nowhere.fate, Fate::kDropped);
+  EXPECT_EQ(nowhere.stack_drop, "no route to the destination");
+}
+
+TEST(Path, TtlIsCheckedAndDecrementedBeforeForward) {
+  const std::string nft = R"(table ip t {
+  chain forwarding { type filter hook forward priority 0; policy drop; ip ttl 63 accept; }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    PathResult r = Arrive(*f, {.dst = "192.168.1.9", .sport = 1, .ttl = 64});
+    EXPECT_EQ(r.fate, Fate::kForwarded);
+    EXPECT_EQ(r.packet[14 + 8], 63);
+    EXPECT_TRUE(ChecksumsValid(r.packet));
+    PathResult dying = Arrive(*f, {.dst = "192.168.1.9", .sport = 2, .ttl = 1});
+    EXPECT_EQ(dying.stack_drop, "ttl exceeded");
+  }
+}
+
+TEST(Path, DnatTurnsALocalPacketIntoAForwardedOneAndRepliesComeBack) {
+  const std::string nft = R"(table ip nat {
+  chain pre { type nat hook prerouting priority dstnat; tcp dport 80 dnat to 192.168.1.10:8080; }
+}
+table ip filter {
+  chain forwarding { type filter hook forward priority 0; policy drop;
+    ct state established accept
+    ip daddr 192.168.1.10 tcp dport 8080 accept
+  }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    PathResult syn = Arrive(*f, {.src = "10.0.0.5", .dst = "10.0.0.1", .sport = 40000, .dport = 80});
+    ASSERT_EQ(syn.fate, Fate::kForwarded) << int(tier);
+    EXPECT_EQ(syn.oif, 3u);
+    EXPECT_EQ(Ipv4Dst(syn.packet), "192.168.1.10");
+    EXPECT_EQ(Port(syn.packet, 1), 8080);
+    EXPECT_TRUE(ChecksumsValid(syn.packet));
+    // The server's answer arrives on eth1 and leaves translated back.
+    PathResult reply = Arrive(*f,
+                              {.src = "192.168.1.10", .dst = "10.0.0.5", .sport = 8080,
+                               .dport = 40000, .tcp_flags = 0x12},
+                              "eth1");
+    ASSERT_EQ(reply.fate, Fate::kForwarded);
+    EXPECT_EQ(reply.oif, 2u);
+    EXPECT_EQ(Ipv4Src(reply.packet), "10.0.0.1");
+    EXPECT_EQ(Port(reply.packet, 0), 80);
+    EXPECT_TRUE(ChecksumsValid(reply.packet));
+    // Without the DNAT's port the packet is for the router itself.
+    PathResult local = Arrive(*f, {.src = "10.0.0.5", .dst = "10.0.0.1", .sport = 40001, .dport = 81});
+    EXPECT_EQ(local.fate, Fate::kDelivered);
+  }
+}
+
+TEST(Path, MasqueradeTakesTheOutputDevicesAddress) {
+  const std::string nft = R"(table ip nat {
+  chain post { type nat hook postrouting priority srcnat; oifname "eth1" masquerade; }
+})";
+  auto f = Make(nft, Backend::kInterp);
+  PathResult out = Arrive(*f, {.src = "10.0.0.5", .dst = "192.168.1.10", .proto = 17,
+                               .sport = 5353, .dport = 53});
+  ASSERT_EQ(out.fate, Fate::kForwarded);
+  EXPECT_EQ(Ipv4Src(out.packet), "192.168.1.1");
+  EXPECT_EQ(Port(out.packet, 0), 5353);  // kept: in range and unused
+  EXPECT_TRUE(ChecksumsValid(out.packet));
+  PathResult back = Arrive(*f,
+                           {.src = "192.168.1.10", .dst = "192.168.1.1", .proto = 17,
+                            .sport = 53, .dport = 5353},
+                           "eth1");
+  ASSERT_EQ(back.fate, Fate::kForwarded);  // de-NATed: for the client, not the router
+  EXPECT_EQ(Ipv4Dst(back.packet), "10.0.0.5");
+  EXPECT_TRUE(ChecksumsValid(back.packet));
+}
+
+TEST(Path, NatChainsRunOnlyWhileTheConnectionHasNoBinding) {
+  const std::string nft = R"(table ip t {
+  chain pre { type nat hook prerouting priority dstnat; meta mark set 5; }
+  chain forwarding { type filter hook forward priority 0; policy drop; meta mark 5 accept; }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    FrameSpec first{.src = "10.0.0.5", .dst = "192.168.1.10", .proto = 17, .sport = 7, .dport = 9};
+    EXPECT_EQ(Arrive(*f, first).fate, Fate::kForwarded);
+    // The same flow again: bound (null binding), so the nat chain is skipped.
+    EXPECT_EQ(Arrive(*f, first).fate, Fate::kDropped) << int(tier);
+  }
+}
+
+TEST(Path, ConntrackRunsAtItsPriority) {
+  const std::string nft = R"(table ip t {
+  chain raw { type filter hook prerouting priority -300;
+    ct state invalid meta mark set 1
+    udp dport 9 notrack
+  }
+  chain forwarding { type filter hook forward priority 0; policy drop;
+    meta mark 1 ct state untracked accept
+    meta mark 1 udp dport 10 ct state new accept
+  }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    EXPECT_EQ(Arrive(*f, {.dst = "192.168.1.10", .proto = 17, .sport = 1, .dport = 9}).fate,
+              Fate::kForwarded) << int(tier);
+    EXPECT_EQ(Arrive(*f, {.dst = "192.168.1.10", .proto = 17, .sport = 1, .dport = 10}).fate,
+              Fate::kForwarded);
+    EXPECT_EQ(f->conntrack.flows(), 1u);  // the untracked packet made none
+  }
+}
+
+}  // namespace
+}  // namespace rulejit::runtime

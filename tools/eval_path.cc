@@ -1,0 +1,128 @@
+// `rulejit eval --path` (see eval_path.h).
+#include "tools/eval_path.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "api/internal.h"
+#include "runtime/conntrack.h"
+#include "tools/json.h"
+#include "tools/pcap_source.h"
+
+namespace rulejit::tools {
+namespace {
+
+constexpr uint32_t kEthHeader = 14;
+
+const char* FateName(runtime::Fate fate) {
+  switch (fate) {
+    case runtime::Fate::kDelivered: return "delivered";
+    case runtime::Fate::kForwarded: return "forwarded";
+    case runtime::Fate::kSent: return "sent";
+    case runtime::Fate::kDropped: return "dropped";
+  }
+  return "?";
+}
+
+// "FILE:LINE" of the deciding rule, "policy", or "none" (no chain of the
+// hook saw the packet: the kernel accepts).
+std::string RuleText(const ir::Ruleset& ruleset, const RuleRef& ref) {
+  if (ref.table < 0 || ref.chain < 0) return "none";
+  if (ref.rule < 0) return "policy";
+  const ir::Chain& chain = ruleset.tables[ref.table].chains[ref.chain];
+  std::string where = ruleset.Where(chain.rules[ref.rule].loc);
+  return where.empty() ? absl::StrCat(chain.name, "#", ref.rule + 1) : where;
+}
+
+// The frame with an Ethernet header, as the path takes it: captures
+// without one (raw IP, Linux cooked) get a blank header.
+std::vector<uint8_t> EthernetFrame(const PacketView& view) {
+  if (view.link_off == 0) return std::vector<uint8_t>(view.data, view.data + view.len);
+  std::vector<uint8_t> out(kEthHeader, 0);
+  out[12] = view.nfproto == kNfProtoIpv6 ? 0x86 : 0x08;
+  out[13] = view.nfproto == kNfProtoIpv6 ? 0xdd : 0x00;
+  if (view.network_off != kAbsent && view.network_off <= view.len) {
+    out.insert(out.end(), view.data + view.network_off, view.data + view.len);
+  }
+  return out;
+}
+
+std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
+                       const runtime::PathResult& r, PathOutput output) {
+  const bool accepted = r.fate != runtime::Fate::kDropped;
+  const char* verdict = accepted ? "accept" : "drop";
+  if (output.json) {
+    std::string hooks;
+    for (const runtime::HookPass& pass : r.hooks) {
+      absl::StrAppend(&hooks, hooks.empty() ? "" : ",", "{\"hook\":\"", HookName(pass.hook),
+                      "\",\"rule\":", JsonString(RuleText(ruleset, pass.result.decided_by)),
+                      "}");
+    }
+    std::string line = absl::StrCat("{\"index\":", index, ",\"verdict\":\"", verdict,
+                                    "\",\"fate\":\"", FateName(r.fate), "\",\"hooks\":[",
+                                    hooks, "]");
+    if (!r.stack_drop.empty()) absl::StrAppend(&line, ",\"stack\":", JsonString(r.stack_drop));
+    return line + "}\n";
+  }
+  std::string line = absl::StrCat(index, " ", verdict);
+  if (accepted) absl::StrAppend(&line, " ", FateName(r.fate));
+  if (output.explain) {
+    for (const runtime::HookPass& pass : r.hooks) {
+      absl::StrAppend(&line, " ", HookName(pass.hook), "=",
+                      RuleText(ruleset, pass.result.decided_by));
+    }
+    if (!r.stack_drop.empty()) absl::StrAppend(&line, " stack=\"", r.stack_drop, "\"");
+  }
+  return line + "\n";
+}
+
+}  // namespace
+
+absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
+                                                   const std::string& iif,
+                                                   const std::string& oif, bool have_host) {
+  runtime::PathOptions options{.iif = iif, .oif = oif};
+  if (path == "input") {
+    options.route = runtime::RouteChoice::kLocal;
+  } else if (path == "forward") {
+    options.route = runtime::RouteChoice::kForward;
+  } else if (path == "output") {
+    options.start = runtime::PathStart::kLocalOut;
+    options.route = runtime::RouteChoice::kForward;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --path '", path, "' (expected forward, input or output)"));
+  }
+  if (have_host) options.route = runtime::RouteChoice::kHost;
+  if (options.start == runtime::PathStart::kLocalOut && !iif.empty()) {
+    return absl::InvalidArgumentError("--iif has no meaning on the output path");
+  }
+  return options;
+}
+
+int EvalAlongPath(const Program& program, const HostModel& host,
+                  const runtime::PathOptions& path, PathOutput output,
+                  const std::string& pcap, Streams io) {
+  runtime::Conntrack conntrack;
+  runtime::PathRunner runner(program, host, conntrack);
+  RunState state;
+  const ir::Ruleset& ruleset = IrOf(program.ruleset());
+  absl::Status status = ForEachFrame(pcap, [&](const Frame& frame) {
+    std::vector<uint8_t> bytes = EthernetFrame(frame.view);
+    PacketMeta meta;
+    meta.pkttype = frame.pkttype;
+    state.set_now_ns(frame.time_ns);
+    runtime::PathResult r = runner.Run(path, bytes.data(), static_cast<uint32_t>(bytes.size()),
+                                       meta, &state);
+    io.out << ResultLine(ruleset, frame.index, r, output);
+  });
+  io.out.flush();
+  if (!status.ok()) {
+    io.err << status.message() << "\n";
+    return kExitInputError;
+  }
+  return kExitOk;
+}
+
+}  // namespace rulejit::tools

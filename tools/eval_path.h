@@ -1,0 +1,47 @@
+// `rulejit eval --path forward|input|output`: every frame along its whole
+// path (runtime/path.h) instead of one hook.
+//
+//   0 accept forwarded
+//   1 drop                                  (a rule or the stack dropped it)
+//   1 drop ingress=none prerouting=policy forward=fw.nft:12   (--explain:
+//                                            every hook passed and its deciding
+//                                            rule; none: no chain saw it)
+//   2 drop stack="ttl exceeded"             (--explain: the stack dropped it)
+//   {"index":0,"verdict":"accept","fate":"forwarded","hooks":[{"hook":"prerouting",
+//    "rule":"policy"},...]}                 (--json)
+//
+// With --host the routing decision is the host model's (forward and input
+// then both mean "arrives on --iif"); without it the path is as named:
+// input delivers, forward and output send through --oif.
+#ifndef RULEJIT_TOOLS_EVAL_PATH_H_
+#define RULEJIT_TOOLS_EVAL_PATH_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "rulejit/host.h"
+#include "rulejit/rulejit.h"
+#include "runtime/path.h"
+#include "tools/commands.h"
+
+namespace rulejit::tools {
+
+// The path options of the flags; an error for an unknown path name.
+absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
+                                                   const std::string& iif,
+                                                   const std::string& oif, bool have_host);
+
+struct PathOutput {
+  bool explain = false;
+  bool json = false;
+};
+
+// Runs every frame of `pcap` along the path; returns the exit code.
+int EvalAlongPath(const Program& program, const HostModel& host,
+                  const runtime::PathOptions& path, PathOutput output,
+                  const std::string& pcap, Streams io);
+
+}  // namespace rulejit::tools
+
+#endif  // RULEJIT_TOOLS_EVAL_PATH_H_
