@@ -108,6 +108,7 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
     options.path = *along;
     return options;
   }
+  if (args.has("write-pcap")) return absl::InvalidArgumentError("--write-pcap needs --path");
   if (absl::Status s = CheckInterfaceName("iif", options.iif,
                                           ir::HookHasInputDevice(*hook), *hook);
       !s.ok()) {
@@ -244,7 +245,9 @@ int RunEval(const Args& args, Streams io) {
   if (options->path) {
     const HostModel host = options->host ? *options->host : LoopbackHost();
     return EvalAlongPath(*program, host, *options->path,
-                         {.explain = options->explain, .json = options->json},
+                         {.explain = options->explain,
+                          .json = options->json,
+                          .write_pcap = args.value_or("write-pcap", "")},
                          args.positional(1), io);
   }
   EvalRun run{.options = *options,
@@ -269,13 +272,14 @@ Command EvalCommand() {
   return Command{
       .name = kName,
       .synopsis =
-          "eval FILE PCAP [--hook H | --path forward|input|output] [--iif IF] [--oif IF] [--host FILE|local] [--explain] "
+          "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] [--explain] "
           "[--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
       .spec = {.flags = {{"hook", true},
                          {"path", true},
+                         {"write-pcap", true},
                          {"iif", true},
                          {"oif", true},
                          {"host", true},

@@ -8,6 +8,7 @@
 #include "api/internal.h"
 #include "runtime/conntrack.h"
 #include "tools/json.h"
+#include "tools/pcap_sink.h"
 #include "tools/pcap_source.h"
 
 namespace rulejit::tools {
@@ -104,6 +105,15 @@ absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
 int EvalAlongPath(const Program& program, const HostModel& host,
                   const runtime::PathOptions& path, PathOutput output,
                   const std::string& pcap, Streams io) {
+  std::unique_ptr<PcapSink> sink;
+  if (!output.write_pcap.empty()) {
+    absl::StatusOr<std::unique_ptr<PcapSink>> opened = PcapSink::Open(output.write_pcap);
+    if (!opened.ok()) {
+      io.err << opened.status().message() << "\n";
+      return kExitInputError;
+    }
+    sink = *std::move(opened);
+  }
   runtime::Conntrack conntrack;
   runtime::PathRunner runner(program, host, conntrack);
   RunState state;
@@ -116,6 +126,7 @@ int EvalAlongPath(const Program& program, const HostModel& host,
     runtime::PathResult r = runner.Run(path, bytes.data(), static_cast<uint32_t>(bytes.size()),
                                        meta, &state);
     io.out << ResultLine(ruleset, frame.index, r, output);
+    if (sink && r.fate != runtime::Fate::kDropped) sink->Write(r.packet, frame.time_ns);
   });
   io.out.flush();
   if (!status.ok()) {

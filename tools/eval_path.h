@@ -10,6 +10,8 @@
 //   {"index":0,"verdict":"accept","fate":"forwarded","hooks":[{"hook":"prerouting",
 //    "rule":"policy"},...]}                 (--json)
 //
+// --write-pcap FILE keeps the accepted packets as they left.
+//
 // With --host the routing decision is the host model's (forward and input
 // then both mean "arrives on --iif"); without it the path is as named:
 // input delivers, forward and output send through --oif.
@@ -35,6 +37,10 @@ absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
 struct PathOutput {
   bool explain = false;
   bool json = false;
+  // --write-pcap: the accepted packets as they left the path (delivered,
+  // forwarded, sent: after NAT, TTL and the rules' writes), in order;
+  // dropped packets are left out. Empty: none written.
+  std::string write_pcap;
 };
 
 // Runs every frame of `pcap` along the path; returns the exit code.

@@ -5,11 +5,14 @@
 // conntrack, TTL at forward, input filters, masquerade), in iptables and
 // nft, run in fw (kernel_oracle.h, path mode: forwarded to dst0, delivered
 // to fw itself, or dropped) and in `rulejit eval --path forward --host` on
-// fw's own host model, on every tier. Frames go to forwarded destinations
+// fw's own host model, on every tier: the same fate for every frame, and
+// for forwarded frames the same IP packet (addresses and ports after NAT,
+// TTL, checksums) as dst0 captured. Frames go to forwarded destinations
 // and to fw's own addresses.
 //
 // Needs root, `ip netns`, nft, iptables-legacy-restore and the rulejit
 // binary; skips with the reason otherwise. About 20 seconds.
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
@@ -156,6 +159,16 @@ std::vector<std::string> ParseFates(const std::string& out, size_t count) {
   return fates;
 }
 
+// The IP packet of an Ethernet frame, as its header's length says (a
+// capture may pad short frames).
+std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
+  const bool v6 = frame.size() > 13 && frame[12] == 0x86 && frame[13] == 0xdd;
+  if (frame.size() < 14u + (v6 ? 40 : 20)) return frame;
+  const size_t len = v6 ? 40 + (frame[18] << 8 | frame[19]) : (frame[16] << 8 | frame[17]);
+  return std::vector<uint8_t>(frame.begin() + 14,
+                              frame.begin() + 14 + std::min(len, frame.size() - 14));
+}
+
 std::string KernelFate(const PathOutcome& o) {
   return o.forwarded ? "forwarded" : o.delivered ? "delivered" : "drop";
 }
@@ -186,13 +199,29 @@ TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
     std::ofstream(file) << c.text;
     std::ofstream(dir.path + "/host.json") << host;
     for (const std::string& tier : tiers) {
+      const std::string left = absl::StrCat(dir.path, "/left-", tier, ".pcap");
       ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path forward --iif fwin",
-                                            " --host ", dir.path, "/host.json --backend ", tier));
+                                            " --host ", dir.path, "/host.json --backend ", tier,
+                                            " --write-pcap ", left));
       ASSERT_EQ(run.exit_code, 0) << c.name << ": " << run.out;
       std::vector<std::string> ours = ParseFates(run.out, frames.size());
+      absl::StatusOr<Frames> written = ReadPcap(left);
+      ASSERT_TRUE(written.ok()) << written.status();
+      size_t next = 0;  // the written frames are the accepted ones, in order
+      size_t compared = 0;
       for (size_t i = 0; i < frames.size(); ++i) {
         EXPECT_EQ(ours[i], want[i]) << c.name << " tier " << tier << " frame " << i;
+        if (ours[i] == "drop" || ours[i] == "missing") continue;
+        ASSERT_LT(next, written->size()) << c.name;
+        const std::vector<uint8_t>& mine = (*written)[next++];
+        if (ours[i] == "forwarded" && want[i] == "forwarded") {
+          EXPECT_EQ(IpPacket(mine), IpPacket((*kernel)[i].arrived))
+              << c.name << " tier " << tier << " frame " << i << ": the forwarded bytes differ";
+          ++compared;
+        }
       }
+      EXPECT_EQ(next, written->size()) << c.name << ": more frames written than accepted";
+      EXPECT_GT(compared, 0u) << c.name << ": no forwarded frame to compare";
     }
   }
 }
