@@ -44,6 +44,18 @@ absl::StatusOr<uint32_t> GroupOf(const Json& j, const std::string& where) {
       absl::StrCat(where, ": interface group '", text, "' is not a number or 'default'"));
 }
 
+// "02:52:4a:00:00:02" into six bytes; false for anything else.
+bool ParseMac(const std::string& text, std::array<uint8_t, 6>& mac) {
+  unsigned b[6];
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+                  &b[5], &tail) != 6) {
+    return false;
+  }
+  for (int i = 0; i < 6; ++i) mac[i] = static_cast<uint8_t>(b[i]);
+  return true;
+}
+
 absl::StatusOr<HostInterface> InterfaceOf(const Json& j, size_t n) {
   const std::string where = absl::StrCat("addr[", n, "]");
   HostInterface dev;
@@ -61,6 +73,9 @@ absl::StatusOr<HostInterface> InterfaceOf(const Json& j, size_t n) {
   dev.group = *group;
   if (auto flags = j.find("flags"); flags != j.end() && flags->is_array()) {
     for (const Json& f : *flags) dev.loopback |= f.is_string() && f.get<std::string>() == "LOOPBACK";
+  }
+  if (StringField(j, "link_type") == "ether") {
+    dev.has_mac = ParseMac(StringField(j, "address"), dev.mac);
   }
   if (auto infos = j.find("addr_info"); infos != j.end() && infos->is_array()) {
     for (const Json& info : *infos) {

@@ -34,6 +34,13 @@ const HostInterface* HostModel::FindInterface(std::string_view name) const {
   return nullptr;
 }
 
+const HostInterface* HostModel::FindInterfaceByMac(const uint8_t* mac) const {
+  for (const HostInterface& i : interfaces) {
+    if (i.has_mac && std::equal(i.mac.begin(), i.mac.end(), mac)) return &i;
+  }
+  return nullptr;
+}
+
 const HostRoute* HostModel::LookupRoute(uint8_t family, const uint8_t* daddr,
                                         uint32_t only_dev) const {
   return host::LookupRoute(*this, family, daddr, only_dev);

@@ -323,10 +323,28 @@ bool Walk::Postrouting() {
   return RunHook(Hook::kEgress);
 }
 
+// eth_type_trans: the frame's type by its destination MAC, where the
+// device's own MAC is known.
+uint8_t PacketType(const HostInterface& dev, const uint8_t* dst_mac, uint8_t given) {
+  if (!dev.has_mac) return given;
+  if (dst_mac[0] & 1) {
+    const bool broadcast = std::all_of(dst_mac, dst_mac + 6, [](uint8_t b) { return b == 0xff; });
+    return broadcast ? kPktBroadcast : kPktMulticast;
+  }
+  return std::equal(dev.mac.begin(), dev.mac.end(), dst_mac) ? kPktHost : kPktOtherHost;
+}
+
 bool Walk::Arrive(const PathOptions& options) {
   const HostInterface* in = DeviceNamed(host_, options.iif);
+  // Without a named device, the one whose MAC the frame is addressed to.
+  if (in == nullptr && options.iif.empty() && options.route == RouteChoice::kHost) {
+    if (bytes_.size() < 6 || (in = host_.FindInterfaceByMac(bytes_.data())) == nullptr) {
+      return Drop("no device of the host has the frame's destination MAC (give --iif)");
+    }
+  }
   iif_ = in ? in->index : kDefaultIif;
-  iifname_ = options.iif;
+  iifname_ = in ? in->name : options.iif;
+  if (in != nullptr && bytes_.size() >= 6) meta_.pkttype = PacketType(*in, bytes_.data(), meta_.pkttype);
   if (meta_.pkttype == kPktOtherHost) return Drop("not addressed to this host's MAC");
   if (!RunHook(Hook::kIngress)) return false;
   if (view_.network_off == kAbsent) return Drop("not an IP packet (no IP hook sees it)");

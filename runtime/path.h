@@ -65,7 +65,10 @@ enum class RouteChoice : uint8_t {
 struct PathOptions {
   PathStart start = PathStart::kArrives;
   RouteChoice route = RouteChoice::kHost;
-  std::string iif;  // arriving: the input device (must be on the host model)
+  // Arriving: the input device. Empty with the host's routing: the device
+  // whose MAC the frame is addressed to (frames for another MAC are then
+  // PACKET_OTHERHOST, as eth_type_trans makes them).
+  std::string iif;
   std::string oif;  // fixed forward route: the output device
 };
 

@@ -13,7 +13,8 @@
 // --write-pcap FILE keeps the accepted packets as they left.
 //
 // With --host the routing decision is the host model's (forward and input
-// then both mean "arrives on --iif"); without it the path is as named:
+// then both mean "arrives"), and without --iif each frame arrives on the
+// device whose MAC it is sent to; without --host the path is as named:
 // input delivers, forward and output send through --oif.
 #ifndef RULEJIT_TOOLS_EVAL_PATH_H_
 #define RULEJIT_TOOLS_EVAL_PATH_H_

@@ -39,6 +39,10 @@ struct HostInterface {
   uint32_t group = 0;
   bool loopback = false;  // IFF_LOOPBACK
   uint32_t mtu = 1500;
+  // An Ethernet device's own address (link_type ether), which frames for
+  // this host are sent to.
+  bool has_mac = false;
+  std::array<uint8_t, 6> mac = {};
   std::vector<HostAddress> addresses;
 };
 
@@ -72,6 +76,8 @@ struct HostModel {
 
   const HostInterface* FindInterface(uint32_t index) const;
   const HostInterface* FindInterface(std::string_view name) const;
+  // The Ethernet device whose own address is `mac`, or null.
+  const HostInterface* FindInterfaceByMac(const uint8_t* mac) const;
 
   // The route the kernel's FIB picks for `daddr` (family 4 or 6, network
   // order) with the default policy rules (local, main, default tables;

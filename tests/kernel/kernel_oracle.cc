@@ -430,16 +430,28 @@ std::string RunId() {
                       static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec);
 }
 
+// Routes to the client prefixes through src0 (a static neighbour).
+std::string ClientRoutes() {
+  return absl::StrCat(
+      "neigh replace 198.18.0.2 lladdr ", MacText(kSrcMac), " dev ", kFwInputIf,
+      " nud permanent\n", "neigh replace 2001:2:0:1::2 lladdr ", MacText(kSrcMac), " dev ",
+      kFwInputIf, " nud permanent\n", "route add ", kClientPrefix4, " via 198.18.0.2 dev ",
+      kFwInputIf, "\n", "route add ", kClientPrefix6, " via 2001:2:0:1::2 dev ", kFwInputIf,
+      "\n");
+}
+
 // The three namespaces of one run; deleting them removes the veths too.
 class TestNetwork {
  public:
-  static absl::StatusOr<TestNetwork> Create() {
+  // `clients_via_fwin`: the client prefixes (kernel_oracle.h) are routed
+  // back out of fwin, so that frames sent from dst0 reach src0.
+  static absl::StatusOr<TestNetwork> Create(bool clients_via_fwin = false) {
     TestNetwork net(RunId());
     for (const std::string& ns : {net.src(), net.fw(), net.dst()}) {
       if (absl::Status s = MustRun({"ip", "netns", "add", ns}); !s.ok()) return s;
       net.created_.push_back(ns);
     }
-    if (absl::Status s = net.Configure(); !s.ok()) return s;
+    if (absl::Status s = net.Configure(clients_via_fwin); !s.ok()) return s;
     return net;
   }
   TestNetwork(TestNetwork&& o) noexcept
@@ -458,7 +470,7 @@ class TestNetwork {
  private:
   explicit TestNetwork(std::string id) : id_(std::move(id)) {}
 
-  absl::Status Configure() const {
+  absl::Status Configure(bool clients_via_fwin) const {
     // Defaults first, so the interfaces created below inherit them.
     std::vector<std::pair<std::string, std::string>> fw_sysctls = {
         {"ipv4/conf/all/rp_filter", "0"},     {"ipv4/conf/default/rp_filter", "0"},
@@ -492,7 +504,8 @@ class TestNetwork {
         "neigh replace ", kNextHop6, " lladdr ", MacText(kDstMac), " dev ", kFwOutputIf,
         " nud permanent\n",
         "route add 0.0.0.0/0 via ", kNextHop4, " dev ", kFwOutputIf, "\n",
-        "route add ::/0 via ", kNextHop6, " dev ", kFwOutputIf, "\n");
+        "route add ::/0 via ", kNextHop6, " dev ", kFwOutputIf, "\n",
+        clients_via_fwin ? ClientRoutes() : "");
     const std::string dst_batch = absl::StrCat("link set ", kDstIf, " up\n");
     for (const auto& [ns, batch] : {std::pair{src(), src_batch}, std::pair{fw(), fw_batch},
                                     std::pair{dst(), dst_batch}}) {
@@ -604,37 +617,83 @@ size_t Drain(const Fd& rx, int timeout_ms, const std::vector<Frame>& sent,
   return count;
 }
 
-absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
-                                         const std::vector<Frame>& frames,
-                                         const OracleOptions& options,
-                                         std::vector<Frame>* arrived_frames = nullptr) {
-  int rx_index = 0, tx_index = 0;
-  absl::StatusOr<Fd> rx = PacketSocket(net.dst(), kDstIf, ETH_P_ALL, &rx_index);
+// A capture socket with a large buffer on `ifname` of `ns`.
+absl::StatusOr<Fd> CaptureSocket(const std::string& ns, const char* ifname) {
+  int index = 0;
+  absl::StatusOr<Fd> rx = PacketSocket(ns, ifname, ETH_P_ALL, &index);
   if (!rx.ok()) return rx.status();
   int rcvbuf = 16 << 20;
   setsockopt(rx->get(), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf);
-  // Protocol 0: a send-only socket (it receives nothing).
-  absl::StatusOr<Fd> tx = PacketSocket(net.src(), kSrcIf, 0, &tx_index);
-  if (!tx.ok()) return tx.status();
+  return rx;
+}
 
+// A send-only socket (protocol 0: it receives nothing) and where it sends.
+struct Sender {
+  Fd fd;
+  int ifindex = 0;
+  Mac to;
+  const char* name;
+};
+
+absl::StatusOr<Sender> OpenSender(const std::string& ns, const char* ifname, const Mac& to) {
+  Sender s{.to = to, .name = ifname};
+  absl::StatusOr<Fd> fd = PacketSocket(ns, ifname, 0, &s.ifindex);
+  if (!fd.ok()) return fd.status();
+  s.fd = *std::move(fd);
+  return s;
+}
+
+absl::Status Send(const Sender& tx, const Frame& frame) {
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = tx.ifindex;
+  to.sll_halen = 6;
+  std::copy(tx.to.begin(), tx.to.end(), to.sll_addr);
+  if (sendto(tx.fd.get(), frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to),
+             sizeof to) != static_cast<ssize_t>(frame.size())) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("sendto on ", tx.name));
+  }
+  return absl::OkStatus();
+}
+
+// Sends every frame (from src0, or from dst0 where `from_dst` says so) and
+// reports which arrived on the other side.
+absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
+                                         const std::vector<Frame>& frames,
+                                         const OracleOptions& options,
+                                         std::vector<Frame>* arrived_frames = nullptr,
+                                         const std::vector<bool>* from_dst = nullptr) {
+  std::vector<Fd> captures;
+  absl::StatusOr<Fd> at_dst = CaptureSocket(net.dst(), kDstIf);
+  if (!at_dst.ok()) return at_dst.status();
+  captures.push_back(*std::move(at_dst));
+  absl::StatusOr<Sender> from_src = OpenSender(net.src(), kSrcIf, kFwInMac);
+  if (!from_src.ok()) return from_src.status();
+  std::optional<Sender> from_dst_side;
+  if (from_dst != nullptr) {
+    absl::StatusOr<Fd> at_src = CaptureSocket(net.src(), kSrcIf);
+    if (!at_src.ok()) return at_src.status();
+    captures.push_back(*std::move(at_src));
+    absl::StatusOr<Sender> sender = OpenSender(net.dst(), kDstIf, kFwOutMac);
+    if (!sender.ok()) return sender.status();
+    from_dst_side = *std::move(sender);
+  }
   std::vector<bool> arrived(frames.size(), false);
-  Drain(*rx, 0, frames, arrived, arrived_frames);  // anything before the first frame is noise
+  auto drain_all = [&](int timeout_ms) {
+    size_t got = 0;
+    for (const Fd& rx : captures) got += Drain(rx, timeout_ms, frames, arrived, arrived_frames);
+    return got;
+  };
+  drain_all(0);  // anything before the first frame is noise
   size_t total = 0;
-  for (const Frame& frame : frames) {
-    sockaddr_ll to{};
-    to.sll_family = AF_PACKET;
-    to.sll_ifindex = tx_index;
-    to.sll_halen = 6;
-    std::copy(kFwInMac.begin(), kFwInMac.end(), to.sll_addr);
-    if (sendto(tx->get(), frame.data(), frame.size(), 0, reinterpret_cast<sockaddr*>(&to),
-               sizeof to) != static_cast<ssize_t>(frame.size())) {
-      return absl::ErrnoToStatus(errno, "sendto on src0");
-    }
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const bool reverse = from_dst != nullptr && (*from_dst)[i];
+    if (absl::Status s = Send(reverse ? *from_dst_side : *from_src, frames[i]); !s.ok()) return s;
     usleep(static_cast<useconds_t>(options.pace_us));
-    total += Drain(*rx, 0, frames, arrived, arrived_frames);
+    total += drain_all(0);
   }
   while (total < frames.size()) {
-    size_t got = Drain(*rx, options.settle_ms, frames, arrived, arrived_frames);
+    size_t got = drain_all(options.settle_ms);
     if (got == 0) break;
     total += got;
   }
@@ -774,13 +833,26 @@ absl::StatusOr<std::vector<bool>> KernelVerdicts(const OracleRuleset& ruleset,
   return RunOnce(ruleset.syntax, ruleset.text, *prepared, options);
 }
 
-absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
-    const OracleRuleset& ruleset, const std::vector<Frame>& frames,
-    const OracleOptions& options) {
+absl::StatusOr<std::vector<Frame>> PreparePathFrames(const std::vector<Frame>& frames,
+                                                     const std::vector<bool>& from_dst) {
   absl::StatusOr<std::vector<Frame>> prepared = PrepareOracleFrames(frames);
   if (!prepared.ok()) return prepared.status();
+  for (size_t i = 0; i < from_dst.size() && i < prepared->size(); ++i) {
+    if (!from_dst[i]) continue;
+    std::copy(kFwOutMac.begin(), kFwOutMac.end(), (*prepared)[i].begin());
+    std::copy(kDstMac.begin(), kDstMac.end(), (*prepared)[i].begin() + 6);
+  }
+  return prepared;
+}
+
+absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
+    const OracleRuleset& ruleset, const std::vector<Frame>& frames,
+    const OracleOptions& options, const std::vector<bool>& from_dst) {
+  absl::StatusOr<std::vector<Frame>> prepared = PreparePathFrames(frames, from_dst);
+  if (!prepared.ok()) return prepared.status();
   CleanupStaleOracleNamespaces();
-  absl::StatusOr<TestNetwork> net = TestNetwork::Create();
+  const bool both_ways = !from_dst.empty();
+  absl::StatusOr<TestNetwork> net = TestNetwork::Create(both_ways);
   if (!net.ok()) return net.status();
   if (absl::Status s = LoadRuleset(ruleset.syntax, ruleset.text, net->fw()); !s.ok()) return s;
   if (absl::Status s = LoadRuleset(OracleSyntax::kNft, ObserverRuleset(*prepared), net->fw());
@@ -793,7 +865,8 @@ absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
     *options.fw_host_json = *std::move(host);
   }
   std::vector<Frame> arrived_frames(prepared->size());
-  absl::StatusOr<std::vector<bool>> forwarded = Inject(*net, *prepared, options, &arrived_frames);
+  absl::StatusOr<std::vector<bool>> forwarded =
+      Inject(*net, *prepared, options, &arrived_frames, both_ways ? &from_dst : nullptr);
   if (!forwarded.ok()) return forwarded.status();
   absl::StatusOr<std::vector<bool>> delivered = ObservedDeliveries(net->fw(), prepared->size());
   if (!delivered.ok()) return delivered.status();

@@ -145,9 +145,17 @@ absl::StatusOr<std::vector<bool>> KernelVerdicts(
 // addressed to fw's own addresses (198.18.0.1, 198.18.0.5, 2001:2:0:1::1,
 // 2001:2:0:2::1): an nft table of fw counts every frame that passed the
 // input hook after all of the ruleset's chains (priority 2147483000) as
-// delivered. A frame arrived at dst0 is recognised by its index alone (and
-// its protocol), so rulesets may NAT and mangle it; `arrived` is the frame
-// as dst0 saw it. No control run.
+// delivered. A frame that arrived on the other side is recognised by its
+// index alone (and its protocol), so rulesets may NAT and mangle it;
+// `arrived` is the frame as it was captured. No control run.
+//
+// Connections both ways: with `from_dst` (one flag per frame), the flagged
+// frames are sent from dst0 to fwout (answers of the servers behind fw),
+// fw routes the client prefixes 10.1.0.0/16 and 2001:db8:1::/48 back out
+// of fwin, and src0 captures too. PreparePathFrames gives the frames as
+// injected (MACs of their side).
+inline constexpr char kClientPrefix4[] = "10.1.0.0/16";
+inline constexpr char kClientPrefix6[] = "2001:db8:1::/48";
 struct PathOutcome {
   bool forwarded = false;
   bool delivered = false;
@@ -155,7 +163,9 @@ struct PathOutcome {
 };
 absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
     const OracleRuleset& ruleset, const std::vector<std::vector<uint8_t>>& frames,
-    const OracleOptions& options = {});
+    const OracleOptions& options = {}, const std::vector<bool>& from_dst = {});
+absl::StatusOr<std::vector<std::vector<uint8_t>>> PreparePathFrames(
+    const std::vector<std::vector<uint8_t>>& frames, const std::vector<bool>& from_dst);
 
 // Deletes namespaces named kNetnsPrefix<pid>-... whose process is gone
 // (left behind by a crashed run). KernelVerdicts calls it first.

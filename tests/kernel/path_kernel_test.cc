@@ -147,18 +147,6 @@ COMMIT
   };
 }
 
-// "<index> accept delivered|forwarded" / "<index> drop" per frame.
-std::vector<std::string> ParseFates(const std::string& out, size_t count) {
-  std::vector<std::string> fates(count, "missing");
-  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
-    std::vector<std::string> words = absl::StrSplit(line, ' ');
-    size_t index = 0;
-    if (words.size() < 2 || !absl::SimpleAtoi(words[0], &index) || index >= count) continue;
-    fates[index] = words[1] == "accept" && words.size() > 2 ? words[2] : words[1];
-  }
-  return fates;
-}
-
 // The IP packet of an Ethernet frame, as its header's length says (a
 // capture may pad short frames).
 std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
@@ -169,8 +157,41 @@ std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
                               frame.begin() + 14 + std::min(len, frame.size() - 14));
 }
 
-std::string KernelFate(const PathOutcome& o) {
-  return o.forwarded ? "forwarded" : o.delivered ? "delivered" : "drop";
+// Runs `rulejit eval FILE PCAP --path forward ARGS` on every tier and
+// expects the kernel's fate for every frame, and for every frame both
+// forwarded the IP packet dst0 or src0 captured. Returns the forwarded
+// frames compared (per tier).
+size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
+                        const std::string& args, const std::vector<PathOutcome>& kernel,
+                        const std::vector<std::string>& tiers, const std::string& dir) {
+  size_t compared = 0;
+  for (const std::string& tier : tiers) {
+    const std::string left = absl::StrCat(dir, "/left-", tier, ".pcap");
+    ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path forward ", args,
+                                          " --backend ", tier, " --write-pcap ", left));
+    EXPECT_EQ(run.exit_code, 0) << what << ": " << run.out;
+    std::vector<std::string> ours = ParsePathFates(run.out, kernel.size());
+    absl::StatusOr<Frames> written = ReadPcap(left);
+    if (!written.ok()) {
+      ADD_FAILURE() << what << ": " << written.status();
+      continue;
+    }
+    size_t next = 0;  // the written frames are the accepted ones, in order
+    compared = 0;
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      const std::string want = KernelFate(kernel[i]);
+      EXPECT_EQ(ours[i], want) << what << " tier " << tier << " frame " << i;
+      if (ours[i] == "drop" || ours[i] == "missing" || next >= written->size()) continue;
+      const std::vector<uint8_t>& mine = (*written)[next++];
+      if (ours[i] == "forwarded" && want == "forwarded") {
+        EXPECT_EQ(IpPacket(mine), IpPacket(kernel[i].arrived))
+            << what << " tier " << tier << " frame " << i << ": the forwarded bytes differ";
+        ++compared;
+      }
+    }
+    EXPECT_EQ(next, written->size()) << what << ": written and accepted frames differ";
+  }
+  return compared;
 }
 
 TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
@@ -198,31 +219,119 @@ TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
         absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
     std::ofstream(file) << c.text;
     std::ofstream(dir.path + "/host.json") << host;
-    for (const std::string& tier : tiers) {
-      const std::string left = absl::StrCat(dir.path, "/left-", tier, ".pcap");
-      ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path forward --iif fwin",
-                                            " --host ", dir.path, "/host.json --backend ", tier,
-                                            " --write-pcap ", left));
-      ASSERT_EQ(run.exit_code, 0) << c.name << ": " << run.out;
-      std::vector<std::string> ours = ParseFates(run.out, frames.size());
-      absl::StatusOr<Frames> written = ReadPcap(left);
-      ASSERT_TRUE(written.ok()) << written.status();
-      size_t next = 0;  // the written frames are the accepted ones, in order
-      size_t compared = 0;
-      for (size_t i = 0; i < frames.size(); ++i) {
-        EXPECT_EQ(ours[i], want[i]) << c.name << " tier " << tier << " frame " << i;
-        if (ours[i] == "drop" || ours[i] == "missing") continue;
-        ASSERT_LT(next, written->size()) << c.name;
-        const std::vector<uint8_t>& mine = (*written)[next++];
-        if (ours[i] == "forwarded" && want[i] == "forwarded") {
-          EXPECT_EQ(IpPacket(mine), IpPacket((*kernel)[i].arrived))
-              << c.name << " tier " << tier << " frame " << i << ": the forwarded bytes differ";
-          ++compared;
-        }
-      }
-      EXPECT_EQ(next, written->size()) << c.name << ": more frames written than accepted";
-      EXPECT_GT(compared, 0u) << c.name << ": no forwarded frame to compare";
-    }
+    const size_t compared = ExpectKernelPath(c.name, file, pcap,
+                                             absl::StrCat("--iif fwin --host ", dir.path, "/host.json"),
+                                             *kernel, tiers, dir.path);
+    EXPECT_GT(compared, 0u) << c.name << ": no forwarded frame to compare";
+  }
+}
+
+// A connection's packets both ways: clients (10.1.0.0/16, behind fwin)
+// and servers (behind fwout, frames sent from dst0).
+struct Packet {
+  bool from_server;
+  FrameSpec spec;
+};
+
+std::vector<Packet> ConnectionPackets() {
+  auto udp = [](const char* src, const char* dst, uint16_t sport, uint16_t dport) {
+    return FrameSpec{.src = src, .dst = dst, .proto = 17, .sport = sport, .dport = dport,
+                     .payload = {0, 0, 0, 0}};
+  };
+  auto tcp = [](const char* src, const char* dst, uint16_t sport, uint16_t dport, uint8_t flags,
+                uint32_t seq, uint32_t ack) {
+    return FrameSpec{.src = src, .dst = dst, .proto = 6, .sport = sport, .dport = dport,
+                     .tcp_flags = flags, .payload = {0, 0, 0, 0}, .tcp_seq = seq, .tcp_ack = ack};
+  };
+  return {
+      // DNAT: a query to fw's address goes to the server, the answer comes back from fw's.
+      {false, udp("10.1.0.5", "198.18.0.1", 40000, 53)},
+      {true, udp("10.30.0.9", "10.1.0.5", 5353, 40000)},
+      {false, udp("10.1.0.5", "198.18.0.1", 40000, 53)},
+      // A TCP handshake to an allowed port, with data.
+      {false, tcp("10.1.0.5", "10.30.0.7", 40001, 8080, 0x02, 1000, 0)},
+      {true, tcp("10.30.0.7", "10.1.0.5", 8080, 40001, 0x12, 5000, 1005)},
+      {false, tcp("10.1.0.5", "10.30.0.7", 40001, 8080, 0x10, 1005, 5005)},
+      // An unsolicited packet from a server, and a new one to a closed port.
+      {true, udp("10.30.0.9", "10.1.0.5", 9999, 40002)},
+      {false, tcp("10.1.0.5", "10.30.0.7", 40004, 8081, 0x02, 1000, 0)},
+      // Masquerade: out with fwout's address, the answer to it back to the client.
+      {false, udp("10.1.0.5", "10.40.0.1", 40003, 7000)},
+      {true, udp("10.40.0.1", "198.18.0.5", 7000, 40003)},
+      // IPv6: an answer to an allowed query, and one nobody asked for.
+      {false, udp("2001:db8:1::5", "2001:db8:30::9", 40005, 5353)},
+      {true, udp("2001:db8:30::9", "2001:db8:1::5", 5353, 40005)},
+      {true, udp("2001:db8:30::9", "2001:db8:1::5", 5353, 40006)},
+  };
+}
+
+std::vector<Case> ConnectionCases() {
+  return {
+      {"stateful_nat_nft", OracleSyntax::kNft, R"(table ip nat {
+  chain pre { type nat hook prerouting priority dstnat; ip daddr 198.18.0.1 udp dport 53 dnat to 10.30.0.9:5353; }
+  chain post { type nat hook postrouting priority srcnat; ip daddr 10.40.0.0/16 oifname "fwout" masquerade; }
+}
+table inet f {
+  chain forwarding { type filter hook forward priority 0; policy drop;
+    ct state established,related accept
+    ct state new iifname "fwin" tcp dport 8080 accept
+    ct state new iifname "fwin" udp dport { 5353, 7000 } accept
+  }
+})"},
+      {"stateful_nat_iptables", OracleSyntax::kIptablesSave, R"(*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+-A PREROUTING -d 198.18.0.1/32 -p udp --dport 53 -j DNAT --to-destination 10.30.0.9:5353
+-A POSTROUTING -d 10.40.0.0/16 -o fwout -j MASQUERADE
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A FORWARD -i fwin -p tcp --dport 8080 -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -i fwin -p udp -m multiport --dports 5353,7000 -m conntrack --ctstate NEW -j ACCEPT
+COMMIT
+)"},
+  };
+}
+
+TEST(PathKernel, ConnectionsBothWaysWithNat) {
+  for (OracleSyntax syntax : {OracleSyntax::kNft, OracleSyntax::kIptablesSave}) {
+    if (absl::Status s = OracleAvailable(syntax); !s.ok()) GTEST_SKIP() << s.message();
+  }
+  ScratchDir dir("rulejit-conn");
+  ASSERT_FALSE(dir.path.empty());
+  Frames frames;
+  std::vector<bool> from_server;
+  for (const Packet& p : ConnectionPackets()) {
+    frames.push_back(BuildFrame(p.spec));
+    from_server.push_back(p.from_server);
+  }
+  absl::StatusOr<Frames> injected = PreparePathFrames(frames, from_server);
+  ASSERT_TRUE(injected.ok()) << injected.status();
+  const std::string pcap = dir.path + "/frames.pcap";
+  ASSERT_TRUE(WritePcap(pcap, *injected));
+  const std::vector<std::string> tiers = SupportedTiers(dir.path);
+  for (const Case& c : ConnectionCases()) {
+    std::string host;
+    absl::StatusOr<std::vector<PathOutcome>> kernel = KernelPathOutcomes(
+        {.syntax = c.syntax, .text = c.text}, frames, {.fw_host_json = &host}, from_server);
+    ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
+    // The answers (de-NATed) come back through fw; the unsolicited ones do not.
+    for (size_t i : {1, 4, 9, 11}) EXPECT_TRUE((*kernel)[i].forwarded) << c.name << " " << i;
+    for (size_t i : {6, 7}) EXPECT_EQ(KernelFate((*kernel)[i]), "drop") << c.name << " " << i;
+    // (An iptables dump loads no ip6tables rules: IPv6 passes there.)
+    if (c.syntax == OracleSyntax::kNft) EXPECT_EQ(KernelFate((*kernel)[12]), "drop");
+    const std::string file =
+        absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
+    std::ofstream(file) << c.text;
+    std::ofstream(dir.path + "/host.json") << host;
+    // No --iif: each frame arrives on the device whose MAC it is sent to.
+    ExpectKernelPath(c.name, file, pcap, absl::StrCat("--host ", dir.path, "/host.json"), *kernel,
+                     tiers, dir.path);
   }
 }
 

@@ -186,4 +186,19 @@ void ExpectSeparates(const std::string& what, const std::vector<bool>& kernel) {
   EXPECT_LT(accepted, kernel.size()) << what << ": the kernel accepted every frame";
 }
 
+std::vector<std::string> ParsePathFates(const std::string& out, size_t count) {
+  std::vector<std::string> fates(count, "missing");
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ');
+    size_t index = 0;
+    if (words.size() < 2 || !absl::SimpleAtoi(words[0], &index) || index >= count) continue;
+    fates[index] = words[1] == "accept" && words.size() > 2 ? words[2] : words[1];
+  }
+  return fates;
+}
+
+std::string KernelFate(const PathOutcome& outcome) {
+  return outcome.forwarded ? "forwarded" : outcome.delivered ? "delivered" : "drop";
+}
+
 }  // namespace rulejit::testing

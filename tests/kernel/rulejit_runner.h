@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/kernel/kernel_oracle.h"
 
 namespace rulejit::testing {
 
@@ -45,6 +46,13 @@ absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
                                                   const std::string& tier, size_t count,
                                                   const std::string& extra_args = "",
                                                   const std::string& hook_args = kHookArgs);
+
+// `eval --path` output ("<index> accept delivered|forwarded|sent" or
+// "<index> drop") as one fate per index: delivered, forwarded, sent, drop,
+// or missing.
+std::vector<std::string> ParsePathFates(const std::string& out, size_t count);
+// The kernel's fate of a frame in the same words.
+std::string KernelFate(const PathOutcome& outcome);
 
 // The frames where rulejit's verdicts differ from the kernel's, each
 // reported as a test failure under `what` ("CASE tier T").

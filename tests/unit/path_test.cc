@@ -22,14 +22,18 @@ namespace {
 using testing::BuildFrame;
 using testing::FrameSpec;
 
-// A router: eth0 (10.0.0.1/24) to the clients, eth1 (192.168.1.1/24) to
-// the servers, no default route.
+// A router: eth0 (10.0.0.1/24, MAC 02:00:00:00:00:02, which FrameSpec's
+// frames are sent to) to the clients, eth1 (192.168.1.1/24, MAC
+// 02:00:00:00:01:02) to the servers, no default route.
 constexpr char kRouter[] = R"({"addr": [
   {"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],"addr_info":[
     {"family":"inet","local":"127.0.0.1","prefixlen":8}]},
-  {"ifindex":2,"ifname":"eth0","addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24}]},
-  {"ifindex":3,"ifname":"eth1","addr_info":[
+  {"ifindex":2,"ifname":"eth0","link_type":"ether","address":"02:00:00:00:00:02",
+   "addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24}]},
+  {"ifindex":3,"ifname":"eth1","link_type":"ether","address":"02:00:00:00:01:02","addr_info":[
     {"family":"inet","local":"192.168.1.1","prefixlen":24}]}]})";
+
+constexpr char kEth1Mac[] = "02:00:00:00:01:02";
 
 const Backend kTiers[] = {Backend::kInterp, Backend::kJit, Backend::kLlvm};
 
@@ -164,7 +168,7 @@ table ip filter {
     // The server's answer arrives on eth1 and leaves translated back.
     PathResult reply = Arrive(*f,
                               {.src = "192.168.1.10", .dst = "10.0.0.5", .sport = 8080,
-                               .dport = 40000, .tcp_flags = 0x12},
+                               .dport = 40000, .tcp_flags = 0x12, .dst_mac = kEth1Mac},
                               "eth1");
     ASSERT_EQ(reply.fate, Fate::kForwarded);
     EXPECT_EQ(reply.oif, 2u);
@@ -190,7 +194,7 @@ TEST(Path, MasqueradeTakesTheOutputDevicesAddress) {
   EXPECT_TRUE(ChecksumsValid(out.packet));
   PathResult back = Arrive(*f,
                            {.src = "192.168.1.10", .dst = "192.168.1.1", .proto = 17,
-                            .sport = 53, .dport = 5353},
+                            .sport = 53, .dport = 5353, .dst_mac = kEth1Mac},
                            "eth1");
   ASSERT_EQ(back.fate, Fate::kForwarded);  // de-NATed: for the client, not the router
   EXPECT_EQ(Ipv4Dst(back.packet), "10.0.0.5");
@@ -229,6 +233,36 @@ TEST(Path, ConntrackRunsAtItsPriority) {
     EXPECT_EQ(Arrive(*f, {.dst = "192.168.1.10", .proto = 17, .sport = 1, .dport = 10}).fate,
               Fate::kForwarded);
     EXPECT_EQ(f->conntrack.flows(), 1u);  // the untracked packet made none
+  }
+}
+
+TEST(Path, WithoutIifTheFrameArrivesOnTheDeviceOfItsMac) {
+  const std::string nft = R"(table ip t {
+  chain forwarding { type filter hook forward priority 0; policy drop; iifname "eth1" accept; }
+})";
+  auto f = Make(nft, Backend::kJit);
+  FrameSpec to_eth1{.src = "192.168.1.10", .dst = "10.0.0.5", .dst_mac = kEth1Mac};
+  EXPECT_EQ(Arrive(*f, to_eth1, "").fate, Fate::kForwarded);
+  EXPECT_EQ(Arrive(*f, to_eth1, "").oif, 2u);
+  FrameSpec to_eth0{.src = "192.168.1.10", .dst = "10.0.0.5"};
+  EXPECT_EQ(Arrive(*f, to_eth0, "").fate, Fate::kDropped);  // arrived on eth0
+  FrameSpec elsewhere{.dst = "192.168.1.10", .dst_mac = "02:00:00:00:09:09"};
+  EXPECT_EQ(Arrive(*f, elsewhere, "").stack_drop,
+            "no device of the host has the frame's destination MAC (give --iif)");
+  // Named, the device's own MAC decides the packet type: another host's frame.
+  EXPECT_EQ(Arrive(*f, elsewhere, "eth0").stack_drop, "not addressed to this host's MAC");
+}
+
+// A file of sets alone (a real one: chinadns-ng's chnroute list) loads and
+// runs on every tier; the asmjit tier once failed on a chain-less ruleset.
+TEST(Path, ARulesetWithoutChainsAcceptsOnEveryTier) {
+  const std::string nft = R"(add table inet global
+add set inet global chnroute { type ipv4_addr; flags interval; }
+add element inet global chnroute { 1.0.1.0/24 }
+)";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    EXPECT_EQ(Arrive(*f, {.dst = "10.0.0.1"}).fate, Fate::kDelivered) << int(tier);
   }
 }
 

@@ -73,6 +73,8 @@ absl::StatusOr<std::unique_ptr<JitModule>> CompileAsmjit(
     return absl::InternalError(absl::StrCat("asmjit: emit: ", errors.text));
   }
 
+  // A ruleset without chains (a file of sets) has no code to run.
+  if (code.codeSize() == 0) return module;
   void* base = nullptr;
   absl::Status added = FromAsmjit(module->impl_->runtime.add(&base, &code), "add");
   if (!added.ok()) return added;
