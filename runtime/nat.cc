@@ -177,8 +177,9 @@ bool InRange(const Key& t, Manip manip, const NatRange& range) {
 // nf_nat_used_tuple: another flow's tuple is this one's reply.
 bool Used(const Conntrack& ct, const Key& t) { return ct.ReplyTupleTaken(t.Reversed()); }
 
-// nf_nat_l4proto_unique_tuple.
-void UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
+// nf_nat_l4proto_unique_tuple. True when the port came from the random
+// draw (the kernel's choice is then another).
+bool UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
                 uint32_t random) {
   uint32_t min = 0, size = 0;
   const bool specified = range.flags & kNatProtoSpecified;
@@ -187,7 +188,7 @@ void UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
     size = specified ? uint32_t{range.max_port} - range.min_port + 1 : 65536;
   } else if (HasPorts(t.proto)) {
     if (!specified) {
-      if (manip == Manip::kDst) return;  // a destination port is kept
+      if (manip == Manip::kDst) return false;  // a destination port is kept
       const uint16_t port = PortOf(t, manip);
       min = port < 512 ? 1 : port < 1024 ? 600 : 1024;
       size = (port < 512 ? 511 : port < 1024 ? 1023 : 65535) - min + 1;
@@ -198,18 +199,19 @@ void UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
       size = hi - lo + 1;
     }
   } else {
-    return;
+    return false;
   }
   uint16_t& port = PortOf(t, manip);
   uint16_t off = (range.flags & kNatProtoOffset) ? static_cast<uint16_t>(port - min)
                                                  : static_cast<uint16_t>(random);
+  const bool drew = !(range.flags & kNatProtoOffset) && size > 1;
   uint32_t attempts = std::min<uint32_t>(size, 128);
   for (;;) {
     for (uint32_t i = 0; i < attempts; ++i, ++off) {
       port = static_cast<uint16_t>(min + off % size);
-      if (!Used(ct, t)) return;
+      if (!Used(ct, t)) return drew;
     }
-    if (attempts >= size || attempts < 16) return;
+    if (attempts >= size || attempts < 16) return drew;
     attempts /= 2;
     off = static_cast<uint16_t>(random >> 16);  // the next draw
   }
@@ -238,9 +240,10 @@ bool ReuseSourceMapping(const Conntrack& ct, const Key& orig, const NatRange& ra
   return false;
 }
 
-// get_unique_tuple.
+// get_unique_tuple. `drew`: the port came from the random draw.
 Key UniqueTuple(const Conntrack& ct, const Key& orig, Manip manip, const NatRange& range,
-                uint32_t random) {
+                uint32_t random, bool* drew) {
+  *drew = false;
   const bool random_all = range.flags & (kNatProtoRandom | kNatProtoRandomFully);
   if (manip == Manip::kSrc && !random_all) {
     if (InRange(orig, manip, range)) {
@@ -261,7 +264,7 @@ Key UniqueTuple(const Conntrack& ct, const Key& orig, Manip manip, const NatRang
       return t;
     }
   }
-  UniquePort(ct, t, manip, range, random);
+  *drew = UniquePort(ct, t, manip, range, random);
   if (IsIcmp(t.proto)) t.dport = t.sport;
   return t;
 }
@@ -307,13 +310,14 @@ NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
       return NatOutcome::kDrop;
     }
   }
-  const Key chosen = UniqueTuple(ct, current, manip, range, site.random);
+  bool drew = false;
+  const Key chosen = UniqueTuple(ct, current, manip, range, site.random, &drew);
   if (!(chosen == current)) {
     flow.tuple[1] = chosen.Reversed();
     flow.nat_status |= manip == Manip::kSrc ? kIpsSrcNat : kIpsDstNat;
   }
   flow.nat_done[static_cast<int>(manip)] = true;
-  return NatOutcome::kBound;
+  return drew ? NatOutcome::kBoundRandomPort : NatOutcome::kBound;
 }
 
 // ---------------------------------------------------------------- rewrite

@@ -45,7 +45,9 @@ struct NatSite {
   uint32_t random = 0;              // the kernel's get_random_u16() draws
 };
 
-enum class NatOutcome { kBound, kDrop, kUnsupported };
+// kBoundRandomPort: bound, with a port (or echo id) found from the random
+// draw: the kernel draws its own, so its port differs.
+enum class NatOutcome { kBound, kBoundRandomPort, kDrop, kUnsupported };
 
 // Binds `manip` of the unconfirmed `flow` by `change` (null: the null
 // binding), marking it done and setting its NAT status bit when the tuple

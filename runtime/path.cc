@@ -187,6 +187,7 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
                  .local_out = hook == Hook::kOutput, .random = meta_.random};
     switch (BindNat(conntrack_, *flow, manip, binding.get(), site)) {
       case NatOutcome::kBound: break;
+      case NatOutcome::kBoundRandomPort: out_.random_port = true; break;
       case NatOutcome::kDrop: return Drop("NAT: the device has no address to map to");
       case NatOutcome::kUnsupported: return Drop("NAT: prefix mappings are not modelled");
     }

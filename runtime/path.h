@@ -95,6 +95,10 @@ struct PathResult {
   // TTL decrement and the rules' writes.
   std::vector<uint8_t> packet;
   uint32_t oif = 0;  // forwarded or sent: the output device's index
+  // A NAT binding of this packet took a port (or echo id) from the random
+  // draw (PacketMeta::random): the kernel draws its own, so that port is
+  // an example, not the kernel's.
+  bool random_port = false;
 };
 
 class PathRunner {

@@ -64,10 +64,13 @@ std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
                                     "\",\"fate\":\"", FateName(r.fate), "\",\"hooks\":[",
                                     hooks, "]");
     if (!r.stack_drop.empty()) absl::StrAppend(&line, ",\"stack\":", JsonString(r.stack_drop));
+    if (r.random_port) absl::StrAppend(&line, ",\"random_port\":true");
     return line + "}\n";
   }
   std::string line = absl::StrCat(index, " ", verdict);
   if (accepted) absl::StrAppend(&line, " ", FateName(r.fate));
+  // The NAT chose a port from a random draw: the kernel's differs.
+  if (r.random_port) absl::StrAppend(&line, " random-port");
   if (output.explain) {
     for (const runtime::HookPass& pass : r.hooks) {
       absl::StrAppend(&line, " ", HookName(pass.hook), "=",

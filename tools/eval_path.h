@@ -2,6 +2,8 @@
 // path (runtime/path.h) instead of one hook.
 //
 //   0 accept forwarded
+//   3 accept forwarded random-port          (a NAT took a port from a random
+//                                            draw: the kernel's port differs)
 //   1 drop                                  (a rule or the stack dropped it)
 //   1 drop ingress=none prerouting=policy forward=fw.nft:12   (--explain:
 //                                            every hook passed and its deciding

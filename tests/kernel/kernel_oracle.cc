@@ -732,7 +732,7 @@ absl::StatusOr<std::vector<bool>> RunOnce(OracleSyntax syntax, const std::string
 
 // An nft table that counts, per frame, whether it passed fw's input hook
 // after every chain of the ruleset: a rule per index, matching the frame's
-// protocol and the index where the harness wrote it (relative to the
+// family, protocol and the index where the harness wrote it (relative to the
 // network header, which NAT does not move).
 std::string ObserverRuleset(const std::vector<Frame>& frames) {
   std::string text =
@@ -740,9 +740,13 @@ std::string ObserverRuleset(const std::vector<Frame>& frames) {
   for (size_t i = 0; i < frames.size(); ++i) {
     absl::StatusOr<TagPlace> place = FindTagPlace(frames[i]);
     const size_t bits = place.ok() ? (place->payload - kEthLen) * 8 : 0;
-    // The protocol too: fw's own IPv6 chatter (ND, MLD) has small numbers there.
-    const uint8_t proto = frames[i][kEthLen + (Load16(frames[i], 12) == 0x0800 ? 9 : 6)];
-    absl::StrAppend(&text, "  meta l4proto ", proto, " @nh,", bits, ",32 ", i, " counter\n");
+    // The family and protocol too: fw's own IPv6 chatter (ND, MLD) has
+    // small numbers there, and an IPv6 address may sit where an IPv4
+    // frame's index is.
+    const bool v4 = Load16(frames[i], 12) == 0x0800;
+    const uint8_t proto = frames[i][kEthLen + (v4 ? 9 : 6)];
+    absl::StrAppend(&text, "  meta nfproto ", v4 ? "ipv4" : "ipv6", " meta l4proto ", proto,
+                    " @nh,", bits, ",32 ", i, " counter\n");
   }
   return text + " }\n}\n";
 }

@@ -147,53 +147,6 @@ COMMIT
   };
 }
 
-// The IP packet of an Ethernet frame, as its header's length says (a
-// capture may pad short frames).
-std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
-  const bool v6 = frame.size() > 13 && frame[12] == 0x86 && frame[13] == 0xdd;
-  if (frame.size() < 14u + (v6 ? 40 : 20)) return frame;
-  const size_t len = v6 ? 40 + (frame[18] << 8 | frame[19]) : (frame[16] << 8 | frame[17]);
-  return std::vector<uint8_t>(frame.begin() + 14,
-                              frame.begin() + 14 + std::min(len, frame.size() - 14));
-}
-
-// Runs `rulejit eval FILE PCAP --path forward ARGS` on every tier and
-// expects the kernel's fate for every frame, and for every frame both
-// forwarded the IP packet dst0 or src0 captured. Returns the forwarded
-// frames compared (per tier).
-size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
-                        const std::string& args, const std::vector<PathOutcome>& kernel,
-                        const std::vector<std::string>& tiers, const std::string& dir) {
-  size_t compared = 0;
-  for (const std::string& tier : tiers) {
-    const std::string left = absl::StrCat(dir, "/left-", tier, ".pcap");
-    ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path forward ", args,
-                                          " --backend ", tier, " --write-pcap ", left));
-    EXPECT_EQ(run.exit_code, 0) << what << ": " << run.out;
-    std::vector<std::string> ours = ParsePathFates(run.out, kernel.size());
-    absl::StatusOr<Frames> written = ReadPcap(left);
-    if (!written.ok()) {
-      ADD_FAILURE() << what << ": " << written.status();
-      continue;
-    }
-    size_t next = 0;  // the written frames are the accepted ones, in order
-    compared = 0;
-    for (size_t i = 0; i < kernel.size(); ++i) {
-      const std::string want = KernelFate(kernel[i]);
-      EXPECT_EQ(ours[i], want) << what << " tier " << tier << " frame " << i;
-      if (ours[i] == "drop" || ours[i] == "missing" || next >= written->size()) continue;
-      const std::vector<uint8_t>& mine = (*written)[next++];
-      if (ours[i] == "forwarded" && want == "forwarded") {
-        EXPECT_EQ(IpPacket(mine), IpPacket(kernel[i].arrived))
-            << what << " tier " << tier << " frame " << i << ": the forwarded bytes differ";
-        ++compared;
-      }
-    }
-    EXPECT_EQ(next, written->size()) << what << ": written and accepted frames differ";
-  }
-  return compared;
-}
-
 TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
   for (OracleSyntax syntax : {OracleSyntax::kNft, OracleSyntax::kIptablesSave}) {
     if (absl::Status s = OracleAvailable(syntax); !s.ok()) GTEST_SKIP() << s.message();
@@ -228,12 +181,7 @@ TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
 
 // A connection's packets both ways: clients (10.1.0.0/16, behind fwin)
 // and servers (behind fwout, frames sent from dst0).
-struct Packet {
-  bool from_server;
-  FrameSpec spec;
-};
-
-std::vector<Packet> ConnectionPackets() {
+std::vector<PathPacket> ConnectionPackets() {
   auto udp = [](const char* src, const char* dst, uint16_t sport, uint16_t dport) {
     return FrameSpec{.src = src, .dst = dst, .proto = 17, .sport = sport, .dport = dport,
                      .payload = {0, 0, 0, 0}};
@@ -304,16 +252,11 @@ TEST(PathKernel, ConnectionsBothWaysWithNat) {
   }
   ScratchDir dir("rulejit-conn");
   ASSERT_FALSE(dir.path.empty());
-  Frames frames;
-  std::vector<bool> from_server;
-  for (const Packet& p : ConnectionPackets()) {
-    frames.push_back(BuildFrame(p.spec));
-    from_server.push_back(p.from_server);
-  }
-  absl::StatusOr<Frames> injected = PreparePathFrames(frames, from_server);
-  ASSERT_TRUE(injected.ok()) << injected.status();
   const std::string pcap = dir.path + "/frames.pcap";
-  ASSERT_TRUE(WritePcap(pcap, *injected));
+  absl::StatusOr<PathTraffic> traffic = WritePathTraffic(ConnectionPackets(), pcap);
+  ASSERT_TRUE(traffic.ok()) << traffic.status();
+  const Frames& frames = traffic->frames;
+  const std::vector<bool>& from_server = traffic->from_server;
   const std::vector<std::string> tiers = SupportedTiers(dir.path);
   for (const Case& c : ConnectionCases()) {
     std::string host;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
 #include "absl/strings/str_cat.h"
@@ -197,8 +198,98 @@ std::vector<std::string> ParsePathFates(const std::string& out, size_t count) {
   return fates;
 }
 
+std::vector<bool> ParseRandomPorts(const std::string& out, size_t count) {
+  std::vector<bool> random(count, false);
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    size_t index = 0;
+    if (absl::EndsWith(line, " random-port") &&
+        absl::SimpleAtoi(line.substr(0, line.find(' ')), &index) && index < count) {
+      random[index] = true;
+    }
+  }
+  return random;
+}
+
+// An IP packet with its TCP/UDP ports and L4 checksum zeroed.
+std::vector<uint8_t> WithoutPorts(std::vector<uint8_t> ip) {
+  if (ip.empty()) return ip;
+  const bool v6 = (ip[0] >> 4) == 6;
+  const size_t l4 = v6 ? 40 : (ip[0] & 0x0f) * 4u;
+  const uint8_t proto = ip[v6 ? 6 : 9];
+  const size_t csum = proto == 6 ? 16 : 6;
+  if ((proto != 6 && proto != 17) || ip.size() < l4 + csum + 2) return ip;
+  std::fill(ip.begin() + l4, ip.begin() + l4 + 4, 0);
+  ip[l4 + csum] = ip[l4 + csum + 1] = 0;
+  return ip;
+}
+
 std::string KernelFate(const PathOutcome& outcome) {
   return outcome.forwarded ? "forwarded" : outcome.delivered ? "delivered" : "drop";
+}
+
+// The IP packet of an Ethernet frame, as its header's length says (a
+// capture may pad short frames).
+std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
+  const bool v6 = frame.size() > 13 && frame[12] == 0x86 && frame[13] == 0xdd;
+  if (frame.size() < 14u + (v6 ? 40 : 20)) return frame;
+  const size_t len = v6 ? 40 + (frame[18] << 8 | frame[19]) : (frame[16] << 8 | frame[17]);
+  return std::vector<uint8_t>(frame.begin() + 14,
+                              frame.begin() + 14 + std::min(len, frame.size() - 14));
+}
+
+// Runs `rulejit eval FILE PCAP --path forward ARGS` on every tier and
+// expects the kernel's fate for every frame, and for every frame both
+// forwarded the IP packet dst0 or src0 captured. Returns the forwarded
+// frames compared (per tier).
+size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
+                        const std::string& args, const std::vector<PathOutcome>& kernel,
+                        const std::vector<std::string>& tiers, const std::string& dir) {
+  size_t compared = 0;
+  for (const std::string& tier : tiers) {
+    const std::string left = absl::StrCat(dir, "/left-", tier, ".pcap");
+    ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path forward ", args,
+                                          " --backend ", tier, " --write-pcap ", left));
+    EXPECT_EQ(run.exit_code, 0) << what << ": " << run.out;
+    std::vector<std::string> ours = ParsePathFates(run.out, kernel.size());
+    std::vector<bool> random_port = ParseRandomPorts(run.out, kernel.size());
+    absl::StatusOr<Frames> written = ReadPcap(left);
+    if (!written.ok()) {
+      ADD_FAILURE() << what << ": " << written.status();
+      continue;
+    }
+    size_t next = 0;  // the written frames are the accepted ones, in order
+    compared = 0;
+    for (size_t i = 0; i < kernel.size(); ++i) {
+      const std::string want = KernelFate(kernel[i]);
+      EXPECT_EQ(ours[i], want) << what << " tier " << tier << " frame " << i;
+      if (ours[i] == "drop" || ours[i] == "missing" || next >= written->size()) continue;
+      const std::vector<uint8_t>& mine = (*written)[next++];
+      if (ours[i] == "forwarded" && want == "forwarded") {
+        // A port rulejit drew at random is an example: all else must match.
+        const auto bytes = [&](const std::vector<uint8_t>& frame) {
+          return random_port[i] ? WithoutPorts(IpPacket(frame)) : IpPacket(frame);
+        };
+        EXPECT_EQ(bytes(mine), bytes(kernel[i].arrived))
+            << what << " tier " << tier << " frame " << i << ": the forwarded bytes differ";
+        ++compared;
+      }
+    }
+    EXPECT_EQ(next, written->size()) << what << ": written and accepted frames differ";
+  }
+  return compared;
+}
+
+absl::StatusOr<PathTraffic> WritePathTraffic(const std::vector<PathPacket>& packets,
+                                             const std::string& pcap) {
+  PathTraffic traffic;
+  for (const PathPacket& p : packets) {
+    traffic.frames.push_back(BuildFrame(p.spec));
+    traffic.from_server.push_back(p.from_server);
+  }
+  absl::StatusOr<Frames> injected = PreparePathFrames(traffic.frames, traffic.from_server);
+  if (!injected.ok()) return injected.status();
+  if (!WritePcap(pcap, *injected)) return absl::InternalError("cannot write " + pcap);
+  return traffic;
 }
 
 }  // namespace rulejit::testing

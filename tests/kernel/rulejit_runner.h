@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "tests/kernel/kernel_oracle.h"
+#include "tests/support/frames.h"
 
 namespace rulejit::testing {
 
@@ -51,8 +52,37 @@ absl::StatusOr<std::vector<bool>> RulejitVerdicts(const std::string& file,
 // "<index> drop") as one fate per index: delivered, forwarded, sent, drop,
 // or missing.
 std::vector<std::string> ParsePathFates(const std::string& out, size_t count);
+// Which lines end in " random-port" (a NAT drew the port at random).
+std::vector<bool> ParseRandomPorts(const std::string& out, size_t count);
 // The kernel's fate of a frame in the same words.
 std::string KernelFate(const PathOutcome& outcome);
+
+// A packet of a connection through fw: from a client behind fwin, or
+// (from_server) from a server behind fwout (kernel_oracle.h, both ways).
+struct PathPacket {
+  bool from_server;
+  FrameSpec spec;
+};
+struct PathTraffic {
+  Frames frames;                  // as built (KernelPathOutcomes prepares them)
+  std::vector<bool> from_server;  // per frame
+};
+// Builds the packets and writes them to `pcap` as the oracle injects them.
+absl::StatusOr<PathTraffic> WritePathTraffic(const std::vector<PathPacket>& packets,
+                                             const std::string& pcap);
+
+// The IP packet of an Ethernet frame, as its header's length says (a
+// capture may pad short frames).
+std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame);
+
+// Runs `rulejit eval FILE PCAP --path forward ARGS` on every tier and
+// expects the kernel's fate for every frame, and for every frame both
+// forwarded the IP packet the other side captured, but for the ports and
+// L4 checksum where rulejit says it drew a port at random (gtest failures
+// under `what`). Returns the forwarded frames compared on the last tier.
+size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
+                        const std::string& args, const std::vector<PathOutcome>& kernel,
+                        const std::vector<std::string>& tiers, const std::string& dir);
 
 // The frames where rulejit's verdicts differ from the kernel's, each
 // reported as a test failure under `what` ("CASE tier T").
