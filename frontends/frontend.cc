@@ -116,7 +116,9 @@ std::optional<InputFormat> FormatFromName(std::string_view name) {
 
 std::optional<InputFormat> DetectFormat(std::string_view text) {
   auto [line, number] = FirstMeaningfulLine(AbslView(text));
-  if (number == 0) return std::nullopt;
+  // Nothing but blanks and comments: an empty ruleset (what iptables-save
+  // prints on a host without tables; nft -f and iptables-restore load it).
+  if (number == 0) return InputFormat::kNft;
   if (line[0] == '@') return InputFormat::kClassbench;
   if (LooksLikeIptablesSave(line)) return InputFormat::kIptables;
   if (LooksLikeNft(line)) return InputFormat::kNft;

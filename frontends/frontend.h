@@ -33,7 +33,8 @@ using InputFormat = rulejit::InputFormat;
 const char* FormatName(InputFormat format);
 // "iptables" | "iptables-nft" | "nft" | "classbench"; nullopt otherwise.
 std::optional<InputFormat> FormatFromName(std::string_view name);
-// The format the text looks like, or nullopt when it looks like none.
+// The format the text looks like, or nullopt when it looks like none (text
+// of blanks and comments alone is an empty nft ruleset).
 std::optional<InputFormat> DetectFormat(std::string_view text);
 
 // Parses `text` (named `name` in diagnostics; nft includes are looked up

@@ -197,7 +197,7 @@ Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta) {
       break;
   }
   const Flow& flow = flows_[e.flow];
-  meta.ct_status = kIpsConfirmed | (flow.seen_reply ? kIpsSeenReply : 0u) | flow.nat_status;
+  meta.ct_status = flow.Status(true);
   meta.ct_mark = flow.mark;
   return e;
 }

@@ -65,6 +65,8 @@ inline constexpr uint32_t kIpsSrcNat = 1u << 4;
 inline constexpr uint32_t kIpsDstNat = 1u << 5;
 inline constexpr uint32_t kIpsSeenReply = 1u << 1;
 inline constexpr uint32_t kIpsConfirmed = 1u << 3;
+inline constexpr uint32_t kIpsSrcNatDone = 1u << 7;
+inline constexpr uint32_t kIpsDstNatDone = 1u << 8;
 
 // The two NAT manips (NF_NAT_MANIP_SRC / _DST).
 enum class Manip : uint8_t { kSrc = 0, kDst = 1 };
@@ -95,6 +97,12 @@ class Conntrack {
     uint32_t mark = 0;
     uint32_t nat_status = 0;           // kIpsSrcNat | kIpsDstNat
     bool nat_done[2] = {false, false};  // indexed by Manip
+
+    // `ct status` as the kernel shows it (IPS_* bits of what is modelled).
+    uint32_t Status(bool confirmed) const {
+      return (confirmed ? kIpsConfirmed : 0u) | (seen_reply ? kIpsSeenReply : 0u) | nat_status |
+             (nat_done[0] ? kIpsSrcNatDone : 0u) | (nat_done[1] ? kIpsDstNatDone : 0u);
+    }
   };
 
   // What conntrack attached to one packet (nf_conntrack_in): the handle the

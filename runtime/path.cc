@@ -192,6 +192,8 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
       case NatOutcome::kUnsupported: return Drop("NAT: prefix mappings are not modelled");
     }
   }
+  // The chains after the step see the binding in `ct status`.
+  meta_.ct_status = flow->Status(entry_.kind != Conntrack::Entry::kNew);
   // ICMP errors quoting a NATed connection are not translated (path.h).
   if (entry_.kind != Conntrack::Entry::kRelated &&
       TranslatePacket(*flow, entry_.reply, manip, bytes_, view_)) {

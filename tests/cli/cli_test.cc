@@ -239,6 +239,17 @@ TEST_F(CliTest, CheckUndetectableFormat) {
   EXPECT_THAT(r.err, HasSubstr("hint: use --format"));
 }
 
+// iptables-save prints nothing on a host without tables; the kernel's
+// loaders take an empty file.
+TEST_F(CliTest, CheckEmptyFileIsAnEmptyRuleset) {
+  for (const char* text : {"", "\n# nothing here\n\n"}) {
+    std::string path = Write("empty.rules", text);
+    ToolResult r = Run({"check", path});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, path + ": ok, 0 tables, 0 chains, 0 rules\n");
+  }
+}
+
 TEST_F(CliTest, CheckClassbenchRules) {
   std::string path =
       Write("acl", "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t22 : 22\t0x06/0xFF\t\n");

@@ -1,5 +1,7 @@
 // Generated rulesets along the whole path, against the kernel: each seed
-// makes an nft ruleset with chains at random hooks and priorities (netdev
+// makes an iptables-save dump (raw, mangle, nat, filter and security
+// tables with marks, connmarks, notrack, DNAT, REDIRECT, SNAT and
+// MASQUERADE) and an nft ruleset with chains at random hooks and priorities (netdev
 // ingress on fwin and egress on fwout, prerouting from raw to after NAT,
 // input, forward, postrouting, nat chains for DNAT, redirect, SNAT and
 // masquerade) whose rules set marks and ct marks early and test them
@@ -15,6 +17,7 @@
 // reason otherwise. About 30 seconds.
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -181,36 +184,126 @@ class Generator {
   std::mt19937 rng_;
 };
 
-TEST(PathGenKernel, GeneratedRulesetsFollowTheKernelAlongThePath) {
-  if (absl::Status s = OracleAvailable(OracleSyntax::kNft); !s.ok()) GTEST_SKIP() << s.message();
+// Random iptables-save dumps (IPv4): raw, mangle, nat, filter and
+// security tables interleaved at their priorities along the path.
+class IptablesGenerator {
+ public:
+  explicit IptablesGenerator(uint32_t seed) : rng_(seed) {}
+
+  std::string Ruleset() {
+    std::string out;
+    Table(out, "raw", {"PREROUTING", "OUTPUT"});
+    Table(out, "mangle", {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"});
+    Table(out, "nat", {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"});
+    Table(out, "filter", {"INPUT", "FORWARD", "OUTPUT"});
+    Table(out, "security", {"INPUT", "FORWARD", "OUTPUT"});
+    return out;
+  }
+
+ private:
+  int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(int percent) { return Pick(1, 100) <= percent; }
+  template <typename T>
+  const T& OneOf(const std::vector<T>& v) {
+    return v[Pick(0, static_cast<int>(v.size()) - 1)];
+  }
+
+  std::string Match(const std::string& chain) {
+    std::vector<std::string> matches = {
+        "-m mark --mark 0x1", "-m mark --mark 0x2", "-m connmark --mark 0x3",
+        "-m conntrack --ctstate NEW", "-m conntrack --ctstate ESTABLISHED",
+        "-m conntrack --ctstate INVALID", "-m conntrack --ctstate UNTRACKED",
+        "-m conntrack --ctstate DNAT", "-m conntrack --ctstate SNAT", "-m state --state RELATED,ESTABLISHED",
+        "-p udp --dport 53", "-p udp --dport 123", "-p udp --sport 53", "-p tcp --dport 80",
+        "-p tcp --dport 22", "-d 10.20.0.1/32", "-d 10.20.0.9/32", "-d 198.18.0.1/32",
+        "-s 10.1.0.5/32", "-s 10.20.0.1/32", "-m ttl --ttl-eq 63", "-m ttl --ttl-eq 64",
+    };
+    if (chain == "PREROUTING" || chain == "INPUT" || chain == "FORWARD") {
+      matches.insert(matches.end(), {"-i fwin", "-i fwout"});
+    }
+    if (chain == "FORWARD" || chain == "OUTPUT" || chain == "POSTROUTING") {
+      matches.insert(matches.end(), {"-o fwout", "-o fwin"});
+    }
+    return OneOf(matches);
+  }
+
+  std::string Target(const std::string& table, const std::string& chain) {
+    if (table == "nat") {
+      if (chain == "PREROUTING") {
+        return OneOf(std::vector<std::string>{
+            "-p udp --dport 53 -d 198.18.0.1 -j DNAT --to-destination 10.20.0.9",
+            "-d 10.20.0.1 -p udp --dport 53 -j DNAT --to-destination 198.18.0.5",
+            "-d 10.20.0.2 -j DNAT --to-destination 10.20.0.3",
+            "-p tcp --dport 80 -j DNAT --to-destination 10.20.0.9:8080",
+            "-p udp --dport 8080 -j REDIRECT --to-ports 53", "-j ACCEPT", "-j RETURN"});
+      }
+      if (chain == "POSTROUTING") {
+        return OneOf(std::vector<std::string>{
+            "-o fwout -j MASQUERADE", "-d 10.20.0.1 -j SNAT --to-source 198.18.0.5",
+            "-p udp --dport 123 -j SNAT --to-source 10.99.0.1", "-j ACCEPT"});
+      }
+      return "-j ACCEPT";
+    }
+    std::vector<std::string> targets = {"-j ACCEPT", "-j DROP", "-j RETURN"};
+    if (table == "mangle") {
+      targets.insert(targets.end(), {"-j MARK --set-mark 0x1", "-j MARK --set-xmark 0x2/0x2",
+                                     "-j CONNMARK --set-mark 0x3", "-j CONNMARK --save-mark",
+                                     "-j CONNMARK --restore-mark"});
+    }
+    if (table == "raw") targets.insert(targets.end(), {"-j CT --notrack", "-j NOTRACK"});
+    return OneOf(targets);
+  }
+
+  void Table(std::string& out, const std::string& table, const std::vector<std::string>& chains) {
+    if (!Chance(table == "filter" ? 90 : 50)) return;
+    absl::StrAppend(&out, "*", table, "\n");
+    for (const std::string& chain : chains) {
+      const bool drop = table == "filter" && chain != "OUTPUT" && Chance(40);
+      absl::StrAppend(&out, ":", chain, " ", drop ? "DROP" : "ACCEPT", " [0:0]\n");
+    }
+    for (const std::string& chain : chains) {
+      if (chain == "OUTPUT" || !Chance(60)) continue;
+      for (int r = Pick(1, 3); r > 0; --r) {
+        std::string rule = absl::StrCat("-A ", chain);
+        for (int m = Pick(0, 1); m > 0; --m) absl::StrAppend(&rule, " ", Match(chain));
+        absl::StrAppend(&out, rule, " ", Target(table, chain), "\n");
+      }
+    }
+    absl::StrAppend(&out, "COMMIT\n");
+  }
+
+  std::mt19937 rng_;
+};
+
+// Runs every seed's ruleset in the kernel and in rulejit along the path
+// (RULEJIT_PATH_GEN_SEED=N replays one seed, RULEJIT_PATH_GEN_SEEDS=N runs
+// N seeds).
+void RunSeeds(OracleSyntax syntax, const char* extension,
+              const std::function<std::string(uint32_t)>& generate) {
+  if (absl::Status s = OracleAvailable(syntax); !s.ok()) GTEST_SKIP() << s.message();
   ScratchDir dir("rulejit-path-gen");
   ASSERT_FALSE(dir.path.empty());
   const std::string pcap = dir.path + "/frames.pcap";
   absl::StatusOr<PathTraffic> traffic = WritePathTraffic(Traffic(), pcap);
   ASSERT_TRUE(traffic.ok()) << traffic.status();
-  const Frames& frames = traffic->frames;
-  const std::vector<bool>& from_server = traffic->from_server;
   const std::vector<std::string> tiers = SupportedTiers(dir.path);
-  int loaded = 0;
-  // RULEJIT_PATH_GEN_SEED=N replays one seed.
   const char* only = std::getenv("RULEJIT_PATH_GEN_SEED");
   const char* many = std::getenv("RULEJIT_PATH_GEN_SEEDS");
   const int seeds = many != nullptr ? std::atoi(many) : kSeeds;
+  int loaded = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     if (only != nullptr && std::atoi(only) != seed) continue;
-    const std::string text = Generator(seed).Ruleset();
+    const std::string text = generate(seed);
     std::string host;
-    absl::StatusOr<std::vector<PathOutcome>> kernel = KernelPathOutcomes(
-        {.syntax = OracleSyntax::kNft, .text = text}, frames, {.fw_host_json = &host},
-        from_server);
-    if (!kernel.ok()) continue;  // a combination the kernel refuses
-    ++loaded;
-    if (only != nullptr) {
-      for (size_t i = 0; i < kernel->size(); ++i) {
-        std::printf("kernel %zu %s\n", i, KernelFate((*kernel)[i]).c_str());
-      }
+    absl::StatusOr<std::vector<PathOutcome>> kernel =
+        KernelPathOutcomes({.syntax = syntax, .text = text}, traffic->frames,
+                           {.fw_host_json = &host}, traffic->from_server);
+    if (!kernel.ok()) {
+      if (only != nullptr) std::printf("the kernel refuses it: %s\n", kernel.status().ToString().c_str());
+      continue;  // a combination the kernel refuses
     }
-    const std::string file = absl::StrCat(dir.path, "/seed", seed, ".nft");
+    ++loaded;
+    const std::string file = absl::StrCat(dir.path, "/seed", seed, extension);
     std::ofstream(file) << text;
     std::ofstream(dir.path + "/host.json") << host;
     ExpectKernelPath(absl::StrCat("seed ", seed, "\n", text, "\n"), file, pcap,
@@ -218,6 +311,15 @@ TEST(PathGenKernel, GeneratedRulesetsFollowTheKernelAlongThePath) {
   }
   std::printf("%d seeds: the kernel loads %d\n", seeds, loaded);
   if (only == nullptr) EXPECT_GE(loaded, seeds / 2);
+}
+
+TEST(PathGenKernel, GeneratedNftRulesetsFollowTheKernelAlongThePath) {
+  RunSeeds(OracleSyntax::kNft, ".nft", [](uint32_t seed) { return Generator(seed).Ruleset(); });
+}
+
+TEST(PathGenKernel, GeneratedIptablesDumpsFollowTheKernelAlongThePath) {
+  RunSeeds(OracleSyntax::kIptablesSave, ".ipt",
+           [](uint32_t seed) { return IptablesGenerator(seed).Ruleset(); });
 }
 
 }  // namespace
