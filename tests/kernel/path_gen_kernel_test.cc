@@ -67,10 +67,27 @@ std::vector<PathPacket> Traffic() {
   };
 }
 
-// A random nft ruleset from a seed.
-class Generator {
+// The random choices both generators make.
+class Dice {
  public:
-  explicit Generator(uint32_t seed) : rng_(seed) {}
+  explicit Dice(uint32_t seed) : rng_(seed) {}
+
+ protected:
+  int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(int percent) { return Pick(1, 100) <= percent; }
+  template <typename T>
+  const T& OneOf(const std::vector<T>& v) {
+    return v[Pick(0, static_cast<int>(v.size()) - 1)];
+  }
+
+ private:
+  std::mt19937 rng_;
+};
+
+// A random nft ruleset from a seed.
+class Generator : public Dice {
+ public:
+  explicit Generator(uint32_t seed) : Dice(seed) {}
 
   std::string Ruleset() {
     std::string filter, nat, netdev;
@@ -87,13 +104,6 @@ class Generator {
   }
 
  private:
-  int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool Chance(int percent) { return Pick(1, 100) <= percent; }
-  template <typename T>
-  const T& OneOf(const std::vector<T>& v) {
-    return v[Pick(0, static_cast<int>(v.size()) - 1)];
-  }
-
   std::string Match() {
     static const std::vector<std::string> kMatches = {
         "meta mark 0x1", "meta mark 0x2", "meta mark != 0x1", "ct mark 0x3",
@@ -180,15 +190,13 @@ class Generator {
     return absl::StrCat("  chain ", hook, " {\n    type filter hook ", hook, " device \"",
                         device, "\" priority 0;\n    ", OneOf(kRules), "\n  }\n");
   }
-
-  std::mt19937 rng_;
 };
 
 // Random iptables-save dumps (IPv4): raw, mangle, nat, filter and
 // security tables interleaved at their priorities along the path.
-class IptablesGenerator {
+class IptablesGenerator : public Dice {
  public:
-  explicit IptablesGenerator(uint32_t seed) : rng_(seed) {}
+  explicit IptablesGenerator(uint32_t seed) : Dice(seed) {}
 
   std::string Ruleset() {
     std::string out;
@@ -201,13 +209,6 @@ class IptablesGenerator {
   }
 
  private:
-  int Pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  bool Chance(int percent) { return Pick(1, 100) <= percent; }
-  template <typename T>
-  const T& OneOf(const std::vector<T>& v) {
-    return v[Pick(0, static_cast<int>(v.size()) - 1)];
-  }
-
   std::string Match(const std::string& chain) {
     std::vector<std::string> matches = {
         "-m mark --mark 0x1", "-m mark --mark 0x2", "-m connmark --mark 0x3",
@@ -271,8 +272,6 @@ class IptablesGenerator {
     }
     absl::StrAppend(&out, "COMMIT\n");
   }
-
-  std::mt19937 rng_;
 };
 
 // Runs every seed's ruleset in the kernel and in rulejit along the path
