@@ -63,9 +63,10 @@ bool Limited4(const uint8_t* a) { return a[0] == 255 && a[1] == 255 && a[2] == 2
 // One packet's walk along its path.
 class Walk {
  public:
-  Walk(const Program& program, const HostModel& host, Conntrack& conntrack, bool nat,
-       RunState* state)
-      : program_(program), host_(host), conntrack_(conntrack), nat_(nat), state_(state) {}
+  Walk(const Program& program, const HostModel& host, Conntrack& conntrack,
+       const std::vector<PathRunner::HookChains>& hooks, bool nat, RunState* state)
+      : program_(program), host_(host), conntrack_(conntrack), hooks_(hooks), nat_(nat),
+        state_(state) {}
 
   PathResult Run(const PathOptions& options, const uint8_t* frame, uint32_t len,
                  const PacketMeta& meta);
@@ -107,6 +108,7 @@ class Walk {
   const Program& program_;
   const HostModel& host_;
   Conntrack& conntrack_;
+  const std::vector<PathRunner::HookChains>& hooks_;
   const bool nat_;
   RunState* state_;
 
@@ -205,23 +207,17 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
 // One hook: its chains by priority, the kernel's steps among them.
 bool Walk::RunHook(Hook hook) {
   SetDevices(hook);
-  std::vector<RuleRef> plain, nat_chains;
-  std::vector<int32_t> priorities;
-  for (const BaseChainInfo& c : program_.BaseChains(hook)) {
-    if (c.nat) {
-      nat_chains.push_back(c.chain);
-    } else {
-      plain.push_back(c.chain);
-      priorities.push_back(c.priority);
-    }
-  }
+  const PathRunner::HookChains& chains = hooks_[static_cast<int>(hook)];
+  const std::vector<RuleRef>& plain = chains.plain;
+  const std::vector<int32_t>& priorities = chains.priorities;
+  const std::vector<RuleRef>& nat_chains = chains.nat;
   Result decided;
   size_t next = 0;
   bool ok = true;
   auto run_until = [&](int64_t priority) {
     size_t end = next;
     while (end < plain.size() && priorities[end] <= priority) ++end;
-    ok = RunChains(hook, std::span(plain).subspan(next, end - next), &decided);
+    ok = RunChains(hook, std::span<const RuleRef>(plain).subspan(next, end - next), &decided);
     next = end;
     return ok;
   };
@@ -415,13 +411,22 @@ PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t 
 PathRunner::PathRunner(const Program& program, const HostModel& host, Conntrack& conntrack)
     : program_(program), host_(host), conntrack_(conntrack) {
   for (int h = 0; h <= static_cast<int>(Hook::kEgress); ++h) {
-    for (const BaseChainInfo& c : program.BaseChains(static_cast<Hook>(h))) nat_ |= c.nat;
+    HookChains& chains = hooks_.emplace_back();
+    for (const BaseChainInfo& c : program.BaseChains(static_cast<Hook>(h))) {
+      nat_ |= c.nat;
+      if (c.nat) {
+        chains.nat.push_back(c.chain);
+      } else {
+        chains.plain.push_back(c.chain);
+        chains.priorities.push_back(c.priority);
+      }
+    }
   }
 }
 
 PathResult PathRunner::Run(const PathOptions& options, const uint8_t* frame, uint32_t len,
                            const PacketMeta& meta, RunState* state) const {
-  return Walk(program_, host_, conntrack_, nat_, state).Run(options, frame, len, meta);
+  return Walk(program_, host_, conntrack_, hooks_, nat_, state).Run(options, frame, len, meta);
 }
 
 }  // namespace rulejit::runtime

@@ -111,10 +111,19 @@ class PathRunner {
   PathResult Run(const PathOptions& options, const uint8_t* frame, uint32_t len,
                  const PacketMeta& meta, RunState* state) const;
 
+  // A hook's base chains as the path runs them: the others by priority,
+  // the nat chains apart (they run at the NAT step).
+  struct HookChains {
+    std::vector<RuleRef> plain;
+    std::vector<int32_t> priorities;  // of `plain`
+    std::vector<RuleRef> nat;
+  };
+
  private:
   const Program& program_;
   const HostModel& host_;
   Conntrack& conntrack_;
+  std::vector<HookChains> hooks_;  // by Hook
   bool nat_ = false;  // some chain is of type nat: the NAT steps run
 };
 

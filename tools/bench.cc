@@ -1,4 +1,5 @@
-// `rulejit bench FILE --trace T [--backend B] [--no-classify] [--hook H]
+// `rulejit bench FILE --trace T [--backend B] [--no-classify]
+//                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]]
 //                     [--json] [--format F]`
 //
 // Classification throughput of the compiled ruleset over a trace: a pcap of
@@ -10,6 +11,10 @@
 //   packets, Mpps, ns/packet, build ms, memory of the built code, and
 //   mismatches against the trace's expected rules (ClassBench traces: the
 //   1-based line of the first matching rule; 0 = none).
+// --path forward|input|output measures the whole path instead
+// (runtime/path.h, as `eval --path`: every hook, conntrack, NAT, routing
+// on --host), one frame at a time with one connection table across the
+// repeated trace; mismatches are then not checked.
 // --json ends the output with one JSON object with the keys packets mpps
 // ns_per_packet build_ms memory_bytes mismatches.
 #include <chrono>
@@ -21,7 +26,11 @@
 #include "api/internal.h"
 #include "frontends/classbench/classbench.h"
 #include "rulejit/rulejit.h"
+#include "runtime/conntrack.h"
+#include "runtime/path.h"
 #include "tools/commands.h"
+#include "tools/eval_path.h"
+#include "tools/host_option.h"
 #include "tools/pcap_source.h"
 
 namespace rulejit::tools {
@@ -109,6 +118,24 @@ Measurement Measure(const Program& program, Hook hook, const TraceFrames& trace,
   return m;
 }
 
+// The trace along the whole path, frame by frame.
+Measurement MeasurePath(const Program& program, const HostModel& host,
+                        const runtime::PathOptions& path, const TraceFrames& trace) {
+  runtime::Conntrack conntrack;
+  runtime::PathRunner runner(program, host, conntrack);
+  RunState state;
+  Measurement m;
+  const auto start = std::chrono::steady_clock::now();
+  while (m.seconds < kMinSeconds) {
+    for (const std::vector<uint8_t>& f : trace.frames) {
+      runner.Run(path, f.data(), static_cast<uint32_t>(f.size()), PacketMeta{}, &state);
+    }
+    m.packets += trace.frames.size();
+    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return m;
+}
+
 int RunBench(const Args& args, Streams io) {
   absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
@@ -127,8 +154,19 @@ int RunBench(const Args& args, Streams io) {
     return kExitInputError;
   }
 
+  absl::StatusOr<std::shared_ptr<const HostModel>> host = LoadHostOption(args.value("host"));
+  if (!host.ok()) return UsageError(kName, host.status().message(), io.err);
+  std::optional<runtime::PathOptions> path;
+  if (std::optional<std::string> name = args.value("path")) {
+    if (args.has("hook")) return UsageError(kName, "--path and --hook exclude each other", io.err);
+    absl::StatusOr<runtime::PathOptions> along = PathFromFlags(
+        *name, args.value_or("iif", ""), args.value_or("oif", ""), *host != nullptr);
+    if (!along.ok()) return UsageError(kName, along.status().message(), io.err);
+    path = *along;
+  }
   CompileOptions options{.backend = *backend};
   options.classify = !args.has("no-classify");
+  options.host = *host;
   const auto build_start = std::chrono::steady_clock::now();
   std::unique_ptr<const Program> program =
       CompileOrReport(kName, std::move(loaded->ruleset), options, io.err);
@@ -139,7 +177,7 @@ int RunBench(const Args& args, Streams io) {
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;
   uint64_t mismatches = 0;
-  if (!trace->expected.empty()) {  // one checked pass over the trace
+  if (!trace->expected.empty() && !path) {  // one checked pass over the trace
     RunState state;
     for (size_t i = 0; i < trace->frames.size(); ++i) {
       const auto& f = trace->frames[i];
@@ -147,7 +185,9 @@ int RunBench(const Args& args, Streams io) {
       mismatches += DecidingLine(*program, r.decided_by) != trace->expected[i];
     }
   }
-  Measurement m = Measure(*program, *hook, *trace, meta);
+  const HostModel fallback = LoopbackHost();
+  Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace)
+                       : Measure(*program, *hook, *trace, meta);
   const double ns = m.seconds * 1e9 / m.packets;
   const double mpps = m.packets / m.seconds / 1e6;
   const size_t memory = program->memory_bytes();
@@ -155,7 +195,10 @@ int RunBench(const Args& args, Streams io) {
       "backend %s: %u packets in %.3f s: %.3f Mpps, %.1f ns/packet; build %.2f ms; "
       "memory %u bytes; mismatches %u%s\n",
       BackendName(program->backend()), m.packets, m.seconds, mpps, ns, build_ms, memory,
-      mismatches, trace->expected.empty() ? " (trace has no expected rules)" : "");
+      mismatches,
+      path                     ? " (not checked along the path)"
+      : trace->expected.empty() ? " (trace has no expected rules)"
+                                : "");
   if (args.has("json")) {
     io.out << absl::StrFormat(
         "{\"packets\":%u,\"mpps\":%.6f,\"ns_per_packet\":%.3f,\"build_ms\":%.3f,"
@@ -171,12 +214,17 @@ Command BenchCommand() {
   return Command{
       .name = kName,
       .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
-                  "[--hook H] [--json] [--format F]",
+                  "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
+                  "[--host FILE|local]] [--json] [--format F]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
                          {"no-classify", false},
                          {"hook", true},
+                         {"path", true},
+                         {"iif", true},
+                         {"oif", true},
+                         {"host", true},
                          {"json", false},
                          {"format", true}},
                .positionals = {"FILE"}},

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/support/shell.h"
 #include "tests/cli/pcap_writer.h"
@@ -543,6 +544,34 @@ TEST_F(CliTest, EvalWithoutExplainPrintsIndexAndVerdict) {
     // The expected line without its third word (the deciding rule).
     EXPECT_EQ(lines[i], expected[i].substr(0, expected[i].rfind(' ')));
   }
+}
+
+// The example is an INPUT ruleset: along the input path (prerouting, then
+// input) every frame ends as at the input hook alone, accepted ones
+// delivered.
+TEST_F(CliTest, EvalAlongTheInputPathAgreesWithTheInputHook) {
+  ToolResult r = Run({"eval", kExampleRules, kExamplePcap, "--path", "input", "--iif", "eth0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> expected =
+      Lines(ReadAll(kSourceDir + "/examples/expected_verdicts.txt"));
+  std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), expected.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string verdict = expected[i].substr(0, expected[i].rfind(' '));
+    if (absl::EndsWith(verdict, " accept")) verdict += " delivered";
+    EXPECT_EQ(lines[i], verdict);
+  }
+}
+
+TEST_F(CliTest, PathFlagsAreChecked) {
+  EXPECT_EQ(Run({"eval", kExampleRules, kExamplePcap, "--path", "input", "--hook", "input"})
+                .exit_code, 2);
+  EXPECT_EQ(Run({"eval", kExampleRules, kExamplePcap, "--path", "sideways"}).exit_code, 2);
+  EXPECT_EQ(Run({"eval", kExampleRules, kExamplePcap, "--write-pcap", "/dev/null"}).exit_code, 2);
+  ToolResult bench = Run({"bench", kExampleRules, "--trace", kExamplePcap, "--path", "input",
+                          "--iif", "eth0", "--backend", "interp"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_THAT(bench.out, HasSubstr("(not checked along the path)"));
 }
 
 TEST_F(CliTest, EvalJsonLinesParseAndAgreeWithExplain) {
