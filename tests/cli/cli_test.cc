@@ -533,17 +533,18 @@ TEST_F(CliTest, QueueIsAVerdictAndInterpreterFallbackIsVisible) {
   }
 }
 
+// examples/expected_verdicts.txt without the third word (the deciding
+// rule): "<index> <verdict>".
+std::vector<std::string> ExpectedVerdicts() {
+  std::vector<std::string> lines = Lines(ReadAll(kSourceDir + "/examples/expected_verdicts.txt"));
+  for (std::string& line : lines) line = line.substr(0, line.rfind(' '));
+  return lines;
+}
+
 TEST_F(CliTest, EvalWithoutExplainPrintsIndexAndVerdict) {
   ToolResult r = Run({"eval", kExampleRules, kExamplePcap, "--iif", "eth0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::vector<std::string> expected =
-      Lines(ReadAll(kSourceDir + "/examples/expected_verdicts.txt"));
-  std::vector<std::string> lines = Lines(r.out);
-  ASSERT_EQ(lines.size(), expected.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    // The expected line without its third word (the deciding rule).
-    EXPECT_EQ(lines[i], expected[i].substr(0, expected[i].rfind(' ')));
-  }
+  EXPECT_EQ(Lines(r.out), ExpectedVerdicts());
 }
 
 // The example is an INPUT ruleset: along the input path (prerouting, then
@@ -552,15 +553,11 @@ TEST_F(CliTest, EvalWithoutExplainPrintsIndexAndVerdict) {
 TEST_F(CliTest, EvalAlongTheInputPathAgreesWithTheInputHook) {
   ToolResult r = Run({"eval", kExampleRules, kExamplePcap, "--path", "input", "--iif", "eth0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::vector<std::string> expected =
-      Lines(ReadAll(kSourceDir + "/examples/expected_verdicts.txt"));
-  std::vector<std::string> lines = Lines(r.out);
-  ASSERT_EQ(lines.size(), expected.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string verdict = expected[i].substr(0, expected[i].rfind(' '));
-    if (absl::EndsWith(verdict, " accept")) verdict += " delivered";
-    EXPECT_EQ(lines[i], verdict);
+  std::vector<std::string> expected = ExpectedVerdicts();
+  for (std::string& line : expected) {
+    if (absl::EndsWith(line, " accept")) line += " delivered";
   }
+  EXPECT_EQ(Lines(r.out), expected);
 }
 
 TEST_F(CliTest, PathFlagsAreChecked) {
