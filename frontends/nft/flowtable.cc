@@ -32,7 +32,10 @@ bool Parser::ParseFlowtableBlock(ir::Table& table, const std::string& name, ir::
   bool hooked = false;
   while (!sink_.failed) {
     SkipSeparators();
-    if (AcceptPunct("}")) break;
+    if (AtBlockClose()) {
+      if (!CloseBlock()) return false;
+      break;
+    }
     const Token& t = Peek();
     if (t.kind != Tok::kWord) return ErrorUnexpected("flowtable property");
     const std::string w = t.text;

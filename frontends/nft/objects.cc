@@ -133,7 +133,11 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
   }
   if (!ok) return false;
   SkipSeparators();
-  if (!ExpectPunct("}")) return false;
+  if (!AtBlockClose()) return ErrorUnexpected("'}'");
+  // A statement body (counter, quota, limit, secmark) needs no separator.
+  const bool statement_body = obj.type == ir::kObjCounter || obj.type == ir::kObjQuota ||
+                              obj.type == ir::kObjLimit || obj.type == ir::kObjSecmark;
+  if (!CloseBlock(!statement_body)) return false;
   for (ir::Object& o : table.objects) {
     if (o.type == obj.type && o.name == obj.name) {
       o = std::move(obj);  // nft: adding it again keeps one

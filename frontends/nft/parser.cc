@@ -140,6 +140,27 @@ bool Parser::AtStmtEnd() {
          (t.kind == Tok::kPunct && (t.text == ";" || t.text == "}"));
 }
 
+bool Parser::AtBlockClose() {
+  const Token& t = Peek();
+  return t.kind == Tok::kPunct && t.text == "}";
+}
+
+bool Parser::CloseBlock(bool items_end_with_separator) {
+  auto separator = [](const Token& t) {
+    return t.kind == Tok::kNewline || t.kind == Tok::kEnd ||
+           (t.kind == Tok::kPunct && t.text == ";");
+  };
+  const bool after_separator =
+      pos_ > 0 && (separator(toks_[pos_ - 1]) ||
+                   (toks_[pos_ - 1].kind == Tok::kPunct && toks_[pos_ - 1].text == "{"));
+  if (items_end_with_separator && !after_separator) {
+    return Error(Peek().loc, "expected newline or ';' before '}'");
+  }
+  Next();
+  if (!separator(Peek())) return ErrorUnexpected("newline or ';' after '}'");
+  return true;
+}
+
 void Parser::SkipNewlines() {
   while (!sink_.failed && Peek().kind == Tok::kNewline) Next();
 }
@@ -494,9 +515,9 @@ bool Parser::ParseTableBlock(size_t table_index) {
   PushScope();
   while (!sink_.failed) {
     SkipSeparators();
-    if (AcceptPunct("}")) {
+    if (AtBlockClose()) {
       PopScope();
-      return true;
+      return CloseBlock();
     }
     if (!ParseTableItem(table_index)) return false;
   }
@@ -571,9 +592,9 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
   PushScope();
   while (!sink_.failed) {
     SkipSeparators();
-    if (AcceptPunct("}")) {
+    if (AtBlockClose()) {
       PopScope();
-      return true;
+      return CloseBlock();
     }
     if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
     if (!ParseChainItem(table_index, chain_index)) return false;

@@ -53,6 +53,15 @@ class Parser {
   bool ExpectWord(std::string* out, std::string_view what);
   bool ExpectName(std::string* out, std::string_view what);
   bool AtStmtEnd();
+  // Whether the next token is the '}' of a block (table, chain, set,
+  // flowtable, object).
+  bool AtBlockClose();
+  // Consumes that '}' as nft's grammar has it: every item of a block ends
+  // with a newline or ';' (so '}' follows '{' or one of them; not in the
+  // one-statement bodies of counter, quota, limit and secmark objects:
+  // `items_end_with_separator` false), and so does the block itself (a
+  // newline, ';' or the end of input follows).
+  bool CloseBlock(bool items_end_with_separator = true);
   void SkipNewlines();
   bool SkipSeparators();
   bool Error(ir::SourceLoc loc, std::string msg, std::string hint = "");

@@ -154,7 +154,10 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   PushScope();  // a define in a set block is the block's own
   while (!sink_.failed) {
     SkipSeparators();
-    if (AcceptPunct("}")) break;
+    if (AtBlockClose()) {
+      if (!CloseBlock()) return false;
+      break;
+    }
     const Token& t = Peek();
     if (t.kind != Tok::kWord) return ErrorUnexpected("set property");
     std::string w = t.text;

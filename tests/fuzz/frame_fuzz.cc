@@ -18,7 +18,7 @@ namespace {
 
 constexpr char kRules[] = R"(
 table inet f {
-  set blocked { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.0.2.1 } }
+  set blocked { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.0.2.1 }; }
   chain web {
     tcp dport { 80, 443 } ct state new accept
     ip6 nexthdr icmpv6 icmpv6 type echo-request accept

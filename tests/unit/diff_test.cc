@@ -466,8 +466,8 @@ TEST(DiffMapTest, VerdictMapAgainstRules) {
 
 TEST(DiffMapTest, NamedSetsAndConcatenations) {
   const std::string sets =
-      "  set web { type ipv4_addr . inet_service; elements = { 10.0.0.1 . 80, 10.0.0.2 . 443 } }\n"
-      "  set admins { type ipv4_addr; flags interval; elements = { 192.168.0.0/16 } }\n";
+      "  set web { type ipv4_addr . inet_service; elements = { 10.0.0.1 . 80, 10.0.0.2 . 443 }; }\n"
+      "  set admins { type ipv4_addr; flags interval; elements = { 192.168.0.0/16 }; }\n";
   ir::Ruleset a = Nft(InputChain("    ip saddr . tcp dport @web accept\n"
                                  "    ip saddr @admins accept\n",
                                  "drop", sets));

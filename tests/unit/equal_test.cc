@@ -20,8 +20,8 @@ namespace {
 // The one table of an nft ruleset whose forward chain is `rules`.
 Ruleset Parse(const std::string& rules) {
   absl::StatusOr<rulejit::Ruleset> rs = rulejit::ParseRuleset(
-      "table ip t {\n set named_a { type ipv4_addr; elements = { 10.0.0.1 } }\n"
-      " set named_b { type ipv4_addr; elements = { 10.0.0.1 } }\n"
+      "table ip t {\n set named_a { type ipv4_addr; elements = { 10.0.0.1 }; }\n"
+      " set named_b { type ipv4_addr; elements = { 10.0.0.1 }; }\n"
       " chain fwd {\n  type filter hook forward priority 0; policy drop;\n" +
           rules + " }\n}\n",
       "equal.nft");

@@ -15,7 +15,7 @@ namespace {
 TEST(NftCommands, BareTableThenFlushThenBlock) {
   auto rs = ParseRuleset(
       "table inet fw4\nflush table inet fw4\n\n"
-      "table inet fw4 {\n set s { type ipv4_addr; elements = { 1.2.3.4 } }\n"
+      "table inet fw4 {\n set s { type ipv4_addr; elements = { 1.2.3.4 }; }\n"
       " chain c {\n  type filter hook input priority 0;\n  ip saddr @s drop\n }\n}\n",
       "fw4.nft");
   ASSERT_TRUE(rs.ok()) << rs.status();
@@ -26,7 +26,7 @@ TEST(NftCommands, BareTableThenFlushThenBlock) {
 
 TEST(NftCommands, FlushTableKeepsChainsAndSets) {
   auto rs = ParseRuleset(
-      "table ip t {\n set s { type ipv4_addr; elements = { 1.2.3.4 } }\n"
+      "table ip t {\n set s { type ipv4_addr; elements = { 1.2.3.4 }; }\n"
       " chain c {\n  type filter hook input priority 0;\n  ip saddr @s drop\n }\n}\n"
       "flush table ip t\n",
       "flush.nft");

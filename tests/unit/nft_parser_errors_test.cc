@@ -133,7 +133,7 @@ TEST(NftParserErrors, GarbageNeverCrashes) {
                           "table ip t { chain c { ip saddr { } } }",
                           "table ip t { chain c { tcp dport 1-",
                           "table ip t { chain c { @nh,0,999999999 1 } }",
-                          "table ip t { set s { type ipv4_addr; elements = { 1.2.3.4/99 } } }",
+                          "table ip t { set s { type ipv4_addr; elements = { 1.2.3.4/99 }; } }",
                           // fuzz: a ct timeout policy left open looped forever
                           "table ip filter {\n\tct timeout cttime {\n\t\tprotocol tcp\n"
                           "\t\tl3proto ip\n\t\tpolicy = { established : ]2"};
@@ -147,3 +147,46 @@ TEST(NftParserErrors, GarbageNeverCrashes) {
 
 }  // namespace
 }  // namespace rulejit
+
+namespace rulejit::frontends {
+namespace {
+
+// nft's grammar ends every item of a block with a newline or ';', the
+// block itself included. What `nft -c -f` (1.0.6, Linux 6.18) said of each
+// text, measured in a namespace: rulejit must load and refuse the same.
+TEST(NftParserErrors, BlocksEndAsNftEndsThem) {
+  const std::vector<std::string> refused = {
+      "table ip t { chain c { type filter hook input priority 0; } }\n",
+      "table ip t { chain c { type filter hook input priority 0; tcp dport 22 accept } }\n",
+      "table ip t { set s { type ipv4_addr } }\n",
+      "table ip t { set s { type ipv4_addr; elements = { 1.1.1.1 } } }\n",
+      "table ip t { chain a { } chain b { } }\n",
+      "table ip t {\n chain c {\n  tcp dport 22 accept }\n}\n",
+      "add table ip t\nadd set ip t s { type ipv4_addr }\n",
+      "add table ip t\nadd chain ip t c { type filter hook input priority 0 }\n",
+      "table ip t {\n ct helper h { type \"ftp\" protocol tcp }\n}\n",
+  };
+  const std::vector<std::string> loaded = {
+      "table ip t {\n chain c {\n  tcp dport 22 accept\n }\n}\n",
+      "add table ip t\nadd counter ip t c { packets 1 bytes 2 }\n",
+      "add table ip t\nadd set ip t s { type ipv4_addr; }\n",
+      "add table ip t\nadd chain ip t c { type filter hook input priority 0; }\n",
+      "table ip t {\n counter c { packets 1 bytes 2 }\n}\n",
+      "table ip t {\n set s { type ipv4_addr; }\n}\n",
+      "table ip t {\n quota q { 100 bytes }\n}\n",
+      "table ip t {\n ct helper h { type \"ftp\" protocol tcp; }\n}\n",
+      "table ip t { }\n",
+  };
+  for (const std::string& text : refused) {
+    auto r = nft_test::Parse(text);
+    EXPECT_FALSE(r->rs.ok()) << text;
+    EXPECT_THAT(r->diags.Format(), ::testing::HasSubstr("expected newline or ';'")) << text;
+  }
+  for (const std::string& text : loaded) {
+    auto r = nft_test::Parse(text);
+    EXPECT_TRUE(r->rs.ok()) << text << r->diags.Format();
+  }
+}
+
+}  // namespace
+}  // namespace rulejit::frontends

@@ -45,14 +45,14 @@ TEST(NftParser, RulesetStructure) {
       "flush ruleset\n"
       "define web = { 80, 443 }\n"
       "table inet filter {\n"
-      "  set allowed { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.168.1.1 } }\n"
+      "  set allowed { type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.168.1.1 }; }\n"
       "  chain input {\n"
       "    type filter hook input priority filter + 10; policy drop;\n"
       "    ct state established,related accept\n"
       "    tcp dport $web accept\n"
       "    ip saddr @allowed jump allowed_in\n"
       "  }\n"
-      "  chain allowed_in { counter accept }\n"
+      "  chain allowed_in { counter accept; }\n"
       "}\n"
       "add rule inet filter allowed_in drop\n"
       "insert rule inet filter allowed_in log\n");
@@ -532,7 +532,7 @@ TEST(NftLowering, PayloadMergeSortsByOffset) {
 TEST(NftLowering, NamedSetKeyedByBitfieldShiftsItDown) {
   for (const char* decl : {"type dscp", "typeof ip6 dscp"}) {
     std::string text = std::string("table ip6 t {\n set s { ") + decl +
-                       "; elements = { cs1, af41 } }\n chain c {\n"
+                       "; elements = { cs1, af41 }; }\n chain c {\n"
                        "  type filter hook input priority 0;\n  ip6 dscp @s accept\n }\n}\n";
     auto r = Parse(text);
     ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
@@ -581,7 +581,7 @@ TEST(NftSemantics, DscpPrefixAndNamedDscpSets) {
   EXPECT_EQ(VerdictForTos("ip", "", "ip dscp 1/6", cs1), ir::VerdictCode::kAccept);
   EXPECT_EQ(VerdictForTos("ip", "", "ip dscp & 0x38 == 0x20", af41), ir::VerdictCode::kDrop);
   for (const char* decl : {"type dscp", "typeof ip6 dscp"}) {
-    std::string set = std::string(" set s { ") + decl + "; elements = { cs1, af41 } }\n";
+    std::string set = std::string(" set s { ") + decl + "; elements = { cs1, af41 }; }\n";
     EXPECT_EQ(VerdictForTos("ip6", set, "ip6 dscp @s", af41 | 1), ir::VerdictCode::kDrop) << decl;
     EXPECT_EQ(VerdictForTos("ip6", set, "ip6 dscp @s", cs1), ir::VerdictCode::kDrop) << decl;
     EXPECT_EQ(VerdictForTos("ip6", set, "ip6 dscp @s", dscp1), ir::VerdictCode::kAccept) << decl;
