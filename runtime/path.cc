@@ -89,12 +89,12 @@ class Walk {
   }
 
   bool RunHook(Hook hook);
-  bool RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided);
-  bool ConntrackStep();
+  Result RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided);
+  void ConntrackStep();
   bool NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chains, Result* decided);
   bool Arrive(const PathOptions& options);
   bool LocalOut(const PathOptions& options);
-  bool Deliver(bool looped);
+  bool Deliver();
   bool Forward();
   bool Postrouting();
   // The routing decision: true = local; else oif_ is the output device.
@@ -133,9 +133,10 @@ void Walk::SetDevices(Hook hook) {
   SetName(meta_.oifname, meta_.has_oif ? oifname_ : "");
 }
 
-// Runs `chains` of `hook`; carries marks and written bytes to what follows.
-bool Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided) {
-  if (chains.empty()) return true;
+// Runs `chains` of `hook`; carries marks, notrack and written bytes to
+// what follows and records the deciding rule.
+Result Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided) {
+  if (chains.empty()) return Result{};
   std::vector<uint8_t> written;
   Result r = program_.RunChains(hook, chains, ViewAt(hook), meta_, state_, &written);
   meta_.mark = r.mark;
@@ -146,21 +147,20 @@ bool Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided
     Reparse();
   }
   if (r.decided_by.table >= 0 || r.verdict != Verdict::kAccept) *decided = r;
-  return r.verdict == Verdict::kAccept;
+  return r;
 }
 
 // nf_conntrack_in: attaches the entry (or untracked, after a notrack).
-bool Walk::ConntrackStep() {
-  if (tracked_) return true;  // a looped-back packet keeps its entry
+void Walk::ConntrackStep() {
+  if (tracked_) return;  // a looped-back packet keeps its entry
   tracked_ = true;
   if (notrack_) {
     entry_.kind = Conntrack::Entry::kUntracked;
     meta_.ct_valid = false;
     meta_.ct_state = kCtStateUntracked;
-    return true;
+    return;
   }
   entry_ = conntrack_.In(view_, meta_);
-  return true;
 }
 
 // nf_nat_inet_fn: the nat chains while the manip is unbound, then the
@@ -173,12 +173,7 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
   if (!flow->nat_done[static_cast<int>(manip)]) {
     std::shared_ptr<const NatChange> binding;
     for (const RuleRef& chain : nat_chains) {
-      std::vector<uint8_t> written;
-      Result r = program_.RunChains(hook, std::span(&chain, 1), ViewAt(hook), meta_, state_,
-                                    &written);
-      meta_.mark = r.mark;
-      meta_.ct_mark = r.ct_mark;
-      if (r.decided_by.table >= 0 || r.verdict != Verdict::kAccept) *decided = r;
+      Result r = RunChains(hook, std::span(&chain, 1), decided);
       if (r.verdict != Verdict::kAccept) return false;
       if (r.nat) {
         binding = r.nat;
@@ -197,9 +192,9 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
   // The chains after the step see the binding in `ct status`.
   meta_.ct_status = flow->Status(entry_.kind != Conntrack::Entry::kNew);
   // ICMP errors quoting a NATed connection are not translated (path.h).
-  if (entry_.kind != Conntrack::Entry::kRelated &&
-      TranslatePacket(*flow, entry_.reply, manip, bytes_, view_)) {
-    Reparse();
+  // The rewrite is in place and moves no header: the view stays valid.
+  if (entry_.kind != Conntrack::Entry::kRelated) {
+    TranslatePacket(*flow, entry_.reply, manip, bytes_, view_);
   }
   return true;
 }
@@ -217,14 +212,15 @@ bool Walk::RunHook(Hook hook) {
   auto run_until = [&](int64_t priority) {
     size_t end = next;
     while (end < plain.size() && priorities[end] <= priority) ++end;
-    ok = RunChains(hook, std::span<const RuleRef>(plain).subspan(next, end - next), &decided);
+    ok = RunChains(hook, std::span<const RuleRef>(plain).subspan(next, end - next), &decided)
+             .verdict == Verdict::kAccept;
     next = end;
     return ok;
   };
   for (const StepAt& step : StepsOf(hook)) {
     if (!run_until(step.priority)) break;
     switch (step.step) {
-      case Step::kConntrack: ok = ConntrackStep(); break;
+      case Step::kConntrack: ConntrackStep(); break;
       case Step::kNatDst: ok = NatStep(hook, Manip::kDst, nat_chains, &decided); break;
       case Step::kNatSrc: ok = NatStep(hook, Manip::kSrc, nat_chains, &decided); break;
     }
@@ -276,8 +272,7 @@ bool Walk::Martian4(const PathOptions& options) {
   return false;
 }
 
-bool Walk::Deliver(bool looped) {
-  (void)looped;
+bool Walk::Deliver() {
   link_visible_ = true;
   oif_ = 0;
   if (!RunHook(Hook::kInput)) return false;
@@ -302,7 +297,6 @@ bool Walk::Forward() {
   } else {
     DecreaseTtl(bytes_, ip);
   }
-  Reparse();
   if (!RunHook(Hook::kForward)) return false;
   if (!Postrouting()) return false;
   out_.fate = Fate::kForwarded;
@@ -311,13 +305,9 @@ bool Walk::Forward() {
 
 // postrouting, confirmation, netdev egress on the output device.
 bool Walk::Postrouting() {
-  const uint32_t iif = iif_;
-  iif_ = 0;  // no input device from here on
   const bool ok = RunHook(Hook::kPostrouting);
   conntrack_.Confirm(entry_, meta_, ok);
   if (!ok) return false;
-  iif_ = iif;
-  SetDevices(Hook::kEgress);
   link_visible_ = true;
   return RunHook(Hook::kEgress);
 }
@@ -352,7 +342,7 @@ bool Walk::Arrive(const PathOptions& options) {
   switch (Decide(options)) {
     case Route::kDrop: return false;
     case Route::kLocal: {
-      const bool ok = Deliver(false);
+      const bool ok = Deliver();
       conntrack_.Confirm(entry_, meta_, ok);
       return ok;
     }
@@ -386,7 +376,7 @@ bool Walk::LocalOut(const PathOptions& options) {
   iif_ = oif_;
   iifname_ = oifname_;
   if (!RunHook(Hook::kPrerouting)) return false;
-  return Deliver(true);
+  return Deliver();
 }
 
 PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t len,

@@ -157,29 +157,18 @@ const char* VerdictName(Verdict verdict) {
   return "?";
 }
 
-// "FILE:LINE" of the deciding rule, or "policy" when a chain policy (or the
-// kernel's default accept) decided.
-std::string DecidingRule(const ir::Ruleset& ruleset, const ir::RuleRef& ref) {
-  if (ref.rule < 0 || ref.table < 0 || ref.chain < 0) return "policy";
-  const ir::Chain& chain = ruleset.tables[ref.table].chains[ref.chain];
-  const ir::Rule& rule = chain.rules[ref.rule];
-  std::string where = ruleset.Where(rule.loc);
-  // Synthetic rules have no location; name them by chain and position.
-  return where.empty() ? absl::StrCat(chain.name, "#", ref.rule + 1) : where;
-}
-
 std::string ResultLine(const EvalOptions& options, const ir::Ruleset& ruleset,
                        uint32_t index, const Result& result) {
   const char* verdict = VerdictName(result.verdict);
   if (options.json) {
     return absl::StrCat(
         "{\"index\":", index, ",\"verdict\":\"", verdict,
-        "\",\"rule\":", JsonString(DecidingRule(ruleset, result.decided_by)),
+        "\",\"rule\":", JsonString(RuleText(ruleset, result.decided_by, "policy")),
         "}\n");
   }
   std::string line = absl::StrCat(index, " ", verdict);
   if (options.explain) {
-    absl::StrAppend(&line, " ", DecidingRule(ruleset, result.decided_by));
+    absl::StrAppend(&line, " ", RuleText(ruleset, result.decided_by, "policy"));
   }
   return line + "\n";
 }

@@ -26,16 +26,6 @@ const char* FateName(runtime::Fate fate) {
   return "?";
 }
 
-// "FILE:LINE" of the deciding rule, "policy", or "none" (no chain of the
-// hook saw the packet: the kernel accepts).
-std::string RuleText(const ir::Ruleset& ruleset, const RuleRef& ref) {
-  if (ref.table < 0 || ref.chain < 0) return "none";
-  if (ref.rule < 0) return "policy";
-  const ir::Chain& chain = ruleset.tables[ref.table].chains[ref.chain];
-  std::string where = ruleset.Where(chain.rules[ref.rule].loc);
-  return where.empty() ? absl::StrCat(chain.name, "#", ref.rule + 1) : where;
-}
-
 // The frame with an Ethernet header, as the path takes it: captures
 // without one (raw IP, Linux cooked) get a blank header.
 std::vector<uint8_t> EthernetFrame(const PacketView& view) {
@@ -57,7 +47,7 @@ std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
     std::string hooks;
     for (const runtime::HookPass& pass : r.hooks) {
       absl::StrAppend(&hooks, hooks.empty() ? "" : ",", "{\"hook\":\"", HookName(pass.hook),
-                      "\",\"rule\":", JsonString(RuleText(ruleset, pass.result.decided_by)),
+                      "\",\"rule\":", JsonString(RuleText(ruleset, pass.result.decided_by, "none")),
                       "}");
     }
     std::string line = absl::StrCat("{\"index\":", index, ",\"verdict\":\"", verdict,
@@ -74,7 +64,7 @@ std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
   if (output.explain) {
     for (const runtime::HookPass& pass : r.hooks) {
       absl::StrAppend(&line, " ", HookName(pass.hook), "=",
-                      RuleText(ruleset, pass.result.decided_by));
+                      RuleText(ruleset, pass.result.decided_by, "none"));
     }
     if (!r.stack_drop.empty()) absl::StrAppend(&line, " stack=\"", r.stack_drop, "\"");
   }
@@ -82,6 +72,15 @@ std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
 }
 
 }  // namespace
+
+std::string RuleText(const ir::Ruleset& ruleset, const RuleRef& ref, const char* no_chain) {
+  if (ref.table < 0 || ref.chain < 0) return no_chain;
+  if (ref.rule < 0) return "policy";
+  const ir::Chain& chain = ruleset.tables[ref.table].chains[ref.chain];
+  std::string where = ruleset.Where(chain.rules[ref.rule].loc);
+  // Synthetic rules have no location; name them by chain and position.
+  return where.empty() ? absl::StrCat(chain.name, "#", ref.rule + 1) : where;
+}
 
 absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
                                                    const std::string& iif,

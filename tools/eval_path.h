@@ -25,12 +25,18 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "ir/ir.h"
 #include "rulejit/host.h"
 #include "rulejit/rulejit.h"
 #include "runtime/path.h"
 #include "tools/commands.h"
 
 namespace rulejit::tools {
+
+// "FILE:LINE" of the deciding rule (a synthetic one: CHAIN#N), "policy"
+// when a chain's policy decided, or `no_chain` when no base chain saw the
+// packet (the kernel accepts).
+std::string RuleText(const ir::Ruleset& ruleset, const RuleRef& ref, const char* no_chain);
 
 // The path options of the flags; an error for an unknown path name.
 absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,

@@ -253,6 +253,19 @@ TEST(Path, WithoutIifTheFrameArrivesOnTheDeviceOfItsMac) {
   EXPECT_EQ(Arrive(*f, elsewhere, "eth0").stack_drop, "not addressed to this host's MAC");
 }
 
+// What a nat chain writes into the packet, later hooks see (the NAT step
+// once dropped a nat chain's written bytes).
+TEST(Path, BytesANatChainWritesCarryOn) {
+  const std::string nft = R"(table ip t {
+  chain pre { type nat hook prerouting priority dstnat; ip dscp set 10; }
+  chain forwarding { type filter hook forward priority 0; policy drop; ip dscp 10 accept; }
+})";
+  auto f = Make(nft, Backend::kInterp);
+  PathResult r = Arrive(*f, {.dst = "192.168.1.10", .proto = 17, .sport = 5, .dport = 6});
+  EXPECT_EQ(r.fate, Fate::kForwarded);
+  EXPECT_EQ(r.packet[14 + 1] >> 2, 10);
+}
+
 // A file of sets alone (a real one: chinadns-ng's chnroute list) loads and
 // runs on every tier; the asmjit tier once failed on a chain-less ruleset.
 TEST(Path, ARulesetWithoutChainsAcceptsOnEveryTier) {
