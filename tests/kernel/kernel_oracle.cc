@@ -165,6 +165,7 @@ bool ToolRuns(const std::vector<std::string>& argv) {
 // ones'-complement checksum that covers it (if any).
 struct TagPlace {
   size_t l3_end = 0;   // end of the IP packet (from its length field)
+  size_t l4 = 0;       // offset of the L4 header (or of the IP payload)
   size_t payload = 0;  // offset of the index
   std::optional<size_t> checksum;
   bool udp_style = false;  // a computed 0 is sent as 0xffff
@@ -211,6 +212,27 @@ bool IsIpv6ExtHeader(uint8_t next) {
   return next == 0 || next == 43 || next == 44 || next == 60 || next == 51;
 }
 
+bool IsIcmpError(uint8_t proto, uint8_t type) {
+  if (proto == 58) return type >= 1 && type <= 4;
+  return proto == 1 && (type == 3 || type == 4 || type == 5 || type == 11 || type == 12);
+}
+
+// An ICMP/ICMPv6 error at `l4` that quotes a whole IP header of its own
+// version (no IPv6 extension headers), then an L4 header with room for the
+// index after it: where the index goes, so that the quoted headers stay
+// intact for conntrack to find the quoted flow.
+std::optional<size_t> QuotedPayload(const Frame& f, size_t l4, size_t end, uint8_t proto,
+                                    bool v6) {
+  const size_t ip = l4 + 8;
+  if (!IsIcmpError(proto, f[l4]) || ip + (v6 ? 40 : 20) > end) return std::nullopt;
+  if ((f[ip] >> 4) != (v6 ? 6 : 4) || (!v6 && (f[ip] & 0x0f) < 5)) return std::nullopt;
+  const size_t inner_l4 = ip + (v6 ? 40 : (f[ip] & 0x0f) * 4u);
+  const uint8_t inner_proto = f[ip + (v6 ? 6 : 9)];
+  absl::StatusOr<L4Header> h = L4HeaderOf(f, inner_l4, end, inner_proto, v6);
+  if (!h.ok() || h->len == 0 || inner_l4 + h->len + 4 > end) return std::nullopt;
+  return inner_l4 + h->len;
+}
+
 absl::StatusOr<TagPlace> FindTagPlace(const Frame& f) {
   if (f.size() < kEthLen + 20) return absl::InvalidArgumentError("frame too short");
   if (f.size() > kMaxFrame) return absl::InvalidArgumentError("frame above 1514 bytes");
@@ -254,6 +276,7 @@ absl::StatusOr<TagPlace> FindTagPlace(const Frame& f) {
   }
   TagPlace place;
   place.l3_end = end;
+  place.l4 = l4;
   place.payload = l4;
   if (has_l4_header) {
     absl::StatusOr<L4Header> h = L4HeaderOf(f, l4, end, proto, v6);
@@ -261,6 +284,9 @@ absl::StatusOr<TagPlace> FindTagPlace(const Frame& f) {
     place.payload = l4 + h->len;
     if (h->checksum_at) place.checksum = l4 + *h->checksum_at;
     place.udp_style = h->udp_style;
+    if (std::optional<size_t> quoted = QuotedPayload(f, l4, end, proto, v6)) {
+      place.payload = *quoted;
+    }
   }
   if (place.payload + 4 > end) {
     return absl::InvalidArgumentError("no 4 payload bytes for the index");
@@ -350,8 +376,8 @@ std::optional<uint32_t> IdentifyByIndex(const Frame& rx, const std::vector<Frame
   const size_t proto_at = kEthLen + (Load16(tx, 12) == 0x0800 ? 9 : 6);
   if (rx[proto_at] != tx[proto_at]) return std::nullopt;
   const uint8_t proto = tx[proto_at];
-  if ((proto == 1 || proto == 58) && place->payload >= 8 && tx_place->payload >= 8 &&
-      rx[place->payload - 8] != tx[tx_place->payload - 8]) {
+  if ((proto == 1 || proto == 58) && place->payload >= place->l4 + 8 &&
+      tx_place->payload >= tx_place->l4 + 8 && rx[place->l4] != tx[tx_place->l4]) {
     return std::nullopt;
   }
   return index;

@@ -31,7 +31,10 @@
 //    frame's index (big-endian uint32) into the first 4 payload bytes, i.e.
 //    right after the TCP header (data offset), the 8-byte UDP/UDPLite/ICMP/
 //    ICMPv6 header, the 12-byte SCTP common header, or at the start of the IP
-//    payload for other protocols and for non-first fragments. The L4 checksum
+//    payload for other protocols and for non-first fragments; an ICMP/ICMPv6
+//    error whose payload quotes an IP header of its own version gets it after
+//    the quoted packet's L4 header instead (conntrack reads the quote, so it
+//    stays intact; the quote needs 4 bytes of payload). The L4 checksum
 //    is updated incrementally (RFC 1624), so a correct checksum stays correct
 //    and a deliberately wrong one stays wrong (IPv4 UDP checksum 0 stays 0;
 //    SCTP's CRC32c is not updated). Rules that match those 4 payload bytes see

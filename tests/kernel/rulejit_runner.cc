@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -243,7 +244,8 @@ std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
 // frames compared (per tier).
 size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
                         const std::string& args, const std::vector<PathOutcome>& kernel,
-                        const std::vector<std::string>& tiers, const std::string& dir) {
+                        const std::vector<std::string>& tiers, const std::string& dir,
+                        std::vector<PathRun>* runs) {
   size_t compared = 0;
   for (const std::string& tier : tiers) {
     const std::string left = absl::StrCat(dir, "/left-", tier, ".pcap");
@@ -259,11 +261,13 @@ size_t ExpectKernelPath(const std::string& what, const std::string& file, const 
     }
     size_t next = 0;  // the written frames are the accepted ones, in order
     compared = 0;
+    PathRun run_record{.tier = tier, .fates = ours, .written = Frames(kernel.size())};
     for (size_t i = 0; i < kernel.size(); ++i) {
       const std::string want = KernelFate(kernel[i]);
       EXPECT_EQ(ours[i], want) << what << " tier " << tier << " frame " << i;
       if (ours[i] == "drop" || ours[i] == "missing" || next >= written->size()) continue;
       const std::vector<uint8_t>& mine = (*written)[next++];
+      run_record.written[i] = mine;
       if (ours[i] == "forwarded" && want == "forwarded") {
         // A port rulejit drew at random is an example: all else must match.
         const auto bytes = [&](const std::vector<uint8_t>& frame) {
@@ -275,6 +279,7 @@ size_t ExpectKernelPath(const std::string& what, const std::string& file, const 
       }
     }
     EXPECT_EQ(next, written->size()) << what << ": written and accepted frames differ";
+    if (runs != nullptr) runs->push_back(std::move(run_record));
   }
   return compared;
 }

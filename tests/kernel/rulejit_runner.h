@@ -75,14 +75,23 @@ absl::StatusOr<PathTraffic> WritePathTraffic(const std::vector<PathPacket>& pack
 // capture may pad short frames).
 std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame);
 
+// What `rulejit eval --path forward` did with each frame on one tier.
+struct PathRun {
+  std::string tier;
+  std::vector<std::string> fates;  // as ParsePathFates
+  Frames written;                  // per frame: what rulejit sent on (empty: nothing)
+};
+
 // Runs `rulejit eval FILE PCAP --path forward ARGS` on every tier and
 // expects the kernel's fate for every frame, and for every frame both
 // forwarded the IP packet the other side captured, but for the ports and
 // L4 checksum where rulejit says it drew a port at random (gtest failures
-// under `what`). Returns the forwarded frames compared on the last tier.
+// under `what`). Returns the forwarded frames compared on the last tier;
+// `runs`, when given, receives each tier's run.
 size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
                         const std::string& args, const std::vector<PathOutcome>& kernel,
-                        const std::vector<std::string>& tiers, const std::string& dir);
+                        const std::vector<std::string>& tiers, const std::string& dir,
+                        std::vector<PathRun>* runs = nullptr);
 
 // The frames where rulejit's verdicts differ from the kernel's, each
 // reported as a test failure under `what` ("CASE tier T").

@@ -25,7 +25,8 @@
 // header.
 //
 // Checksums are correct for the bytes built: IPv4 header, TCP/UDP/UDP-Lite/
-// ICMPv6 with the pseudo-header, ICMP, SCTP CRC32c. (Fragments carry the
+// ICMPv6 with the pseudo-header, ICMP, SCTP CRC32c (unless `bad_l4_checksum`
+// asks for a wrong one, SCTP aside). (Fragments carry the
 // checksum of the bytes in the fragment, not of a reassembled datagram.)
 // Designated initializers must follow the field order below. Bad addresses
 // are a test bug: they abort.
@@ -76,6 +77,8 @@ struct FrameSpec {
   uint32_t tcp_seq = 1;
   uint32_t tcp_ack = 0;
   uint16_t tcp_window = 65535;
+  std::vector<uint8_t> tcp_options = {};  // raw TCP options, zero-padded to 4 bytes
+  bool bad_l4_checksum = false;  // TCP/UDP/UDP-Lite/ICMP/ICMPv6: a wrong checksum
 };
 
 namespace frames_internal {
@@ -144,12 +147,16 @@ inline Buf TransportBytes(const FrameSpec& s, bool first_fragment) {
   Buf b;
   if (first_fragment) {
     switch (s.proto) {
-      case 6:
+      case 6: {
+        Buf opts = s.tcp_options;
+        while (opts.size() % 4) opts.push_back(0);
         Put16(b, s.sport); Put16(b, s.dport);
         Put32(b, s.tcp_seq); Put32(b, s.tcp_ack);
-        b.push_back(5 << 4); b.push_back(s.tcp_flags);
+        b.push_back(static_cast<uint8_t>((5 + opts.size() / 4) << 4)); b.push_back(s.tcp_flags);
         Put16(b, s.tcp_window); Put16(b, 0); Put16(b, 0);
+        b.insert(b.end(), opts.begin(), opts.end());
         break;
+      }
       case 17:
       case 136:
         Put16(b, s.sport); Put16(b, s.dport);
@@ -175,13 +182,20 @@ inline Buf TransportBytes(const FrameSpec& s, bool first_fragment) {
   return b;
 }
 
+// The checksum to send: `c`, or a wrong one (never 0: for UDP that means
+// "none") when the spec asks for it.
+inline uint16_t SentChecksum(const FrameSpec& s, uint16_t c) {
+  if (!s.bad_l4_checksum) return c;
+  return c == 0x1111 ? 0x2222 : 0x1111;
+}
+
 // Fills the L4 checksum; `pseudo` is the pseudo-header sum.
 inline void FinishTransport(const FrameSpec& s, Buf& l4, uint32_t pseudo) {
   size_t at = 0;
   switch (s.proto) {
     case 6: at = 16; break;
     case 17: case 136: at = 6; break;
-    case 1: Set16(l4, 2, Fold(Sum(l4.data(), l4.size()))); return;
+    case 1: Set16(l4, 2, SentChecksum(s, Fold(Sum(l4.data(), l4.size())))); return;
     case 58: at = 2; break;
     case 132: {
       uint32_t crc = Crc32c(l4.data(), l4.size());
@@ -193,7 +207,7 @@ inline void FinishTransport(const FrameSpec& s, Buf& l4, uint32_t pseudo) {
   }
   uint16_t c = Fold(Sum(l4.data(), l4.size(), pseudo));
   if (s.proto == 17 && c == 0) c = 0xffff;
-  Set16(l4, at, c);
+  Set16(l4, at, SentChecksum(s, c));
 }
 
 inline uint32_t PseudoSum(const Buf& src, const Buf& dst, uint8_t proto, size_t len) {

@@ -1,0 +1,848 @@
+// rulejit's connection tracker (runtime/conntrack.h, along the path of
+// runtime/path.cc) against the kernel's nf_conntrack, packet by packet,
+// over connections in both directions (kernel_oracle.h path mode: clients
+// behind fwin, servers behind fwout answering from dst0).
+//
+// Two kinds of ruleset:
+//  - a probe (policy accept) that writes what conntrack decided into each
+//    forwarded packet's DSCP: state (invalid 1, new 2, established 3,
+//    related 4, untracked 5) + 8 for the reply direction + 16 when the flow
+//    is assured. A state rulejit gets wrong is a byte difference, and a
+//    table (index, direction, packet, kernel's state, each tier's state)
+//    says which;
+//  - stateful filters (nft, iptables, ip6tables): drop invalid, accept
+//    established/related and some new flows. A drop confirms no flow, so
+//    the fates of later packets follow from earlier ones.
+// The sequences: TCP handshakes, data, closes, RST in every state, packets
+// out of the window, retransmits, reopens, loose pickup, bad flag
+// combinations, window scaling; UDP, GRE and protocol 253 both ways and
+// with a bad checksum; ICMP and ICMPv6 queries, replies and errors quoting
+// known and unknown flows, ND and MLD. First hand-written, then seeded
+// interleavings of them (RULEJIT_CT_SEEDS=N runs N seeds, RULEJIT_CT_SEED=N
+// replays one).
+//
+// fw forwards every frame of these sequences when the ruleset accepts all
+// (ND, MLD and redirects too: they have global addresses); the probe test
+// checks that.
+//
+// Needs root, `ip netns`, nft, iptables-legacy-restore,
+// ip6tables-legacy-restore and the rulejit binary; skips otherwise. About
+// 15 seconds.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "gtest/gtest.h"
+#include "tests/kernel/kernel_oracle.h"
+#include "tests/kernel/rulejit_runner.h"
+#include "tests/support/frames.h"
+
+namespace rulejit::testing {
+namespace {
+
+constexpr int kSeeds = 10;  // RULEJIT_CT_SEEDS=N runs N
+
+constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kPsh = 0x08, kAck = 0x10;
+
+// ---------------------------------------------------------------- flows
+
+// The two ends of a flow: a client behind fwin, a server behind fwout.
+struct Ends {
+  std::string client, server;
+  uint16_t cport = 0, sport = 0;
+  uint16_t id = 0;  // ICMP echo identifier
+  bool v6 = false;
+};
+
+// Fresh ends for every flow (addresses of their own: GRE and generic
+// protocols have no ports), echo ids and initial sequence numbers; random
+// ones with a generator, so cases can be mixed.
+class Alloc {
+ public:
+  explicit Alloc(std::mt19937* rng = nullptr) : rng_(rng) {}
+  Ends Next(bool v6) {
+    ++n_;
+    return Ends{.client = v6 ? absl::StrFormat("2001:db8:1::%x", n_)
+                             : absl::StrFormat("10.1.%d.%d", n_ / 250, n_ % 250 + 1),
+                .server = v6 ? absl::StrFormat("2001:db8:30::%x", n_)
+                             : absl::StrFormat("10.30.%d.%d", n_ / 250, n_ % 250 + 1),
+                .cport = static_cast<uint16_t>(40000 + n_),
+                .sport = 80,
+                .id = static_cast<uint16_t>(0x100 + n_),
+                .v6 = v6};
+  }
+  // Hand-written: round numbers; seeded: anywhere, a quarter near the wrap.
+  uint32_t Isn() {
+    ++isn_;
+    if (rng_ == nullptr) return 1000 * isn_;
+    const uint32_t r = (*rng_)();
+    return r % 4 == 0 ? 0xffffffffu - r % 2000 : r;
+  }
+
+ private:
+  std::mt19937* rng_;
+  int n_ = 0;
+  uint32_t isn_ = 0;
+};
+
+// A router beyond fw on the server side, and a client that is no flow's.
+std::string Router(const Ends& e) { return e.v6 ? "2001:db8:31::1" : "10.31.0.1"; }
+std::string OtherClient(const Ends& e) { return e.v6 ? "2001:db8:1:ff::99" : "10.1.255.99"; }
+
+// A packet of the flow with 4 payload bytes (the harness's index).
+PathPacket Packet(const Ends& e, bool from_server, uint8_t proto) {
+  FrameSpec s;
+  s.src = from_server ? e.server : e.client;
+  s.dst = from_server ? e.client : e.server;
+  s.proto = proto;
+  s.sport = from_server ? e.sport : e.cport;
+  s.dport = from_server ? e.cport : e.sport;
+  s.payload = {0, 0, 0, 0};
+  return {from_server, s};
+}
+
+// A TCP connection. Every segment carries 4 payload bytes, which conntrack
+// counts: Send moves its sender's next sequence number on by 4, +1 for SYN
+// and for FIN.
+class Tcp {
+ public:
+  Tcp(const Ends& ends, uint32_t client_isn, uint32_t server_isn)
+      : ends_(ends), next_{client_isn, server_isn} {}
+  // At the sender's next sequence number, acking all the other side sent.
+  PathPacket Send(bool from_server, uint8_t flags, std::vector<uint8_t> options = {}) {
+    PathPacket p =
+        At(from_server, flags, next_[from_server], (flags & kAck) ? next_[!from_server] : 0);
+    p.spec.tcp_options = std::move(options);
+    next_[from_server] += 4 + ((flags & kSyn) ? 1 : 0) + ((flags & kFin) ? 1 : 0);
+    return p;
+  }
+  // With the given numbers; moves nothing on.
+  PathPacket At(bool from_server, uint8_t flags, uint32_t seq, uint32_t ack) const {
+    PathPacket p = Packet(ends_, from_server, 6);
+    p.spec.tcp_flags = flags;
+    p.spec.tcp_seq = seq;
+    p.spec.tcp_ack = ack;
+    return p;
+  }
+  uint32_t Next(bool from_server) const { return next_[from_server]; }
+  // The same ends, new initial sequence numbers (a new connection).
+  void Restart(uint32_t client_isn, uint32_t server_isn) {
+    next_[0] = client_isn;
+    next_[1] = server_isn;
+  }
+
+ private:
+  Ends ends_;
+  uint32_t next_[2];
+};
+
+// A connection between fresh ends (one draw after the other: the order of
+// a call's arguments is unspecified, and seeds must replay).
+Tcp NewTcp(Alloc& a, bool v6) {
+  const Ends ends = a.Next(v6);
+  const uint32_t client_isn = a.Isn();
+  return Tcp(ends, client_isn, a.Isn());
+}
+
+using Sequence = std::vector<PathPacket>;
+
+void Append(Sequence& to, const Sequence& more) { to.insert(to.end(), more.begin(), more.end()); }
+
+Sequence Handshake(Tcp& t) {
+  return {t.Send(false, kSyn), t.Send(true, kSyn | kAck), t.Send(false, kAck)};
+}
+Sequence Data(Tcp& t) { return {t.Send(false, kPsh | kAck), t.Send(true, kPsh | kAck)}; }
+Sequence Close(Tcp& t) {
+  return {t.Send(false, kFin | kAck), t.Send(true, kAck), t.Send(true, kFin | kAck),
+          t.Send(false, kAck)};
+}
+
+// An ICMP (v4 ends) or ICMPv6 (v6 ends) message of the flow's echo id.
+PathPacket Icmp(const Ends& e, bool from_server, uint8_t type, uint8_t code = 0,
+                size_t payload = 4) {
+  PathPacket p = Packet(e, from_server, e.v6 ? 58 : 1);
+  p.spec.icmp_type = type;
+  p.spec.icmp_code = code;
+  p.spec.icmp_id = e.id;
+  p.spec.icmp_seq = 1;
+  p.spec.payload.assign(payload, 0);
+  return p;
+}
+
+// An ICMP/ICMPv6 error from `src` to `dst` quoting `quoted` as it was sent.
+PathPacket IcmpError(bool from_server, const std::string& src, const std::string& dst, uint8_t type,
+                     uint8_t code, const PathPacket& quoted) {
+  FrameSpec inner = quoted.spec;
+  inner.ethernet = false;
+  FrameSpec s;
+  s.src = src;
+  s.dst = dst;
+  s.proto = src.find(':') != std::string::npos ? 58 : 1;
+  s.icmp_type = type;
+  s.icmp_code = code;
+  s.payload = BuildFrame(inner);
+  return {from_server, s};
+}
+
+// ---------------------------------------------------------------- cases
+
+Sequence TcpOpenDataClose(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  Append(s, Data(t));
+  Append(s, Close(t));
+  s.push_back(t.Send(false, kAck));  // in TIME_WAIT
+  return s;
+}
+
+// A RST acking something else first, then the right one.
+Sequence TcpRstInSynSent(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = {t.Send(false, kSyn), t.At(true, kRst | kAck, 0, t.Next(false) + 1000),
+                t.At(true, kRst | kAck, 0, t.Next(false))};
+  // The ports again after the RST: a new connection.
+  t.Restart(t.Next(false) + 100000, t.Next(true));
+  Append(s, Handshake(t));
+  return s;
+}
+
+Sequence TcpRstInSynRecv(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = {t.Send(false, kSyn), t.Send(true, kSyn | kAck),
+                t.At(false, kRst, t.Next(false), 0)};
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpRstInEstablished(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  Append(s, Data(t));
+  s.push_back(t.At(true, kRst | kAck, t.Next(true), t.Next(false)));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpRstInFinWait(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  s.push_back(t.Send(false, kFin | kAck));
+  s.push_back(t.At(true, kRst, t.Next(true), 0));
+  s.push_back(t.Send(true, kAck));
+  return s;
+}
+
+Sequence TcpRstAfterClose(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  Append(s, Close(t));
+  s.push_back(t.At(false, kRst, t.Next(false), 0));
+  s.push_back(t.Send(false, kSyn));  // reopen after RST in TIME_WAIT
+  return s;
+}
+
+// One RST in the window but not at the expected number (kept as a possible
+// challenge ACK), one far outside it; the connection goes on.
+Sequence TcpRstWrongSeq(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  s.push_back(t.At(false, kRst, t.Next(false) + 1000, 0));
+  s.push_back(t.At(false, kRst, t.Next(false) + 0x40000000, 0));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpOutOfWindow(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  s.push_back(t.At(false, kPsh | kAck, t.Next(false) + 0x40000000, t.Next(true)));
+  s.push_back(t.At(true, kPsh | kAck, t.Next(true) - 0x40000000, t.Next(false)));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpAckOfUnseenData(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  s.push_back(t.At(false, kAck, t.Next(false), t.Next(true) + 0x200000));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpSynRetransmit(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  const uint32_t isn = t.Next(false);
+  Sequence s = {t.Send(false, kSyn), t.At(false, kSyn, isn, 0)};
+  s.push_back(t.Send(true, kSyn | kAck));
+  s.push_back(t.Send(false, kAck));
+  return s;
+}
+
+Sequence TcpSynInEstablished(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  Append(s, Data(t));
+  s.push_back(t.At(false, kSyn, t.Next(false) + 5000, 0));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpSynAckWithoutSyn(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  return {t.Send(true, kSyn | kAck), t.Send(false, kAck), t.Send(true, kAck)};
+}
+
+Sequence TcpSimultaneousOpen(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  const uint32_t c = t.Next(false), s = t.Next(true);
+  Sequence out = {t.Send(false, kSyn), t.Send(true, kSyn)};
+  out.push_back(t.At(false, kSyn | kAck, c, t.Next(true)));
+  out.push_back(t.At(true, kSyn | kAck, s, t.Next(false)));
+  Append(out, Data(t));
+  return out;
+}
+
+// FIN both ways, then the same ports again (TIME_WAIT reopen).
+Sequence TcpReopenAfterClose(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  Append(s, Close(t));
+  t.Restart(t.Next(false) + 100000, t.Next(true) + 100000);
+  Append(s, Handshake(t));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence TcpReopenAfterRst(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = Handshake(t);
+  s.push_back(t.At(false, kRst | kAck, t.Next(false), t.Next(true)));
+  t.Restart(t.Next(false) + 100000, t.Next(true) + 100000);
+  Append(s, Handshake(t));
+  return s;
+}
+
+// The first packet a bare ACK with data (nf_conntrack_tcp_loose), from
+// either side.
+Sequence TcpLoosePickup(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = {t.Send(false, kPsh | kAck), t.Send(true, kAck), t.Send(false, kAck)};
+  Tcp u = NewTcp(a, v6);
+  Append(s, {u.Send(true, kPsh | kAck), u.Send(false, kAck), u.Send(true, kAck)});
+  return s;
+}
+
+Sequence TcpBadFlags(Alloc& a, bool v6) {
+  const uint8_t first_packets[] = {kSyn | kFin, 0, kFin, kSyn | kRst};
+  const uint8_t in_flow[] = {kSyn | kFin, 0, kFin, kSyn | kRst | kAck};
+  Sequence s;
+  for (uint8_t flags : first_packets) {
+    Tcp first = NewTcp(a, v6);
+    s.push_back(first.Send(false, flags));
+  }
+  Tcp t = NewTcp(a, v6);
+  Append(s, Handshake(t));
+  for (uint8_t flags : in_flow) {
+    s.push_back(t.At(false, flags, t.Next(false), (flags & kAck) ? t.Next(true) : 0));
+  }
+  Append(s, Data(t));
+  return s;
+}
+
+// MSS, SACK-permitted and window scale 7 on both SYNs: windows count x128,
+// so data 1 MB ahead is inside the window.
+Sequence TcpWindowScale(Alloc& a, bool v6) {
+  const std::vector<uint8_t> options = {2, 4, 0x05, 0xb4, 4, 2, 1, 3, 3, 7};
+  Tcp t = NewTcp(a, v6);
+  Sequence s = {t.Send(false, kSyn, options), t.Send(true, kSyn | kAck, options),
+                t.Send(false, kAck)};
+  s.push_back(t.At(true, kPsh | kAck, t.Next(true) + 1000000, t.Next(false)));
+  s.push_back(t.At(true, kPsh | kAck, t.Next(true) + 100000000, t.Next(false)));
+  Append(s, Data(t));
+  return s;
+}
+
+// Window scale on the client's SYN only: no scaling either way, so data
+// 1 MB ahead is outside the window.
+Sequence TcpWindowScaleOneSide(Alloc& a, bool v6) {
+  Tcp t = NewTcp(a, v6);
+  Sequence s = {t.Send(false, kSyn, {1, 3, 3, 7}), t.Send(true, kSyn | kAck), t.Send(false, kAck)};
+  s.push_back(t.At(true, kPsh | kAck, t.Next(true) + 1000000, t.Next(false)));
+  Append(s, Data(t));
+  return s;
+}
+
+Sequence UdpBothWays(Alloc& a, bool v6) {
+  Ends e = a.Next(v6);
+  e.sport = 53;
+  Sequence s = {Packet(e, false, 17), Packet(e, true, 17), Packet(e, false, 17),
+                Packet(e, true, 17)};
+  Ends f = a.Next(v6);  // a server speaks first
+  Append(s, {Packet(f, true, 17), Packet(f, false, 17)});
+  return s;
+}
+
+PathPacket WithBadChecksum(PathPacket p) {
+  p.spec.bad_l4_checksum = true;
+  return p;
+}
+
+// Wrong checksums (conntrack checks them at prerouting): UDP before and
+// within a flow, TCP and ICMP within one.
+Sequence BadChecksums(Alloc& a, bool v6) {
+  Ends e = a.Next(v6);
+  e.sport = 53;
+  const PathPacket query = Packet(e, false, 17), answer = Packet(e, true, 17);
+  Sequence s = {WithBadChecksum(query), query, WithBadChecksum(answer), answer,
+                WithBadChecksum(query)};
+  Tcp t = NewTcp(a, v6);
+  Append(s, Handshake(t));
+  s.push_back(WithBadChecksum(t.At(false, kPsh | kAck, t.Next(false), t.Next(true))));
+  s.push_back(WithBadChecksum(t.At(true, kRst, t.Next(true), 0)));
+  Append(s, Data(t));
+  Ends ping = a.Next(v6);
+  const PathPacket request = Icmp(ping, false, v6 ? 128 : 8);
+  Append(s, {WithBadChecksum(request), request, WithBadChecksum(Icmp(ping, true, v6 ? 129 : 0))});
+  return s;
+}
+
+Sequence GenericBothWays(Alloc& a, bool v6) {
+  Sequence s;
+  for (uint8_t proto : {47, 253}) {
+    Ends e = a.Next(v6);
+    Append(s, {Packet(e, false, proto), Packet(e, true, proto), Packet(e, false, proto)});
+  }
+  return s;
+}
+
+Sequence IcmpEcho(Alloc& a, bool v6) {
+  Ends e = a.Next(v6);
+  const uint8_t request = v6 ? 128 : 8, reply = v6 ? 129 : 0;
+  Sequence s = {Icmp(e, false, request), Icmp(e, true, reply), Icmp(e, false, request),
+                Icmp(e, true, reply)};
+  Ends f = a.Next(v6);  // a reply whose code is not the request's
+  Append(s, {Icmp(f, false, request), Icmp(f, true, reply, 1), Icmp(f, true, reply)});
+  Ends g = a.Next(v6);  // a reply without a request
+  s.push_back(Icmp(g, true, reply));
+  return s;
+}
+
+// Timestamp, information and address mask requests and replies, and a
+// reply without a request.
+Sequence IcmpQueries(Alloc& a, bool) {
+  struct Query {
+    uint8_t request, reply;
+    size_t size;
+  };
+  const Query queries[] = {{13, 14, 12}, {15, 16, 4}, {17, 18, 4}};
+  Sequence s;
+  for (auto [request, reply, size] : queries) {
+    Ends e = a.Next(false);
+    Append(s, {Icmp(e, false, request, 0, size), Icmp(e, true, reply, 0, size),
+               Icmp(e, false, request, 0, size)});
+    Ends f = a.Next(false);
+    s.push_back(Icmp(f, true, reply, 0, size));
+  }
+  return s;
+}
+
+// Errors quoting a UDP, a TCP and an echo flow's packets: to the quoted
+// packet's sender, to another host, and quoting a flow nobody saw.
+Sequence IcmpErrors(Alloc& a, bool v6) {
+  const uint8_t unreach = v6 ? 1 : 3, port_unreach = v6 ? 4 : 3, time_exceeded = v6 ? 3 : 11;
+  Ends e = a.Next(v6);
+  e.sport = 53;
+  const PathPacket query = Packet(e, false, 17), answer = Packet(e, true, 17);
+  Sequence s = {query, answer};
+  s.push_back(IcmpError(true, Router(e), e.client, unreach, port_unreach, query));
+  s.push_back(IcmpError(true, Router(e), e.client, time_exceeded, 0, query));
+  s.push_back(IcmpError(false, e.client, e.server, unreach, port_unreach, answer));
+  s.push_back(IcmpError(true, Router(e), OtherClient(e), unreach, port_unreach, query));
+  s.push_back(
+      IcmpError(true, e.server, e.client, unreach, port_unreach, Packet(a.Next(v6), false, 17)));
+  Tcp t = NewTcp(a, v6);
+  const PathPacket syn = t.Send(false, kSyn);
+  s.push_back(syn);
+  s.push_back(IcmpError(true, Router(e), syn.spec.src, unreach, v6 ? 0 : 1, syn));
+  Ends ping = a.Next(v6);
+  const PathPacket request = Icmp(ping, false, v6 ? 128 : 8);
+  s.push_back(request);
+  s.push_back(IcmpError(true, Router(e), ping.client, time_exceeded, 0, request));
+  return s;
+}
+
+// Node information query and reply; MLD (130-132, 143), router and
+// neighbour discovery (133-136) and multicast router discovery (151, 152),
+// which conntrack leaves untracked; a redirect (137), which it does not.
+Sequence IcmpV6Informational(Alloc& a, bool) {
+  Ends e = a.Next(true);
+  Sequence s = {Icmp(e, false, 139), Icmp(e, true, 140), Icmp(e, false, 139)};
+  Ends f = a.Next(true);
+  s.push_back(Icmp(f, true, 140));  // a reply without a query
+  for (uint8_t type : {130, 131, 132, 133, 134, 135, 136, 137, 143, 151, 152}) {
+    Ends g = a.Next(true);
+    s.push_back(Icmp(g, false, type, 0, 20));
+    s.push_back(Icmp(g, true, type, 0, 20));
+  }
+  return s;
+}
+
+struct CaseDef {
+  const char* name;
+  Sequence (*make)(Alloc&, bool v6);
+  enum Families { kBoth, kV4, kV6 } families = kBoth;
+};
+
+const std::vector<CaseDef>& Cases() {
+  static const std::vector<CaseDef> cases = {
+      {"tcp_open_data_close", TcpOpenDataClose},
+      {"tcp_rst_in_syn_sent", TcpRstInSynSent},
+      {"tcp_rst_in_syn_recv", TcpRstInSynRecv},
+      {"tcp_rst_in_established", TcpRstInEstablished},
+      {"tcp_rst_in_fin_wait", TcpRstInFinWait},
+      {"tcp_rst_after_close", TcpRstAfterClose},
+      {"tcp_rst_wrong_seq", TcpRstWrongSeq},
+      {"tcp_out_of_window", TcpOutOfWindow},
+      {"tcp_ack_of_unseen_data", TcpAckOfUnseenData},
+      {"tcp_syn_retransmit", TcpSynRetransmit},
+      {"tcp_syn_in_established", TcpSynInEstablished},
+      {"tcp_synack_without_syn", TcpSynAckWithoutSyn},
+      {"tcp_simultaneous_open", TcpSimultaneousOpen},
+      {"tcp_reopen_after_close", TcpReopenAfterClose},
+      {"tcp_reopen_after_rst", TcpReopenAfterRst},
+      {"tcp_loose_pickup", TcpLoosePickup},
+      {"tcp_bad_flags", TcpBadFlags},
+      {"tcp_window_scale", TcpWindowScale},
+      {"tcp_window_scale_one_side", TcpWindowScaleOneSide},
+      {"udp_both_ways", UdpBothWays},
+      {"bad_checksums", BadChecksums},
+      {"generic_both_ways", GenericBothWays},
+      {"icmp_echo", IcmpEcho},
+      {"icmp_queries", IcmpQueries, CaseDef::kV4},
+      {"icmp_errors", IcmpErrors},
+      {"icmpv6_informational", IcmpV6Informational, CaseDef::kV6},
+  };
+  return cases;
+}
+
+// ---------------------------------------------------------------- traffic
+
+// Packets and, per packet, the case it belongs to.
+struct Labelled {
+  std::vector<PathPacket> packets;
+  std::vector<std::string> labels;
+  void Add(const std::string& label, const Sequence& s) {
+    for (const PathPacket& p : s) {
+      packets.push_back(p);
+      labels.push_back(label);
+    }
+  }
+};
+
+// Every case, one after the other: IPv4, then IPv6.
+Labelled HandWritten() {
+  Alloc a;
+  Labelled out;
+  for (bool v6 : {false, true}) {
+    for (const CaseDef& c : Cases()) {
+      if (c.families == (v6 ? CaseDef::kV4 : CaseDef::kV6)) continue;
+      out.Add(absl::StrCat(c.name, v6 ? "/6" : "/4"), c.make(a, v6));
+    }
+  }
+  return out;
+}
+
+// A seed's mix: some cases of random families, their packets interleaved
+// (each case's in order).
+Labelled Mixed(uint32_t seed) {
+  std::mt19937 rng(seed);
+  Alloc a(&rng);
+  std::vector<std::string> names;
+  std::vector<Sequence> seqs;
+  for (int i = 0; i < 8; ++i) {
+    const CaseDef& c = Cases()[rng() % Cases().size()];
+    const bool v6 = c.families == CaseDef::kV6 || (c.families == CaseDef::kBoth && rng() % 2);
+    names.push_back(absl::StrCat(c.name, v6 ? "/6" : "/4", "#", i));
+    seqs.push_back(c.make(a, v6));
+  }
+  Labelled out;
+  std::vector<size_t> at(seqs.size(), 0);
+  const auto left = [&](size_t i) { return seqs[i].size() - at[i]; };
+  size_t total = 0;
+  for (size_t i = 0; i < seqs.size(); ++i) total += left(i);
+  for (; total > 0; --total) {
+    size_t pick = rng() % total;  // weighted by what is left of each
+    size_t i = 0;
+    while (pick >= left(i)) pick -= left(i++);
+    out.Add(names[i], {seqs[i][at[i]++]});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- rulesets
+
+std::string ProbeRuleset() {
+  const std::pair<const char*, int> states[] = {
+      {"invalid", 1}, {"new", 2}, {"established", 3}, {"related", 4}, {"untracked", 5}};
+  const std::pair<const char*, const char*> families[] = {{"ipv4", "ip"}, {"ipv6", "ip6"}};
+  std::string text =
+      "table inet probe {\n"
+      "  chain forwarding { type filter hook forward priority 0; policy accept;\n";
+  for (auto [family, ip] : families) {
+    for (auto [state, code] : states) {
+      for (int bits : {24, 8, 16, 0}) {  // reply + assured first
+        absl::StrAppend(&text, "    meta nfproto ", family, " ct state ", state,
+                        (bits & 8) ? " ct direction reply" : "",
+                        (bits & 16) ? " ct status assured" : "", " ", ip, " dscp set ", code + bits,
+                        " accept\n");
+      }
+    }
+  }
+  return text + "  }\n}\n";
+}
+
+struct Stateful {
+  std::string name;
+  OracleSyntax syntax;
+  std::string text;
+};
+
+// The iptables-save twin of the nft ruleset, for either family: `icmp`
+// holds the family's ICMP rules.
+std::string IptablesStateful(const std::string& icmp) {
+  return absl::StrCat(R"(*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+-A FORWARD -m conntrack --ctstate INVALID -j DROP
+-A FORWARD -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
+-A FORWARD -p tcp --tcp-flags SYN,ACK,RST,FIN SYN -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p udp -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p gre -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p 253 -m conntrack --ctstate NEW -j ACCEPT)",
+                      icmp, "-A FORWARD -m conntrack --ctstate UNTRACKED -j ACCEPT\nCOMMIT\n");
+}
+
+std::vector<Stateful> StatefulRulesets() {
+  return {
+      {"nft", OracleSyntax::kNft, R"(table inet f {
+  chain forwarding { type filter hook forward priority 0; policy drop;
+    ct state invalid drop
+    ct state established,related accept
+    ct state new tcp flags & (syn | ack | rst | fin) == syn accept
+    ct state new meta l4proto { udp, gre, 253 } accept
+    ct state new icmp type { echo-request, timestamp-request, info-request, address-mask-request } accept
+    ct state new icmpv6 type { echo-request, 139 } accept
+    ct state untracked accept
+  }
+}
+)"},
+      {"iptables", OracleSyntax::kIptablesSave, IptablesStateful(R"(
+-A FORWARD -p icmp --icmp-type echo-request -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p icmp --icmp-type timestamp-request -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p icmp --icmp-type 15 -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p icmp --icmp-type address-mask-request -m conntrack --ctstate NEW -j ACCEPT
+)")},
+      {"ip6tables", OracleSyntax::kIp6tablesSave, IptablesStateful(R"(
+-A FORWARD -p ipv6-icmp --icmpv6-type echo-request -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p ipv6-icmp --icmpv6-type 139 -m conntrack --ctstate NEW -j ACCEPT
+)")},
+  };
+}
+
+// ---------------------------------------------------------------- the table
+
+// The probe's code in a forwarded frame (its DSCP), 0 for none.
+int ProbeCode(const std::vector<uint8_t>& frame) {
+  const std::vector<uint8_t> ip = IpPacket(frame);
+  if (ip.size() < 2) return 0;
+  return (ip[0] >> 4) == 6 ? ((ip[0] & 0x0f) << 2 | ip[1] >> 6) : ip[1] >> 2;
+}
+
+// "fwd est reply assured", "drop", ... for a fate and a forwarded frame.
+std::string View(const std::string& fate, const std::vector<uint8_t>& frame) {
+  if (fate != "forwarded") return fate;
+  const int code = ProbeCode(frame);
+  if (code == 0) return "fwd";
+  static const char* const names[] = {"?", "inv", "new", "est", "rel", "untr", "?", "?"};
+  return absl::StrCat("fwd ", names[code & 7], (code & 8) ? " reply" : "",
+                      (code & 16) ? " assured" : "");
+}
+
+std::string TcpFlags(uint8_t flags) {
+  std::string out;
+  const char letters[] = "FSRPAU";
+  for (int b = 0; b < 6; ++b) {
+    if (flags & (1 << b)) out += letters[b];
+  }
+  return out.empty() ? "none" : out;
+}
+
+// The packet in a few words: protocol, ends, flags and numbers.
+std::string Summary(const FrameSpec& s) {
+  std::string out = absl::StrCat(s.src, " > ", s.dst, " ");
+  switch (s.proto) {
+    case 6:
+      absl::StrAppend(&out, "tcp ", s.sport, ">", s.dport, " [", TcpFlags(s.tcp_flags), "] seq ",
+                      s.tcp_seq, " ack ", s.tcp_ack, s.tcp_options.empty() ? "" : " opts");
+      break;
+    case 17:
+      absl::StrAppend(&out, "udp ", s.sport, ">", s.dport);
+      break;
+    case 1:
+    case 58:
+      absl::StrAppend(&out, s.proto == 1 ? "icmp " : "icmp6 ", s.icmp_type, "/", s.icmp_code);
+      if (s.proto == 58 ? s.icmp_type < 128
+                        : std::set<int>{3, 4, 5, 11, 12}.contains(s.icmp_type)) {
+        // an error: the quoted packet's protocol
+        absl::StrAppend(&out, " quoting proto ", s.payload[s.proto == 1 ? 9 : 6]);
+      } else {
+        absl::StrAppend(&out, " id ", s.icmp_id);
+      }
+      break;
+    default:
+      absl::StrAppend(&out, "proto ", s.proto);
+  }
+  return s.bad_l4_checksum ? out + " bad csum" : out;
+}
+
+// Prints one row per packet (case, index, direction, packet, the kernel's
+// view, each tier's) when any tier's view differs from the kernel's;
+// differing rows are marked '*'. Returns how many rows differ.
+int PrintTable(const std::string& what, const Labelled& traffic,
+               const std::vector<PathOutcome>& kernel, const std::vector<PathRun>& runs) {
+  std::string table =
+      absl::StrFormat("%-4s %-3s %-3s %-92s %-22s", "", "#", "dir", "packet", "kernel");
+  for (const PathRun& run : runs) absl::StrAppend(&table, absl::StrFormat(" %-22s", run.tier));
+  table += "\n";
+  int differing = 0;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    const std::string want = View(KernelFate(kernel[i]), kernel[i].arrived);
+    std::string row;
+    bool differs = false;
+    for (const PathRun& run : runs) {
+      const std::string got = View(run.fates[i], run.written[i]);
+      differs |= got != want;
+      absl::StrAppend(&row, absl::StrFormat(" %-22s", got));
+    }
+    differing += differs;
+    if (i == 0 || traffic.labels[i] != traffic.labels[i - 1]) {
+      absl::StrAppend(&table, traffic.labels[i], "\n");
+    }
+    absl::StrAppend(&table,
+                    absl::StrFormat("%-4s %-3d %-3s %-92s %-22s", differs ? "*" : "", i,
+                                    traffic.packets[i].from_server ? "s>c" : "c>s",
+                                    Summary(traffic.packets[i].spec), want),
+                    row, "\n");
+  }
+  if (differing > 0) {
+    std::printf("%s: %d packets where rulejit's conntrack differs from the kernel's\n%s\n",
+                what.c_str(), differing, table.c_str());
+  }
+  return differing;
+}
+
+// ---------------------------------------------------------------- runs
+
+struct Env {
+  ScratchDir dir{"rulejit-ct"};
+  std::vector<std::string> tiers = SupportedTiers(dir.path);
+};
+
+// Runs `traffic` through `ruleset` in the kernel and in rulejit on every
+// tier; expects the same fates and forwarded bytes, and prints the table
+// of differences. The kernel's outcomes, or none when it failed.
+std::optional<std::vector<PathOutcome>> Compare(Env& env, const std::string& what,
+                                                const OracleRuleset& ruleset,
+                                                const Labelled& traffic) {
+  const std::string pcap = env.dir.path + "/frames.pcap";
+  absl::StatusOr<PathTraffic> built = WritePathTraffic(traffic.packets, pcap);
+  EXPECT_TRUE(built.ok()) << what << ": " << built.status();
+  if (!built.ok()) return std::nullopt;
+  std::string host;
+  absl::StatusOr<std::vector<PathOutcome>> kernel =
+      KernelPathOutcomes(ruleset, built->frames, {.fw_host_json = &host}, built->from_server);
+  EXPECT_TRUE(kernel.ok()) << what << ": " << kernel.status();
+  if (!kernel.ok()) return std::nullopt;
+  const std::string file = absl::StrCat(env.dir.path, "/ruleset",
+                                        ruleset.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
+  std::ofstream(file) << ruleset.text;
+  std::ofstream(env.dir.path + "/host.json") << host;
+  std::vector<PathRun> runs;
+  ExpectKernelPath(what, file, pcap, absl::StrCat("--host ", env.dir.path, "/host.json"), *kernel,
+                   env.tiers, env.dir.path, &runs);
+  PrintTable(what, traffic, *kernel, runs);
+  return *kernel;
+}
+
+bool Available() {
+  for (OracleSyntax s :
+       {OracleSyntax::kNft, OracleSyntax::kIptablesSave, OracleSyntax::kIp6tablesSave}) {
+    if (!OracleAvailable(s).ok()) return false;
+  }
+  return true;
+}
+
+TEST(ConntrackKernel, ProbeStatesOfHandWrittenSequences) {
+  if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
+  Env env;
+  const Labelled traffic = HandWritten();
+  std::optional<std::vector<PathOutcome>> kernel =
+      Compare(env, "probe", {.syntax = OracleSyntax::kNft, .text = ProbeRuleset()}, traffic);
+  ASSERT_TRUE(kernel.has_value());
+  // The probe accepts all: the kernel forwards every frame, and the
+  // sequences show every state, both directions and assured flows.
+  std::set<int> codes;
+  for (size_t i = 0; i < kernel->size(); ++i) {
+    EXPECT_TRUE((*kernel)[i].forwarded) << "frame " << i << " " << traffic.labels[i];
+    codes.insert(ProbeCode((*kernel)[i].arrived));
+  }
+  std::set<int> states, bits;
+  for (int code : codes) {
+    states.insert(code & 7);
+    bits.insert(code & 24);
+  }
+  EXPECT_EQ(states, (std::set<int>{1, 2, 3, 4, 5}));
+  EXPECT_TRUE(bits.contains(8) && bits.contains(16)) << "no reply or no assured packet";
+}
+
+TEST(ConntrackKernel, StatefulRulesetsOnHandWrittenSequences) {
+  if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
+  Env env;
+  const Labelled traffic = HandWritten();
+  for (const Stateful& s : StatefulRulesets()) {
+    std::optional<std::vector<PathOutcome>> kernel =
+        Compare(env, s.name, {.syntax = s.syntax, .text = s.text}, traffic);
+    ASSERT_TRUE(kernel.has_value()) << s.name;
+    std::set<std::string> fates;
+    for (const PathOutcome& o : *kernel) fates.insert(KernelFate(o));
+    EXPECT_EQ(fates, (std::set<std::string>{"drop", "forwarded"})) << s.name;
+  }
+}
+
+TEST(ConntrackKernel, SeededMixes) {
+  if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
+  Env env;
+  const char* only = std::getenv("RULEJIT_CT_SEED");
+  const char* many = std::getenv("RULEJIT_CT_SEEDS");
+  const int seeds = many != nullptr ? std::atoi(many) : kSeeds;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    if (only != nullptr && std::atoi(only) != seed) continue;
+    const Labelled traffic = Mixed(seed);
+    const std::string what = absl::StrCat("seed ", seed, " (RULEJIT_CT_SEED=", seed, ")");
+    Compare(env, what + " probe", {.syntax = OracleSyntax::kNft, .text = ProbeRuleset()}, traffic);
+    const Stateful nft = StatefulRulesets()[0];
+    Compare(env, what + " nft", {.syntax = nft.syntax, .text = nft.text}, traffic);
+  }
+}
+
+}  // namespace
+}  // namespace rulejit::testing
