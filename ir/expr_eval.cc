@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ir/util.h"
+#include "packet/checksum.h"
 
 namespace rulejit::ir {
 namespace {
@@ -239,15 +240,7 @@ bool EvalExthdr(const Exthdr& e, const PacketView& pkt, uint8_t* regs) {
 
 namespace {
 
-// csum_partial folded to 16 bits: the buffer read as big-endian 16-bit
-// words from its first byte (an odd tail is the high byte of a last word).
-uint32_t OnesSum(const uint8_t* p, uint32_t len) {
-  uint64_t sum = 0;
-  for (uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
-  if (len % 2) sum += static_cast<uint32_t>(p[len - 1]) << 8;
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint32_t>(sum);
-}
+using packet::OnesSum;
 
 // nft_csum_replace on the 16-bit checksum at `at`: ~(~sum - from + to),
 // in ones'-complement; KERNEL: a result of 0 is stored as 0xffff
@@ -269,32 +262,7 @@ bool ReplaceChecksum(const PacketView& pkt, uint8_t* data, uint64_t at, uint32_t
 }  // namespace
 
 void EvalChecksumFill(const PacketView& pkt, const PacketMeta& meta, uint8_t* data) {
-  if (!meta.csum_partial || data == nullptr || pkt.network_off == kAbsent) return;
-  const bool tcp = pkt.l4proto == 6, udp = pkt.l4proto == 17;
-  if (!pkt.l4proto_valid || pkt.fragoff != 0 || pkt.is_fragment || (!tcp && !udp) ||
-      pkt.transport_off == kAbsent) {
-    return;
-  }
-  const uint32_t th = pkt.transport_off;
-  const uint32_t check = th + (tcp ? 16 : 6);
-  if (check + 2 > pkt.len) return;
-  const uint8_t* ip = data + pkt.network_off;
-  const bool ipv4 = pkt.nfproto == kNfProtoIpv4;
-  // The segment ends where the IP header says (not at link padding).
-  const uint32_t declared = ipv4 ? (ip[2] << 8 | ip[3]) : 40u + (ip[4] << 8 | ip[5]);
-  const uint32_t ip_end = std::min<uint64_t>(pkt.len, uint64_t{pkt.network_off} + declared);
-  if (ip_end <= check + 1) return;
-  const uint32_t segment = ip_end - th;
-  // The pseudo-header: addresses, protocol, segment length.
-  uint64_t sum = ipv4 ? OnesSum(ip + 12, 8) : OnesSum(ip + 8, 32);
-  sum += pkt.l4proto + (segment >> 16) + (segment & 0xffff);
-  data[check] = data[check + 1] = 0;
-  sum += OnesSum(data + th, segment);
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  uint16_t out = static_cast<uint16_t>(~sum & 0xffff);
-  if (out == 0) out = 0xffff;
-  data[check] = static_cast<uint8_t>(out >> 8);
-  data[check + 1] = static_cast<uint8_t>(out);
+  if (meta.csum_partial) CompletePartialChecksum(pkt, data);
 }
 
 namespace {

@@ -1,66 +1,92 @@
-// Flow table for offline ct state; see conntrack.h for what is modelled.
+// The flow table and nf_conntrack_in's order of work; see conntrack.h for
+// what is modelled. Rules from net/netfilter/nf_conntrack_core.c,
+// nf_conntrack_proto_udp.c and nf_conntrack_proto_generic.c of Linux 6.18
+// (function names cited); TCP and ICMP have files of their own.
 #include "runtime/conntrack.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "rulejit/types.h"
+#include "runtime/conntrack_icmp.h"
 
 namespace rulejit::runtime {
 namespace {
+
+using Key = Conntrack::Key;
 
 constexpr uint8_t kIcmp = 1;
 constexpr uint8_t kTcp = 6;
 constexpr uint8_t kUdp = 17;
 constexpr uint8_t kDccp = 33;
+constexpr uint8_t kGre = 47;
 constexpr uint8_t kIcmpv6 = 58;
 constexpr uint8_t kSctp = 132;
 constexpr uint8_t kUdpLite = 136;
-
-constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04,
-                  kTcpAck = 0x10;
+constexpr uint64_t kUdpStreamDelayNs = 2000000000ull;  // 2 * HZ
 
 bool HasPorts(uint8_t proto) {
-  return proto == kTcp || proto == kUdp || proto == kUdpLite ||
-         proto == kSctp || proto == kDccp;
+  return proto == kTcp || proto == kUdp || proto == kUdpLite || proto == kSctp ||
+         proto == kDccp;
 }
 bool IsIcmp(uint8_t proto) { return proto == kIcmp || proto == kIcmpv6; }
-
-// ICMP message classes, per IP version.
-bool IsIcmpError(bool v6, uint8_t type) {
-  if (v6) return type >= 1 && type <= 4;  // unreach, too big, time, param
-  return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
-}
-bool IsEchoRequest(bool v6, uint8_t type) { return type == (v6 ? 128 : 8); }
-bool IsEchoReply(bool v6, uint8_t type) { return type == (v6 ? 129 : 0); }
 
 // Bounds-checked reads from a view.
 struct Reader {
   const uint8_t* data;
   uint32_t len;
   bool Has(uint64_t off, uint64_t n) const { return off + n <= len; }
-  uint16_t U16(uint32_t off) const {
+  uint16_t U16(uint64_t off) const {
     return static_cast<uint16_t>(data[off] << 8 | data[off + 1]);
   }
 };
 
-// Fills the ports of `key` from an L4 header at `l4` (ICMP: echo id).
-bool ReadPorts(const Reader& r, uint32_t l4, Conntrack::Key& key) {
+// Where the IP packet ends: skb->len at the hooks is the length its header
+// declares (a frame may carry link padding after it).
+uint32_t IpEnd(const PacketView& v) {
+  if (uint64_t{v.network_off} + 6 > v.len) return v.len;
+  const uint8_t* ip = v.data + v.network_off;
+  const uint64_t declared =
+      v.nfproto == kNfProtoIpv4 ? (ip[2] << 8 | ip[3]) : 40u + (ip[4] << 8 | ip[5]);
+  return static_cast<uint32_t>(std::min<uint64_t>(v.len, v.network_off + declared));
+}
+
+// gre_pkt_to_tuple: an RFC 1701 header keys nothing (as the generic
+// protocol); an enhanced (PPTP, version 1) header keys its call id, and
+// must carry PPP. The source key would come from the PPTP helper's keymap:
+// no helper is modelled, so it is 0, as the kernel has it without one.
+bool ReadGreKey(const Reader& r, uint64_t l4, Key& key) {
+  if (!r.Has(l4, 4) || (r.data[l4 + 1] & 0x07) != 1) return true;
+  if (!r.Has(l4, 8)) return true;
+  if (r.U16(l4 + 2) != 0x880b) return false;  // not PPP
+  key.dport = r.U16(l4 + 6);
+  return true;
+}
+
+// The transport part of a tuple from the header at `l4` (nf_ct_get_tuple):
+// ports (4 bytes), or the ICMP identifier, type and code (8 bytes); other
+// protocols have none. False when the header is cut short.
+bool ReadL4(const Reader& r, uint64_t l4, Key& key) {
   if (HasPorts(key.proto)) {
-    if (l4 == kAbsent || !r.Has(l4, 4)) return false;
+    if (!r.Has(l4, 4)) return false;
     key.sport = r.U16(l4);
     key.dport = r.U16(l4 + 2);
   } else if (IsIcmp(key.proto)) {
-    if (l4 == kAbsent || !r.Has(l4, 8)) return false;
+    if (!r.Has(l4, 8)) return false;
+    key.icmp_type = r.data[l4];
+    key.icmp_code = r.data[l4 + 1];
     key.sport = key.dport = r.U16(l4 + 4);
+  } else if (key.proto == kGre) {
+    return ReadGreKey(r, l4, key);
   }
   return true;
 }
 
-// Addresses and protocol of the IP header at `off` (v6: fixed header only).
-bool ReadAddresses(const Reader& r, uint32_t off, bool v6, Conntrack::Key& key) {
-  uint32_t addr_off = v6 ? off + 8 : off + 12;
-  uint32_t addr_len = v6 ? 16 : 4;
+// Addresses of the IP header at `off`.
+bool ReadAddresses(const Reader& r, uint64_t off, bool v6, Key& key) {
+  const uint64_t addr_off = off + (v6 ? 8 : 12);
+  const uint32_t addr_len = v6 ? 16 : 4;
   if (!r.Has(addr_off, 2 * addr_len)) return false;
   key.family = v6 ? kNfProtoIpv6 : kNfProtoIpv4;
   std::memcpy(key.src.data(), r.data + addr_off, addr_len);
@@ -69,60 +95,100 @@ bool ReadAddresses(const Reader& r, uint32_t off, bool v6, Conntrack::Key& key) 
 }
 
 // The key of the packet itself.
-bool PacketKey(const PacketView& v, Conntrack::Key& key) {
-  bool v6 = v.nfproto == kNfProtoIpv6;
-  if ((v.nfproto != kNfProtoIpv4 && !v6) || !v.l4proto_valid ||
-      v.network_off == kAbsent || v.data == nullptr) {
-    return false;
-  }
+bool PacketKey(const PacketView& v, Key& key) {
+  const bool v6 = v.nfproto == kNfProtoIpv6;
+  if (v.transport_off == kAbsent && (HasPorts(v.l4proto) || IsIcmp(v.l4proto))) return false;
   Reader r{v.data, v.len};
   key.proto = v.l4proto;
-  return ReadAddresses(r, v.network_off, v6, key) &&
-         ReadPorts(r, v.transport_off, key);
+  return ReadAddresses(r, v.network_off, v6, key) && ReadL4(r, v.transport_off, key);
 }
 
-// The key of the packet an ICMP error quotes (after the 8-byte ICMP header).
-bool QuotedKey(const PacketView& v, bool v6, Conntrack::Key& key) {
-  Reader r{v.data, v.len};
-  uint64_t ip = static_cast<uint64_t>(v.transport_off) + 8;
-  if (!r.Has(ip, v6 ? 40 : 20)) return false;
-  uint32_t off = static_cast<uint32_t>(ip);
-  uint32_t hlen = v6 ? 40 : (r.data[off] & 0x0f) * 4u;
-  if ((r.data[off] >> 4) != (v6 ? 6 : 4) || hlen < 20) return false;
-  key.proto = r.data[off + (v6 ? 6 : 9)];
-  return ReadAddresses(r, off, v6, key) && ReadPorts(r, off + hlen, key);
+// ipv6_skip_exthdr from `off` with next header `*proto`: on return `*off`
+// is the upper-layer header and `*proto` its protocol. False on a
+// non-first fragment, "no next header", or a header cut short.
+bool SkipIpv6Extensions(const Reader& r, uint64_t* off, uint8_t* proto) {
+  for (;;) {
+    switch (*proto) {
+      case 0: case 43: case 44: case 51: case 60: break;  // hop, routing, fragment, AH, dest
+      case 59: return false;                              // no next header
+      default: return true;
+    }
+    if (!r.Has(*off, 8)) return false;
+    uint64_t len = (uint64_t{r.data[*off + 1]} + 1) * 8;
+    if (*proto == 44) {
+      if ((r.U16(*off + 2) & ~0x7) != 0) return false;  // not the first fragment
+      len = 8;
+    } else if (*proto == 51) {
+      len = (uint64_t{r.data[*off + 1]} + 2) * 4;
+    }
+    *proto = r.data[*off];
+    *off += len;
+  }
 }
 
-// May this TCP packet create a flow? (loose pickup: SYN or a bare ACK)
-bool TcpMayStart(const PacketView& v) {
-  uint64_t flags_off = static_cast<uint64_t>(v.transport_off) + 13;
-  if (v.transport_off == kAbsent || flags_off >= v.len) return false;
-  uint8_t flags = v.data[flags_off];
-  if (flags & (kTcpRst | kTcpFin)) return false;
-  if (flags & kTcpSyn) return !(flags & kTcpAck);
-  return (flags & kTcpAck) != 0;
+// The tuple of the packet an ICMP error quotes at `off`
+// (nf_ct_get_tuplepr: ipv4_get_l4proto / ipv6_get_l4proto, then the ports).
+bool QuotedKey(const PacketView& v, uint64_t off, Key& key) {
+  const bool v6 = v.nfproto == kNfProtoIpv6;
+  Reader r{v.data, IpEnd(v)};
+  if (!r.Has(off, v6 ? 40 : 20)) return false;
+  uint64_t l4;
+  if (v6) {
+    uint8_t proto = r.data[off + 6];
+    l4 = off + 40;
+    if (!SkipIpv6Extensions(r, &l4, &proto)) return false;
+    key.proto = proto;
+  } else {
+    if ((r.U16(off + 6) & 0x1fff) != 0) return false;  // a non-first fragment
+    key.proto = r.data[off + 9];
+    l4 = off + (r.data[off] & 0x0f) * 4u;
+    if (l4 > r.len) return false;
+  }
+  return ReadAddresses(r, off, v6, key) && ReadL4(r, l4, key);
 }
 
 }  // namespace
+
+// ------------------------------------------------------------- tuples
+
+bool Conntrack::Key::Invertible() const {
+  uint8_t inverted;
+  return !IsIcmp(proto) || InvertIcmpType(family == kNfProtoIpv6, icmp_type, &inverted);
+}
 
 Conntrack::Key Conntrack::Key::Reversed() const {
   Key r = *this;
   std::swap(r.src, r.dst);
   std::swap(r.sport, r.dport);
+  if (IsIcmp(proto)) InvertIcmpType(family == kNfProtoIpv6, icmp_type, &r.icmp_type);
   return r;
 }
 
-bool Conntrack::Find(const Key& key, uint32_t* flow, bool* reply) const {
+// ------------------------------------------------------------- the table
+
+bool Conntrack::Live(size_t index) const {
+  return flows_[index].alive && !Expired(flows_[index]);
+}
+
+bool Conntrack::TupleLive(const Key& key) const {
+  auto it = tuples_.find(key);
+  return it != tuples_.end() && Live(it->second >> 1);
+}
+
+bool Conntrack::Find(const Key& key, uint32_t* flow, bool* reply) {
   auto it = tuples_.find(key);
   if (it == tuples_.end()) return false;
-  *flow = it->second >> 1;
+  const uint32_t index = it->second >> 1;
+  if (Expired(flows_[index])) {  // nf_conntrack_find skips and reaps expired entries
+    Kill(index);
+    return false;
+  }
+  *flow = index;
   *reply = (it->second & 1) != 0;
   return true;
 }
 
-bool Conntrack::ReplyTupleTaken(const Key& candidate) const {
-  return tuples_.contains(candidate);
-}
+bool Conntrack::ReplyTupleTaken(const Key& candidate) const { return TupleLive(candidate); }
 
 void Conntrack::Insert(const Flow& flow) {
   const uint32_t index = static_cast<uint32_t>(flows_.size());
@@ -131,34 +197,173 @@ void Conntrack::Insert(const Flow& flow) {
   tuples_[flow.tuple[1]] = index << 1 | 1;
 }
 
-Conntrack::Entry Conntrack::Attach(const PacketView& pkt) {
-  Entry e;
-  Key key;
-  if (!PacketKey(pkt, key)) return e;
-  bool v6 = pkt.nfproto == kNfProtoIpv6;
-  if (IsIcmp(key.proto)) {
-    uint8_t type = pkt.data[pkt.transport_off];  // PacketKey checked 8 bytes
-    if (IsIcmpError(v6, type)) {
-      Key quoted;
-      bool quoted_reply = false;
-      if (!QuotedKey(pkt, v6, quoted) || !Find(quoted, &e.flow, &quoted_reply)) return e;
-      e.kind = Entry::kRelated;
-      e.reply = !quoted_reply;  // the error travels against the quoted packet
-      return e;
+void Conntrack::Kill(uint32_t index) {
+  Flow& flow = flows_[index];
+  flow.alive = false;
+  for (int dir = 0; dir < 2; ++dir) {
+    auto it = tuples_.find(flow.tuple[dir]);
+    if (it != tuples_.end() && it->second >> 1 == index) tuples_.erase(it);
+  }
+}
+
+// ------------------------------------------------------------- protocols
+
+Conntrack::Tracked Conntrack::TcpPacketOf(Flow& flow, bool confirmed, bool reply,
+                                          const PacketView& pkt, bool verify_checksum) {
+  TcpSegment seg;
+  if (!ReadTcpSegment(pkt, &seg)) return Tracked::kInvalid;
+  seg.checksum_ok = !verify_checksum || TransportChecksumValid(pkt);
+  const TcpContext ctx{.confirmed = confirmed, .reply = reply, .seen_reply = flow.seen_reply,
+                       .assured = flow.assured,
+                       .remaining_ns = confirmed ? flow.expires_ns - now_ns_ : 0};
+  const TcpOutcome out = TcpPacket(flow.tcp, ctx, seg, options_);
+  switch (out.kind) {
+    case TcpOutcome::kAccept:
+      Refresh(flow, out.timeout_s);
+      if (out.set_assured) flow.assured = true;
+      return Tracked::kAccept;
+    case TcpOutcome::kIgnore: return Tracked::kIgnore;
+    case TcpOutcome::kRepeat: return Tracked::kRepeat;
+    case TcpOutcome::kKill: return Tracked::kKill;
+    case TcpOutcome::kInvalid:
+      if (out.lowered_timeout_s != 0) Refresh(flow, out.lowered_timeout_s);
+      return Tracked::kInvalid;
+  }
+  return Tracked::kInvalid;
+}
+
+// udp_error, then nf_conntrack_udp_packet (UDP-Lite: udplite_error and
+// its packet function, which has no 2-second stream rule).
+Conntrack::Tracked Conntrack::UdpPacketOf(Flow& flow, bool confirmed, const PacketView& pkt,
+                                          bool verify_checksum) {
+  const bool lite = pkt.l4proto == kUdpLite;
+  const uint64_t l4 = pkt.transport_off;
+  const uint64_t ip_end = IpEnd(pkt);
+  if (l4 + 8 > ip_end) return Tracked::kInvalid;  // short packet
+  const uint64_t udplen = ip_end - l4;
+  const uint32_t hdr_len = pkt.data[l4 + 4] << 8 | pkt.data[l4 + 5];
+  const bool no_checksum = pkt.data[l4 + 6] == 0 && pkt.data[l4 + 7] == 0;
+  if (lite) {
+    if (hdr_len != 0 && (hdr_len < 8 || hdr_len > udplen)) return Tracked::kInvalid;
+    if (no_checksum) return Tracked::kInvalid;  // UDP-Lite mandates checksums
+  } else if (hdr_len > udplen || hdr_len < 8) {
+    return Tracked::kInvalid;  // truncated or malformed
+  }
+  if (!no_checksum && verify_checksum && !TransportChecksumValid(pkt)) return Tracked::kInvalid;
+
+  if (!confirmed) flow.udp_stream_ns = now_ns_ + kUdpStreamDelayNs;
+  if (!flow.seen_reply) {
+    Refresh(flow, options_.udp_timeout);
+    return Tracked::kAccept;
+  }
+  // Traffic both ways: a stream once it lasts beyond two seconds.
+  const bool stream = lite || static_cast<int64_t>(now_ns_ - flow.udp_stream_ns) > 0;
+  Refresh(flow, stream ? options_.udp_timeout_stream : options_.udp_timeout);
+  if (stream) flow.assured = true;
+  return Tracked::kAccept;
+}
+
+Conntrack::Tracked Conntrack::ProtocolPacket(Flow& flow, bool confirmed, bool reply,
+                                             const PacketView& pkt, bool verify_checksum) {
+  const Key& orig = flow.tuple[0];
+  switch (orig.proto) {
+    case kTcp: return TcpPacketOf(flow, confirmed, reply, pkt, verify_checksum);
+    case kUdp:
+    case kUdpLite: return UdpPacketOf(flow, confirmed, pkt, verify_checksum);
+    case kIcmp:
+    case kIcmpv6: {
+      // nf_conntrack_icmp{,v6}_packet: only a request starts a flow.
+      const bool v6 = orig.proto == kIcmpv6;
+      if (!IcmpMayStart(v6, orig.icmp_type)) return Tracked::kInvalid;
+      Refresh(flow, v6 ? options_.icmpv6_timeout : options_.icmp_timeout);
+      return Tracked::kAccept;
     }
-    if (!IsEchoRequest(v6, type) && !IsEchoReply(v6, type)) return e;
+    case kGre: {
+      // nf_conntrack_gre_packet: traffic both ways makes it a stream.
+      const bool stream = flow.seen_reply;
+      Refresh(flow, stream ? options_.gre_timeout_stream : options_.gre_timeout);
+      if (stream) flow.assured = true;
+      return Tracked::kAccept;
+    }
+    default:  // generic_packet
+      Refresh(flow, options_.generic_timeout);
+      return Tracked::kAccept;
   }
-  if (Find(key, &e.flow, &e.reply)) {
-    e.kind = Entry::kKnown;
-    return e;
+}
+
+// ------------------------------------------------------------- nf_conntrack_in
+
+// nf_conntrack_inet_error: the quoted packet's flow, if the error goes to
+// that flow's endpoint in the direction it quotes.
+Conntrack::Entry Conntrack::Related(const PacketView& pkt, uint32_t quoted_off) {
+  Entry invalid;
+  Key quoted;
+  if (!QuotedKey(pkt, quoted_off, quoted) || !quoted.Invertible()) return invalid;
+  uint32_t index = 0;
+  bool reply = false;
+  if (!Find(quoted.Reversed(), &index, &reply)) return invalid;
+  const bool v6 = pkt.nfproto == kNfProtoIpv6;
+  const uint8_t* outer_daddr = pkt.data + pkt.network_off + (v6 ? 24 : 16);
+  if (std::memcmp(outer_daddr, flows_[index].tuple[reply ? 1 : 0].dst.data(), v6 ? 16 : 4) != 0) {
+    return invalid;  // "outer daddr != inner"
   }
-  if (IsIcmp(key.proto) && !IsEchoRequest(v6, pkt.data[pkt.transport_off])) {
-    return e;  // a reply without a request
-  }
-  if (key.proto == kTcp && !TcpMayStart(pkt)) return e;
-  e.kind = Entry::kNew;
-  e.pending = Flow{.tuple = {key, key.Reversed()}};
+  Entry e;
+  e.kind = Entry::kRelated;
+  e.reply = reply;
+  e.flow = index;
   return e;
+}
+
+Conntrack::Entry Conntrack::Track(const PacketView& pkt, const PacketMeta& meta, bool arriving) {
+  Entry invalid;
+  const bool v6 = pkt.nfproto == kNfProtoIpv6;
+  if ((pkt.nfproto != kNfProtoIpv4 && !v6) || pkt.data == nullptr ||
+      pkt.network_off == kAbsent || !pkt.l4proto_valid || pkt.fragoff != 0) {
+    return invalid;  // get_l4proto: no protocol, or a non-first fragment
+  }
+  const bool verify = arriving && options_.checksum && !meta.csum_partial;
+  if (IsIcmp(pkt.l4proto)) {
+    const IcmpClass c = ClassifyIcmp(pkt, verify);
+    switch (c.kind) {
+      case IcmpClass::kInvalid: return invalid;
+      case IcmpClass::kUntracked: {
+        Entry e;
+        e.kind = Entry::kUntracked;
+        return e;
+      }
+      case IcmpClass::kError: return Related(pkt, c.quoted_off);
+      case IcmpClass::kQuery: break;
+    }
+  }
+  Key key;
+  if (!PacketKey(pkt, key)) return invalid;
+  // resolve_normal_ct; a second round when TCP reopens a closed flow.
+  for (int round = 0; round < 2; ++round) {
+    Entry e;
+    Flow* flow = nullptr;
+    if (Find(key, &e.flow, &e.reply)) {
+      e.kind = Entry::kKnown;
+      flow = &flows_[e.flow];
+    } else {
+      if (!key.Invertible()) return invalid;  // init_conntrack: no reply tuple
+      e.kind = Entry::kNew;
+      e.pending = Flow{.tuple = {key, key.Reversed()}};
+      flow = &*e.pending;
+    }
+    switch (ProtocolPacket(*flow, e.kind == Entry::kKnown, e.reply, pkt, verify)) {
+      case Tracked::kInvalid: return invalid;
+      case Tracked::kRepeat: Kill(e.flow); continue;
+      case Tracked::kKill:
+        if (e.reply) flow->seen_reply = true;
+        Kill(e.flow);
+        return e;
+      case Tracked::kAccept:
+      case Tracked::kIgnore:
+        if (e.reply) flow->seen_reply = true;
+        return e;
+    }
+  }
+  return invalid;
 }
 
 Conntrack::Flow* Conntrack::FlowOf(Entry& entry) {
@@ -172,29 +377,25 @@ Conntrack::Flow* Conntrack::FlowOf(Entry& entry) {
   return nullptr;
 }
 
-Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta) {
-  Entry e = Attach(pkt);
-  meta.ct_valid = e.kind != Entry::kInvalid;
+Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta, bool arriving) {
+  Entry e = Track(pkt, meta, arriving);
+  meta.ct_valid = e.kind != Entry::kInvalid && e.kind != Entry::kUntracked;
   meta.ct_dir = e.reply ? 1 : 0;
   meta.ct_status = 0;
   meta.ct_mark = 0;
   switch (e.kind) {
-    case Entry::kInvalid:
-    case Entry::kUntracked:
-      meta.ct_state = kCtStateInvalid;
-      return e;
+    case Entry::kInvalid: meta.ct_state = kCtStateInvalid; return e;
+    case Entry::kUntracked: meta.ct_state = kCtStateUntracked; return e;
     case Entry::kNew:
       meta.ct_state = kCtStateNew;
+      meta.ct_status = e.pending->Status(false);
       return e;
     case Entry::kKnown: {
-      Flow& flow = flows_[e.flow];
-      if (e.reply) flow.seen_reply = true;
-      meta.ct_state = flow.seen_reply ? kCtStateEstablished : kCtStateNew;
+      const Flow& flow = flows_[e.flow];
+      meta.ct_state = e.reply || flow.seen_reply ? kCtStateEstablished : kCtStateNew;
       break;
     }
-    case Entry::kRelated:
-      meta.ct_state = kCtStateRelated;
-      break;
+    case Entry::kRelated: meta.ct_state = kCtStateRelated; break;
   }
   const Flow& flow = flows_[e.flow];
   meta.ct_status = flow.Status(true);
@@ -211,8 +412,8 @@ void Conntrack::Confirm(Entry& entry, const PacketMeta& meta, bool accepted) {
       entry.pending->mark = meta.ct_mark;
       // Unconfirmed entries of dropped packets die with the packet; one
       // whose tuples another flow took meanwhile is dropped (a clash).
-      if (accepted && !tuples_.contains(entry.pending->tuple[0]) &&
-          !tuples_.contains(entry.pending->tuple[1])) {
+      if (accepted && !TupleLive(entry.pending->tuple[0]) &&
+          !TupleLive(entry.pending->tuple[1])) {
         entry.flow = static_cast<uint32_t>(flows_.size());
         Insert(*entry.pending);
         entry.kind = Entry::kKnown;  // what a looped-back packet carries on
@@ -226,13 +427,6 @@ void Conntrack::Confirm(Entry& entry, const PacketMeta& meta, bool accepted) {
       flows_[entry.flow].mark = meta.ct_mark;  // `ct mark set` sticks even on drop
       return;
   }
-}
-
-void Conntrack::Lookup(const PacketView& pkt, PacketMeta& meta) { In(pkt, meta); }
-
-void Conntrack::Commit(const PacketView& pkt, const PacketMeta& meta, bool accepted) {
-  Entry e = Attach(pkt);
-  Confirm(e, meta, accepted);
 }
 
 }  // namespace rulejit::runtime

@@ -1,51 +1,58 @@
-// A small connection tracker that gives offline packets (pcap files in
-// `rulejit eval`, the whole path of runtime/path.h, tests) kernel-like
-// `ct state` values and NAT bindings.
+// Connection tracking as nf_conntrack does it (Linux 6.18, default
+// sysctls unless ConntrackOptions says otherwise), for offline packets
+// (`rulejit eval`, the whole path of runtime/path.h, tests).
 //
-// One hook (`rulejit eval --hook`):
-//   runtime::Conntrack ct;
+//   runtime::Conntrack ct;                      // lives across the packets
 //   for (each frame) {
+//     ct.set_now_ns(frame_time);                 // packet time: timeouts
 //     PacketView v = rulejit::ParseFrame(data, len);
-//     PacketMeta meta = ...;
-//     ct.Lookup(v, meta);                        // fills meta.ct_*
+//     Conntrack::Entry e = ct.In(v, meta, /*arriving=*/true);  // fills meta.ct_*
 //     Result r = program->Run(hook, v, meta, &state);
 //     meta.ct_mark = r.ct_mark;                  // keep `ct mark set`
-//     ct.Commit(v, meta, r.verdict == Verdict::kAccept);
+//     ct.Confirm(e, meta, r.verdict == Verdict::kAccept);
 //   }
-// The whole path (runtime/path.cc) attaches an entry at the conntrack step
-// (In), binds NAT at the NAT steps (NatDone, Bind, Translation) and
-// confirms at the end of the path (Confirm).
+// The whole path (runtime/path.cc) calls In at the conntrack step, binds
+// NAT at the NAT steps (FlowOf, nat.h) and confirms at the end of the path.
 //
-// What it models (nf_conntrack with default sysctls):
+// What it models (nf_conntrack_core.c's nf_conntrack_in and the protocol
+// trackers; each rule cites its kernel function):
 // - A flow has two tuples, the original direction's (as its first packet
-//   was seen) and the reply direction's (as replies will look: the
-//   original reversed, then changed by NAT). A tuple is (IP version,
-//   addresses, L4 protocol, ports) or, for ICMP/ICMPv6 echo, the
-//   identifier in both ports.
-// - The first packet of a flow is NEW; it creates the flow only if it is
-//   accepted (Commit/Confirm), as the kernel confirms conntrack entries only
-//   when the packet leaves the hooks. Packets in the original direction stay
-//   NEW until a reply was seen; replies and later packets are ESTABLISHED.
-//   A reply marks the flow seen-reply even if it is then dropped (the kernel
-//   does this in nf_conntrack_in, before the filter hooks).
-// - TCP: nf_conntrack_tcp_loose=1, so a bare ACK may start a flow (NEW);
-//   RST, FIN, SYN+ACK or no flags without a flow are INVALID.
-// - ICMP/ICMPv6 errors quoting a known flow are RELATED (reply direction
-//   when the quoted packet went in the original direction); errors quoting
-//   nothing known are INVALID. ICMP types other than echo request/reply and
-//   errors are INVALID (no entry).
-// - ct status carries IPS_SEEN_REPLY, IPS_CONFIRMED and the NAT bits; ct
-//   mark is kept per flow (Commit/Confirm store meta.ct_mark).
-// - NAT (nf_nat_core): a flow's source and destination manips are each
-//   bound once, by the first packet that passes that NAT step (a binding,
-//   or the null binding when no nat chain bound it); later packets of
-//   either direction are rewritten from the other direction's tuple.
-// What it does not model: TCP state machine and window tracking (every
-// packet of a known flow is valid), timeouts and flow removal, expectations
-// and helpers, zones, defragmentation (non-first fragments have no ports
-// and are INVALID), IPv6 extension headers inside quoted packets,
-// SCTP/DCCP state machines (any packet may create a flow), IPS_ASSURED,
-// NAT of the packet quoted inside an ICMP error.
+//   was seen) and the reply direction's (the original inverted, then
+//   changed by NAT). A tuple is (IP version, addresses, L4 protocol, ports)
+//   and, for ICMP/ICMPv6, (identifier, type, code); the reply tuple holds
+//   the reply's type (an echo reply whose code differs from the request's
+//   is not the flow's).
+// - The first packet creates a flow that joins the table only when the
+//   packet is accepted at the end of its path (Confirm). Original-direction
+//   packets are NEW until a reply was seen, then ESTABLISHED; replies are
+//   ESTABLISHED. A reply marks the flow seen-reply before the filter hooks,
+//   even if a rule then drops it.
+// - TCP: the state machine and window tracking of nf_conntrack_proto_tcp.c
+//   (conntrack_tcp.h): out-of-window and impossible segments are INVALID,
+//   a bare ACK may pick a connection up (tcp_loose), a SYN after a close
+//   reopens the flow, an RST before any reply ends it.
+// - ICMP/ICMPv6 (conntrack_icmp.h): requests start flows (echo, timestamp,
+//   information, address mask; ICMPv6 echo and node information); errors
+//   quoting a known flow and sent to its endpoint are RELATED; ICMPv6
+//   neighbour/router discovery and MLD are UNTRACKED; anything else is
+//   INVALID.
+// - UDP: length and checksum checks; 30 s until a reply, 120 s for a
+//   stream (a reply more than 2 s after the first packet; IPS_ASSURED).
+//   GRE: keyed by the PPTP call id (version 1), assured after a reply.
+// - Checksums are verified where the kernel verifies them: at prerouting
+//   (`arriving`), unless the packet's checksum is partial.
+// - Timeouts in packet time (set_now_ns): an expired flow is gone, its
+//   next packet starts a new one.
+// - ct status: IPS_SEEN_REPLY, IPS_ASSURED, IPS_CONFIRMED and the NAT
+//   bits; ct mark per flow.
+// - NAT (nf_nat_core, nat.h): a flow's source and destination manips are
+//   each bound once, by the first packet that passes that NAT step.
+// Not modelled: expectations and helpers (no flow is RELATED but by an
+// ICMP error), zones, defragmentation (a non-first fragment is INVALID, a
+// first fragment is tracked as if whole), the SCTP and DCCP state
+// machines (their packets are tracked as the generic protocol: any packet
+// may start a flow), the table's size limit and early drop, NAT of the
+// packet quoted inside an ICMP error.
 #ifndef RULEJIT_RUNTIME_CONNTRACK_H_
 #define RULEJIT_RUNTIME_CONNTRACK_H_
 
@@ -57,16 +64,40 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "rulejit/packet.h"
+#include "runtime/conntrack_tcp.h"
 
 namespace rulejit::runtime {
 
 // Status bits as the kernel exposes them to `ct status`.
+inline constexpr uint32_t kIpsSeenReply = 1u << 1;
+inline constexpr uint32_t kIpsAssured = 1u << 2;
+inline constexpr uint32_t kIpsConfirmed = 1u << 3;
 inline constexpr uint32_t kIpsSrcNat = 1u << 4;
 inline constexpr uint32_t kIpsDstNat = 1u << 5;
-inline constexpr uint32_t kIpsSeenReply = 1u << 1;
-inline constexpr uint32_t kIpsConfirmed = 1u << 3;
 inline constexpr uint32_t kIpsSrcNatDone = 1u << 7;
 inline constexpr uint32_t kIpsDstNatDone = 1u << 8;
+
+// The net.netfilter.nf_conntrack_* sysctls the tracker reads, with Linux
+// 6.18's defaults. Timeouts in seconds.
+struct ConntrackOptions {
+  bool checksum = true;                // nf_conntrack_checksum
+  bool tcp_loose = true;               // nf_conntrack_tcp_loose
+  bool tcp_be_liberal = false;         // nf_conntrack_tcp_be_liberal
+  bool tcp_ignore_invalid_rst = false; // nf_conntrack_tcp_ignore_invalid_rst
+  uint32_t tcp_max_retrans = 3;        // nf_conntrack_tcp_max_retrans
+  // nf_conntrack_tcp_timeout_*, by TcpState (kTcpNone unused).
+  std::array<uint32_t, 10> tcp_timeouts = {0,       120, 60,  432000, 120,
+                                           60,      30,  120, 10,     120};
+  uint32_t tcp_timeout_retrans = 300;
+  uint32_t tcp_timeout_unacknowledged = 300;
+  uint32_t udp_timeout = 30;           // nf_conntrack_udp_timeout
+  uint32_t udp_timeout_stream = 120;   // nf_conntrack_udp_timeout_stream
+  uint32_t icmp_timeout = 30;          // nf_conntrack_icmp_timeout
+  uint32_t icmpv6_timeout = 30;        // nf_conntrack_icmpv6_timeout
+  uint32_t gre_timeout = 30;           // nf_conntrack_gre_timeout
+  uint32_t gre_timeout_stream = 180;   // nf_conntrack_gre_timeout_stream
+  uint32_t generic_timeout = 600;      // nf_conntrack_generic_timeout
+};
 
 // The two NAT manips (NF_NAT_MANIP_SRC / _DST).
 enum class Manip : uint8_t { kSrc = 0, kDst = 1 };
@@ -77,36 +108,48 @@ class Conntrack {
   struct Key {
     uint8_t family = 0;  // kNfProtoIpv4 / kNfProtoIpv6
     uint8_t proto = 0;
-    uint16_t sport = 0;  // ICMP: the echo identifier in both ports
+    uint16_t sport = 0;  // ICMP: the identifier in both ports
     uint16_t dport = 0;
+    uint8_t icmp_type = 0;  // ICMP/ICMPv6 only
+    uint8_t icmp_code = 0;
     std::array<uint8_t, 16> src{};
     std::array<uint8_t, 16> dst{};
 
+    // The tuple of the other direction (nf_ct_invert_tuple): addresses
+    // and ports swapped, an ICMP type replaced by its reply's. Callers
+    // invert only tuples that can be (ICMP: Invertible).
     Key Reversed() const;
+    bool Invertible() const;
     bool operator==(const Key&) const = default;
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.family, k.proto, k.sport, k.dport,
-                        k.src, k.dst);
+      return H::combine(std::move(h), k.family, k.proto, k.sport, k.dport, k.icmp_type,
+                        k.icmp_code, k.src, k.dst);
     }
   };
 
   struct Flow {
     Key tuple[2];  // [0] original direction, [1] reply direction
     bool seen_reply = false;
+    bool assured = false;
+    bool alive = true;   // false once killed or expired
     uint32_t mark = 0;
-    uint32_t nat_status = 0;           // kIpsSrcNat | kIpsDstNat
+    uint32_t nat_status = 0;            // kIpsSrcNat | kIpsDstNat
     bool nat_done[2] = {false, false};  // indexed by Manip
+    uint64_t expires_ns = 0;  // packet time it times out at
+    uint64_t udp_stream_ns = 0;  // UDP: replies after this make a stream
+    TcpTrack tcp;
 
     // `ct status` as the kernel shows it (IPS_* bits of what is modelled).
     uint32_t Status(bool confirmed) const {
-      return (confirmed ? kIpsConfirmed : 0u) | (seen_reply ? kIpsSeenReply : 0u) | nat_status |
-             (nat_done[0] ? kIpsSrcNatDone : 0u) | (nat_done[1] ? kIpsDstNatDone : 0u);
+      return (confirmed ? kIpsConfirmed : 0u) | (seen_reply ? kIpsSeenReply : 0u) |
+             (assured ? kIpsAssured : 0u) | nat_status | (nat_done[0] ? kIpsSrcNatDone : 0u) |
+             (nat_done[1] ? kIpsDstNatDone : 0u);
     }
   };
 
-  // What conntrack attached to one packet (nf_conntrack_in): the handle the
-  // path keeps from the conntrack step to confirmation.
+  // What conntrack attached to one packet (nf_conntrack_in): the handle
+  // kept from the conntrack step to confirmation.
   struct Entry {
     enum Kind { kInvalid, kNew, kKnown, kRelated, kUntracked } kind = kInvalid;
     bool reply = false;  // the packet travels in the reply direction
@@ -116,35 +159,53 @@ class Conntrack {
     uint32_t flow = 0;
   };
 
-  // One hook: sets meta.ct_valid, ct_state, ct_dir, ct_status and ct_mark
-  // for `pkt`.
-  void Lookup(const PacketView& pkt, PacketMeta& meta);
-  // Called after the verdict: confirms a new flow when `accepted`, and
-  // stores meta.ct_mark on the flow.
-  void Commit(const PacketView& pkt, const PacketMeta& meta, bool accepted);
+  explicit Conntrack(const ConntrackOptions& options = {}) : options_(options) {}
 
-  // The whole path. In: the conntrack step (marks a reply's flow
-  // seen-reply) with meta.ct_* filled as the chains after it see them.
-  Entry In(const PacketView& pkt, PacketMeta& meta);
+  // The packet time (ns) of the packets that follow: flows expire by it.
+  void set_now_ns(uint64_t now_ns) { now_ns_ = now_ns; }
+
+  // nf_conntrack_in for `pkt`: finds or starts its flow and sets
+  // meta.ct_valid, ct_state, ct_dir, ct_status and ct_mark as the chains
+  // after the conntrack step see them. `arriving`: conntrack runs at
+  // prerouting (checksums are verified there), not at output.
+  Entry In(const PacketView& pkt, PacketMeta& meta, bool arriving);
   // The flow an entry refers to (null for invalid and untracked).
   Flow* FlowOf(Entry& entry);
-  // Whether the entry's reply tuple `candidate` is taken by another flow
-  // (nf_nat_used_tuple).
+  // Whether the entry's reply tuple `candidate` is taken by another live
+  // flow (nf_nat_used_tuple).
   bool ReplyTupleTaken(const Key& candidate) const;
   // Confirmation at the end of the path: an accepted new flow joins the
   // table (both tuples; the entry then refers to it, kKnown); every flow
   // keeps meta.ct_mark.
   void Confirm(Entry& entry, const PacketMeta& meta, bool accepted);
 
+  // Every flow ever confirmed, live or not (check Live).
   size_t flows() const { return flows_.size(); }
   const Flow& flow(size_t index) const { return flows_[index]; }
+  bool Live(size_t index) const;
 
  private:
-  Entry Attach(const PacketView& pkt);
-  // The flow and direction of a tuple, if some confirmed flow has it.
-  bool Find(const Key& key, uint32_t* flow, bool* reply) const;
+  Entry Track(const PacketView& pkt, const PacketMeta& meta, bool arriving);
+  Entry Related(const PacketView& pkt, uint32_t quoted_off);
+  // The protocol tracker's verdict on a packet of `flow`.
+  enum class Tracked { kAccept, kIgnore, kInvalid, kRepeat, kKill };
+  Tracked ProtocolPacket(Flow& flow, bool confirmed, bool reply, const PacketView& pkt,
+                         bool verify_checksum);
+  Tracked TcpPacketOf(Flow& flow, bool confirmed, bool reply, const PacketView& pkt,
+                      bool verify_checksum);
+  Tracked UdpPacketOf(Flow& flow, bool confirmed, const PacketView& pkt, bool verify_checksum);
+  void Refresh(Flow& flow, uint32_t timeout_s) { flow.expires_ns = now_ns_ + timeout_s * 1000000000ull; }
+  // The flow and direction of a tuple, if a live flow has it.
+  bool Find(const Key& key, uint32_t* flow, bool* reply);
   void Insert(const Flow& flow);
+  void Kill(uint32_t index);
+  bool Expired(const Flow& flow) const {
+    return static_cast<int64_t>(flow.expires_ns - now_ns_) <= 0;
+  }
+  bool TupleLive(const Key& key) const;
 
+  ConntrackOptions options_;
+  uint64_t now_ns_ = 0;
   std::vector<Flow> flows_;
   // tuple -> flow index << 1 | direction
   absl::flat_hash_map<Key, uint32_t> tuples_;

@@ -222,6 +222,7 @@ bool UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
 bool ReuseSourceMapping(const Conntrack& ct, const Key& orig, const NatRange& range,
                         Key& out) {
   for (size_t i = 0; i < ct.flows(); ++i) {
+    if (!ct.Live(i)) continue;
     const Conntrack::Flow& f = ct.flow(i);
     const Key& t = f.tuple[0];
     if (t.family != orig.family || t.proto != orig.proto || t.src != orig.src ||

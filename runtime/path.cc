@@ -90,7 +90,7 @@ class Walk {
 
   bool RunHook(Hook hook);
   Result RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided);
-  void ConntrackStep();
+  void ConntrackStep(Hook hook);
   bool NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chains, Result* decided);
   bool Arrive(const PathOptions& options);
   bool LocalOut(const PathOptions& options);
@@ -151,7 +151,7 @@ Result Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decid
 }
 
 // nf_conntrack_in: attaches the entry (or untracked, after a notrack).
-void Walk::ConntrackStep() {
+void Walk::ConntrackStep(Hook hook) {
   if (tracked_) return;  // a looped-back packet keeps its entry
   tracked_ = true;
   if (notrack_) {
@@ -160,7 +160,7 @@ void Walk::ConntrackStep() {
     meta_.ct_state = kCtStateUntracked;
     return;
   }
-  entry_ = conntrack_.In(view_, meta_);
+  entry_ = conntrack_.In(view_, meta_, /*arriving=*/hook == Hook::kPrerouting);
 }
 
 // nf_nat_inet_fn: the nat chains while the manip is unbound, then the
@@ -220,7 +220,7 @@ bool Walk::RunHook(Hook hook) {
   for (const StepAt& step : StepsOf(hook)) {
     if (!run_until(step.priority)) break;
     switch (step.step) {
-      case Step::kConntrack: ConntrackStep(); break;
+      case Step::kConntrack: ConntrackStep(hook); break;
       case Step::kNatDst: ok = NatStep(hook, Manip::kDst, nat_chains, &decided); break;
       case Step::kNatSrc: ok = NatStep(hook, Manip::kSrc, nat_chains, &decided); break;
     }

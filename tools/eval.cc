@@ -28,6 +28,7 @@
 #include "rulejit/rulejit.h"
 #include "tools/json.h"
 #include "runtime/conntrack.h"
+#include "tools/conntrack_option.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
 #include "tools/host_option.h"
@@ -50,6 +51,7 @@ struct EvalOptions {
   bool explain = false;
   bool json = false;
   std::optional<runtime::PathOptions> path;  // --path
+  runtime::ConntrackOptions conntrack;        // --sysctl
 };
 
 // Packets leave the stack at these hooks before any link header is built.
@@ -100,6 +102,9 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   absl::StatusOr<std::shared_ptr<const HostModel>> host = LoadHostOption(args.value("host"));
   if (!host.ok()) return host.status();
   options.host = *std::move(host);
+  absl::StatusOr<runtime::ConntrackOptions> conntrack = ParseConntrackSysctls(args.value("sysctl"));
+  if (!conntrack.ok()) return conntrack.status();
+  options.conntrack = *conntrack;
   if (std::optional<std::string> path = args.value("path")) {
     if (args.has("hook")) return absl::InvalidArgumentError("--path and --hook exclude each other");
     absl::StatusOr<runtime::PathOptions> along =
@@ -192,11 +197,15 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
   // Locally sent packets are PACKET_HOST whatever MAC the capture shows.
   meta.pkttype =
       HookSeesNoLinkHeader(run.options.hook) ? kPktHost : frame.pkttype;
-  run.conntrack.Lookup(view, meta);
+  run.conntrack.set_now_ns(frame.time_ns);
+  // Conntrack ran at prerouting, where checksums are verified, unless the
+  // packet is locally generated.
+  runtime::Conntrack::Entry entry =
+      run.conntrack.In(view, meta, /*arriving=*/run.options.hook != ir::Hook::kOutput);
   run.state.set_now_ns(frame.time_ns);
   Result result = run.program.Run(run.options.hook, view, meta, &run.state);
   meta.ct_mark = result.ct_mark;  // a `ct mark set` sticks to the flow
-  run.conntrack.Commit(view, meta, result.verdict == Verdict::kAccept);
+  run.conntrack.Confirm(entry, meta, result.verdict == Verdict::kAccept);
   return ResultLine(run.options, IrOf(run.program.ruleset()), frame.index, result);
 }
 
@@ -236,13 +245,14 @@ int RunEval(const Args& args, Streams io) {
     return EvalAlongPath(*program, host, *options->path,
                          {.explain = options->explain,
                           .json = options->json,
-                          .write_pcap = args.value_or("write-pcap", "")},
+                          .write_pcap = args.value_or("write-pcap", ""),
+                          .conntrack = options->conntrack},
                          args.positional(1), io);
   }
   EvalRun run{.options = *options,
               .program = *program,
               .state = {},
-              .conntrack = {},
+              .conntrack = runtime::Conntrack(options->conntrack),
               .device_meta = *device_meta};
   absl::Status status = ForEachFrame(
       args.positional(1),
@@ -261,8 +271,8 @@ Command EvalCommand() {
   return Command{
       .name = kName,
       .synopsis =
-          "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] [--explain] "
-          "[--json] [--backend interp|jit|llvm|auto] [--format F]",
+          "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] "
+          "[--sysctl nf_conntrack_NAME=V,...] [--explain] [--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
@@ -272,6 +282,7 @@ Command EvalCommand() {
                          {"iif", true},
                          {"oif", true},
                          {"host", true},
+                         {"sysctl", true},
                          {"explain", false},
                          {"json", false},
                          {"backend", true},

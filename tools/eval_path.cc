@@ -116,7 +116,7 @@ int EvalAlongPath(const Program& program, const HostModel& host,
     }
     sink = *std::move(opened);
   }
-  runtime::Conntrack conntrack;
+  runtime::Conntrack conntrack(output.conntrack);
   runtime::PathRunner runner(program, host, conntrack);
   RunState state;
   const ir::Ruleset& ruleset = IrOf(program.ruleset());
@@ -125,6 +125,7 @@ int EvalAlongPath(const Program& program, const HostModel& host,
     PacketMeta meta;
     meta.pkttype = frame.pkttype;
     state.set_now_ns(frame.time_ns);
+    conntrack.set_now_ns(frame.time_ns);
     runtime::PathResult r = runner.Run(path, bytes.data(), static_cast<uint32_t>(bytes.size()),
                                        meta, &state);
     io.out << ResultLine(ruleset, frame.index, r, output);

@@ -50,6 +50,7 @@ struct PathOutput {
   // forwarded, sent: after NAT, TTL and the rules' writes), in order;
   // dropped packets are left out. Empty: none written.
   std::string write_pcap;
+  runtime::ConntrackOptions conntrack;  // --sysctl
 };
 
 // Runs every frame of `pcap` along the path; returns the exit code.

@@ -117,6 +117,20 @@ struct PacketMeta {
 // tier reads. Headers that are absent or cut short are kAbsent.
 PacketView ParseFrame(const uint8_t* data, uint32_t len);
 
+// The transport checksum of `pkt` verified as the kernel's nf_checksum
+// does at prerouting: TCP, UDP (a zero IPv4 or IPv6 UDP checksum means
+// none), UDP-Lite (its coverage), ICMP and ICMPv6. True for other
+// protocols, fragments and packets without a transport header; false when
+// the segment the IP header declares is cut short.
+bool TransportChecksumValid(const PacketView& pkt);
+
+// Completes a partial TCP or UDP checksum (the field holds only the
+// pseudo-header sum, PacketMeta::csum_partial) in `data`, a writable copy
+// of pkt.data with the same offsets: the sum over the pseudo-header and
+// the whole segment, 0 stored as 0xffff (skb_checksum_help). Other
+// protocols and fragments: nothing.
+void CompletePartialChecksum(const PacketView& pkt, uint8_t* data);
+
 }  // namespace rulejit
 
 #endif  // RULEJIT_PACKET_H_

@@ -707,6 +707,24 @@ TEST_F(CliTest, EvalInterfaceNameDecides) {
             "0 accept policy\n");
 }
 
+// The conntrack sysctls are explicit: a bare ACK starts a flow under
+// nf_conntrack_tcp_loose=1 (the kernel's default) and is INVALID under 0.
+TEST_F(CliTest, EvalConntrackSysctlsAreFlags) {
+  std::string rules = Write("t.ipt", Dump("-A INPUT -m conntrack --ctstate INVALID -j DROP\n"));
+  std::string pcap = Write(
+      "ack.pcap", PcapBytes(kLinkEthernet, {BuildFrame(FrameSpec{.tcp_flags = 0x10})}));
+  EXPECT_EQ(Run({"eval", rules, pcap}).out, "0 accept\n");
+  EXPECT_EQ(Run({"eval", rules, pcap, "--sysctl", "nf_conntrack_tcp_loose=0"}).out, "0 drop\n");
+  EXPECT_EQ(Run({"eval", rules, pcap, "--path", "input", "--sysctl",
+                 "net.netfilter.nf_conntrack_tcp_loose=0,nf_conntrack_udp_timeout=5"})
+                .out,
+            "0 drop\n");
+  ToolResult bad = Run({"eval", rules, pcap, "--sysctl", "nf_conntrack_frobnicate=1"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("unknown 'nf_conntrack_frobnicate'"));
+  EXPECT_EQ(Run({"eval", rules, pcap, "--sysctl", "nf_conntrack_tcp_loose=yes"}).exit_code, 2);
+}
+
 // The same packets as Ethernet frames and as bare IP (DLT_RAW) get the same
 // verdicts at the output hook, where the link header is dropped.
 TEST_F(CliTest, EvalOutputHookRawAndEthernetAgree) {

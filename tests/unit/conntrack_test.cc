@@ -1,6 +1,8 @@
 // Offline conntrack: NEW until a reply, ESTABLISHED after, confirmation only
-// on accept, TCP loose pickup, ICMP echo and RELATED errors, ct mark, and
-// one run through the interpreter with a stateful ruleset.
+// on accept, the TCP state machine and window checks, ICMP and ICMPv6 as
+// nf_conntrack classifies them, checksums, timeouts in packet time, ct
+// mark, and one run through the interpreter with a stateful ruleset. (The
+// kernel itself judges these in tests/kernel/conntrack_kernel_test.)
 #include "runtime/conntrack.h"
 
 #include <gtest/gtest.h>
@@ -30,25 +32,30 @@ Packet Udp(const char* src, const char* dst, uint16_t sport, uint16_t dport) {
                                .sport = sport, .dport = dport})};
 }
 Packet Tcp(const char* src, const char* dst, uint16_t sport, uint16_t dport,
-           uint8_t flags) {
+           uint8_t flags, uint32_t seq = 1, uint32_t ack = 0, size_t payload = 0) {
   return {BuildFrame(FrameSpec{.src = src, .dst = dst, .proto = 6, .sport = sport,
-                               .dport = dport, .tcp_flags = flags})};
+                               .dport = dport, .tcp_flags = flags,
+                               .payload = std::vector<uint8_t>(payload, 'x'), .tcp_seq = seq,
+                               .tcp_ack = ack})};
 }
 Packet Icmp(const char* src, const char* dst, uint8_t type, uint16_t id,
-            std::vector<uint8_t> quoted = {}) {
+            std::vector<uint8_t> quoted = {}, uint8_t code = 0) {
   bool v6 = std::strchr(src, ':') != nullptr;
   return {BuildFrame(FrameSpec{.src = src, .dst = dst, .proto = uint8_t(v6 ? 58 : 1),
                                .payload = std::move(quoted), .icmp_type = type,
-                               .icmp_id = id})};
+                               .icmp_code = code, .icmp_id = id})};
 }
 
-// Looks a packet up and commits it with the given verdict.
-PacketMeta Step(Conntrack& ct, const Packet& p, bool accepted = true) {
+// Tracks a packet at prerouting and confirms it with the given verdict.
+PacketMeta Step(Conntrack& ct, const Packet& p, bool accepted = true, bool arriving = true) {
   PacketMeta meta;
-  ct.Lookup(p.view(), meta);
-  ct.Commit(p.view(), meta, accepted);
+  Conntrack::Entry e = ct.In(p.view(), meta, arriving);
+  ct.Confirm(e, meta, accepted);
   return meta;
 }
+
+constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+constexpr uint64_t kSecond = 1000000000ull;
 
 TEST(ConntrackTest, NewUntilReplyThenEstablished) {
   Conntrack ct;
@@ -99,22 +106,71 @@ TEST(ConntrackTest, DroppedReplyStillMarksSeenReply) {
             ir::kCtStateEstablished);
 }
 
-TEST(ConntrackTest, TcpLoosePickup) {
+TEST(ConntrackTest, TcpLoosePickupAndImpossibleFirstSegments) {
   Conntrack ct;
-  constexpr uint8_t kSyn = 0x02, kAck = 0x10, kRst = 0x04, kFin = 0x01;
   EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 1, 22, kAck)).ct_state, ir::kCtStateNew);
   EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 2, 22, kSyn)).ct_state, ir::kCtStateNew);
-  for (uint8_t flags : {kRst, uint8_t(kSyn | kAck), uint8_t(kFin | kAck), uint8_t(0)}) {
+  // RST, SYN-ACK and FIN-ACK start nothing; no flags and SYN+FIN are errors.
+  for (uint8_t flags : {kRst, uint8_t(kSyn | kAck), uint8_t(kFin | kAck), uint8_t(0),
+                        uint8_t(kSyn | kFin)}) {
     PacketMeta m = Step(ct, Tcp("10.0.0.1", "10.0.0.2", 3, 22, flags));
     EXPECT_FALSE(m.ct_valid) << int(flags);
     EXPECT_EQ(m.ct_state, ir::kCtStateInvalid) << int(flags);
   }
   EXPECT_EQ(ct.flows(), 2u);
-  // Within a known flow any flags are fine (no TCP state machine).
-  PacketMeta m = Step(ct, Tcp("10.0.0.2", "10.0.0.1", 22, 2, kSyn | kAck));
+  // With nf_conntrack_tcp_loose off, only a SYN starts a flow.
+  Conntrack strict(ConntrackOptions{.tcp_loose = false});
+  EXPECT_FALSE(Step(strict, Tcp("10.0.0.1", "10.0.0.2", 1, 22, kAck)).ct_valid);
+  EXPECT_TRUE(Step(strict, Tcp("10.0.0.1", "10.0.0.2", 1, 22, kSyn)).ct_valid);
+}
+
+// A handshake, data both ways and a close, with the states the chains see.
+TEST(ConntrackTest, TcpHandshakeDataAndClose) {
+  Conntrack ct;
+  const char *c = "10.0.0.1", *s = "10.0.0.2";
+  EXPECT_EQ(Step(ct, Tcp(c, s, 4000, 80, kSyn, 100)).ct_state, ir::kCtStateNew);
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpSynSent);
+  // A SYN-ACK acknowledging something never sent is out of window.
+  EXPECT_FALSE(Step(ct, Tcp(s, c, 80, 4000, kSyn | kAck, 500, 9999)).ct_valid);
+  PacketMeta m = Step(ct, Tcp(s, c, 80, 4000, kSyn | kAck, 500, 101));
   EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
-  EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 2, 22, kRst)).ct_state,
+  EXPECT_EQ(m.ct_dir, 1);
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpSynRecv);
+  m = Step(ct, Tcp(c, s, 4000, 80, kAck, 101, 501, 10));
+  EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpEstablished);
+  EXPECT_TRUE(m.ct_status & kIpsAssured);
+  EXPECT_EQ(Step(ct, Tcp(s, c, 80, 4000, kAck, 501, 111, 20)).ct_state,
             ir::kCtStateEstablished);
+  // Data far beyond what the receiver's window allows: invalid.
+  EXPECT_FALSE(Step(ct, Tcp(c, s, 4000, 80, kAck, 111 + 10000000, 521, 10)).ct_valid);
+  // A SYN in an established flow is ignored: it keeps its flow.
+  EXPECT_EQ(Step(ct, Tcp(c, s, 4000, 80, kSyn, 7000)).ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpEstablished);
+  Step(ct, Tcp(c, s, 4000, 80, kFin | kAck, 111, 521));
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpFinWait);
+  Step(ct, Tcp(s, c, 80, 4000, kFin | kAck, 521, 112));
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpLastAck);
+  Step(ct, Tcp(c, s, 4000, 80, kAck, 112, 522));
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpTimeWait);
+  // A new SYN on the same ports reopens: the old flow goes, a new one starts.
+  m = Step(ct, Tcp(c, s, 4000, 80, kSyn, 90000));
+  EXPECT_EQ(m.ct_state, ir::kCtStateNew);
+  EXPECT_EQ(ct.flows(), 2u);
+  EXPECT_FALSE(ct.Live(0));
+  EXPECT_TRUE(ct.Live(1));
+}
+
+TEST(ConntrackTest, TcpRstBeforeAnyReplyEndsTheFlow) {
+  Conntrack ct;
+  Step(ct, Tcp("10.0.0.1", "10.0.0.2", 4000, 81, kSyn, 100));
+  // The server refuses: an RST|ACK for the SYN. It passes with the flow,
+  // which then dies; the client's retry starts afresh.
+  PacketMeta m = Step(ct, Tcp("10.0.0.2", "10.0.0.1", 81, 4000, kRst | kAck, 0, 101));
+  EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
+  EXPECT_FALSE(ct.Live(0));
+  EXPECT_EQ(Step(ct, Tcp("10.0.0.1", "10.0.0.2", 4000, 81, kSyn, 100)).ct_state,
+            ir::kCtStateNew);
 }
 
 TEST(ConntrackTest, IcmpEcho) {
@@ -124,10 +180,71 @@ TEST(ConntrackTest, IcmpEcho) {
   PacketMeta m = Step(ct, Icmp("10.0.0.2", "10.0.0.1", 0, 7));
   EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
   EXPECT_EQ(m.ct_dir, 1);
-  // A different identifier is another flow.
+  // A different identifier is another flow, and so is another code: the
+  // tuple holds type and code.
   EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 0, 8)).ct_valid);
-  // Router advertisements and the like are not tracked.
+  EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 0, 7, {}, 1)).ct_valid);
+  // Router advertisements and the like are not tracked; unknown types are errors.
   EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 9, 0)).ct_valid);
+  EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 40, 0)).ct_valid);
+}
+
+TEST(ConntrackTest, IcmpTimestampInformationAndMaskRequestsStartFlows) {
+  Conntrack ct;
+  for (uint8_t type : {13, 15, 17}) {
+    EXPECT_EQ(Step(ct, Icmp("10.0.0.1", "10.0.0.2", type, 3)).ct_state, ir::kCtStateNew) << +type;
+    EXPECT_EQ(Step(ct, Icmp("10.0.0.2", "10.0.0.1", type + 1, 3)).ct_state,
+              ir::kCtStateEstablished)
+        << +type;
+  }
+  EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 14, 4)).ct_valid);  // a lone reply
+}
+
+TEST(ConntrackTest, Icmpv6DiscoveryIsUntrackedAndNodeInformationTracked) {
+  Conntrack ct;
+  for (uint8_t type : {130, 131, 132, 133, 134, 135, 136, 143, 151, 152}) {
+    PacketMeta m = Step(ct, Icmp("2001:db8::1", "2001:db8::2", type, 0));
+    EXPECT_FALSE(m.ct_valid) << +type;
+    EXPECT_EQ(m.ct_state, ir::kCtStateUntracked) << +type;
+  }
+  EXPECT_EQ(Step(ct, Icmp("2001:db8::1", "2001:db8::2", 139, 5)).ct_state, ir::kCtStateNew);
+  EXPECT_EQ(Step(ct, Icmp("2001:db8::2", "2001:db8::1", 140, 5)).ct_state,
+            ir::kCtStateEstablished);
+  EXPECT_EQ(Step(ct, Icmp("2001:db8::1", "2001:db8::2", 144, 0)).ct_state, ir::kCtStateInvalid);
+}
+
+TEST(ConntrackTest, BadChecksumsAreInvalidWhereTheKernelVerifies) {
+  Conntrack ct;
+  Packet p = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
+  PacketView v = p.view();
+  p.bytes[v.transport_off + 6] ^= 0x55;  // break the UDP checksum
+  EXPECT_FALSE(Step(ct, p).ct_valid);
+  // At output nothing is verified; nor is a partial checksum at prerouting.
+  EXPECT_TRUE(Step(ct, p, true, /*arriving=*/false).ct_valid);
+  PacketMeta partial;
+  partial.csum_partial = true;
+  EXPECT_TRUE(ct.In(p.view(), partial, true).kind != Conntrack::Entry::kInvalid);
+  Conntrack unchecked(ConntrackOptions{.checksum = false});
+  EXPECT_TRUE(Step(unchecked, p).ct_valid);
+}
+
+TEST(ConntrackTest, FlowsTimeOutInPacketTime) {
+  Conntrack ct;
+  Packet query = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
+  Packet answer = Udp("10.0.0.2", "10.0.0.1", 53, 5000);
+  ct.set_now_ns(100 * kSecond);
+  Step(ct, query);
+  ct.set_now_ns(129 * kSecond);  // within the 30 s of an unreplied flow
+  EXPECT_EQ(Step(ct, answer).ct_state, ir::kCtStateEstablished);
+  ct.set_now_ns(158 * kSecond);
+  EXPECT_EQ(Step(ct, query).ct_state, ir::kCtStateEstablished);
+  EXPECT_TRUE(ct.flow(0).assured);  // traffic both ways after 2 s: a stream
+  ct.set_now_ns((158 + 119) * kSecond);
+  EXPECT_EQ(Step(ct, answer).ct_state, ir::kCtStateEstablished);
+  ct.set_now_ns((158 + 119 + 121) * kSecond);  // 120 s of silence: gone
+  PacketMeta m = Step(ct, answer);
+  EXPECT_EQ(m.ct_state, ir::kCtStateNew);
+  EXPECT_EQ(m.ct_dir, 0);
 }
 
 TEST(ConntrackTest, IcmpErrorsQuotingAFlowAreRelated) {
@@ -145,6 +262,8 @@ TEST(ConntrackTest, IcmpErrorsQuotingAFlowAreRelated) {
   FrameSpec other = req;
   other.dport = 54;
   EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.1", 3, 0, BuildFrame(other))).ct_valid);
+  // Sent to another host than the flow's endpoint: invalid.
+  EXPECT_FALSE(Step(ct, Icmp("10.0.0.2", "10.0.0.9", 3, 0, BuildFrame(req))).ct_valid);
   // A truncated quote: invalid, no crash.
   auto cut = BuildFrame(req);
   cut.resize(22);
@@ -167,9 +286,9 @@ TEST(ConntrackTest, CtMarkSticksToTheFlow) {
   Conntrack ct;
   Packet req = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
   PacketMeta m;
-  ct.Lookup(req.view(), m);
+  Conntrack::Entry e = ct.In(req.view(), m, true);
   m.ct_mark = 42;  // as `ct mark set 42` would report
-  ct.Commit(req.view(), m, true);
+  ct.Confirm(e, m, true);
   PacketMeta reply = Step(ct, Udp("10.0.0.2", "10.0.0.1", 53, 5000));
   EXPECT_EQ(reply.ct_mark, 42u);
 }
@@ -215,10 +334,10 @@ TEST(ConntrackTest, StatefulRulesetThroughTheInterpreter) {
   Conntrack ct;
   auto run = [&](const Packet& p) {
     PacketMeta meta;
-    ct.Lookup(p.view(), meta);
+    Conntrack::Entry e = ct.In(p.view(), meta, true);
     EvalResult r = interp.Run(Hook::kInput, p.view(), meta);
     meta.ct_mark = r.ct_mark;
-    ct.Commit(p.view(), meta, r.verdict == VerdictCode::kAccept);
+    ct.Confirm(e, meta, r.verdict == VerdictCode::kAccept);
     return r.verdict;
   };
   Packet query = Udp("10.0.0.1", "10.0.0.2", 5000, 53);

@@ -1,0 +1,108 @@
+// Transport checksums computed in full: the kernel's nf_checksum
+// verification (conntrack marks a packet with a wrong checksum INVALID at
+// prerouting) and skb_checksum_help's completion of a partial checksum
+// (CHECKSUM --checksum-fill, and forwarding frames a local socket sent
+// with offload). Declared in rulejit/packet.h.
+#include <algorithm>
+#include <cstdint>
+
+#include "packet/checksum.h"
+
+#include "rulejit/packet.h"
+
+namespace rulejit {
+
+uint32_t packet::OnesSum(const uint8_t* p, uint32_t len) {
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i + 1 < len; i += 2) sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+  if (len % 2) sum += static_cast<uint32_t>(p[len - 1]) << 8;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint32_t>(sum);
+}
+
+namespace {
+
+using packet::OnesSum;
+
+constexpr uint8_t kIcmp = 1, kTcp = 6, kUdp = 17, kIcmpv6 = 58, kUdpLite = 136;
+
+uint32_t Fold(uint64_t sum) {
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint32_t>(sum);
+}
+
+// The transport segment of a whole (unfragmented) IP packet: from the
+// transport header to where the IP header says the packet ends. False when
+// there is none or it is cut short.
+struct Segment {
+  uint32_t start = 0;
+  uint32_t len = 0;
+};
+bool SegmentOf(const PacketView& pkt, Segment* seg) {
+  if (pkt.data == nullptr || pkt.network_off == kAbsent || pkt.transport_off == kAbsent ||
+      !pkt.l4proto_valid || pkt.fragoff != 0 || pkt.is_fragment) {
+    return false;
+  }
+  const uint8_t* ip = pkt.data + pkt.network_off;
+  const bool v4 = pkt.nfproto == kNfProtoIpv4;
+  if (uint64_t{pkt.network_off} + (v4 ? 20 : 40) > pkt.len) return false;
+  const uint64_t declared = v4 ? (ip[2] << 8 | ip[3]) : 40u + (ip[4] << 8 | ip[5]);
+  const uint64_t end = uint64_t{pkt.network_off} + declared;
+  if (end > pkt.len || end < pkt.transport_off) return false;
+  seg->start = pkt.transport_off;
+  seg->len = static_cast<uint32_t>(end - pkt.transport_off);
+  return true;
+}
+
+// The pseudo-header's sum: addresses, protocol, transport length.
+uint64_t PseudoSum(const PacketView& pkt, const uint8_t* data, uint32_t l4len) {
+  const uint8_t* ip = data + pkt.network_off;
+  const bool v4 = pkt.nfproto == kNfProtoIpv4;
+  uint64_t sum = v4 ? OnesSum(ip + 12, 8) : OnesSum(ip + 8, 32);
+  return sum + pkt.l4proto + (l4len >> 16) + (l4len & 0xffff);
+}
+
+}  // namespace
+
+bool TransportChecksumValid(const PacketView& pkt) {
+  Segment seg;
+  if (!SegmentOf(pkt, &seg)) return true;
+  const uint8_t* l4 = pkt.data + seg.start;
+  uint32_t covered = seg.len;
+  bool pseudo = true;
+  switch (pkt.l4proto) {
+    case kTcp: break;
+    case kUdp:
+      if (seg.len >= 8 && l4[6] == 0 && l4[7] == 0) return true;  // no checksum
+      break;
+    case kUdpLite: {
+      if (seg.len < 8) return false;
+      const uint32_t coverage = l4[4] << 8 | l4[5];
+      if (coverage != 0) covered = std::min(coverage, seg.len);
+      break;
+    }
+    case kIcmp: pseudo = false; break;
+    case kIcmpv6: break;
+    default: return true;
+  }
+  uint64_t sum = OnesSum(l4, covered);
+  if (pseudo) sum += PseudoSum(pkt, pkt.data, seg.len);
+  return Fold(sum) == 0xffff;
+}
+
+void CompletePartialChecksum(const PacketView& pkt, uint8_t* data) {
+  Segment seg;
+  if (data == nullptr || (pkt.l4proto != kTcp && pkt.l4proto != kUdp) || !SegmentOf(pkt, &seg)) {
+    return;
+  }
+  const uint32_t check = seg.start + (pkt.l4proto == kTcp ? 16 : 6);
+  if (check + 2 > seg.start + seg.len) return;
+  data[check] = data[check + 1] = 0;
+  uint64_t sum = PseudoSum(pkt, data, seg.len) + OnesSum(data + seg.start, seg.len);
+  uint16_t out = static_cast<uint16_t>(~Fold(sum) & 0xffff);
+  if (out == 0) out = 0xffff;
+  data[check] = static_cast<uint8_t>(out >> 8);
+  data[check + 1] = static_cast<uint8_t>(out);
+}
+
+}  // namespace rulejit
