@@ -55,16 +55,17 @@ bool SegmentOf(const PacketView& pkt, Segment* seg) {
 }
 
 // The pseudo-header's sum: addresses, protocol, transport length.
-uint64_t PseudoSum(const PacketView& pkt, const uint8_t* data, uint32_t l4len) {
+uint64_t PseudoSum(const PacketView& pkt, const uint8_t* data, uint32_t l4len,
+                   uint8_t protocol) {
   const uint8_t* ip = data + pkt.network_off;
   const bool v4 = pkt.nfproto == kNfProtoIpv4;
   uint64_t sum = v4 ? OnesSum(ip + 12, 8) : OnesSum(ip + 8, 32);
-  return sum + pkt.l4proto + (l4len >> 16) + (l4len & 0xffff);
+  return sum + protocol + (l4len >> 16) + (l4len & 0xffff);
 }
 
 }  // namespace
 
-bool TransportChecksumValid(const PacketView& pkt) {
+bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol) {
   Segment seg;
   if (!SegmentOf(pkt, &seg)) return true;
   const uint8_t* l4 = pkt.data + seg.start;
@@ -86,7 +87,9 @@ bool TransportChecksumValid(const PacketView& pkt) {
     default: return true;
   }
   uint64_t sum = OnesSum(l4, covered);
-  if (pseudo) sum += PseudoSum(pkt, pkt.data, seg.len);
+  if (pseudo) {
+    sum += PseudoSum(pkt, pkt.data, seg.len, pseudo_protocol != 0 ? pseudo_protocol : pkt.l4proto);
+  }
   return Fold(sum) == 0xffff;
 }
 
@@ -98,7 +101,7 @@ void CompletePartialChecksum(const PacketView& pkt, uint8_t* data) {
   const uint32_t check = seg.start + (pkt.l4proto == kTcp ? 16 : 6);
   if (check + 2 > seg.start + seg.len) return;
   data[check] = data[check + 1] = 0;
-  uint64_t sum = PseudoSum(pkt, data, seg.len) + OnesSum(data + seg.start, seg.len);
+  uint64_t sum = PseudoSum(pkt, data, seg.len, pkt.l4proto) + OnesSum(data + seg.start, seg.len);
   uint16_t out = static_cast<uint16_t>(~Fold(sum) & 0xffff);
   if (out == 0) out = 0xffff;
   data[check] = static_cast<uint8_t>(out >> 8);

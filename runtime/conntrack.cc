@@ -19,16 +19,16 @@ using Key = Conntrack::Key;
 constexpr uint8_t kIcmp = 1;
 constexpr uint8_t kTcp = 6;
 constexpr uint8_t kUdp = 17;
-constexpr uint8_t kDccp = 33;
 constexpr uint8_t kGre = 47;
 constexpr uint8_t kIcmpv6 = 58;
 constexpr uint8_t kSctp = 132;
 constexpr uint8_t kUdpLite = 136;
 constexpr uint64_t kUdpStreamDelayNs = 2000000000ull;  // 2 * HZ
 
+// The protocols whose tuples hold ports. Linux 6.16 removed DCCP's
+// tracker: DCCP is the generic protocol, its ports are not part of a flow.
 bool HasPorts(uint8_t proto) {
-  return proto == kTcp || proto == kUdp || proto == kUdpLite || proto == kSctp ||
-         proto == kDccp;
+  return proto == kTcp || proto == kUdp || proto == kUdpLite || proto == kSctp;
 }
 bool IsIcmp(uint8_t proto) { return proto == kIcmp || proto == kIcmpv6; }
 
@@ -249,7 +249,10 @@ Conntrack::Tracked Conntrack::UdpPacketOf(Flow& flow, bool confirmed, const Pack
   } else if (hdr_len > udplen || hdr_len < 8) {
     return Tracked::kInvalid;  // truncated or malformed
   }
-  if (!no_checksum && verify_checksum && !TransportChecksumValid(pkt)) return Tracked::kInvalid;
+  // (udplite_error verifies with IPPROTO_UDP in the pseudo-header.)
+  if (!no_checksum && verify_checksum && !TransportChecksumValid(pkt, lite ? kUdp : 0)) {
+    return Tracked::kInvalid;
+  }
 
   if (!confirmed) flow.udp_stream_ns = now_ns_ + kUdpStreamDelayNs;
   if (!flow.seen_reply) {

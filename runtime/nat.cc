@@ -9,12 +9,13 @@ namespace {
 
 using Key = Conntrack::Key;
 
-constexpr uint8_t kIcmp = 1, kTcp = 6, kUdp = 17, kDccp = 33, kIcmpv6 = 58, kSctp = 132,
-                  kUdpLite = 136;
+constexpr uint8_t kIcmp = 1, kTcp = 6, kUdp = 17, kIcmpv6 = 58, kSctp = 132, kUdpLite = 136;
 
+// The protocols whose ports NAT maps. Not DCCP: Linux 6.16 removed its
+// tracker, and 6.18 rewrites a DCCP packet's addresses only (measured:
+// ports and checksum kept).
 bool HasPorts(uint8_t proto) {
-  return proto == kTcp || proto == kUdp || proto == kUdpLite || proto == kSctp ||
-         proto == kDccp;
+  return proto == kTcp || proto == kUdp || proto == kUdpLite || proto == kSctp;
 }
 bool IsIcmp(uint8_t proto) { return proto == kIcmp || proto == kIcmpv6; }
 
@@ -362,7 +363,6 @@ L4Csum CsumOf(const PacketView& v, const std::vector<uint8_t>& f) {
     case kUdp: case kUdpLite: c.off = l4 + 6; c.pseudo = true; c.udp = v.l4proto == kUdp; break;
     case kIcmp: c.off = l4 + 2; break;
     case kIcmpv6: c.off = l4 + 2; c.pseudo = true; break;
-    case kDccp: c.off = l4 + 6; c.pseudo = true; break;
     default: return c;  // SCTP's CRC32c is not updated
   }
   // A header cut short (a first fragment of 8 bytes): ports only.

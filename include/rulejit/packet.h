@@ -121,8 +121,11 @@ PacketView ParseFrame(const uint8_t* data, uint32_t len);
 // does at prerouting: TCP, UDP (a zero IPv4 or IPv6 UDP checksum means
 // none), UDP-Lite (its coverage), ICMP and ICMPv6. True for other
 // protocols, fragments and packets without a transport header; false when
-// the segment the IP header declares is cut short.
-bool TransportChecksumValid(const PacketView& pkt);
+// the segment the IP header declares is cut short. `pseudo_protocol`, when
+// not 0, replaces the protocol in the pseudo-header: conntrack verifies
+// UDP-Lite as if it were UDP (nf_checksum_partial is called with
+// IPPROTO_UDP), so it calls correct UDP-Lite checksums wrong.
+bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol = 0);
 
 // Completes a partial TCP or UDP checksum (the field holds only the
 // pseudo-header sum, PacketMeta::csum_partial) in `data`, a writable copy

@@ -423,6 +423,21 @@ Sequence GenericBothWays(Alloc& a, bool v6) {
   return s;
 }
 
+// UDP-Lite and DCCP, each with a second port pair: in Linux 6.18 conntrack
+// verifies UDP-Lite checksums as UDP (so these are INVALID), and DCCP has
+// no tracker since 6.16 (the generic one: its ports are no part of a flow).
+Sequence PortedProtocols(Alloc& a, bool v6) {
+  Sequence s;
+  for (uint8_t proto : {136, 33}) {
+    Ends e = a.Next(v6);
+    Ends other_ports = e;
+    other_ports.cport += 1000;
+    Append(s, {Packet(e, false, proto), Packet(e, true, proto), Packet(other_ports, false, proto),
+               Packet(other_ports, true, proto)});
+  }
+  return s;
+}
+
 Sequence IcmpEcho(Alloc& a, bool v6) {
   Ends e = a.Next(v6);
   const uint8_t request = v6 ? 128 : 8, reply = v6 ? 129 : 0;
@@ -525,6 +540,7 @@ const std::vector<CaseDef>& Cases() {
       {"udp_both_ways", UdpBothWays},
       {"bad_checksums", BadChecksums},
       {"generic_both_ways", GenericBothWays},
+      {"ported_protocols", PortedProtocols},
       {"icmp_echo", IcmpEcho},
       {"icmp_queries", IcmpQueries, CaseDef::kV4},
       {"icmp_errors", IcmpErrors},
