@@ -6,8 +6,11 @@
 // prefix, a private LAN, the internet, IPv6 alike): TCP SYNs and UDP to
 // common service ports and ICMP echo requests, addressed to fw itself (the
 // input path: most real rulesets are INPUT chains) and to a forwarded
-// destination. Each frame's fate (delivered, forwarded, dropped) must be
-// the kernel's. Rulesets where rulejit does not meet that yet ("differs",
+// destination; and whole exchanges with a server beyond fw (a TCP
+// handshake, UDP query and answer, echo and reply, the answers sent from the
+// server's side), so that established and invalid traffic meet the
+// rulesets' `ct state` rules. Each frame's fate (delivered, forwarded,
+// dropped) must be the kernel's. Rulesets where rulejit does not meet that yet ("differs",
 // the run prints the first frame that differs) or does not load the file
 // ("refuses") are listed in realworld_path_expected_failures.txt (rewrite
 // with RULEJIT_UPDATE_REALWORLD=1), so each is pinned.
@@ -39,34 +42,94 @@ namespace fs = std::filesystem;
 
 const fs::path kDir = fs::path(RULEJIT_SHARED_DIR) / "corpus" / "realworld";
 
-// Every source × destination × service, one flow each.
-Frames ServiceFrames(bool v6) {
+const uint16_t kTcpPorts[] = {22, 25, 53, 80, 443, 8080, 3306};
+const uint16_t kUdpPorts[] = {53, 67, 123, 500, 1194, 51820};
+
+// Every source × destination × service, one first packet each.
+std::vector<PathPacket> ServicePackets(bool v6, uint16_t& sport) {
   const std::vector<std::string> sources =
       v6 ? std::vector<std::string>{"2001:db8:1::5", "fd00::5"}
          : std::vector<std::string>{"10.1.0.5", "192.168.1.50", "203.0.113.9"};
   const std::vector<std::string> destinations =
       v6 ? std::vector<std::string>{"2001:2:0:1::1", "2001:db8::1"}
          : std::vector<std::string>{"198.18.0.1", "10.20.0.1"};
-  const uint16_t tcp_ports[] = {22, 25, 53, 80, 443, 8080, 3306};
-  const uint16_t udp_ports[] = {53, 67, 123, 500, 1194, 51820};
-  Frames frames;
-  uint16_t sport = 33000;
+  std::vector<PathPacket> packets;
   for (const std::string& src : sources) {
     for (const std::string& dst : destinations) {
-      for (uint16_t port : tcp_ports) {
-        frames.push_back(BuildFrame({.src = src, .dst = dst, .proto = 6, .sport = sport++,
-                                     .dport = port, .payload = {0, 0, 0, 0}}));
+      for (uint16_t port : kTcpPorts) {
+        packets.push_back({false, {.src = src, .dst = dst, .proto = 6, .sport = sport++,
+                                   .dport = port, .payload = {0, 0, 0, 0}}});
       }
-      for (uint16_t port : udp_ports) {
-        frames.push_back(BuildFrame({.src = src, .dst = dst, .proto = 17, .sport = sport++,
-                                     .dport = port, .payload = {0, 0, 0, 0}}));
+      for (uint16_t port : kUdpPorts) {
+        packets.push_back({false, {.src = src, .dst = dst, .proto = 17, .sport = sport++,
+                                   .dport = port, .payload = {0, 0, 0, 0}}});
       }
-      frames.push_back(BuildFrame({.src = src, .dst = dst, .proto = uint8_t(v6 ? 58 : 1),
-                                   .payload = {0, 0, 0, 0}, .icmp_type = uint8_t(v6 ? 128 : 8),
-                                   .icmp_id = sport++}));
+      packets.push_back({false, {.src = src, .dst = dst, .proto = uint8_t(v6 ? 58 : 1),
+                                 .payload = {0, 0, 0, 0}, .icmp_type = uint8_t(v6 ? 128 : 8),
+                                 .icmp_id = sport++}});
     }
   }
-  return frames;
+  return packets;
+}
+
+// Whole exchanges between a client (behind fwin) and a server beyond fwout,
+// the server's answers sent from its side: a TCP handshake and its first
+// data, a UDP query, answer and follow-up, an echo and its reply. What
+// `ct state established,related accept` lets through, and what it does
+// not, as the kernel's connection tracking decides.
+std::vector<PathPacket> Connections(bool v6, uint16_t& sport) {
+  const std::string client = v6 ? "2001:db8:1::7" : "10.1.0.7";
+  const std::string server = v6 ? "2001:db8::1" : "10.20.0.1";
+  auto from = [&](bool from_server, uint8_t proto, uint16_t cport, uint16_t port) {
+    FrameSpec s{.src = from_server ? server : client, .dst = from_server ? client : server,
+                .proto = proto, .sport = from_server ? port : cport,
+                .dport = from_server ? cport : port, .payload = {0, 0, 0, 0}};
+    return PathPacket{from_server, s};
+  };
+  std::vector<PathPacket> packets;
+  for (uint16_t port : kTcpPorts) {
+    const uint16_t cport = sport++;
+    PathPacket syn = from(false, 6, cport, port), synack = from(true, 6, cport, port),
+               ack = from(false, 6, cport, port);
+    syn.spec.tcp_flags = 0x02;
+    syn.spec.tcp_seq = 1000;
+    synack.spec.tcp_flags = 0x12;
+    synack.spec.tcp_seq = 5000;
+    synack.spec.tcp_ack = 1005;
+    ack.spec.tcp_flags = 0x18;
+    ack.spec.tcp_seq = 1005;
+    ack.spec.tcp_ack = 5005;
+    packets.insert(packets.end(), {syn, synack, ack});
+  }
+  for (uint16_t port : kUdpPorts) {
+    const uint16_t cport = sport++;
+    packets.insert(packets.end(), {from(false, 17, cport, port), from(true, 17, cport, port),
+                                   from(false, 17, cport, port)});
+  }
+  PathPacket echo = from(false, uint8_t(v6 ? 58 : 1), 0, 0), reply = echo;
+  echo.spec.icmp_type = v6 ? 128 : 8;
+  echo.spec.icmp_id = sport++;
+  reply.from_server = true;
+  std::swap(reply.spec.src, reply.spec.dst);
+  reply.spec.icmp_type = v6 ? 129 : 0;
+  reply.spec.icmp_id = echo.spec.icmp_id;
+  packets.insert(packets.end(), {echo, reply});
+  return packets;
+}
+
+// The traffic for one ruleset: first packets and connections of its
+// families (nft rulesets see both; a dump only its own).
+std::vector<PathPacket> Traffic(bool v4, bool v6) {
+  std::vector<PathPacket> packets;
+  uint16_t sport = 33000;
+  for (bool family_v6 : {false, true}) {
+    if (family_v6 ? !v6 : !v4) continue;
+    for (std::vector<PathPacket> more :
+         {ServicePackets(family_v6, sport), Connections(family_v6, sport)}) {
+      packets.insert(packets.end(), more.begin(), more.end());
+    }
+  }
+  return packets;
 }
 
 // An ip6tables dump says so in its header or its name (rules.v6, ip6, ipv6).
@@ -102,30 +165,24 @@ TEST(RealworldPath, EveryTierFollowsTheKernel) {
     const OracleSyntax syntax = nft  ? OracleSyntax::kNft
                                 : v6 ? OracleSyntax::kIp6tablesSave
                                      : OracleSyntax::kIptablesSave;
-    // nft rulesets see both families; a dump only its own.
-    Frames frames = ServiceFrames(v6);
-    if (nft) {
-      Frames more = ServiceFrames(true);
-      frames.insert(frames.end(), more.begin(), more.end());
-    }
+    const std::string pcap = dir.path + "/frames.pcap";
+    absl::StatusOr<PathTraffic> traffic = WritePathTraffic(Traffic(nft || !v6, nft || v6), pcap);
+    ASSERT_TRUE(traffic.ok()) << traffic.status();
+    const Frames& frames = traffic->frames;
     std::string host;
-    absl::StatusOr<std::vector<PathOutcome>> kernel =
-        KernelPathOutcomes({.syntax = syntax, .text = text}, frames, {.fw_host_json = &host});
+    absl::StatusOr<std::vector<PathOutcome>> kernel = KernelPathOutcomes(
+        {.syntax = syntax, .text = text}, frames, {.fw_host_json = &host}, traffic->from_server);
     if (!kernel.ok()) continue;  // the kernel refuses it (realworld_*_test pin those)
     ++compared;
     for (const PathOutcome& k : *kernel) {
       ++kernel_fates[KernelFate(k)];
     }
-    absl::StatusOr<Frames> injected = PrepareOracleFrames(frames);
-    ASSERT_TRUE(injected.ok()) << injected.status();
-    const std::string pcap = dir.path + "/frames.pcap";
-    ASSERT_TRUE(WritePcap(pcap, *injected));
     std::ofstream(dir.path + "/host.json") << host;
     std::string difference;
     bool refused = false;
     for (const std::string& tier : tiers) {
       ToolOutput run = RunTool(absl::StrCat("eval ", path.string(), " ", pcap,
-                                            " --path forward --iif fwin --host ", dir.path,
+                                            " --path forward --host ", dir.path,
                                             "/host.json --backend ", tier));
       if (run.exit_code != 0) {
         difference = run.out.substr(0, run.out.find('\n'));
