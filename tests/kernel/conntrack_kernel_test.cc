@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
 #include "tests/kernel/kernel_oracle.h"
@@ -776,16 +777,43 @@ struct Env {
 // Runs `traffic` through `ruleset` in the kernel and in rulejit on every
 // tier; expects the same fates and forwarded bytes, and prints the table
 // of differences. The kernel's outcomes, or none when it failed.
+// Time between frames, for timeouts: waits before frames (the kernel's
+// run sleeps them; the pcap's timestamps say them to rulejit) and the
+// conntrack sysctls both sides are given.
+struct Timing {
+  std::vector<int> wait_ms_before;
+  std::vector<std::pair<std::string, std::string>> sysctls;  // nf_conntrack_NAME, value
+};
+
+// Frame i's capture time: 1 s, 1 ms per frame, and the waits so far.
+std::vector<uint64_t> FrameTimes(size_t count, const Timing& timing) {
+  std::vector<uint64_t> times;
+  uint64_t ms = 1000;
+  for (size_t i = 0; i < count; ++i) {
+    ms += 1 + (i < timing.wait_ms_before.size() ? timing.wait_ms_before[i] : 0);
+    times.push_back(ms * 1000000ull);
+  }
+  return times;
+}
+
 std::optional<std::vector<PathOutcome>> Compare(Env& env, const std::string& what,
                                                 const OracleRuleset& ruleset,
-                                                const Labelled& traffic) {
+                                                const Labelled& traffic,
+                                                const Timing& timing = {}) {
   const std::string pcap = env.dir.path + "/frames.pcap";
-  absl::StatusOr<PathTraffic> built = WritePathTraffic(traffic.packets, pcap);
+  absl::StatusOr<PathTraffic> built =
+      WritePathTraffic(traffic.packets, pcap, FrameTimes(traffic.packets.size(), timing));
   EXPECT_TRUE(built.ok()) << what << ": " << built.status();
   if (!built.ok()) return std::nullopt;
   std::string host;
+  OracleOptions options{.fw_host_json = &host, .wait_ms_before = timing.wait_ms_before};
+  std::vector<std::string> flags;
+  for (const auto& [name, value] : timing.sysctls) {
+    options.fw_sysctls.push_back({"netfilter/" + name, value});
+    flags.push_back(absl::StrCat(name, "=", value));
+  }
   absl::StatusOr<std::vector<PathOutcome>> kernel =
-      KernelPathOutcomes(ruleset, built->frames, {.fw_host_json = &host}, built->from_server);
+      KernelPathOutcomes(ruleset, built->frames, options, built->from_server);
   EXPECT_TRUE(kernel.ok()) << what << ": " << kernel.status();
   if (!kernel.ok()) return std::nullopt;
   const std::string file = absl::StrCat(env.dir.path, "/ruleset",
@@ -793,8 +821,9 @@ std::optional<std::vector<PathOutcome>> Compare(Env& env, const std::string& wha
   std::ofstream(file) << ruleset.text;
   std::ofstream(env.dir.path + "/host.json") << host;
   std::vector<PathRun> runs;
-  ExpectKernelPath(what, file, pcap, absl::StrCat("--host ", env.dir.path, "/host.json"), *kernel,
-                   env.tiers, env.dir.path, &runs);
+  std::string args = absl::StrCat("--host ", env.dir.path, "/host.json");
+  if (!flags.empty()) absl::StrAppend(&args, " --sysctl ", absl::StrJoin(flags, ","));
+  ExpectKernelPath(what, file, pcap, args, *kernel, env.tiers, env.dir.path, &runs);
   PrintTable(what, traffic, *kernel, runs);
   return *kernel;
 }
@@ -842,6 +871,90 @@ TEST(ConntrackKernel, StatefulRulesetsOnHandWrittenSequences) {
     for (const PathOutcome& o : *kernel) fates.insert(KernelFate(o));
     EXPECT_EQ(fates, (std::set<std::string>{"drop", "forwarded"})) << s.name;
   }
+}
+
+// Timeouts, with the kernel's clock: short sysctl timeouts on both sides,
+// real waits in the kernel's run and the same gaps in the capture's
+// timestamps. Flows that outlive their timeout are gone (their next
+// packet is NEW, or INVALID when it cannot start a flow); a UDP flow with
+// traffic both ways for over 2 s becomes a stream (assured, the longer
+// timeout) and outlives the short one.
+TEST(ConntrackKernel, TimeoutsPassInPacketTime) {
+  if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
+  Env env;
+  Alloc a;
+  Labelled traffic;
+  Timing timing{.sysctls = {{"nf_conntrack_udp_timeout", "2"},
+                            {"nf_conntrack_udp_timeout_stream", "5"},
+                            {"nf_conntrack_tcp_timeout_syn_sent", "2"},
+                            {"nf_conntrack_tcp_timeout_established", "2"},
+                            {"nf_conntrack_icmp_timeout", "2"},
+                            {"nf_conntrack_icmpv6_timeout", "2"}}};
+  // The flows of one family, and what each sends when.
+  struct Flows {
+    std::string f;
+    Ends expires, alive, stream, ping;
+    Tcp syn_only, idle;
+  };
+  std::vector<Flows> families;
+  for (bool v6 : {false, true}) {
+    Ends e1 = a.Next(v6), e2 = a.Next(v6), e3 = a.Next(v6), e4 = a.Next(v6);
+    families.push_back({v6 ? "/6" : "/4", e1, e2, e3, e4, NewTcp(a, v6), NewTcp(a, v6)});
+  }
+  // Each phase starts after its wait; the packets of a phase follow at once.
+  auto phase = [&](int wait_ms, auto&& packets_of) {
+    bool first = true;
+    for (Flows& fl : families) {
+      for (auto& [label, p] : packets_of(fl)) {
+        timing.wait_ms_before.push_back(first ? wait_ms : 0);
+        first = false;
+        traffic.Add(label + fl.f, {p});
+      }
+    }
+  };
+  using Step = std::vector<std::pair<std::string, PathPacket>>;
+  phase(0, [](Flows& fl) {  // t = 0: every flow starts
+    Step s = {{"udp_expires", Packet(fl.expires, false, 17)},
+              {"udp_alive", Packet(fl.alive, false, 17)},
+              {"udp_stream", Packet(fl.stream, false, 17)},
+              {"udp_stream", Packet(fl.stream, true, 17)},
+              {"tcp_syn_expires", fl.syn_only.Send(false, kSyn)},
+              {"icmp_expires", Icmp(fl.ping, false, fl.ping.v6 ? 128 : 8)}};
+    for (const PathPacket& p : Handshake(fl.idle)) s.push_back({"tcp_established_expires", p});
+    return s;
+  });
+  phase(1000, [](Flows& fl) {  // t = 1 s: within the 2 s
+    return Step{{"udp_alive", Packet(fl.alive, true, 17)}};
+  });
+  phase(500, [](Flows& fl) {  // t = 1.5 s: replied, not yet a stream
+    return Step{{"udp_stream", Packet(fl.stream, false, 17)}};
+  });
+  phase(1500, [](Flows& fl) {  // t = 3 s: the 2 s flows are gone; the stream is one
+    return Step{{"udp_expires", Packet(fl.expires, true, 17)},
+                {"tcp_syn_expires", fl.syn_only.Send(true, kSyn | kAck)},
+                {"tcp_established_expires", fl.idle.Send(false, kPsh | kAck)},
+                {"icmp_expires", Icmp(fl.ping, true, fl.ping.v6 ? 129 : 0)},
+                {"udp_stream", Packet(fl.stream, true, 17)}};
+  });
+  phase(3000, [](Flows& fl) {  // t = 6 s: only the stream (5 s) lives
+    return Step{{"udp_stream", Packet(fl.stream, false, 17)},
+                {"udp_alive", Packet(fl.alive, false, 17)}};
+  });
+  std::optional<std::vector<PathOutcome>> kernel = Compare(
+      env, "timeouts", {.syntax = OracleSyntax::kNft, .text = ProbeRuleset()}, traffic, timing);
+  ASSERT_TRUE(kernel.has_value());
+  // The kernel saw the timeouts: the late UDP answer starts a new flow, the
+  // late SYN-ACK is invalid, the stream's last packet is assured.
+  const auto code_of = [&](const std::string& label, int nth) {
+    for (size_t i = 0; i < traffic.labels.size(); ++i) {
+      if (traffic.labels[i] == label && nth-- == 0) return ProbeCode((*kernel)[i].arrived);
+    }
+    return -1;
+  };
+  EXPECT_EQ(code_of("udp_expires/4", 1), 2);        // new, original direction
+  EXPECT_EQ(code_of("tcp_syn_expires/4", 1), 1);    // invalid
+  EXPECT_EQ(code_of("udp_stream/4", 4), 3 + 16);    // established, assured
+  EXPECT_EQ(code_of("udp_alive/4", 1), 3 + 8);      // established reply
 }
 
 TEST(ConntrackKernel, SeededMixes) {

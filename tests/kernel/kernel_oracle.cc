@@ -713,6 +713,10 @@ absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
   drain_all(0);  // anything before the first frame is noise
   size_t total = 0;
   for (size_t i = 0; i < frames.size(); ++i) {
+    if (i < options.wait_ms_before.size() && options.wait_ms_before[i] > 0) {
+      usleep(static_cast<useconds_t>(options.wait_ms_before[i]) * 1000);
+      total += drain_all(0);
+    }
     const bool reverse = from_dst != nullptr && (*from_dst)[i];
     if (absl::Status s = Send(reverse ? *from_dst_side : *from_src, frames[i]); !s.ok()) return s;
     usleep(static_cast<useconds_t>(options.pace_us));
@@ -889,6 +893,7 @@ absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = SetSysctls(net->fw(), options.fw_sysctls); !s.ok()) return s;
   if (options.fw_host_json != nullptr) {
     absl::StatusOr<std::string> host = HostJson(net->fw());
     if (!host.ok()) return host.status();

@@ -75,6 +75,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -123,6 +124,13 @@ struct OracleOptions {
   // ({"addr": ip -j addr show, "route4"/"route6": ip -j route show table
   // all}), taken in the run that applied the ruleset.
   std::string* fw_host_json = nullptr;
+  // Path mode: fw's sysctls set after the ruleset is loaded, as
+  // {"netfilter/nf_conntrack_udp_timeout", "2"} (paths under
+  // /proc/sys/net/; conntrack's are per namespace).
+  std::vector<std::pair<std::string, std::string>> fw_sysctls;
+  // Path mode: milliseconds to wait before sending each frame (none when
+  // shorter than the frames), so conntrack's timeouts can pass.
+  std::vector<int> wait_ms_before;
 };
 
 // OK when the harness can run here: root, `ip netns`, and the tool for the

@@ -33,7 +33,8 @@ ToolOutput RunTool(const std::string& args) {
   return result;
 }
 
-bool WritePcap(const std::string& path, const Frames& frames) {
+bool WritePcap(const std::string& path, const Frames& frames,
+               const std::vector<uint64_t>& times_ns) {
   pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
   pcap_dumper_t* dumper = pcap_dump_open(dead, path.c_str());
   if (dumper == nullptr) {
@@ -42,8 +43,9 @@ bool WritePcap(const std::string& path, const Frames& frames) {
   }
   for (size_t i = 0; i < frames.size(); ++i) {
     pcap_pkthdr header{};
-    header.ts.tv_sec = 1;
-    header.ts.tv_usec = static_cast<suseconds_t>(i);
+    const uint64_t ns = i < times_ns.size() ? times_ns[i] : 1000000000ull + i * 1000;
+    header.ts.tv_sec = static_cast<time_t>(ns / 1000000000ull);
+    header.ts.tv_usec = static_cast<suseconds_t>(ns % 1000000000ull / 1000);
     header.caplen = header.len = static_cast<bpf_u_int32>(frames[i].size());
     pcap_dump(reinterpret_cast<u_char*>(dumper), &header, frames[i].data());
   }
@@ -285,7 +287,8 @@ size_t ExpectKernelPath(const std::string& what, const std::string& file, const 
 }
 
 absl::StatusOr<PathTraffic> WritePathTraffic(const std::vector<PathPacket>& packets,
-                                             const std::string& pcap) {
+                                             const std::string& pcap,
+                                             const std::vector<uint64_t>& times_ns) {
   PathTraffic traffic;
   for (const PathPacket& p : packets) {
     traffic.frames.push_back(BuildFrame(p.spec));
@@ -293,7 +296,7 @@ absl::StatusOr<PathTraffic> WritePathTraffic(const std::vector<PathPacket>& pack
   }
   absl::StatusOr<Frames> injected = PreparePathFrames(traffic.frames, traffic.from_server);
   if (!injected.ok()) return injected.status();
-  if (!WritePcap(pcap, *injected)) return absl::InternalError("cannot write " + pcap);
+  if (!WritePcap(pcap, *injected, times_ns)) return absl::InternalError("cannot write " + pcap);
   return traffic;
 }
 

@@ -31,7 +31,9 @@ struct ToolOutput {
 // `rulejit ARGS`.
 ToolOutput RunTool(const std::string& args);
 
-bool WritePcap(const std::string& path, const Frames& frames);
+// Frame i is stamped `times_ns[i]` (default: 1 s + i µs).
+bool WritePcap(const std::string& path, const Frames& frames,
+               const std::vector<uint64_t>& times_ns = {});
 // Frames of a pcap (to replay a kept directory).
 absl::StatusOr<Frames> ReadPcap(const std::string& path);
 
@@ -69,7 +71,8 @@ struct PathTraffic {
 };
 // Builds the packets and writes them to `pcap` as the oracle injects them.
 absl::StatusOr<PathTraffic> WritePathTraffic(const std::vector<PathPacket>& packets,
-                                             const std::string& pcap);
+                                             const std::string& pcap,
+                                             const std::vector<uint64_t>& times_ns = {});
 
 // The IP packet of an Ethernet frame, as its header's length says (a
 // capture may pad short frames).
