@@ -125,10 +125,12 @@ Program::Program(Ruleset ruleset, std::shared_ptr<const HostModel> host)
   }
 }
 
+bool Program::TracksConnections() const { return ir::UsesConntrack(IrOf(ruleset_)); }
+
 bool Program::HookMaySee(Hook hook, const PacketMeta& meta) const {
   const ir::Ruleset& rs = IrOf(ruleset_);
   for (const RuleRef& ref : hook_chains_[static_cast<int>(hook)]) {
-    if (hook == Hook::kForward) return true;
+    if (hook != Hook::kIngress && hook != Hook::kEgress) return true;  // IP hooks: every chain
     const char* device = hook == Hook::kIngress ? meta.iifname : meta.oifname;
     if (rs.tables[ref.table].chains[ref.chain].base->device == device) return true;
   }

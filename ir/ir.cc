@@ -130,6 +130,24 @@ bool HasPacketWrites(const Ruleset& ruleset) {
   return false;
 }
 
+bool UsesConntrack(const Ruleset& ruleset) {
+  for (const Table& t : ruleset.tables) {
+    for (const Chain& c : t.chains) {
+      if (c.base && c.base->type == "nat") return true;
+      for (const Rule& r : c.rules) {
+        for (const Node& n : r.exprs) {
+          if (std::holds_alternative<CtLoad>(n.expr) || std::holds_alternative<CtSet>(n.expr) ||
+              std::holds_alternative<Nat>(n.expr) || std::holds_alternative<Notrack>(n.expr) ||
+              std::holds_alternative<FlowOffload>(n.expr)) {
+            return true;
+          }
+        }
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace rulejit::ir
 
 // The public names of rulejit::Hook (rulejit/types.h), which ir:: uses.

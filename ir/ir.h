@@ -657,6 +657,9 @@ struct Ruleset {
 // True when some rule writes packet bytes (the compiled tiers read the
 // packet as immutable and leave such rulesets to the interpreter).
 bool HasPacketWrites(const Ruleset& ruleset);
+// Whether the ruleset reads or changes conntrack state: ct expressions,
+// NAT (statements or nat chains), notrack, flow offload.
+bool UsesConntrack(const Ruleset& ruleset);
 
 }  // namespace rulejit::ir
 

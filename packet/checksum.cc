@@ -93,6 +93,15 @@ bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol) {
   return Fold(sum) == 0xffff;
 }
 
+bool ChecksumIsPartial(const PacketView& pkt) {
+  Segment seg;
+  if ((pkt.l4proto != kTcp && pkt.l4proto != kUdp) || !SegmentOf(pkt, &seg)) return false;
+  const uint32_t check = seg.start + (pkt.l4proto == kTcp ? 16 : 6);
+  if (check + 2 > seg.start + seg.len || TransportChecksumValid(pkt)) return false;
+  const uint32_t field = pkt.data[check] << 8 | pkt.data[check + 1];
+  return field == Fold(PseudoSum(pkt, pkt.data, seg.len, pkt.l4proto));
+}
+
 void CompletePartialChecksum(const PacketView& pkt, uint8_t* data) {
   Segment seg;
   if (data == nullptr || (pkt.l4proto != kTcp && pkt.l4proto != kUdp) || !SegmentOf(pkt, &seg)) {

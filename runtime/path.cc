@@ -95,7 +95,8 @@ class Walk {
   bool Arrive(const PathOptions& options);
   bool LocalOut(const PathOptions& options);
   bool Deliver();
-  bool Forward();
+  bool RouterChecks();
+  bool Forward(bool bridged);
   bool Postrouting();
   // The routing decision: true = local; else oif_ is the output device.
   enum class Route { kLocal, kOut, kDrop };
@@ -280,8 +281,10 @@ bool Walk::Deliver() {
   return true;
 }
 
-// ip_forward / ip6_forward before the forward hook, then forward.
-bool Walk::Forward() {
+// ip_forward / ip6_forward's checks before the forward hook: the frame is
+// for this host's MAC, its TTL or hop limit allows one more hop (then
+// decremented), IPv6 link-local addresses stay on their link.
+bool Walk::RouterChecks() {
   if (meta_.pkttype != kPktHost) return Drop("not addressed to this host's MAC");
   const uint32_t ip = view_.network_off;
   const bool v6 = view_.nfproto == kNfProtoIpv6;
@@ -297,6 +300,12 @@ bool Walk::Forward() {
   } else {
     DecreaseTtl(bytes_, ip);
   }
+  return true;
+}
+
+// forward, then postrouting and egress; a bridge skips the router's checks.
+bool Walk::Forward(bool bridged) {
+  if (!bridged && !RouterChecks()) return false;
   if (!RunHook(Hook::kForward)) return false;
   if (!Postrouting()) return false;
   out_.fate = Fate::kForwarded;
@@ -333,10 +342,20 @@ bool Walk::Arrive(const PathOptions& options) {
   }
   iif_ = in ? in->index : kDefaultIif;
   iifname_ = in ? in->name : options.iif;
-  if (in != nullptr && bytes_.size() >= 6) meta_.pkttype = PacketType(*in, bytes_.data(), meta_.pkttype);
+  if (options.bridged) {
+    meta_.pkttype = kPktHost;  // a bridge passes frames for any MAC
+  } else if (in != nullptr && bytes_.size() >= 6) {
+    meta_.pkttype = PacketType(*in, bytes_.data(), meta_.pkttype);
+  }
   if (meta_.pkttype == kPktOtherHost) return Drop("not addressed to this host's MAC");
   if (!RunHook(Hook::kIngress)) return false;
-  if (view_.network_off == kAbsent) return Drop("not an IP packet (no IP hook sees it)");
+  if (view_.network_off == kAbsent) {
+    if (!options.bridged) return Drop("not an IP packet (no IP hook sees it)");
+    // A bridge passes other protocols (ARP) without the IP hooks.
+    if (Decide(options) != Route::kOut || !RunHook(Hook::kEgress)) return false;
+    out_.fate = Fate::kForwarded;
+    return true;
+  }
   if (!RunHook(Hook::kPrerouting)) return false;
   if (view_.nfproto == kNfProtoIpv4 && Martian4(options)) return false;
   switch (Decide(options)) {
@@ -346,7 +365,7 @@ bool Walk::Arrive(const PathOptions& options) {
       conntrack_.Confirm(entry_, meta_, ok);
       return ok;
     }
-    case Route::kOut: return Forward();
+    case Route::kOut: return Forward(options.bridged);
   }
   return false;
 }

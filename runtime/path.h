@@ -70,6 +70,11 @@ struct PathOptions {
   // PACKET_OTHERHOST, as eth_type_trans makes them).
   std::string iif;
   std::string oif;  // fixed forward route: the output device
+  // A transparent bridge (`rulejit run`), as br_netfilter runs the IP
+  // hooks for bridged frames: they see the frame whatever MAC it is sent
+  // to, and it leaves by `oif` (route kForward) neither routed nor with its
+  // TTL or hop limit changed.
+  bool bridged = false;
 };
 
 enum class Fate : uint8_t {

@@ -2,10 +2,12 @@
 //                   [--stats-interval S] [--duration S] [--backend B]
 //                   [--generic] [--format F]`
 //
-// A bump-in-the-wire firewall: frames arriving on A pass the ruleset's
-// netdev ingress chains of device A, its forward hook (iif A, oif B; for
-// iptables dumps the FORWARD chain) and the egress chains of device B, and
-// those no hook dropped are sent out of B unchanged; the same from B to A.
+// A bump-in-the-wire firewall, a transparent bridge: frames arriving on A
+// take the path of `eval --path forward` (netdev ingress chains of device
+// A, prerouting, forward with iif A and oif B, postrouting, egress chains
+// of device B; conntrack and NAT), and those no hook dropped are sent out
+// of B (NATed, partial checksums completed); the same from B to A. The
+// host is this machine (ReadLocalHost); --sysctl sets conntrack's sysctls.
 // See runtime/xdp/engine.h. Output on stdout:
 //
 //   ready in=fwin/native/copy out=fwout/native/copy backend=jit hooks=ingress,forward/forward queues=1 ctl=/run/rulejit/fwin-fwout.sock
@@ -56,9 +58,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "api/internal.h"
+#include "rulejit/host.h"
 #include "rulejit/rulejit.h"
 #include "runtime/xdp/engine.h"
 #include "tools/commands.h"
+#include "tools/conntrack_option.h"
 #include "tools/control.h"
 
 namespace rulejit::tools {
@@ -111,6 +115,9 @@ absl::StatusOr<RunOptions> ReadOptions(const Args& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("--queues wants a number from 1 to 256, not '", queues, "'"));
   }
+  absl::StatusOr<runtime::ConntrackOptions> conntrack = ParseConntrackSysctls(args.value("sysctl"));
+  if (!conntrack.ok()) return conntrack.status();
+  options.engine.conntrack = *conntrack;
   options.ctl = args.value_or("ctl", DefaultControlPath(*in, *out));
   if (options.ctl == "none") options.ctl.clear();
   absl::StatusOr<double> interval = Seconds(args, "stats-interval");
@@ -219,6 +226,7 @@ ControlReply Reload(Control& control, const std::string& path) {
           LoadRuleset(path, control.options.format, diagnostics)) {
     CompileOptions compile;
     compile.backend = control.options.backend;
+    compile.host = control.options.engine.host;
     program = CompileOrReport(kName, std::move(loaded->ruleset), compile,
                               diagnostics);
   }
@@ -348,11 +356,22 @@ int RunRun(const Args& args, Streams io) {
   // Reloads happen after a possible chdir of nobody, but be safe: keep the
   // start file absolute so SIGHUP finds it whatever the cwd.
   options->file = Absolute(args.positional(0));
+  // The host is this machine: its interfaces' addresses (masquerade, fib).
+  absl::StatusOr<HostModel> host = ReadLocalHost();
+  if (!host.ok()) {
+    io.err << "rulejit run: error: reading this host's interfaces: " << host.status().message()
+           << "\n";
+    return kExitOpenFailed;
+  }
+  options->engine.host = std::make_shared<const HostModel>(*std::move(host));
   std::optional<LoadedRuleset> loaded =
       LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
-  std::unique_ptr<const Program> program = CompileOrReport(
-      kName, std::move(loaded->ruleset), {.backend = options->backend}, io.err);
+  CompileOptions compile;
+  compile.backend = options->backend;
+  compile.host = options->engine.host;
+  std::unique_ptr<const Program> program =
+      CompileOrReport(kName, std::move(loaded->ruleset), compile, io.err);
   if (!program) return kExitInputError;
   const Backend backend = program->backend();
 
@@ -420,7 +439,7 @@ Command RunCommand() {
       .synopsis =
           "run FILE --in IF --out IF [--ctl PATH|none] [--queues N] "
           "[--stats-interval S] [--duration S] [--backend interp|jit|llvm|auto] "
-          "[--generic] [--format F]",
+          "[--generic] [--sysctl nf_conntrack_NAME=V,...] [--format F]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "
           "(netdev ingress, forward, netdev egress hooks; `rulejit ctl` or SIGHUP reload it, SIGINT/SIGTERM "
@@ -433,6 +452,7 @@ Command RunCommand() {
                          {"duration", true},
                          {"backend", true},
                          {"generic", false},
+                         {"sysctl", true},
                          {"format", true}},
                .positionals = {"FILE"}},
       .run = RunRun,

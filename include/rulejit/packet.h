@@ -127,6 +127,14 @@ PacketView ParseFrame(const uint8_t* data, uint32_t len);
 // IPPROTO_UDP), so it calls correct UDP-Lite checksums wrong.
 bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol = 0);
 
+// Whether a TCP or UDP packet's checksum field holds only the folded
+// pseudo-header sum, as a sender with checksum offload leaves it
+// (CHECKSUM_PARTIAL: the NIC, or the kernel on forwarding, completes it).
+// Frames taken off a veth or virtio device by AF_XDP carry no ip_summed,
+// so this is how `rulejit run` tells them from corrupt ones: a partial
+// checksum does not verify, and its field is exactly that sum.
+bool ChecksumIsPartial(const PacketView& pkt);
+
 // Completes a partial TCP or UDP checksum (the field holds only the
 // pseudo-header sum, PacketMeta::csum_partial) in `data`, a writable copy
 // of pkt.data with the same offsets: the sum over the pseudo-header and

@@ -223,11 +223,14 @@ class Program {
   const Ruleset& ruleset() const { return ruleset_; }
 
   // Whether some base chain at `hook` may see frames with `meta`: any
-  // chain at forward; elsewhere only chains bound to meta's device
-  // (iifname at ingress, oifname otherwise; "" for IP hooks' chains). The
+  // chain at the IP hooks; at netdev ingress and egress only chains bound
+  // to meta's device (iifname at ingress, oifname at egress). The
   // rest of whether a chain sees a frame (its family) is the classify
   // calls' to tell.
   bool HookMaySee(Hook hook, const PacketMeta& meta) const;
+  // Whether the verdicts depend on connection tracking: some rule reads or
+  // changes conntrack state (ct expressions, NAT, notrack, flow offload).
+  bool TracksConnections() const;
 
   // Reload: adds to `state` (prepared for this program) the counters of
   // `old_states`, RunStates `old` classified with, where the rules are the

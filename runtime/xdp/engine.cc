@@ -13,12 +13,6 @@
 
 namespace rulejit::runtime {
 
-// One hook a frame passes on its way from one side to the other.
-struct Stage {
-  Hook hook;
-  PacketMeta meta;
-};
-
 namespace {
 
 constexpr int kIdlePollMs = 50;
@@ -65,49 +59,22 @@ PacketMeta HookMeta(Hook hook, const XdpAttachment& from,
   return meta;
 }
 
-// One hook's stage over the frames live[0..*count) of a burst: classifies
-// them (in one burst those still carrying the stage's marks, alone the
-// others; `state` counts rules and policy verdicts), and removes dropped
-// frames from `live`. results[i] holds frame i's latest result (its marks
-// for the next stage).
-void RunStage(const Program& program, const Stage& stage, RunState* state,
-              const uint8_t* const* frames, const uint32_t* lens,
-              uint32_t* live, uint32_t* count, Result* results) {
-  const uint8_t* batch[Engine::kBurst];
-  uint32_t batch_lens[Engine::kBurst];
-  uint32_t batch_of[Engine::kBurst];
-  Result batch_results[Engine::kBurst];
-  uint32_t m = 0;
-  for (uint32_t k = 0; k < *count; ++k) {
-    const uint32_t i = live[k];
-    if (results[i].mark == stage.meta.mark &&
-        results[i].ct_mark == stage.meta.ct_mark) {
-      batch[m] = frames[i];
-      batch_lens[m] = lens[i];
-      batch_of[m++] = i;
-    } else {
-      PacketMeta meta = stage.meta;
-      meta.mark = results[i].mark;
-      meta.ct_mark = results[i].ct_mark;
-      results[i] = program.Classify(stage.hook, frames[i], lens[i], meta, state);
-    }
+// The hooks a frame from `from` may pass (those with a chain that can see
+// it), in path order: what the `ready` line lists.
+std::vector<Hook> HooksSeen(const Program& program, const XdpAttachment& from,
+                            const XdpAttachment& to) {
+  std::vector<Hook> hooks;
+  for (Hook hook : {Hook::kIngress, Hook::kPrerouting, Hook::kForward, Hook::kPostrouting,
+                    Hook::kEgress}) {
+    if (program.HookMaySee(hook, HookMeta(hook, from, to))) hooks.push_back(hook);
   }
-  if (m > 0) {
-    program.ClassifyBurst(stage.hook, batch, batch_lens, m, stage.meta,
-                          batch_results, state);
-    for (uint32_t j = 0; j < m; ++j) results[batch_of[j]] = batch_results[j];
-  }
-  uint32_t kept = 0;
-  for (uint32_t k = 0; k < *count; ++k) {
-    const uint32_t i = live[k];
-    // No userspace queue listens here: a queued packet is dropped, as the
-    // kernel does, unless the queue statement said `bypass`.
-    const bool pass = results[i].verdict == Verdict::kAccept ||
-                      (results[i].verdict == Verdict::kQueue && results[i].queue &&
-                       (results[i].queue->flags & kQueueBypass));
-    if (pass) live[kept++] = i;
-  }
-  *count = kept;
+  return hooks;
+}
+
+uint64_t MonotonicNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
 }
 
 // The CPUs this process may run on, in order.
@@ -121,6 +88,23 @@ std::vector<int> AllowedCpus() {
     }
   }
   return cpus;
+}
+
+// One frame along the bridged path (runtime/path.h): true when it leaves,
+// with `out` the bytes to send (after NAT and the rules' writes, with a
+// partial checksum completed as the kernel completes it on the way out).
+bool PassFrame(const PathRunner& path, const PathOptions& options, RunState* state,
+               const uint8_t* frame, uint32_t len, std::vector<uint8_t>* out) {
+  PacketMeta meta;
+  meta.csum_partial = ChecksumIsPartial(ParseFrame(frame, len));
+  PathResult r = path.Run(options, frame, len, meta, state);
+  if (r.fate != Fate::kForwarded) return false;
+  *out = std::move(r.packet);
+  if (meta.csum_partial) {
+    CompletePartialChecksum(ParseFrame(out->data(), static_cast<uint32_t>(out->size())),
+                            out->data());
+  }
+  return true;
 }
 
 }  // namespace
@@ -138,6 +122,10 @@ struct Engine::Worker {
   uint32_t index = 0;
   std::unique_ptr<XskPort> ports[2];
   AtomicStats stats[2];  // by interface
+  // This worker's flows: they outlive reloads, as the kernel's conntrack
+  // outlives an `nft -f`. One table per worker; Open refuses more than one
+  // queue for rulesets that read it.
+  std::unique_ptr<Conntrack> conntrack;
   std::thread thread;
 };
 
@@ -145,11 +133,12 @@ struct Engine::Worker {
 struct Engine::Generation {
   struct alignas(64) Slot {
     RunState state;  // rule and policy counters, limit buckets
+    std::unique_ptr<PathRunner> path;  // over the worker's conntrack
   };
   uint64_t number = 0;
   std::unique_ptr<const Program> program;
   std::unique_ptr<Slot[]> slots;  // by worker
-  std::vector<Stage> stages[2];   // by receiving side, in hook order
+  std::vector<Hook> hooks[2];     // by receiving side, in path order
   uint32_t slot_count = 0;
   // Counts from earlier generations (Program::CarryCountersFrom; control
   // thread only): zero until a reload fills it.
@@ -172,6 +161,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   if (options.queues == 0) {
     return absl::InvalidArgumentError("--queues must be at least 1");
   }
+  if (options.host == nullptr) return absl::InvalidArgumentError("the engine needs its host");
   std::unique_ptr<Engine> engine(new Engine(options));
   const std::string* names[2] = {&options.in, &options.out};
   for (Side side : {kIn, kOut}) {
@@ -187,9 +177,22 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
                        available, " RX queue", available == 1 ? "" : "s"));
     }
   }
+  if (options.queues > 1 && program->TracksConnections()) {
+    return absl::InvalidArgumentError(
+        "--queues: the ruleset tracks connections (ct, NAT), and each worker would see only "
+        "the flows of its own queue; run it with one queue");
+  }
+  for (Side side : {kIn, kOut}) {
+    engine->paths_[side] = PathOptions{.start = PathStart::kArrives,
+                                       .route = RouteChoice::kForward,
+                                       .iif = *names[side],
+                                       .oif = *names[side == kIn ? kOut : kIn],
+                                       .bridged = true};
+  }
   for (uint32_t q = 0; q < options.queues; ++q) {
     auto worker = std::make_unique<Worker>();
     worker->index = q;
+    worker->conntrack = std::make_unique<Conntrack>(options.conntrack);
     for (Side side : {kIn, kOut}) {
       absl::StatusOr<std::unique_ptr<XskPort>> port =
           XskPort::Open(*engine->attach_[side], q);
@@ -216,14 +219,10 @@ std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
     // Sized once here: the workers never reallocate it, so Counters may
     // read it while they run.
     program->PrepareState(&slot.state);
+    slot.path = std::make_unique<PathRunner>(*program, *options_.host, *workers_[w]->conntrack);
   }
   for (Side from : {kIn, kOut}) {
-    const XdpAttachment& rx = *attach_[from];
-    const XdpAttachment& tx = *attach_[from == kIn ? kOut : kIn];
-    for (Hook hook : {Hook::kIngress, Hook::kForward, Hook::kEgress}) {
-      Stage stage{hook, HookMeta(hook, rx, tx)};
-      if (program->HookMaySee(hook, stage.meta)) gen->stages[from].push_back(stage);
-    }
+    gen->hooks[from] = HooksSeen(*program, *attach_[from], *attach_[from == kIn ? kOut : kIn]);
   }
   gen->program = std::move(program);
   return gen;
@@ -262,31 +261,25 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   const uint8_t* frames[kBurst];
   uint32_t lens[kBurst];
   uint64_t addrs[kBurst];
-  Result results[kBurst];
-  uint32_t live[kBurst];
   uint32_t n = rx.Peek(kBurst, frames, lens, addrs);
   if (n == 0) return 0;
+  // Packet time for conntrack's timeouts and the rules' limits.
+  const uint64_t now = MonotonicNs();
+  worker.conntrack->set_now_ns(now);
+  slot.state.set_now_ns(now);
+  uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0, dropped = 0;
+  std::vector<uint8_t> out;
   for (uint32_t i = 0; i < n; ++i) {
-    results[i] = Result{};
-    live[i] = i;
-  }
-  uint32_t count = n;
-  for (const Stage& stage : gen.stages[from]) {
-    if (count == 0) break;
-    RunStage(*gen.program, stage, &slot.state, frames, lens, live, &count, results);
-  }
-  uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0;
-  for (uint32_t i = 0; i < n; ++i) rx_bytes += lens[i];
-  for (uint32_t k = 0; k < count; ++k) {
-    const uint32_t i = live[k];
-    if (tx.Send(frames[i], lens[i])) {
+    rx_bytes += lens[i];
+    if (!PassFrame(*slot.path, paths_[from], &slot.state, frames[i], lens[i], &out)) {
+      ++dropped;
+    } else if (tx.Send(out.data(), static_cast<uint32_t>(out.size()))) {
       ++sent;
-      sent_bytes += lens[i];
+      sent_bytes += out.size();
     } else {
       ++errors;
     }
   }
-  const uint64_t dropped = n - count;
   rx.Release(n, addrs);  // frames were copied out: RX frames go back now
   tx.Flush();
   tx.ReapCompletions();
@@ -368,11 +361,7 @@ uint64_t Engine::Reload(std::unique_ptr<const Program> program) {
 
 uint64_t Engine::generation() const { return owned_->number; }
 
-std::vector<Hook> Engine::Hooks(Side from) const {
-  std::vector<Hook> hooks;
-  for (const Stage& stage : owned_->stages[from]) hooks.push_back(stage.hook);
-  return hooks;
-}
+std::vector<Hook> Engine::Hooks(Side from) const { return owned_->hooks[from]; }
 const Program& Engine::program() const { return *owned_->program; }
 
 PortStats Engine::QueueStats(Side side, uint32_t queue) const {

@@ -1,19 +1,24 @@
 // The AF_XDP bump-in-the-wire engine: two interfaces, one compiled Program
 // that can be swapped while frames flow.
 //
-//   in  ──rx──▶ ingress(iif=in) ▶ forward(iif=in, oif=out) ▶ egress(oif=out) ──accept──▶ copy ──tx──▶ out
-//   out ──rx──▶ ingress(iif=out) ▶ forward(iif=out, oif=in) ▶ egress(oif=in) ──accept──▶ copy ──tx──▶ in
-//                  └───────────────────┴──── drop ──────────┴──▶ frame straight back to fill
+//   in  ──rx──▶ path(iif=in, oif=out) ──forwarded──▶ tx ──▶ out
+//   out ──rx──▶ path(iif=out, oif=in) ──forwarded──▶ tx ──▶ in
+//                  └──── dropped ──▶ frame straight back to fill
 //
-// Hooks: the path a forwarded frame takes through the kernel, each stage a
-// Program::ClassifyBurst at that hook with the devices the kernel gives it:
-// netdev (and inet) `ingress` chains bound to the receiving device, then the
-// forward hook (iptables dumps: FORWARD with -i/-o), then `egress` chains
-// bound to the sending device. A drop at any stage drops the frame and later
-// stages never see it (nor count it); a stage with no chain that can see the
-// frame is skipped, which is what the kernel's empty hook does (accept). A
-// frame whose meta mark or ct mark an earlier stage changed is classified
-// alone at the later stages, with that mark, as the kernel's skb keeps it.
+// Each frame takes the path of runtime/path.h as a transparent bridge
+// (PathOptions::bridged, what a Linux bridge with br_netfilter does):
+// netdev ingress chains of the receiving device, prerouting, forward,
+// postrouting, egress chains of the sending device, with conntrack and NAT
+// at their priorities. `rulejit eval --path forward` runs the same code. A
+// frame whose TCP/UDP checksum is partial (a local sender's offload on a
+// veth or virtio peer: ChecksumIsPartial) is completed on the way out, as
+// the kernel does when it forwards it.
+//
+// Connection tracking: each worker owns its Conntrack, which outlives
+// reloads (flows and NAT bindings survive a reload, as they survive an
+// `nft -f`); packet time is the monotonic clock. A ruleset that tracks
+// connections (Program::TracksConnections) runs on one queue: with more,
+// a reply could land on another worker's table.
 //
 // Queues: one worker thread per RX queue q (0 <= q < queues), pinned to a
 // CPU, owning the AF_XDP sockets of queue q on both interfaces (each with
@@ -38,8 +43,8 @@
 // rule of a large file keeps the counters of all the others, wherever they
 // moved in the file.
 //
-// No verdict cache (a per-worker flow cache of verdicts): measured, it
-// cannot pay. `rulejit bench --hook forward` over one UDP flow, median of
+// No verdict cache (a per-worker flow cache of verdicts): measured (before
+// the path carried conntrack), it cannot pay. `rulejit bench --hook forward` over one UDP flow, median of
 // three side by side: empty ruleset 87 ns/packet (parse + call), 10000
 // distinct non-matching rules 210 ns/packet (the classifier). A cache hit
 // still parses and hashes the key fields (~20-40 ns), so it saves at most
@@ -63,7 +68,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "rulejit/host.h"
 #include "rulejit/rulejit.h"
+#include "runtime/conntrack.h"
+#include "runtime/path.h"
 #include "runtime/xdp/quiescence.h"
 #include "runtime/xdp/xdp_attach.h"
 #include "runtime/xdp/xsk_port.h"
@@ -75,6 +83,10 @@ struct EngineOptions {
   std::string out;  // interface B
   bool force_generic = false;  // skip the native XDP attempt
   uint32_t queues = 1;         // RX queues served, one worker each
+  // The host the engine runs on (its interfaces' addresses: masquerade's
+  // source); required.
+  std::shared_ptr<const HostModel> host;
+  ConntrackOptions conntrack;  // the nf_conntrack sysctls
 };
 
 struct PortStats {
@@ -142,6 +154,7 @@ class Engine {
   static void CarryOver(const Generation& from, Generation& to);
 
   EngineOptions options_;
+  PathOptions paths_[2];  // a frame's path from each side
   std::unique_ptr<XdpAttachment> attach_[2];  // outlive the sockets
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<Generation*> current_{nullptr};

@@ -279,5 +279,53 @@ add element inet global chnroute { 1.0.1.0/24 }
   }
 }
 
+// `rulejit run`'s path: a transparent bridge. Frames for any MAC pass the
+// IP hooks with conntrack, keep their TTL (a TTL of 1 too), and leave by
+// the fixed device; ARP crosses without the IP hooks.
+TEST(Path, ABridgePassesFramesForAnyMacWithTheirTtl) {
+  const std::string nft = R"(table inet t {
+  chain forwarding { type filter hook forward priority 0; policy drop;
+    ct state established accept
+    ct state new udp dport 53 accept
+  }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    PathRunner runner(*f->program, f->host, f->conntrack);
+    const PathOptions from_eth0{.start = PathStart::kArrives, .route = RouteChoice::kForward,
+                                .iif = "eth0", .oif = "eth1", .bridged = true};
+    const PathOptions from_eth1{.start = PathStart::kArrives, .route = RouteChoice::kForward,
+                                .iif = "eth1", .oif = "eth0", .bridged = true};
+    auto run = [&](const PathOptions& o, const FrameSpec& spec) {
+      std::vector<uint8_t> frame = BuildFrame(spec);
+      return runner.Run(o, frame.data(), static_cast<uint32_t>(frame.size()), PacketMeta{},
+                        &f->state);
+    };
+    // Addressed to another host's MAC, TTL 1: a bridge forwards it untouched.
+    PathResult query = run(from_eth0, {.src = "10.9.0.1", .dst = "10.9.0.2", .proto = 17,
+                                       .sport = 4000, .dport = 53, .ttl = 1,
+                                       .dst_mac = "02:00:00:00:99:99"});
+    EXPECT_EQ(query.fate, Fate::kForwarded) << int(tier) << " " << query.stack_drop;
+    EXPECT_EQ(query.packet[14 + 8], 1);
+    EXPECT_EQ(query.oif, 3u);
+    // The answer is established; an unasked one is not.
+    EXPECT_EQ(run(from_eth1, {.src = "10.9.0.2", .dst = "10.9.0.1", .proto = 17, .sport = 53,
+                              .dport = 4000})
+                  .fate,
+              Fate::kForwarded);
+    EXPECT_EQ(run(from_eth1, {.src = "10.9.0.2", .dst = "10.9.0.1", .proto = 17, .sport = 53,
+                              .dport = 4001})
+                  .fate,
+              Fate::kDropped);
+    // ARP crosses.
+    std::vector<uint8_t> arp(42, 0);
+    std::fill(arp.begin(), arp.begin() + 6, 0xff);
+    arp[12] = 0x08;
+    arp[13] = 0x06;
+    EXPECT_EQ(runner.Run(from_eth0, arp.data(), 42, PacketMeta{}, &f->state).fate,
+              Fate::kForwarded);
+  }
+}
+
 }  // namespace
 }  // namespace rulejit::runtime
