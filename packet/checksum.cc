@@ -1,9 +1,11 @@
 // Transport checksums computed in full: the kernel's nf_checksum
 // verification (conntrack marks a packet with a wrong checksum INVALID at
-// prerouting) and skb_checksum_help's completion of a partial checksum
+// prerouting), SCTP's CRC32c (sctp_compute_cksum, which sctp_error checks
+// there), and skb_checksum_help's completion of a partial checksum
 // (CHECKSUM --checksum-fill, and forwarding frames a local socket sent
 // with offload). Declared in rulejit/packet.h.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "packet/checksum.h"
@@ -24,7 +26,26 @@ namespace {
 
 using packet::OnesSum;
 
-constexpr uint8_t kIcmp = 1, kTcp = 6, kUdp = 17, kIcmpv6 = 58, kUdpLite = 136;
+constexpr uint8_t kIcmp = 1, kTcp = 6, kUdp = 17, kIcmpv6 = 58, kSctp = 132, kUdpLite = 136;
+
+// CRC32c (Castagnoli, RFC 3309): the reflected polynomial, and the table of
+// every byte's remainder, made once at compile time.
+constexpr uint32_t kCrc32cPoly = 0x82f63b78u;
+constexpr std::array<uint32_t, 256> Crc32cTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t byte = 0; byte < 256; ++byte) {
+    uint32_t crc = byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc & 1) ? (crc >> 1) ^ kCrc32cPoly : crc >> 1;
+    table[byte] = crc;
+  }
+  return table;
+}
+constexpr std::array<uint32_t, 256> kCrc32c = Crc32cTable();
+
+uint32_t Crc32cUpdate(uint32_t crc, const uint8_t* p, uint32_t len) {
+  for (uint32_t i = 0; i < len; ++i) crc = kCrc32c[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return crc;
+}
 
 uint32_t Fold(uint64_t sum) {
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
@@ -63,7 +84,23 @@ uint64_t PseudoSum(const PacketView& pkt, const uint8_t* data, uint32_t l4len,
   return sum + protocol + (l4len >> 16) + (l4len & 0xffff);
 }
 
+// An SCTP packet's checksum is valid when its CRC32c matches (sctp_error).
+bool SctpChecksumValid(const uint8_t* sctp, uint32_t len) {
+  if (len < 12) return false;
+  const uint32_t stored = uint32_t{sctp[8]} | uint32_t{sctp[9]} << 8 |
+                          uint32_t{sctp[10]} << 16 | uint32_t{sctp[11]} << 24;
+  return SctpChecksum(sctp, len) == stored;
+}
+
 }  // namespace
+
+uint32_t SctpChecksum(const uint8_t* sctp, uint32_t len) {
+  static constexpr uint8_t kZeros[4] = {};
+  if (len < 12) return 0;
+  uint32_t crc = Crc32cUpdate(0xffffffffu, sctp, 8);  // ports and verification tag
+  crc = Crc32cUpdate(crc, kZeros, 4);                  // the checksum field as zero
+  return ~Crc32cUpdate(crc, sctp + 12, len - 12);
+}
 
 bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol) {
   Segment seg;
@@ -84,6 +121,7 @@ bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol) {
     }
     case kIcmp: pseudo = false; break;
     case kIcmpv6: break;
+    case kSctp: return SctpChecksumValid(l4, seg.len);
     default: return true;
   }
   uint64_t sum = OnesSum(l4, covered);

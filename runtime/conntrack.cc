@@ -1,7 +1,7 @@
 // The flow table and nf_conntrack_in's order of work; see conntrack.h for
 // what is modelled. Rules from net/netfilter/nf_conntrack_core.c,
 // nf_conntrack_proto_udp.c and nf_conntrack_proto_generic.c of Linux 6.18
-// (function names cited); TCP and ICMP have files of their own.
+// (function names cited); TCP, SCTP and ICMP have files of their own.
 #include "runtime/conntrack.h"
 
 #include <algorithm>
@@ -232,6 +232,24 @@ Conntrack::Tracked Conntrack::TcpPacketOf(Flow& flow, bool confirmed, bool reply
   return Tracked::kInvalid;
 }
 
+// nf_conntrack_sctp_packet (sctp_error's CRC32c check at prerouting).
+Conntrack::Tracked Conntrack::SctpPacketOf(Flow& flow, bool confirmed, bool reply,
+                                           const PacketView& pkt, bool verify_checksum) {
+  const uint64_t l4 = pkt.transport_off;
+  const uint64_t ip_end = IpEnd(pkt);
+  const SctpContext ctx{.confirmed = confirmed, .reply = reply,
+                        .checksum_ok = !verify_checksum || TransportChecksumValid(pkt)};
+  const uint32_t len = ip_end > l4 ? static_cast<uint32_t>(ip_end - l4) : 0;
+  const SctpOutcome out = SctpPacket(flow.sctp, ctx, pkt.data + l4, len, options_);
+  if (out.set_assured) flow.assured = true;
+  switch (out.kind) {
+    case SctpOutcome::kAccept: Refresh(flow, out.timeout_s); return Tracked::kAccept;
+    case SctpOutcome::kIgnore: return Tracked::kIgnore;
+    case SctpOutcome::kInvalid: return Tracked::kInvalid;
+  }
+  return Tracked::kInvalid;
+}
+
 // udp_error, then nf_conntrack_udp_packet (UDP-Lite: udplite_error and
 // its packet function, which has no 2-second stream rule).
 Conntrack::Tracked Conntrack::UdpPacketOf(Flow& flow, bool confirmed, const PacketView& pkt,
@@ -271,6 +289,7 @@ Conntrack::Tracked Conntrack::ProtocolPacket(Flow& flow, bool confirmed, bool re
   const Key& orig = flow.tuple[0];
   switch (orig.proto) {
     case kTcp: return TcpPacketOf(flow, confirmed, reply, pkt, verify_checksum);
+    case kSctp: return SctpPacketOf(flow, confirmed, reply, pkt, verify_checksum);
     case kUdp:
     case kUdpLite: return UdpPacketOf(flow, confirmed, pkt, verify_checksum);
     case kIcmp:

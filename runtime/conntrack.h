@@ -36,6 +36,9 @@
 //   quoting a known flow and sent to its endpoint are RELATED; ICMPv6
 //   neighbour/router discovery and MLD are UNTRACKED; anything else is
 //   INVALID.
+// - SCTP: the chunk checks, state machine, verification tags and timeouts
+//   of nf_conntrack_proto_sctp.c (conntrack_sctp.h); the CRC32c verified
+//   at prerouting; ESTABLISHED makes a flow assured.
 // - UDP: length and checksum checks; 30 s until a reply, 120 s for a
 //   stream (a reply more than 2 s after the first packet; IPS_ASSURED).
 //   GRE: keyed by the PPTP call id (version 1), assured after a reply.
@@ -49,10 +52,9 @@
 //   each bound once, by the first packet that passes that NAT step.
 // Not modelled: expectations and helpers (no flow is RELATED but by an
 // ICMP error), zones, defragmentation (a non-first fragment is INVALID, a
-// first fragment is tracked as if whole), the SCTP and DCCP state
-// machines (their packets are tracked as the generic protocol: any packet
-// may start a flow), the table's size limit and early drop, NAT of the
-// packet quoted inside an ICMP error.
+// first fragment is tracked as if whole), DCCP's state machine (Linux
+// 6.16 removed it: DCCP is the generic protocol), the table's size limit
+// and early drop, NAT of the packet quoted inside an ICMP error.
 #ifndef RULEJIT_RUNTIME_CONNTRACK_H_
 #define RULEJIT_RUNTIME_CONNTRACK_H_
 
@@ -64,6 +66,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "rulejit/packet.h"
+#include "runtime/conntrack_sctp.h"
 #include "runtime/conntrack_tcp.h"
 
 namespace rulejit::runtime {
@@ -97,6 +100,9 @@ struct ConntrackOptions {
   uint32_t gre_timeout = 30;           // nf_conntrack_gre_timeout
   uint32_t gre_timeout_stream = 180;   // nf_conntrack_gre_timeout_stream
   uint32_t generic_timeout = 600;      // nf_conntrack_generic_timeout
+  // nf_conntrack_sctp_timeout_*, by SctpState: [0] is closed's (the
+  // kernel's timeouts[0], no sysctl), HEARTBEAT_ACKED has none (0, unused).
+  std::array<uint32_t, kSctpMax> sctp_timeouts = {10, 10, 3, 3, 210, 3, 3, 3, 30, 0};
 };
 
 // The two NAT manips (NF_NAT_MANIP_SRC / _DST).
@@ -139,6 +145,7 @@ class Conntrack {
     uint64_t expires_ns = 0;  // packet time it times out at
     uint64_t udp_stream_ns = 0;  // UDP: replies after this make a stream
     TcpTrack tcp;
+    SctpTrack sctp;
 
     // `ct status` as the kernel shows it (IPS_* bits of what is modelled).
     uint32_t Status(bool confirmed) const {
@@ -193,6 +200,8 @@ class Conntrack {
                          bool verify_checksum);
   Tracked TcpPacketOf(Flow& flow, bool confirmed, bool reply, const PacketView& pkt,
                       bool verify_checksum);
+  Tracked SctpPacketOf(Flow& flow, bool confirmed, bool reply, const PacketView& pkt,
+                       bool verify_checksum);
   Tracked UdpPacketOf(Flow& flow, bool confirmed, const PacketView& pkt, bool verify_checksum);
   void Refresh(Flow& flow, uint32_t timeout_s) { flow.expires_ns = now_ns_ + timeout_s * 1000000000ull; }
   // The flow and direction of a tuple, if a live flow has it.

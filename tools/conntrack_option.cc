@@ -22,7 +22,8 @@ struct Sysctl {
   absl::string_view name;
   bool ConntrackOptions::*flag = nullptr;
   uint32_t ConntrackOptions::*number = nullptr;
-  int tcp_state = -1;  // an entry of tcp_timeouts
+  int tcp_state = -1;   // an entry of tcp_timeouts
+  int sctp_state = -1;  // an entry of sctp_timeouts
 };
 
 const std::vector<Sysctl>& Sysctls() {
@@ -50,6 +51,14 @@ const std::vector<Sysctl>& Sysctls() {
       {"gre_timeout", nullptr, &ConntrackOptions::gre_timeout},
       {"gre_timeout_stream", nullptr, &ConntrackOptions::gre_timeout_stream},
       {"generic_timeout", nullptr, &ConntrackOptions::generic_timeout},
+      {"sctp_timeout_closed", nullptr, nullptr, -1, runtime::kSctpClosed},
+      {"sctp_timeout_cookie_wait", nullptr, nullptr, -1, runtime::kSctpCookieWait},
+      {"sctp_timeout_cookie_echoed", nullptr, nullptr, -1, runtime::kSctpCookieEchoed},
+      {"sctp_timeout_established", nullptr, nullptr, -1, runtime::kSctpEstablished},
+      {"sctp_timeout_shutdown_sent", nullptr, nullptr, -1, runtime::kSctpShutdownSent},
+      {"sctp_timeout_shutdown_recd", nullptr, nullptr, -1, runtime::kSctpShutdownRecd},
+      {"sctp_timeout_shutdown_ack_sent", nullptr, nullptr, -1, runtime::kSctpShutdownAckSent},
+      {"sctp_timeout_heartbeat_sent", nullptr, nullptr, -1, runtime::kSctpHeartbeatSent},
   };
   return kSysctls;
 }
@@ -76,8 +85,10 @@ absl::Status Set(ConntrackOptions& options, absl::string_view item) {
       options.*s.flag = value == 1;
     } else if (s.number != nullptr) {
       options.*s.number = value;
-    } else {
+    } else if (s.tcp_state >= 0) {
       options.tcp_timeouts[s.tcp_state] = value;
+    } else {
+      options.sctp_timeouts[s.sctp_state] = value;
     }
     return absl::OkStatus();
   }

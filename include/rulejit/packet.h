@@ -119,7 +119,8 @@ PacketView ParseFrame(const uint8_t* data, uint32_t len);
 
 // The transport checksum of `pkt` verified as the kernel's nf_checksum
 // does at prerouting: TCP, UDP (a zero IPv4 or IPv6 UDP checksum means
-// none), UDP-Lite (its coverage), ICMP and ICMPv6. True for other
+// none), UDP-Lite (its coverage), ICMP and ICMPv6; and SCTP's CRC32c as
+// conntrack's sctp_error checks it (SctpChecksum). True for other
 // protocols, fragments and packets without a transport header; false when
 // the segment the IP header declares is cut short. `pseudo_protocol`, when
 // not 0, replaces the protocol in the pseudo-header: conntrack verifies
@@ -134,6 +135,12 @@ bool TransportChecksumValid(const PacketView& pkt, uint8_t pseudo_protocol = 0);
 // so this is how `rulejit run` tells them from corrupt ones: a partial
 // checksum does not verify, and its field is exactly that sum.
 bool ChecksumIsPartial(const PacketView& pkt);
+
+// The CRC32c of the SCTP packet `sctp` (common header and chunks, `len`
+// bytes) with its checksum field taken as zero (RFC 4960 appendix B,
+// sctp_compute_cksum), as the packet stores it: the low byte first, at
+// offset 8. 0 when `len` is below the 12-byte common header.
+uint32_t SctpChecksum(const uint8_t* sctp, uint32_t len);
 
 // Completes a partial TCP or UDP checksum (the field holds only the
 // pseudo-header sum, PacketMeta::csum_partial) in `data`, a writable copy

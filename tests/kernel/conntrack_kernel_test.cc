@@ -17,7 +17,9 @@
 // out of the window, retransmits, reopens, loose pickup, bad flag
 // combinations, window scaling; UDP, GRE and protocol 253 both ways and
 // with a bad checksum; ICMP and ICMPv6 queries, replies and errors quoting
-// known and unknown flows, ND and MLD. First hand-written, then seeded
+// known and unknown flows, ND and MLD; SCTP associations (handshake, data,
+// heartbeats, shutdown, ABORT, wrong verification tags, chunks without an
+// association, bad CRC32c, malformed chunk lists). First hand-written, then seeded
 // interleavings of them (RULEJIT_CT_SEEDS=N runs N seeds, RULEJIT_CT_SEED=N
 // replays one).
 //
@@ -511,6 +513,175 @@ Sequence IcmpV6Informational(Alloc& a, bool) {
   return s;
 }
 
+// ---------------------------------------------------------------- SCTP
+
+// SCTP chunk types.
+constexpr uint8_t kData = 0, kInit = 1, kInitAck = 2, kSack = 3, kHeartbeat = 4,
+                  kHeartbeatAck = 5, kAbort = 6, kShutdown = 7, kShutdownAck = 8,
+                  kCookieEcho = 10, kCookieAck = 11, kShutdownComplete = 14;
+constexpr uint8_t kTBit = 0x01;  // ABORT / SHUTDOWN-COMPLETE: the receiver's tag
+
+// A chunk whose value is `body` and 4 bytes nothing reads, where the
+// harness's index lands when the chunk ends the packet.
+std::vector<uint8_t> Chunk(uint8_t type, uint8_t flags = 0, std::vector<uint8_t> body = {}) {
+  body.insert(body.end(), 4, 0);
+  return SctpChunk(type, flags, body);
+}
+
+// An SCTP association. Each side chose a tag, which the other side's
+// packets carry.
+class Sctp {
+ public:
+  Sctp(const Ends& ends, uint32_t client_tag, uint32_t server_tag)
+      : ends_(ends), tag_{client_tag, server_tag} {}
+  // Chunks with the tag the receiver chose.
+  PathPacket Send(bool from_server, const std::vector<std::vector<uint8_t>>& chunks) const {
+    return Tagged(from_server, tag_[!from_server], chunks);
+  }
+  PathPacket Tagged(bool from_server, uint32_t vtag,
+                    const std::vector<std::vector<uint8_t>>& chunks) const {
+    PathPacket p = Packet(ends_, from_server, 132);
+    p.spec.sctp_vtag = vtag;
+    p.spec.payload.clear();
+    for (const std::vector<uint8_t>& c : chunks) Append(p.spec.payload, c);
+    return p;
+  }
+  // INIT (tag 0) or INIT-ACK announcing the sender's tag.
+  PathPacket Init(bool from_server) const {
+    return Tagged(from_server, 0, {Chunk(kInit, 0, SctpInitBody(tag_[from_server]))});
+  }
+  PathPacket InitAck(bool from_server) const {
+    return Send(from_server, {Chunk(kInitAck, 0, SctpInitBody(tag_[from_server]))});
+  }
+  uint32_t Tag(bool side) const { return tag_[side]; }
+
+ private:
+  static void Append(std::vector<uint8_t>& to, const std::vector<uint8_t>& more) {
+    to.insert(to.end(), more.begin(), more.end());
+  }
+  Ends ends_;
+  uint32_t tag_[2];
+};
+
+// Fresh ends and tags (never 0: tag 0 is INIT's).
+Sctp NewSctp(Alloc& a, bool v6) {
+  const Ends ends = a.Next(v6);
+  const uint32_t client_tag = a.Isn() | 1;
+  return Sctp(ends, client_tag, a.Isn() | 1);
+}
+
+Sequence SctpHandshake(const Sctp& s) {
+  return {s.Init(false), s.InitAck(true), s.Send(false, {Chunk(kCookieEcho)}),
+          s.Send(true, {Chunk(kCookieAck)})};
+}
+
+// The four-way handshake, data both ways (with a SACK bundled), a
+// heartbeat, the three-way shutdown, and DATA once CLOSED.
+Sequence SctpAssociation(Alloc& a, bool v6) {
+  const Sctp s = NewSctp(a, v6);
+  Sequence out = SctpHandshake(s);
+  Append(out, {s.Send(false, {Chunk(kData, 0x03, std::vector<uint8_t>(12, 0))}),
+               s.Send(true, {Chunk(kSack, 0, std::vector<uint8_t>(12, 0)), Chunk(kData, 0x03)}),
+               s.Send(false, {Chunk(kHeartbeat)}), s.Send(true, {Chunk(kHeartbeatAck)}),
+               s.Send(false, {Chunk(kShutdown)}), s.Send(true, {Chunk(kShutdownAck)}),
+               s.Send(false, {Chunk(kShutdownComplete)}), s.Send(false, {Chunk(kData)})});
+  return out;
+}
+
+// Tags that are not the direction's: DATA with a stranger's and with the
+// sender's own, a COOKIE-ECHO, an INIT with a tag; ABORT with the T bit
+// but its own tag. The association goes on.
+Sequence SctpWrongVtag(Alloc& a, bool v6) {
+  const Sctp s = NewSctp(a, v6);
+  Sequence out = {s.Init(false), s.InitAck(true), s.Tagged(false, 0x5eed, {Chunk(kCookieEcho)}),
+                  s.Send(false, {Chunk(kCookieEcho)}), s.Send(true, {Chunk(kCookieAck)})};
+  Append(out, {s.Tagged(false, 0x5eed, {Chunk(kData)}), s.Tagged(false, s.Tag(false), {Chunk(kData)}),
+               s.Tagged(true, s.Tag(true), {Chunk(kData)}),
+               s.Tagged(false, s.Tag(false), {Chunk(kInit, 0, SctpInitBody(7))}),
+               s.Send(false, {Chunk(kAbort, kTBit)}), s.Send(false, {Chunk(kData)}),
+               s.Send(true, {Chunk(kData)})});
+  return out;
+}
+
+// DATA, SACK and SHUTDOWN with no association; the chunks that never
+// start one (ABORT, COOKIE-ACK, SHUTDOWN-COMPLETE); an INIT with a tag.
+Sequence SctpWithoutAssociation(Alloc& a, bool v6) {
+  Sequence out;
+  for (uint8_t type : {kData, kSack, kAbort, kCookieAck, kShutdownComplete}) {
+    const Sctp s = NewSctp(a, v6);
+    out.push_back(s.Send(false, {Chunk(type)}));
+    out.push_back(s.Send(true, {Chunk(type)}));
+  }
+  const Sctp s = NewSctp(a, v6);
+  Append(out, {s.Tagged(false, 99, {Chunk(kInit, 0, SctpInitBody(s.Tag(false)))}),
+               s.Send(false, {Chunk(kShutdown)}), s.Tagged(false, 0, {Chunk(kShutdown)}),
+               s.Send(true, {Chunk(kShutdownComplete)})});
+  return out;
+}
+
+PathPacket WithBadCrc(PathPacket p) {
+  p.spec.bad_l4_checksum = true;
+  return p;
+}
+
+// Wrong CRC32c (verified at prerouting): an INIT, then within the
+// association.
+Sequence SctpBadCrc(Alloc& a, bool v6) {
+  const Sctp s = NewSctp(a, v6);
+  Sequence out = {WithBadCrc(s.Init(false)), s.Init(false), WithBadCrc(s.InitAck(true)),
+                  s.InitAck(true), s.Send(false, {Chunk(kCookieEcho)}),
+                  WithBadCrc(s.Send(true, {Chunk(kCookieAck)})), s.Send(true, {Chunk(kCookieAck)}),
+                  WithBadCrc(s.Send(false, {Chunk(kData)})), WithBadCrc(s.Send(true, {Chunk(kAbort)})),
+                  s.Send(true, {Chunk(kData)})};
+  return out;
+}
+
+// ABORT with the sender's tag, and with the T bit and the receiver's; a
+// retransmitted INIT; an INIT-ACK with another tag.
+Sequence SctpAbort(Alloc& a, bool v6) {
+  const Sctp s = NewSctp(a, v6);
+  Sequence out = SctpHandshake(s);
+  Append(out, {s.Send(false, {Chunk(kData)}), s.Send(true, {Chunk(kAbort)}),
+               s.Send(false, {Chunk(kData)}), s.Send(true, {Chunk(kData)})});
+  const Sctp t = NewSctp(a, v6);
+  Append(out, {t.Init(false), t.Init(false), t.InitAck(true),
+               t.Tagged(false, t.Tag(false), {Chunk(kAbort, kTBit)}), t.Send(false, {Chunk(kData)})});
+  const Sctp u = NewSctp(a, v6);
+  Append(out, {u.Init(false), u.Send(true, {Chunk(kInitAck, 0, SctpInitBody(u.Tag(true)))}),
+               u.Send(true, {Chunk(kInitAck, 0, SctpInitBody(u.Tag(true) + 2))}),
+               u.Send(false, {Chunk(kCookieEcho)})});
+  return out;
+}
+
+// A HEARTBEAT on a path no INIT was seen on starts a flow; its ACK
+// establishes it. Then a HEARTBEAT with another tag, and the ACK of the
+// restarted peer.
+Sequence SctpHeartbeatPath(Alloc& a, bool v6) {
+  const Sctp s = NewSctp(a, v6);
+  Sequence out = {s.Send(false, {Chunk(kHeartbeat)}), s.Send(true, {Chunk(kHeartbeatAck)}),
+                  s.Send(false, {Chunk(kData)}), s.Send(true, {Chunk(kData)}),
+                  s.Tagged(false, 0x7777, {Chunk(kHeartbeat)}),
+                  s.Tagged(true, 0x8888, {Chunk(kHeartbeatAck)}), s.Send(false, {Chunk(kData)}),
+                  s.Tagged(true, 0x8888, {Chunk(kData)})};
+  return out;
+}
+
+// do_basic_checks: a chunk after an INIT, a zero chunk length, COOKIE-ECHO
+// not first; a chunk may follow COOKIE-ACK, and a length past the packet's
+// end is no error. (A packet without any chunk has no room for the index.)
+Sequence SctpChunkChecks(Alloc& a, bool v6) {
+  const Sctp s = NewSctp(a, v6);
+  std::vector<uint8_t> zero_length = Chunk(kData), too_long = Chunk(kData);
+  zero_length[2] = zero_length[3] = 0;
+  too_long[3] = 200;
+  Sequence out = {s.Tagged(false, 0, {Chunk(kInit, 0, SctpInitBody(s.Tag(false))), Chunk(kData)})};
+  Append(out, SctpHandshake(s));
+  Append(out, {s.Send(false, {zero_length}), s.Send(false, {Chunk(kData), Chunk(kCookieEcho)}),
+               s.Send(true, {Chunk(kCookieAck), Chunk(kData)}), s.Send(false, {too_long}),
+               s.Send(false, {Chunk(kData)})});
+  return out;
+}
+
 struct CaseDef {
   const char* name;
   Sequence (*make)(Alloc&, bool v6);
@@ -546,6 +717,13 @@ const std::vector<CaseDef>& Cases() {
       {"icmp_queries", IcmpQueries, CaseDef::kV4},
       {"icmp_errors", IcmpErrors},
       {"icmpv6_informational", IcmpV6Informational, CaseDef::kV6},
+      {"sctp_association", SctpAssociation},
+      {"sctp_wrong_vtag", SctpWrongVtag},
+      {"sctp_without_association", SctpWithoutAssociation},
+      {"sctp_bad_crc", SctpBadCrc},
+      {"sctp_abort", SctpAbort},
+      {"sctp_heartbeat_path", SctpHeartbeatPath},
+      {"sctp_chunk_checks", SctpChunkChecks},
   };
   return cases;
 }
@@ -644,7 +822,8 @@ std::string IptablesStateful(const std::string& icmp) {
 -A FORWARD -p tcp --tcp-flags SYN,ACK,RST,FIN SYN -m conntrack --ctstate NEW -j ACCEPT
 -A FORWARD -p udp -m conntrack --ctstate NEW -j ACCEPT
 -A FORWARD -p gre -m conntrack --ctstate NEW -j ACCEPT
--A FORWARD -p 253 -m conntrack --ctstate NEW -j ACCEPT)",
+-A FORWARD -p 253 -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p sctp -m conntrack --ctstate NEW -j ACCEPT)",
                       icmp, "-A FORWARD -m conntrack --ctstate UNTRACKED -j ACCEPT\nCOMMIT\n");
 }
 
@@ -655,7 +834,7 @@ std::vector<Stateful> StatefulRulesets() {
     ct state invalid drop
     ct state established,related accept
     ct state new tcp flags & (syn | ack | rst | fin) == syn accept
-    ct state new meta l4proto { udp, gre, 253 } accept
+    ct state new meta l4proto { udp, gre, 253, sctp } accept
     ct state new icmp type { echo-request, timestamp-request, info-request, address-mask-request } accept
     ct state new icmpv6 type { echo-request, 139 } accept
     ct state untracked accept
@@ -703,6 +882,18 @@ std::string TcpFlags(uint8_t flags) {
   return out.empty() ? "none" : out;
 }
 
+// The chunk types of an SCTP payload, e.g. "1" or "3,0".
+std::string SctpChunkTypes(const std::vector<uint8_t>& chunks) {
+  std::vector<int> types;
+  for (size_t off = 0; off + 4 <= chunks.size();) {
+    types.push_back(chunks[off]);
+    const size_t length = chunks[off + 2] << 8 | chunks[off + 3];
+    if (length == 0) break;
+    off += (length + 3) & ~size_t{3};
+  }
+  return absl::StrJoin(types, ",");
+}
+
 // The packet in a few words: protocol, ends, flags and numbers.
 std::string Summary(const FrameSpec& s) {
   std::string out = absl::StrCat(s.src, " > ", s.dst, " ");
@@ -713,6 +904,10 @@ std::string Summary(const FrameSpec& s) {
       break;
     case 17:
       absl::StrAppend(&out, "udp ", s.sport, ">", s.dport);
+      break;
+    case 132:
+      absl::StrAppend(&out, "sctp ", s.sport, ">", s.dport, " vtag ", absl::Hex(s.sctp_vtag), " [",
+                      SctpChunkTypes(s.payload), "]");
       break;
     case 1:
     case 58:
@@ -878,7 +1073,8 @@ TEST(ConntrackKernel, StatefulRulesetsOnHandWrittenSequences) {
 // timestamps. Flows that outlive their timeout are gone (their next
 // packet is NEW, or INVALID when it cannot start a flow); a UDP flow with
 // traffic both ways for over 2 s becomes a stream (assured, the longer
-// timeout) and outlives the short one.
+// timeout) and outlives the short one. SCTP flows expire by the timeout
+// of their state (nf_conntrack_sctp_timeout_*).
 TEST(ConntrackKernel, TimeoutsPassInPacketTime) {
   if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
   Env env;
@@ -889,17 +1085,21 @@ TEST(ConntrackKernel, TimeoutsPassInPacketTime) {
                             {"nf_conntrack_tcp_timeout_syn_sent", "2"},
                             {"nf_conntrack_tcp_timeout_established", "2"},
                             {"nf_conntrack_icmp_timeout", "2"},
-                            {"nf_conntrack_icmpv6_timeout", "2"}}};
+                            {"nf_conntrack_icmpv6_timeout", "2"},
+                            {"nf_conntrack_sctp_timeout_closed", "2"},
+                            {"nf_conntrack_sctp_timeout_established", "2"}}};
   // The flows of one family, and what each sends when.
   struct Flows {
     std::string f;
     Ends expires, alive, stream, ping;
     Tcp syn_only, idle;
+    Sctp sctp_init, sctp_assoc;
   };
   std::vector<Flows> families;
   for (bool v6 : {false, true}) {
     Ends e1 = a.Next(v6), e2 = a.Next(v6), e3 = a.Next(v6), e4 = a.Next(v6);
-    families.push_back({v6 ? "/6" : "/4", e1, e2, e3, e4, NewTcp(a, v6), NewTcp(a, v6)});
+    families.push_back({v6 ? "/6" : "/4", e1, e2, e3, e4, NewTcp(a, v6), NewTcp(a, v6),
+                        NewSctp(a, v6), NewSctp(a, v6)});
   }
   // Each phase starts after its wait; the packets of a phase follow at once.
   auto phase = [&](int wait_ms, auto&& packets_of) {
@@ -921,24 +1121,32 @@ TEST(ConntrackKernel, TimeoutsPassInPacketTime) {
               {"tcp_syn_expires", fl.syn_only.Send(false, kSyn)},
               {"icmp_expires", Icmp(fl.ping, false, fl.ping.v6 ? 128 : 8)}};
     for (const PathPacket& p : Handshake(fl.idle)) s.push_back({"tcp_established_expires", p});
+    s.push_back({"sctp_init_expires", fl.sctp_init.Init(false)});
+    for (const PathPacket& p : SctpHandshake(fl.sctp_assoc)) {
+      s.push_back({"sctp_established_expires", p});
+    }
     return s;
   });
   phase(1000, [](Flows& fl) {  // t = 1 s: within the 2 s
     return Step{{"udp_alive", Packet(fl.alive, true, 17)}};
   });
   phase(500, [](Flows& fl) {  // t = 1.5 s: replied, not yet a stream
-    return Step{{"udp_stream", Packet(fl.stream, false, 17)}};
+    return Step{{"udp_stream", Packet(fl.stream, false, 17)},
+                {"sctp_established_expires", fl.sctp_assoc.Send(false, {Chunk(kData)})}};
   });
   phase(1500, [](Flows& fl) {  // t = 3 s: the 2 s flows are gone; the stream is one
     return Step{{"udp_expires", Packet(fl.expires, true, 17)},
                 {"tcp_syn_expires", fl.syn_only.Send(true, kSyn | kAck)},
                 {"tcp_established_expires", fl.idle.Send(false, kPsh | kAck)},
                 {"icmp_expires", Icmp(fl.ping, true, fl.ping.v6 ? 129 : 0)},
-                {"udp_stream", Packet(fl.stream, true, 17)}};
+                {"udp_stream", Packet(fl.stream, true, 17)},
+                {"sctp_init_expires", fl.sctp_init.InitAck(true)},
+                {"sctp_established_expires", fl.sctp_assoc.Send(true, {Chunk(kData)})}};
   });
   phase(3000, [](Flows& fl) {  // t = 6 s: only the stream (5 s) lives
     return Step{{"udp_stream", Packet(fl.stream, false, 17)},
-                {"udp_alive", Packet(fl.alive, false, 17)}};
+                {"udp_alive", Packet(fl.alive, false, 17)},
+                {"sctp_established_expires", fl.sctp_assoc.Send(false, {Chunk(kData)})}};
   });
   std::optional<std::vector<PathOutcome>> kernel = Compare(
       env, "timeouts", {.syntax = OracleSyntax::kNft, .text = ProbeRuleset()}, traffic, timing);
@@ -955,6 +1163,11 @@ TEST(ConntrackKernel, TimeoutsPassInPacketTime) {
   EXPECT_EQ(code_of("tcp_syn_expires/4", 1), 1);    // invalid
   EXPECT_EQ(code_of("udp_stream/4", 4), 3 + 16);    // established, assured
   EXPECT_EQ(code_of("udp_alive/4", 1), 3 + 8);      // established reply
+  // SCTP: CLOSED after the INIT lasts 2 s, so its INIT-ACK is invalid;
+  // the association lives 2 s past its last packet, then DATA is invalid.
+  EXPECT_EQ(code_of("sctp_init_expires/4", 1), 1);
+  EXPECT_EQ(code_of("sctp_established_expires/4", 5), 3 + 8 + 16);
+  EXPECT_EQ(code_of("sctp_established_expires/4", 6), 1);
 }
 
 TEST(ConntrackKernel, SeededMixes) {

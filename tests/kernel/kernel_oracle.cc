@@ -42,6 +42,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tests/support/frames.h"
 
 namespace rulejit::testing {
 namespace {
@@ -169,6 +170,7 @@ struct TagPlace {
   size_t payload = 0;  // offset of the index
   std::optional<size_t> checksum;
   bool udp_style = false;  // a computed 0 is sent as 0xffff
+  bool sctp = false;  // the index ends the SCTP packet; its CRC32c is redone
 };
 
 // Length of the L4 header before the payload; 0 for unknown protocols.
@@ -200,7 +202,7 @@ absl::StatusOr<L4Header> L4HeaderOf(const Frame& f, size_t l4, size_t end,
     case 58:  // ICMPv6
       if (absl::Status s = need(8); !s.ok()) return s;
       return L4Header{8, 2, false};
-    case 132:  // SCTP: CRC32c, not updated (see header)
+    case 132:  // SCTP: the index goes at the end instead (FindTagPlace)
       return L4Header{12, {}, false};
     default:
       return L4Header{0, {}, false};
@@ -287,6 +289,13 @@ absl::StatusOr<TagPlace> FindTagPlace(const Frame& f) {
     if (std::optional<size_t> quoted = QuotedPayload(f, l4, end, proto, v6)) {
       place.payload = *quoted;
     }
+    // SCTP: the first 4 bytes after the common header are the first
+    // chunk's header, which conntrack reads; the packet's last 4 bytes lie
+    // in its last chunk's value.
+    if (proto == 132 && end >= place.payload + 4) {
+      place.payload = end - 4;
+      place.sctp = true;
+    }
   }
   if (place.payload + 4 > end) {
     return absl::InvalidArgumentError("no 4 payload bytes for the index");
@@ -309,6 +318,27 @@ void UpdateChecksum(Frame& f, const TagPlace& place, const Frame& before) {
   Store16(f, *place.checksum, result);
 }
 
+// SCTP's CRC32c over the packet from `l4` to `end`, stored low byte first
+// (frames.h's Crc32c, the checksum field taken as zero).
+uint32_t SctpCrc(const Frame& f, size_t l4, size_t end) {
+  Frame sctp(f.begin() + l4, f.begin() + end);
+  std::fill(sctp.begin() + 8, sctp.begin() + 12, 0);
+  return frames_internal::Crc32c(sctp.data(), sctp.size());
+}
+uint32_t StoredSctpCrc(const Frame& f, size_t l4) {
+  return uint32_t{f[l4 + 8]} | uint32_t{f[l4 + 9]} << 8 | uint32_t{f[l4 + 10]} << 16 |
+         uint32_t{f[l4 + 11]} << 24;
+}
+
+// The CRC32c of the packet with the index in it, off by what the sent one
+// was off: a right one stays right, a deliberately wrong one stays wrong.
+void UpdateSctpCrc(Frame& f, const TagPlace& place, const Frame& before) {
+  if (!place.sctp) return;
+  const uint32_t error = StoredSctpCrc(before, place.l4) ^ SctpCrc(before, place.l4, place.l3_end);
+  const uint32_t crc = SctpCrc(f, place.l4, place.l3_end) ^ error;
+  for (int i = 0; i < 4; ++i) f[place.l4 + 8 + i] = static_cast<uint8_t>(crc >> (8 * i));
+}
+
 absl::StatusOr<Frame> PrepareFrame(const Frame& frame, uint32_t index) {
   absl::StatusOr<TagPlace> place = FindTagPlace(frame);
   if (!place.ok()) {
@@ -321,6 +351,7 @@ absl::StatusOr<Frame> PrepareFrame(const Frame& frame, uint32_t index) {
   Store16(out, place->payload, static_cast<uint16_t>(index >> 16));
   Store16(out, place->payload + 2, static_cast<uint16_t>(index));
   UpdateChecksum(out, *place, frame);
+  UpdateSctpCrc(out, *place, frame);
   return out;
 }
 

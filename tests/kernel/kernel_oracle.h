@@ -30,15 +30,18 @@
 //  - Each frame needs at least 4 bytes of L4 payload: the harness writes the
 //    frame's index (big-endian uint32) into the first 4 payload bytes, i.e.
 //    right after the TCP header (data offset), the 8-byte UDP/UDPLite/ICMP/
-//    ICMPv6 header, the 12-byte SCTP common header, or at the start of the IP
-//    payload for other protocols and for non-first fragments; an ICMP/ICMPv6
-//    error whose payload quotes an IP header of its own version gets it after
-//    the quoted packet's L4 header instead (conntrack reads the quote, so it
-//    stays intact; the quote needs 4 bytes of payload). The L4 checksum
-//    is updated incrementally (RFC 1624), so a correct checksum stays correct
-//    and a deliberately wrong one stays wrong (IPv4 UDP checksum 0 stays 0;
-//    SCTP's CRC32c is not updated). Rules that match those 4 payload bytes see
-//    the index. PrepareOracleFrames() returns the frames exactly as injected:
+//    ICMPv6 header, or at the start of the IP payload for other protocols and
+//    for non-first fragments; an ICMP/ICMPv6 error whose payload quotes an IP
+//    header of its own version gets it after the quoted packet's L4 header
+//    instead (conntrack reads the quote, so it stays intact; the quote needs
+//    4 bytes of payload). SCTP gets it in the last 4 bytes of the packet
+//    (the chunks after the 12-byte common header are conntrack's to read):
+//    give the last chunk 4 bytes of value nothing reads (DATA's user data,
+//    a heartbeat's info, or 4 bytes added to a chunk that has none). The L4
+//    checksum is updated incrementally (RFC 1624), SCTP's CRC32c recomputed,
+//    so a correct checksum stays correct and a deliberately wrong one stays
+//    wrong (IPv4 UDP checksum 0 stays 0; a wrong CRC32c stays off by the
+//    same bits). Rules that match those 4 payload bytes see the index. PrepareOracleFrames() returns the frames exactly as injected:
 //    use them when comparing with another evaluator (e.g. write them to a pcap).
 //  - A frame arrived when dst0 sees an IPv4/IPv6 packet equal to the injected
 //    one except for the TTL / hop limit (fw decrements it) and the IPv4 header

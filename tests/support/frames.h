@@ -26,8 +26,11 @@
 //
 // Checksums are correct for the bytes built: IPv4 header, TCP/UDP/UDP-Lite/
 // ICMPv6 with the pseudo-header, ICMP, SCTP CRC32c (unless `bad_l4_checksum`
-// asks for a wrong one, SCTP aside). (Fragments carry the
+// asks for a wrong one). (Fragments carry the
 // checksum of the bytes in the fragment, not of a reassembled datagram.)
+//
+// SCTP: the common header carries `sctp_vtag`; its chunks are the payload,
+// e.g. `.payload = SctpChunk(1, 0, SctpInitBody(0x1234))` for an INIT.
 // Designated initializers must follow the field order below. Bad addresses
 // are a test bug: they abort.
 #ifndef RULEJIT_TESTS_SUPPORT_FRAMES_H_
@@ -78,7 +81,8 @@ struct FrameSpec {
   uint32_t tcp_ack = 0;
   uint16_t tcp_window = 65535;
   std::vector<uint8_t> tcp_options = {};  // raw TCP options, zero-padded to 4 bytes
-  bool bad_l4_checksum = false;  // TCP/UDP/UDP-Lite/ICMP/ICMPv6: a wrong checksum
+  bool bad_l4_checksum = false;  // TCP/UDP/UDP-Lite/ICMP/ICMPv6/SCTP: a wrong checksum
+  uint32_t sctp_vtag = 0x01020304;  // SCTP's verification tag
 };
 
 namespace frames_internal {
@@ -171,7 +175,7 @@ inline Buf TransportBytes(const FrameSpec& s, bool first_fragment) {
         break;
       case 132:
         Put16(b, s.sport); Put16(b, s.dport);
-        Put32(b, 0x01020304);  // verification tag
+        Put32(b, s.sctp_vtag);
         Put32(b, 0);           // CRC32c
         break;
       default:
@@ -199,6 +203,7 @@ inline void FinishTransport(const FrameSpec& s, Buf& l4, uint32_t pseudo) {
     case 58: at = 2; break;
     case 132: {
       uint32_t crc = Crc32c(l4.data(), l4.size());
+      if (s.bad_l4_checksum) crc ^= 1;
       // SCTP stores the CRC32c little-endian on the wire.
       for (int i = 0; i < 4; i++) l4[8 + i] = static_cast<uint8_t>(crc >> (8 * i));
       return;
@@ -295,6 +300,31 @@ inline Buf Ipv6Packet(const FrameSpec& s) {
 }
 
 }  // namespace frames_internal
+
+// An SCTP chunk: type, flags, length (4 + the value's), the value, and
+// zeros up to a multiple of 4 bytes (not counted in the length).
+inline std::vector<uint8_t> SctpChunk(uint8_t type, uint8_t flags,
+                                      const std::vector<uint8_t>& value = {}) {
+  using namespace frames_internal;
+  Buf b = {type, flags};
+  Put16(b, static_cast<uint16_t>(4 + value.size()));
+  b.insert(b.end(), value.begin(), value.end());
+  while (b.size() % 4) b.push_back(0);
+  return b;
+}
+
+// The fixed part of an INIT or INIT-ACK: the initiate tag, a_rwnd 65536,
+// 10 streams each way, initial TSN 1.
+inline std::vector<uint8_t> SctpInitBody(uint32_t init_tag) {
+  using namespace frames_internal;
+  Buf b;
+  Put32(b, init_tag);
+  Put32(b, 65536);
+  Put16(b, 10);
+  Put16(b, 10);
+  Put32(b, 1);
+  return b;
+}
 
 // Builds the frame described by `spec`.
 inline std::vector<uint8_t> BuildFrame(const FrameSpec& spec) {

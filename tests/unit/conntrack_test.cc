@@ -1,7 +1,8 @@
 // Offline conntrack: NEW until a reply, ESTABLISHED after, confirmation only
 // on accept, the TCP state machine and window checks, ICMP and ICMPv6 as
 // nf_conntrack classifies them, checksums, timeouts in packet time, ct
-// mark, and one run through the interpreter with a stateful ruleset. (The
+// mark, one run through the interpreter with a stateful ruleset, and SCTP
+// associations (chunk checks, states, verification tags, CRC32c). (The
 // kernel itself judges these in tests/kernel/conntrack_kernel_test.)
 #include "runtime/conntrack.h"
 
@@ -347,6 +348,207 @@ TEST(ConntrackTest, StatefulRulesetThroughTheInterpreter) {
   EXPECT_EQ(run(query), VerdictCode::kAccept);
   EXPECT_EQ(run(answer), VerdictCode::kAccept);  // established
   EXPECT_EQ(run(stray), VerdictCode::kDrop);     // still nothing known
+}
+
+// ---------------------------------------------------------------- SCTP
+
+using testing::SctpChunk;
+using testing::SctpInitBody;
+
+// SCTP chunk types.
+constexpr uint8_t kData = 0, kInit = 1, kInitAck = 2, kHeartbeat = 4, kHeartbeatAck = 5,
+                  kAbort = 6, kShutdown = 7, kShutdownAck = 8, kCookieEcho = 10,
+                  kCookieAck = 11, kShutdownComplete = 14;
+constexpr uint8_t kTBit = 0x01;
+// The tags each side chose: the client's (which the server's packets
+// carry) and the server's (which the client's carry).
+constexpr uint32_t kClientTag = 0x11111111, kServerTag = 0x22222222;
+
+using Chunks = std::vector<std::vector<uint8_t>>;
+
+// An SCTP packet between 10.0.0.1:5000 (the client) and 10.0.0.2:80.
+Packet Sctp(bool from_server, uint32_t vtag, const Chunks& chunks, bool bad_crc = false) {
+  std::vector<uint8_t> payload;
+  for (const std::vector<uint8_t>& c : chunks) payload.insert(payload.end(), c.begin(), c.end());
+  return {BuildFrame(FrameSpec{.src = from_server ? "10.0.0.2" : "10.0.0.1",
+                               .dst = from_server ? "10.0.0.1" : "10.0.0.2", .proto = 132,
+                               .sport = uint16_t(from_server ? 80 : 5000),
+                               .dport = uint16_t(from_server ? 5000 : 80), .payload = payload,
+                               .bad_l4_checksum = bad_crc, .sctp_vtag = vtag})};
+}
+// A chunk with 4 bytes of value (DATA: TSN, stream, sequence, PPID, data).
+std::vector<uint8_t> Chunk(uint8_t type, uint8_t flags = 0) {
+  return SctpChunk(type, flags, std::vector<uint8_t>(type == kData ? 16 : 4, 0));
+}
+Packet ClientInit() { return Sctp(false, 0, {SctpChunk(kInit, 0, SctpInitBody(kClientTag))}); }
+Packet ServerInitAck() {
+  return Sctp(true, kClientTag, {SctpChunk(kInitAck, 0, SctpInitBody(kServerTag))});
+}
+Packet ClientSends(uint8_t type, uint8_t flags = 0) {
+  return Sctp(false, kServerTag, {Chunk(type, flags)});
+}
+Packet ServerSends(uint8_t type, uint8_t flags = 0) {
+  return Sctp(true, kClientTag, {Chunk(type, flags)});
+}
+
+// INIT, INIT-ACK, COOKIE-ECHO, COOKIE-ACK: the four-way handshake.
+void SctpHandshake(Conntrack& ct) {
+  Step(ct, ClientInit());
+  Step(ct, ServerInitAck());
+  Step(ct, ClientSends(kCookieEcho));
+  Step(ct, ServerSends(kCookieAck));
+}
+
+TEST(ConntrackTest, SctpAssociationSetupDataAndShutdown) {
+  Conntrack ct;
+  ct.set_now_ns(100 * kSecond);
+  PacketMeta m = Step(ct, ClientInit());
+  EXPECT_EQ(m.ct_state, ir::kCtStateNew);
+  ASSERT_EQ(ct.flows(), 1u);
+  const Conntrack::Flow& flow = ct.flow(0);
+  EXPECT_EQ(flow.sctp.state, kSctpClosed);  // an INIT alone: CLOSED (10 s)
+  EXPECT_EQ(flow.expires_ns, 110 * kSecond);
+
+  m = Step(ct, ServerInitAck());
+  EXPECT_EQ(m.ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(m.ct_dir, 1);
+  EXPECT_EQ(flow.sctp.state, kSctpCookieWait);
+  EXPECT_EQ(Step(ct, ClientSends(kCookieEcho)).ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(flow.sctp.state, kSctpCookieEchoed);
+  EXPECT_FALSE(flow.assured);
+  m = Step(ct, ServerSends(kCookieAck));
+  EXPECT_EQ(flow.sctp.state, kSctpEstablished);
+  EXPECT_TRUE(m.ct_status & kIpsAssured);  // set before the rules run
+  EXPECT_EQ(flow.expires_ns, 100 * kSecond + 210 * kSecond);
+
+  EXPECT_EQ(Step(ct, ClientSends(kData)).ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(Step(ct, ServerSends(kData)).ct_dir, 1);
+  EXPECT_EQ(Step(ct, ClientSends(kShutdown)).ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(flow.sctp.state, kSctpShutdownSent);
+  EXPECT_EQ(flow.expires_ns, 103 * kSecond);
+  Step(ct, ServerSends(kShutdownAck));
+  EXPECT_EQ(flow.sctp.state, kSctpShutdownAckSent);
+  EXPECT_TRUE(Step(ct, ClientSends(kShutdownComplete)).ct_valid);
+  EXPECT_EQ(flow.sctp.state, kSctpClosed);
+
+  // CLOSED lasts 10 s; then the flow is gone and DATA starts nothing.
+  ct.set_now_ns(111 * kSecond);
+  EXPECT_FALSE(Step(ct, ClientSends(kData)).ct_valid);
+  EXPECT_EQ(ct.flows(), 1u);
+}
+
+TEST(ConntrackTest, SctpWrongVerificationTagIsInvalid) {
+  Conntrack ct;
+  SctpHandshake(ct);
+  const Conntrack::Flow& flow = ct.flow(0);
+  ASSERT_EQ(flow.sctp.state, kSctpEstablished);
+  EXPECT_FALSE(Step(ct, Sctp(false, kClientTag, {Chunk(kData)})).ct_valid);  // the other's tag
+  EXPECT_FALSE(Step(ct, Sctp(true, 0x12345678, {Chunk(kShutdown)})).ct_valid);
+  EXPECT_EQ(flow.sctp.state, kSctpEstablished);  // unchanged
+  // An INIT in an association must carry tag 0; COOKIE-ECHO its own.
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {SctpChunk(kInit, 0, SctpInitBody(5))})).ct_valid);
+  EXPECT_FALSE(Step(ct, Sctp(false, 0x12345678, {Chunk(kCookieEcho)})).ct_valid);
+  // ABORT: the sender's tag, or with the T bit the receiver's.
+  EXPECT_FALSE(Step(ct, ClientSends(kAbort, kTBit)).ct_valid);
+  EXPECT_EQ(flow.sctp.state, kSctpEstablished);
+  EXPECT_TRUE(Step(ct, Sctp(false, kClientTag, {Chunk(kAbort, kTBit)})).ct_valid);
+  EXPECT_EQ(flow.sctp.state, kSctpClosed);
+}
+
+TEST(ConntrackTest, SctpAbortClosesTheAssociation) {
+  Conntrack ct;
+  ct.set_now_ns(50 * kSecond);
+  SctpHandshake(ct);
+  EXPECT_TRUE(Step(ct, ServerSends(kAbort)).ct_valid);
+  EXPECT_EQ(ct.flow(0).sctp.state, kSctpClosed);
+  EXPECT_EQ(ct.flow(0).expires_ns, 60 * kSecond);
+  EXPECT_TRUE(ct.flow(0).assured);  // once assured, always
+}
+
+TEST(ConntrackTest, SctpOnlySomeChunksStartAFlow) {
+  Conntrack ct;
+  // DATA without an association, and the chunks that never start one.
+  for (uint8_t type : {kData, kAbort, kCookieAck, kShutdownComplete}) {
+    EXPECT_FALSE(Step(ct, ClientSends(type)).ct_valid) << int(type);
+  }
+  // An INIT with a non-zero tag, or cut short before its initiate tag's end.
+  EXPECT_FALSE(Step(ct, Sctp(false, 7, {SctpChunk(kInit, 0, SctpInitBody(kClientTag))})).ct_valid);
+  EXPECT_FALSE(Step(ct, Sctp(false, 0, {SctpChunk(kInit, 0, {0, 0, 0, 1})})).ct_valid);
+  // A packet starting a flow may hold no chunk type without a row in the
+  // state table (SACK = 3).
+  EXPECT_FALSE(Step(ct, Sctp(false, 0, {Chunk(kHeartbeat), Chunk(3)})).ct_valid);
+  EXPECT_EQ(ct.flows(), 0u);
+  // A HEARTBEAT does (a secondary path), with its own tag.
+  PacketMeta m = Step(ct, Sctp(false, 0x4444, {Chunk(kHeartbeat)}));
+  EXPECT_EQ(m.ct_state, ir::kCtStateNew);
+  ASSERT_EQ(ct.flows(), 1u);
+  EXPECT_EQ(ct.flow(0).sctp.state, kSctpHeartbeatSent);
+  EXPECT_EQ(ct.flow(0).sctp.vtag[0], 0x4444u);
+  // Its HEARTBEAT-ACK makes it ESTABLISHED (and assured).
+  EXPECT_TRUE(Step(ct, Sctp(true, 0x5555, {Chunk(kHeartbeatAck)})).ct_valid);
+  EXPECT_EQ(ct.flow(0).sctp.state, kSctpEstablished);
+  EXPECT_TRUE(ct.flow(0).assured);
+}
+
+TEST(ConntrackTest, SctpChunkChecks) {
+  Conntrack ct;
+  SctpHandshake(ct);
+  // do_basic_checks: a zero chunk length, COOKIE-ECHO / COOKIE-ACK not
+  // first, anything with an INIT, INIT-ACK or SHUTDOWN-COMPLETE, no chunk.
+  std::vector<uint8_t> zero_length = Chunk(kData);
+  zero_length[2] = zero_length[3] = 0;
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {zero_length})).ct_valid);
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {Chunk(kData), Chunk(kCookieEcho)})).ct_valid);
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {Chunk(kData), Chunk(kShutdownComplete)})).ct_valid);
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {Chunk(kShutdownComplete), Chunk(kData)})).ct_valid);
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {})).ct_valid);
+  // A chunk may follow COOKIE-ACK; DATA and SACK bundle freely.
+  EXPECT_TRUE(Step(ct, Sctp(true, kClientTag, {Chunk(kCookieAck), Chunk(kData)})).ct_valid);
+  EXPECT_TRUE(Step(ct, Sctp(false, kServerTag, {Chunk(3), Chunk(kData), Chunk(kData)})).ct_valid);
+  // A packet shorter than the 12-byte common header.
+  Packet short_packet = ClientSends(kData);
+  const PacketView v = short_packet.view();
+  short_packet.bytes.resize(v.transport_off + 8);
+  short_packet.bytes[v.network_off + 3] = static_cast<uint8_t>(v.transport_off - v.network_off + 8);
+  EXPECT_FALSE(Step(ct, short_packet, true, /*arriving=*/false).ct_valid);
+  EXPECT_EQ(ct.flow(0).sctp.state, kSctpEstablished);
+}
+
+TEST(ConntrackTest, SctpBadCrcIsInvalidWhereTheKernelVerifies) {
+  Conntrack ct;
+  Packet bad_init = Sctp(false, 0, {SctpChunk(kInit, 0, SctpInitBody(kClientTag))}, true);
+  EXPECT_TRUE(TransportChecksumValid(ClientInit().view()));
+  EXPECT_FALSE(TransportChecksumValid(bad_init.view()));
+  EXPECT_FALSE(Step(ct, bad_init).ct_valid);
+  EXPECT_EQ(ct.flows(), 0u);
+  // At output nothing is verified; nor is a partial checksum at prerouting.
+  EXPECT_TRUE(Step(ct, bad_init, /*accepted=*/false, /*arriving=*/false).ct_valid);
+  PacketMeta partial;
+  partial.csum_partial = true;
+  EXPECT_NE(ct.In(bad_init.view(), partial, true).kind, Conntrack::Entry::kInvalid);
+  Conntrack unchecked(ConntrackOptions{.checksum = false});
+  EXPECT_TRUE(Step(unchecked, bad_init).ct_valid);
+  // Within an association too.
+  SctpHandshake(ct);
+  EXPECT_FALSE(Step(ct, Sctp(false, kServerTag, {Chunk(kData)}, true)).ct_valid);
+}
+
+TEST(ConntrackTest, SctpChecksumIsCrc32c) {
+  // RFC 3720 B.4: 32 zero bytes have CRC32c 0x8a9136aa.
+  const std::vector<uint8_t> zeros(32, 0);
+  EXPECT_EQ(SctpChecksum(zeros.data(), 32), 0x8a9136aau);
+  EXPECT_EQ(SctpChecksum(zeros.data(), 11), 0u);
+}
+
+TEST(ConntrackTest, SctpTimeoutsAreSysctls) {
+  ConntrackOptions options;
+  options.sctp_timeouts[kSctpEstablished] = 5;
+  Conntrack ct(options);
+  ct.set_now_ns(10 * kSecond);
+  SctpHandshake(ct);
+  EXPECT_EQ(ct.flow(0).expires_ns, 15 * kSecond);
+  ct.set_now_ns(16 * kSecond);
+  EXPECT_FALSE(Step(ct, ClientSends(kData)).ct_valid);  // gone; DATA starts nothing
 }
 
 }  // namespace
