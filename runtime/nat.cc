@@ -363,7 +363,7 @@ L4Csum CsumOf(const PacketView& v, const std::vector<uint8_t>& f) {
     case kUdp: case kUdpLite: c.off = l4 + 6; c.pseudo = true; c.udp = v.l4proto == kUdp; break;
     case kIcmp: c.off = l4 + 2; break;
     case kIcmpv6: c.off = l4 + 2; c.pseudo = true; break;
-    default: return c;  // SCTP's CRC32c is not updated
+    default: return c;  // SCTP: its CRC32c is computed anew (RewriteSctpChecksum)
   }
   // A header cut short (a first fragment of 8 bytes): ports only.
   c.present = c.off + 2 <= f.size();
@@ -402,6 +402,19 @@ bool WritePort(std::vector<uint8_t>& f, const PacketView& v, size_t off, uint16_
   return true;
 }
 
+// sctp_manip_pkt: a new port means a new CRC32c over the whole packet
+// (the checksum does not cover the addresses).
+void RewriteSctpChecksum(std::vector<uint8_t>& frame, const PacketView& view) {
+  const uint8_t* ip = frame.data() + view.network_off;
+  const size_t declared = view.nfproto == kNfProtoIpv4 ? (ip[2] << 8 | ip[3])
+                                                       : 40u + (ip[4] << 8 | ip[5]);
+  const size_t end = std::min(frame.size(), view.network_off + declared);
+  const size_t l4 = view.transport_off;
+  if (end < l4 + 12) return;
+  const uint32_t crc = SctpChecksum(frame.data() + l4, static_cast<uint32_t>(end - l4));
+  for (int i = 0; i < 4; ++i) frame[l4 + 8 + i] = static_cast<uint8_t>(crc >> (8 * i));
+}
+
 }  // namespace
 
 bool TranslatePacket(const Conntrack::Flow& flow, bool reply, Manip manip,
@@ -416,8 +429,10 @@ bool TranslatePacket(const Conntrack::Flow& flow, bool reply, Manip manip,
   if (view.transport_off != kAbsent) {
     const size_t l4 = view.transport_off;
     if (HasPorts(view.l4proto)) {
-      changed |= manip == Manip::kSrc ? WritePort(frame, view, l4, target.sport, csum)
-                                      : WritePort(frame, view, l4 + 2, target.dport, csum);
+      const bool port = manip == Manip::kSrc ? WritePort(frame, view, l4, target.sport, csum)
+                                             : WritePort(frame, view, l4 + 2, target.dport, csum);
+      if (port && view.l4proto == kSctp) RewriteSctpChecksum(frame, view);
+      changed |= port;
     } else if (IsIcmp(view.l4proto)) {
       changed |= WritePort(frame, view, l4 + 4, target.sport, csum);
     }

@@ -13,7 +13,8 @@
 // offset the kernel draws at random: here `NatSite::random`, an explicit
 // input. MASQUERADE takes the output device's address, REDIRECT the input
 // device's first address (loopback at output). NETMAP-style prefix
-// mappings and SCTP's CRC32c are not rewritten (BindNat refuses the first).
+// mappings are not rewritten (BindNat refuses them); SCTP's CRC32c is
+// computed anew when a port changes, as sctp_manip_pkt does.
 #ifndef RULEJIT_RUNTIME_NAT_H_
 #define RULEJIT_RUNTIME_NAT_H_
 

@@ -605,12 +605,14 @@ std::string ControlRuleset(const OracleRuleset& rs) {
   return "";
 }
 
+// The legacy tools take the host-wide /run/xtables.lock even in a namespace;
+// kernel tests running side by side (ctest -j) wait for it rather than fail.
 std::vector<std::string> LoaderCommand(OracleSyntax syntax, const std::string& fw) {
   switch (syntax) {
     case OracleSyntax::kIptablesSave:
-      return {"ip", "netns", "exec", fw, "iptables-legacy-restore", "-w", "10"};
+      return {"ip", "netns", "exec", fw, "iptables-legacy-restore", "-w", "120"};
     case OracleSyntax::kIp6tablesSave:
-      return {"ip", "netns", "exec", fw, "ip6tables-legacy-restore", "-w", "10"};
+      return {"ip", "netns", "exec", fw, "ip6tables-legacy-restore", "-w", "120"};
     case OracleSyntax::kNft:
       return {"ip", "netns", "exec", fw, "nft", "-f", "/dev/stdin"};
   }

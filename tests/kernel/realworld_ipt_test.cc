@@ -53,7 +53,7 @@ KernelLoad LoadInKernel(const fs::path& path, bool ipv6) {
   if (add.exit_code != 0) return {false, "ip netns add: " + add.output};
   ShellResult load = RunShell("ip netns exec " + ns + " " +
                               (ipv6 ? "ip6tables-legacy-restore" : "iptables-legacy-restore") +
-                              " < " + ShellQuote(path.string()));
+                              " -w 120 < " + ShellQuote(path.string()));
   RunShell("ip netns del " + ns);
   return {load.exit_code == 0, load.output};
 }

@@ -201,6 +201,23 @@ TEST(Path, MasqueradeTakesTheOutputDevicesAddress) {
   EXPECT_TRUE(ChecksumsValid(back.packet));
 }
 
+// A DNAT that changes an SCTP port computes the CRC32c anew, as
+// sctp_manip_pkt does; the answer's source port goes back.
+TEST(Path, SctpPortNatKeepsTheCrcRight) {
+  const std::string nft = R"(table ip nat {
+  chain pre { type nat hook prerouting priority dstnat; sctp dport 5000 dnat to 192.168.1.10:6000; }
+})";
+  auto f = Make(nft, Backend::kInterp);
+  PathResult out = Arrive(*f, {.src = "10.0.0.5", .dst = "192.168.1.10", .proto = 132,
+                               .sport = 7000, .dport = 5000,
+                               .payload = testing::SctpChunk(1, 0, testing::SctpInitBody(0x1234)),
+                               .sctp_vtag = 0});
+  ASSERT_EQ(out.fate, Fate::kForwarded) << out.stack_drop;
+  EXPECT_EQ(Port(out.packet, 1), 6000);
+  EXPECT_TRUE(TransportChecksumValid(
+      ParseFrame(out.packet.data(), static_cast<uint32_t>(out.packet.size()))));
+}
+
 TEST(Path, NatChainsRunOnlyWhileTheConnectionHasNoBinding) {
   const std::string nft = R"(table ip t {
   chain pre { type nat hook prerouting priority dstnat; meta mark set 5; }
