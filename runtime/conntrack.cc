@@ -190,16 +190,40 @@ bool Conntrack::Find(const Key& key, uint32_t* flow, bool* reply) {
 
 bool Conntrack::ReplyTupleTaken(const Key& candidate) const { return TupleLive(candidate); }
 
-void Conntrack::Insert(const Flow& flow) {
-  const uint32_t index = static_cast<uint32_t>(flows_.size());
-  flows_.push_back(flow);
+// The kernel's gc worker, a few slots at a time: expired flows free their
+// slots even when no packet of theirs comes again, so the table holds what
+// lives (a long `rulejit run` does not grow without end).
+void Conntrack::SweepSome() {
+  constexpr int kPerInsert = 4;
+  for (int i = 0; i < kPerInsert && !flows_.empty(); ++i) {
+    sweep_at_ = sweep_at_ + 1 < flows_.size() ? sweep_at_ + 1 : 0;
+    if (flows_[sweep_at_].alive && Expired(flows_[sweep_at_])) Kill(sweep_at_);
+  }
+}
+
+uint32_t Conntrack::Insert(const Flow& flow) {
+  SweepSome();
+  uint32_t index;
+  if (!free_.empty()) {
+    index = free_.back();
+    free_.pop_back();
+    flows_[index] = flow;
+  } else {
+    index = static_cast<uint32_t>(flows_.size());
+    flows_.push_back(flow);
+  }
   tuples_[flow.tuple[0]] = index << 1;
   tuples_[flow.tuple[1]] = index << 1 | 1;
+  return index;
 }
+
+size_t Conntrack::live_flows() const { return flows_.size() - free_.size(); }
 
 void Conntrack::Kill(uint32_t index) {
   Flow& flow = flows_[index];
+  if (!flow.alive) return;
   flow.alive = false;
+  free_.push_back(index);
   for (int dir = 0; dir < 2; ++dir) {
     auto it = tuples_.find(flow.tuple[dir]);
     if (it != tuples_.end() && it->second >> 1 == index) tuples_.erase(it);
@@ -436,8 +460,7 @@ void Conntrack::Confirm(Entry& entry, const PacketMeta& meta, bool accepted) {
       // whose tuples another flow took meanwhile is dropped (a clash).
       if (accepted && !TupleLive(entry.pending->tuple[0]) &&
           !TupleLive(entry.pending->tuple[1])) {
-        entry.flow = static_cast<uint32_t>(flows_.size());
-        Insert(*entry.pending);
+        entry.flow = Insert(*entry.pending);
         entry.kind = Entry::kKnown;  // what a looped-back packet carries on
       } else {
         entry.kind = Entry::kInvalid;

@@ -45,7 +45,7 @@
 // - Checksums are verified where the kernel verifies them: at prerouting
 //   (`arriving`), unless the packet's checksum is partial.
 // - Timeouts in packet time (set_now_ns): an expired flow is gone, its
-//   next packet starts a new one.
+//   next packet starts a new one; a sweep frees expired flows' slots.
 // - ct status: IPS_SEEN_REPLY, IPS_ASSURED, IPS_CONFIRMED and the NAT
 //   bits; ct mark per flow.
 // - NAT (nf_nat_core, nat.h): a flow's source and destination manips are
@@ -186,10 +186,13 @@ class Conntrack {
   // keeps meta.ct_mark.
   void Confirm(Entry& entry, const PacketMeta& meta, bool accepted);
 
-  // Every flow ever confirmed, live or not (check Live).
+  // The table's slots: flows live or dead (check Live); a dead flow's slot
+  // is reused by a later one.
   size_t flows() const { return flows_.size(); }
   const Flow& flow(size_t index) const { return flows_[index]; }
   bool Live(size_t index) const;
+  // Flows not yet killed (some may have expired unseen).
+  size_t live_flows() const;
 
  private:
   Entry Track(const PacketView& pkt, const PacketMeta& meta, bool arriving);
@@ -206,8 +209,9 @@ class Conntrack {
   void Refresh(Flow& flow, uint32_t timeout_s) { flow.expires_ns = now_ns_ + timeout_s * 1000000000ull; }
   // The flow and direction of a tuple, if a live flow has it.
   bool Find(const Key& key, uint32_t* flow, bool* reply);
-  void Insert(const Flow& flow);
+  uint32_t Insert(const Flow& flow);  // returns its slot
   void Kill(uint32_t index);
+  void SweepSome();
   bool Expired(const Flow& flow) const {
     return static_cast<int64_t>(flow.expires_ns - now_ns_) <= 0;
   }
@@ -216,6 +220,8 @@ class Conntrack {
   ConntrackOptions options_;
   uint64_t now_ns_ = 0;
   std::vector<Flow> flows_;
+  std::vector<uint32_t> free_;  // slots of killed flows
+  uint32_t sweep_at_ = 0;
   // tuple -> flow index << 1 | direction
   absl::flat_hash_map<Key, uint32_t> tuples_;
 };

@@ -157,9 +157,22 @@ TEST(ConntrackTest, TcpHandshakeDataAndClose) {
   // A new SYN on the same ports reopens: the old flow goes, a new one starts.
   m = Step(ct, Tcp(c, s, 4000, 80, kSyn, 90000));
   EXPECT_EQ(m.ct_state, ir::kCtStateNew);
-  EXPECT_EQ(ct.flows(), 2u);
-  EXPECT_FALSE(ct.Live(0));
-  EXPECT_TRUE(ct.Live(1));
+  EXPECT_EQ(ct.live_flows(), 1u);
+  EXPECT_EQ(ct.flows(), 1u);  // the old flow's slot holds the new one
+  EXPECT_EQ(ct.flow(0).tcp.state, kTcpSynSent);
+}
+
+// Expired flows free their slots though no packet of theirs comes again.
+TEST(ConntrackTest, ExpiredFlowsAreSweptAndTheirSlotsReused) {
+  Conntrack ct;
+  for (uint16_t port = 1; port <= 100; ++port) Step(ct, Udp("10.0.0.1", "10.0.0.2", port, 53));
+  EXPECT_EQ(ct.live_flows(), 100u);
+  ct.set_now_ns(31 * kSecond);  // past every unreplied UDP flow's 30 s
+  for (uint16_t port = 1000; port < 1100; ++port) {
+    Step(ct, Udp("10.0.0.1", "10.0.0.2", port, 53));
+  }
+  EXPECT_LE(ct.flows(), 110u);  // the new flows took the old slots
+  EXPECT_LE(ct.live_flows(), 110u);
 }
 
 TEST(ConntrackTest, TcpRstBeforeAnyReplyEndsTheFlow) {
