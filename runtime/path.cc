@@ -159,9 +159,11 @@ void Walk::ConntrackStep(Hook hook) {
     entry_.kind = Conntrack::Entry::kUntracked;
     meta_.ct_valid = false;
     meta_.ct_state = kCtStateUntracked;
-    return;
+  } else {
+    entry_ = conntrack_.In(view_, meta_, /*arriving=*/hook == Hook::kPrerouting);
   }
-  entry_ = conntrack_.In(view_, meta_, /*arriving=*/hook == Hook::kPrerouting);
+  out_.ct_state = meta_.ct_state;
+  out_.ct_reply = meta_.ct_valid && meta_.ct_dir != 0;
 }
 
 // nf_nat_inet_fn: the nat chains while the manip is unbound, then the

@@ -104,6 +104,11 @@ struct PathResult {
   // draw (PacketMeta::random): the kernel draws its own, so that port is
   // an example, not the kernel's.
   bool random_port = false;
+  // What conntrack made of the packet (ct state and direction as the
+  // chains after the conntrack step saw them); ct_state 0: it never got
+  // there (dropped before prerouting's conntrack step).
+  uint32_t ct_state = 0;
+  bool ct_reply = false;
 };
 
 class PathRunner {

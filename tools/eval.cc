@@ -50,6 +50,7 @@ struct EvalOptions {
   std::shared_ptr<const HostModel> host;  // --host; null without
   bool explain = false;
   bool json = false;
+  bool ct = false;  // --ct
   std::optional<runtime::PathOptions> path;  // --path
   runtime::ConntrackOptions conntrack;        // --sysctl
 };
@@ -99,6 +100,7 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   options.oif = args.value_or("oif", "");
   options.explain = args.has("explain");
   options.json = args.has("json");
+  options.ct = args.has("ct");
   absl::StatusOr<std::shared_ptr<const HostModel>> host = LoadHostOption(args.value("host"));
   if (!host.ok()) return host.status();
   options.host = *std::move(host);
@@ -163,18 +165,20 @@ const char* VerdictName(Verdict verdict) {
 }
 
 std::string ResultLine(const EvalOptions& options, const ir::Ruleset& ruleset,
-                       uint32_t index, const Result& result) {
+                       uint32_t index, const Result& result, const PacketMeta& meta) {
   const char* verdict = VerdictName(result.verdict);
+  const std::string ct = CtText(meta.ct_state, meta.ct_valid && meta.ct_dir != 0);
   if (options.json) {
     return absl::StrCat(
         "{\"index\":", index, ",\"verdict\":\"", verdict,
         "\",\"rule\":", JsonString(RuleText(ruleset, result.decided_by, "policy")),
-        "}\n");
+        options.ct ? absl::StrCat(",\"ct\":\"", ct, "\"") : "", "}\n");
   }
   std::string line = absl::StrCat(index, " ", verdict);
   if (options.explain) {
     absl::StrAppend(&line, " ", RuleText(ruleset, result.decided_by, "policy"));
   }
+  if (options.ct) absl::StrAppend(&line, " ct=", ct);
   return line + "\n";
 }
 
@@ -206,7 +210,7 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
   Result result = run.program.Run(run.options.hook, view, meta, &run.state);
   meta.ct_mark = result.ct_mark;  // a `ct mark set` sticks to the flow
   run.conntrack.Confirm(entry, meta, result.verdict == Verdict::kAccept);
-  return ResultLine(run.options, IrOf(run.program.ruleset()), frame.index, result);
+  return ResultLine(run.options, IrOf(run.program.ruleset()), frame.index, result, meta);
 }
 
 int RunEval(const Args& args, Streams io) {
@@ -245,6 +249,7 @@ int RunEval(const Args& args, Streams io) {
     return EvalAlongPath(*program, host, *options->path,
                          {.explain = options->explain,
                           .json = options->json,
+                          .ct = options->ct,
                           .write_pcap = args.value_or("write-pcap", ""),
                           .conntrack = options->conntrack},
                          args.positional(1), io);
@@ -272,7 +277,7 @@ Command EvalCommand() {
       .name = kName,
       .synopsis =
           "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] "
-          "[--sysctl nf_conntrack_NAME=V,...] [--explain] [--json] [--backend interp|jit|llvm|auto] [--format F]",
+          "[--sysctl nf_conntrack_NAME=V,...] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
@@ -284,6 +289,7 @@ Command EvalCommand() {
                          {"host", true},
                          {"sysctl", true},
                          {"explain", false},
+                         {"ct", false},
                          {"json", false},
                          {"backend", true},
                          {"format", true}},

@@ -55,6 +55,7 @@ std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
                                     hooks, "]");
     if (!r.stack_drop.empty()) absl::StrAppend(&line, ",\"stack\":", JsonString(r.stack_drop));
     if (r.random_port) absl::StrAppend(&line, ",\"random_port\":true");
+    if (output.ct) absl::StrAppend(&line, ",\"ct\":\"", CtText(r.ct_state, r.ct_reply), "\"");
     return line + "}\n";
   }
   std::string line = absl::StrCat(index, " ", verdict);
@@ -68,10 +69,24 @@ std::string ResultLine(const ir::Ruleset& ruleset, uint32_t index,
     }
     if (!r.stack_drop.empty()) absl::StrAppend(&line, " stack=\"", r.stack_drop, "\"");
   }
+  if (output.ct) absl::StrAppend(&line, " ct=", CtText(r.ct_state, r.ct_reply));
   return line + "\n";
 }
 
 }  // namespace
+
+std::string CtText(uint32_t ct_state, bool reply) {
+  const char* state = "none";
+  switch (ct_state) {
+    case kCtStateInvalid: state = "invalid"; break;
+    case kCtStateNew: state = "new"; break;
+    case kCtStateEstablished: state = "established"; break;
+    case kCtStateRelated: state = "related"; break;
+    case kCtStateUntracked: state = "untracked"; break;
+    default: break;
+  }
+  return absl::StrCat(state, reply ? ",reply" : "");
+}
 
 std::string RuleText(const ir::Ruleset& ruleset, const RuleRef& ref, const char* no_chain) {
   if (ref.table < 0 || ref.chain < 0) return no_chain;

@@ -9,6 +9,7 @@
 //                                            every hook passed and its deciding
 //                                            rule; none: no chain saw it)
 //   2 drop stack="ttl exceeded"             (--explain: the stack dropped it)
+//   4 accept forwarded ct=established,reply (--ct: what conntrack made of it)
 //   {"index":0,"verdict":"accept","fate":"forwarded","hooks":[{"hook":"prerouting",
 //    "rule":"policy"},...]}                 (--json)
 //
@@ -38,6 +39,11 @@ namespace rulejit::tools {
 // packet (the kernel accepts).
 std::string RuleText(const ir::Ruleset& ruleset, const RuleRef& ref, const char* no_chain);
 
+// `--ct`'s words for what conntrack made of a packet: "new",
+// "established,reply", "invalid", "untracked", ... ("none": conntrack
+// never saw it).
+std::string CtText(uint32_t ct_state, bool reply);
+
 // The path options of the flags; an error for an unknown path name.
 absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
                                                    const std::string& iif,
@@ -46,6 +52,7 @@ absl::StatusOr<runtime::PathOptions> PathFromFlags(const std::string& path,
 struct PathOutput {
   bool explain = false;
   bool json = false;
+  bool ct = false;  // --ct: each packet's conntrack state
   // --write-pcap: the accepted packets as they left the path (delivered,
   // forwarded, sent: after NAT, TTL and the rules' writes), in order;
   // dropped packets are left out. Empty: none written.

@@ -725,6 +725,33 @@ TEST_F(CliTest, EvalConntrackSysctlsAreFlags) {
   EXPECT_EQ(Run({"eval", rules, pcap, "--sysctl", "nf_conntrack_tcp_loose=yes"}).exit_code, 2);
 }
 
+// --ct shows what conntrack made of each packet, at one hook and along
+// the path: a query is new, its answer established in the reply direction,
+// an unasked answer new in its own right.
+TEST_F(CliTest, EvalCtShowsEachPacketsConntrackState) {
+  std::string rules = Write("ct.nft", R"(table inet f {
+  chain fwd { type filter hook forward priority 0; policy drop;
+    ct state established accept
+    ct state new udp dport 53 accept
+  }
+}
+)");
+  const FrameSpec query{.proto = 17, .sport = 4000, .dport = 53};
+  const FrameSpec answer{.src = "10.0.0.2", .dst = "10.0.0.1", .proto = 17, .sport = 53,
+                         .dport = 4000};
+  const FrameSpec stray{.src = "10.0.0.2", .dst = "10.0.0.1", .proto = 17, .sport = 53,
+                        .dport = 4001};
+  std::string pcap = Write("ct.pcap", PcapBytes(kLinkEthernet, {BuildFrame(query), BuildFrame(answer),
+                                                                BuildFrame(stray)}));
+  EXPECT_EQ(Run({"eval", rules, pcap, "--hook", "forward", "--ct"}).out,
+            "0 accept ct=new\n1 accept ct=established,reply\n2 drop ct=new\n");
+  EXPECT_EQ(Run({"eval", rules, pcap, "--path", "forward", "--oif", "eth1", "--ct"}).out,
+            "0 accept forwarded ct=new\n1 accept forwarded ct=established,reply\n"
+            "2 drop ct=new\n");
+  EXPECT_THAT(Run({"eval", rules, pcap, "--hook", "forward", "--ct", "--json"}).out,
+              HasSubstr(R"("ct":"established,reply")"));
+}
+
 // The same packets as Ethernet frames and as bare IP (DLT_RAW) get the same
 // verdicts at the output hook, where the link header is dropped.
 TEST_F(CliTest, EvalOutputHookRawAndEthernetAgree) {
