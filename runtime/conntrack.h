@@ -41,6 +41,8 @@
 //   at prerouting; ESTABLISHED makes a flow assured.
 // - UDP: length and checksum checks; 30 s until a reply, 120 s for a
 //   stream (a reply more than 2 s after the first packet; IPS_ASSURED).
+//   UDP-Lite: its checksum verified with UDP's number in the
+//   pseudo-header, as udplite_error does (correct ones are INVALID).
 //   GRE: keyed by the PPTP call id (version 1), assured after a reply.
 // - Checksums are verified where the kernel verifies them: at prerouting
 //   (`arriving`), unless the packet's checksum is partial.
@@ -51,7 +53,8 @@
 // - NAT (nf_nat_core, nat.h): a flow's source and destination manips are
 //   each bound once, by the first packet that passes that NAT step.
 // Not modelled: expectations and helpers (no flow is RELATED but by an
-// ICMP error), zones, defragmentation (a non-first fragment is INVALID, a
+// ICMP error), zones (`ct zone`) and `ct expiration` (their loads do not
+// match), defragmentation (a non-first fragment is INVALID, a
 // first fragment is tracked as if whole), DCCP's state machine (Linux
 // 6.16 removed it: DCCP is the generic protocol), the table's size limit
 // and early drop, NAT of the packet quoted inside an ICMP error.
