@@ -135,9 +135,12 @@ bool ChecksumIsPartial(const PacketView& pkt) {
   Segment seg;
   if ((pkt.l4proto != kTcp && pkt.l4proto != kUdp) || !SegmentOf(pkt, &seg)) return false;
   const uint32_t check = seg.start + (pkt.l4proto == kTcp ? 16 : 6);
-  if (check + 2 > seg.start + seg.len || TransportChecksumValid(pkt)) return false;
+  if (check + 2 > seg.start + seg.len) return false;
+  // The cheap test first (the pseudo-header only): most frames fail it, and
+  // only those that pass need the sum over the whole segment.
   const uint32_t field = pkt.data[check] << 8 | pkt.data[check + 1];
-  return field == Fold(PseudoSum(pkt, pkt.data, seg.len, pkt.l4proto));
+  return field == Fold(PseudoSum(pkt, pkt.data, seg.len, pkt.l4proto)) &&
+         !TransportChecksumValid(pkt);
 }
 
 void CompletePartialChecksum(const PacketView& pkt, uint8_t* data) {
