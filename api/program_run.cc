@@ -83,7 +83,7 @@ Result Program::RunInterp(Hook hook, std::span<const RuleRef> chains, const Pack
   }
   std::shared_ptr<const NatChange> nat;
   if (r.nat) nat = std::make_shared<const NatChange>(PublicNat(*r.nat));
-  return {verdict, r.decided_by, r.rejected, r.notrack, r.mark, r.ct_mark, r.queue, std::move(nat)};
+  return {verdict, r.decided_by, r.rejected, r.notrack, r.mark, r.ct_mark, r.ct_zone, r.queue, std::move(nat)};
 }
 
 // Runs the base chains of the hook in order: accept goes on to the next
@@ -103,7 +103,7 @@ Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketV
   ctx.skb_len = ir::SkbLen(pkt);
   ctx.rejected = 0;
   ctx.notrack = 0;
-  ctx.mut = {meta.mark, meta.ct_mark};
+  ctx.mut = ir::MutableMeta::Of(meta);
   RunState::Impl* slots = state ? state->impl_.get() : nullptr;
   ctx.counters = slots ? slots->counters.data() : nullptr;
   ctx.buckets = slots ? slots->buckets.data() : nullptr;
@@ -139,6 +139,7 @@ Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketV
   result.notrack = ctx.notrack != 0;
   result.mark = ctx.mut.mark;
   result.ct_mark = ctx.mut.ct_mark;
+  result.ct_zone = ctx.mut.ct_zone;
   return result;
 }
 
@@ -220,12 +221,13 @@ inline Verdict VerdictOf(ir::VerdictCode code) {
 // annotate, acl1_10K). The size check is there to make whoever adds a
 // field to Result add it here too.
 void SetEveryField(Result& r, Verdict verdict, const RuleRef& decided_by, const PacketMeta& meta) {
-  static_assert(sizeof(Result) == 56, "set the new Result field here");
+  static_assert(sizeof(Result) == 64, "set the new Result field here");
   r.verdict = verdict;
   r.decided_by = decided_by;
   r.rejected = false;
   r.mark = meta.mark;
   r.ct_mark = meta.ct_mark;
+  r.ct_zone = meta.ct_zone;
   r.queue.reset();
   r.nat.reset();
   r.notrack = false;

@@ -425,6 +425,11 @@ bool EvalCtLoad(const CtLoad& e, const PacketMeta& m, const MutableMeta& mut,
     case CtKey::kDirection: Store8(dst, m.ct_dir & kCtDirReplyBit); return true;
     case CtKey::kStatus: StoreWord(dst, m.ct_status); return true;
     case CtKey::kMark: StoreWord(dst, mut.ct_mark); return true;
+    case CtKey::kExpiration: StoreWord(dst, m.ct_expiration_ms); return true;
+    case CtKey::kZone:
+      Store16(dst, e.dir == CtDir::kNone ? m.ct_zone.id
+                                         : m.ct_zone.IdOf(e.dir == CtDir::kReply));
+      return true;
     default: return false;  // not modelled
   }
 }
@@ -432,7 +437,20 @@ bool EvalCtLoad(const CtLoad& e, const PacketMeta& m, const MutableMeta& mut,
 void EvalCtSet(const CtSet& e, const PacketMeta& meta, const uint8_t* regs,
                MutableMeta& mut) {
   const uint8_t* src = RegBytes(const_cast<uint8_t*>(regs), e.sreg, 4);
-  if (src == nullptr || !meta.ct_valid) return;  // no entry: no effect
+  if (src == nullptr) return;
+  if (e.key == CtKey::kZone) {
+    // nft_ct_set_zone_eval: only a packet without an entry gets the zone
+    // (a template conntrack then looks it up in).
+    if (meta.ct_valid) return;
+    uint16_t id;
+    std::memcpy(&id, src, 2);
+    mut.ct_zone.id = id;
+    mut.ct_zone.dirs = e.dir == CtDir::kOriginal ? kCtZoneOriginal
+                       : e.dir == CtDir::kReply  ? kCtZoneReply
+                                                 : kCtZoneOriginal | kCtZoneReply;
+    return;
+  }
+  if (!meta.ct_valid) return;  // no entry: no effect
   if (e.key == CtKey::kMark) mut.ct_mark = LoadWord(src);
 }
 

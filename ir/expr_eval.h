@@ -26,6 +26,11 @@ struct MutableMeta {
   uint32_t mark = 0;
   uint32_t priority = 0;
   uint32_t ct_mark = 0;
+  CtZone ct_zone;  // `ct zone set` before conntrack: the zone it looks up in
+
+  static MutableMeta Of(const PacketMeta& meta) {
+    return {meta.mark, meta.priority, meta.ct_mark, meta.ct_zone};
+  }
 };
 
 // skb->len as the kernel sees it at the hook: from skb->data on, i.e. the

@@ -480,7 +480,7 @@ EvalResult Interpreter::RunChains(Hook hook, std::span<const RuleRef> chains,
     copy.assign(in.data, in.data + in.len);
     pkt.data = copy.data();
   }
-  Ctx ctx{*this, pkt, meta, state, {meta.mark, meta.priority, meta.ct_mark}};
+  Ctx ctx{*this, pkt, meta, state, MutableMeta::Of(meta)};
   ctx.writable = copy.empty() ? nullptr : copy.data();
   if (!copy.empty()) {
     ctx.view = &pkt;
@@ -500,6 +500,7 @@ EvalResult Interpreter::RunChains(Hook hook, std::span<const RuleRef> chains,
   result.rejected = ctx.rejected && result.verdict == VerdictCode::kDrop;
   result.mark = ctx.mut.mark;
   result.ct_mark = ctx.mut.ct_mark;
+  result.ct_zone = ctx.mut.ct_zone;
   if (result.verdict == VerdictCode::kQueue) result.queue = ctx.queue;
   result.nat = ctx.nat;
   if (ctx.offloaded_to != nullptr) result.offloaded_to = *ctx.offloaded_to;

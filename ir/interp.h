@@ -49,6 +49,7 @@ struct EvalResult {
   bool rejected = false;  // a reject statement decided (verdict is kDrop)
   uint32_t mark = 0;      // meta mark after evaluation (meta mark set)
   uint32_t ct_mark = 0;
+  CtZone ct_zone;  // after `ct zone set`
   std::optional<QueueChoice> queue;  // set when verdict is kQueue
   std::optional<NatChange> nat;      // the last NAT statement that ran
   // The flowtable a `flow add @ft` offloaded the connection to: a state

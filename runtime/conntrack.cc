@@ -188,6 +188,21 @@ bool Conntrack::Find(const Key& key, uint32_t* flow, bool* reply) {
   return true;
 }
 
+// resolve_normal_ct / nf_conntrack_find_get: the tuple hashed with the
+// template zone's original-direction id, then with its reply-direction id
+// if that differs; a hit counts only if the flow's zone id in the
+// direction found equals the template's there (nf_ct_zone_equal).
+bool Conntrack::FindInZone(Key key, const CtZone& zone, uint32_t* flow, bool* reply) {
+  for (int pass = 0; pass < 2; ++pass) {
+    key.zone = zone.IdOf(pass == 1);
+    if (pass == 1 && key.zone == zone.IdOf(false)) break;
+    if (Find(key, flow, reply) && flows_[*flow].zone.IdOf(*reply) == zone.IdOf(*reply)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Conntrack::ReplyTupleTaken(const Key& candidate) const { return TupleLive(candidate); }
 
 // The kernel's gc worker, a few slots at a time: expired flows free their
@@ -199,6 +214,25 @@ void Conntrack::SweepSome() {
     sweep_at_ = sweep_at_ + 1 < flows_.size() ? sweep_at_ + 1 : 0;
     if (flows_[sweep_at_].alive && Expired(flows_[sweep_at_])) Kill(sweep_at_);
   }
+}
+
+// __nf_conntrack_alloc: past nf_conntrack_max, early_drop evicts flows
+// that are not assured from 8 hash buckets at the new tuple's hash (where
+// its random seed puts them), reaping expired ones on the way, and
+// without one the packet is dropped. Here the 8 places are the slots after
+// a rotating cursor: the same bound, a deterministic position.
+bool Conntrack::MakeRoom() {
+  if (options_.max == 0 || live_flows() < options_.max) return true;
+  constexpr uint32_t kEvictionRange = 8;  // NF_CT_EVICTION_RANGE
+  for (uint32_t i = 0; i < kEvictionRange && !flows_.empty(); ++i) {
+    evict_at_ = evict_at_ + 1 < flows_.size() ? evict_at_ + 1 : 0;
+    const Flow& candidate = flows_[evict_at_];
+    if (candidate.alive && (Expired(candidate) || !candidate.assured)) {
+      Kill(evict_at_);
+      return true;
+    }
+  }
+  return false;
 }
 
 uint32_t Conntrack::Insert(const Flow& flow) {
@@ -341,13 +375,14 @@ Conntrack::Tracked Conntrack::ProtocolPacket(Flow& flow, bool confirmed, bool re
 
 // nf_conntrack_inet_error: the quoted packet's flow, if the error goes to
 // that flow's endpoint in the direction it quotes.
-Conntrack::Entry Conntrack::Related(const PacketView& pkt, uint32_t quoted_off) {
+Conntrack::Entry Conntrack::Related(const PacketView& pkt, uint32_t quoted_off,
+                                    const CtZone& zone) {
   Entry invalid;
   Key quoted;
   if (!QuotedKey(pkt, quoted_off, quoted) || !quoted.Invertible()) return invalid;
   uint32_t index = 0;
   bool reply = false;
-  if (!Find(quoted.Reversed(), &index, &reply)) return invalid;
+  if (!FindInZone(quoted.Reversed(), zone, &index, &reply)) return invalid;
   const bool v6 = pkt.nfproto == kNfProtoIpv6;
   const uint8_t* outer_daddr = pkt.data + pkt.network_off + (v6 ? 24 : 16);
   if (std::memcmp(outer_daddr, flows_[index].tuple[reply ? 1 : 0].dst.data(), v6 ? 16 : 4) != 0) {
@@ -377,7 +412,7 @@ Conntrack::Entry Conntrack::Track(const PacketView& pkt, const PacketMeta& meta,
         e.kind = Entry::kUntracked;
         return e;
       }
-      case IcmpClass::kError: return Related(pkt, c.quoted_off);
+      case IcmpClass::kError: return Related(pkt, c.quoted_off, meta.ct_zone);
       case IcmpClass::kQuery: break;
     }
   }
@@ -387,13 +422,19 @@ Conntrack::Entry Conntrack::Track(const PacketView& pkt, const PacketMeta& meta,
   for (int round = 0; round < 2; ++round) {
     Entry e;
     Flow* flow = nullptr;
-    if (Find(key, &e.flow, &e.reply)) {
+    if (FindInZone(key, meta.ct_zone, &e.flow, &e.reply)) {
       e.kind = Entry::kKnown;
       flow = &flows_[e.flow];
     } else {
       if (!key.Invertible()) return invalid;  // init_conntrack: no reply tuple
+      if (!MakeRoom()) {
+        e.kind = Entry::kDropped;
+        return e;
+      }
       e.kind = Entry::kNew;
-      e.pending = Flow{.tuple = {key, key.Reversed()}};
+      e.pending = Flow{.tuple = {key, key.Reversed()}, .zone = meta.ct_zone};
+      e.pending->tuple[0].zone = meta.ct_zone.IdOf(false);
+      e.pending->tuple[1].zone = meta.ct_zone.IdOf(true);
       flow = &*e.pending;
     }
     switch (ProtocolPacket(*flow, e.kind == Entry::kKnown, e.reply, pkt, verify)) {
@@ -418,21 +459,28 @@ Conntrack::Flow* Conntrack::FlowOf(Entry& entry) {
     case Entry::kKnown:
     case Entry::kRelated: return &flows_[entry.flow];
     case Entry::kInvalid:
-    case Entry::kUntracked: return nullptr;
+    case Entry::kUntracked:
+    case Entry::kDropped: return nullptr;
   }
   return nullptr;
 }
 
 Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta, bool arriving) {
   Entry e = Track(pkt, meta, arriving);
-  meta.ct_valid = e.kind != Entry::kInvalid && e.kind != Entry::kUntracked;
+  meta.ct_valid = e.kind == Entry::kNew || e.kind == Entry::kKnown || e.kind == Entry::kRelated;
   meta.ct_dir = e.reply ? 1 : 0;
   meta.ct_status = 0;
   meta.ct_mark = 0;
+  meta.ct_expiration_ms = 0;
   switch (e.kind) {
-    case Entry::kInvalid: meta.ct_state = kCtStateInvalid; return e;
+    case Entry::kInvalid:
+    case Entry::kDropped: meta.ct_state = kCtStateInvalid; return e;
     case Entry::kUntracked: meta.ct_state = kCtStateUntracked; return e;
     case Entry::kNew:
+      // An unconfirmed entry's timeout is relative (__nf_ct_refresh_acct):
+      // nf_ct_expires subtracts the 32-bit jiffies from it, 0 unless that
+      // counter is in its upper half (at HZ=250, from ~99 days of uptime
+      // in each ~199).
       meta.ct_state = kCtStateNew;
       meta.ct_status = e.pending->Status(false);
       return e;
@@ -446,6 +494,10 @@ Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta, bool arr
   const Flow& flow = flows_[e.flow];
   meta.ct_status = flow.Status(true);
   meta.ct_mark = flow.mark;
+  meta.ct_zone = flow.zone;
+  // nf_ct_expires, in ms: what the tracker left after this packet.
+  const int64_t left_ns = static_cast<int64_t>(flow.expires_ns - now_ns_);
+  meta.ct_expiration_ms = left_ns > 0 ? static_cast<uint32_t>(left_ns / 1000000) : 0;
   return e;
 }
 
@@ -453,6 +505,7 @@ void Conntrack::Confirm(Entry& entry, const PacketMeta& meta, bool accepted) {
   switch (entry.kind) {
     case Entry::kInvalid:
     case Entry::kUntracked:
+    case Entry::kDropped:
       return;
     case Entry::kNew:
       entry.pending->mark = meta.ct_mark;

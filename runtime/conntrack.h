@@ -52,12 +52,24 @@
 //   bits; ct mark per flow.
 // - NAT (nf_nat_core, nat.h): a flow's source and destination manips are
 //   each bound once, by the first packet that passes that NAT step.
+// - Zones: a packet is looked up in the zone its template gave it
+//   (PacketMeta::ct_zone, from `ct zone set` / CT --zone before the
+//   conntrack step), per direction as nf_ct_zone_id says; equal tuples in
+//   different zones are different flows. `ct zone` reads the flow's.
+// - `ct expiration`: the time left after this packet's refresh (0 for an
+//   unconfirmed flow, whose timeout the kernel keeps relative).
+// - The table's size (ConntrackOptions::max, nf_conntrack_max): a new flow
+//   in a full table evicts a flow that is not assured (or has expired)
+//   from 8 places at a rotating cursor, where the kernel looks in 8 hash
+//   buckets its random seed picks; without one the packet is dropped
+//   (Entry::kDropped).
 // Not modelled: expectations and helpers (no flow is RELATED but by an
-// ICMP error), zones (`ct zone`) and `ct expiration` (their loads do not
-// match), defragmentation (a non-first fragment is INVALID, a
+// ICMP error), defragmentation (a non-first fragment is INVALID, a
 // first fragment is tracked as if whole), DCCP's state machine (Linux
-// 6.16 removed it: DCCP is the generic protocol), the table's size limit
-// and early drop, NAT of the packet quoted inside an ICMP error.
+// 6.16 removed it: DCCP is the generic protocol), NAT of the packet quoted
+// inside an ICMP error, a template's own ct keys before the conntrack step
+// (there `ct zone` does not match and `ct state` reads invalid; the kernel
+// reads the template's zone and `new`).
 #ifndef RULEJIT_RUNTIME_CONNTRACK_H_
 #define RULEJIT_RUNTIME_CONNTRACK_H_
 
@@ -103,6 +115,9 @@ struct ConntrackOptions {
   uint32_t gre_timeout = 30;           // nf_conntrack_gre_timeout
   uint32_t gre_timeout_stream = 180;   // nf_conntrack_gre_timeout_stream
   uint32_t generic_timeout = 600;      // nf_conntrack_generic_timeout
+  // nf_conntrack_max: flows the table holds (0: no limit). The kernel's
+  // default is its hash size, 262144 on hosts with 4 GiB of memory or more.
+  uint32_t max = 262144;
   // nf_conntrack_sctp_timeout_*, by SctpState: [0] is closed's (the
   // kernel's timeouts[0], no sysctl), HEARTBEAT_ACKED has none (0, unused).
   std::array<uint32_t, kSctpMax> sctp_timeouts = {10, 10, 3, 3, 210, 3, 3, 3, 30, 0};
@@ -123,6 +138,10 @@ class Conntrack {
     uint8_t icmp_code = 0;
     std::array<uint8_t, 16> src{};
     std::array<uint8_t, 16> dst{};
+    // The zone id of this direction's tuple (nf_ct_zone_id): the kernel
+    // hashes and compares tuples with it, so equal tuples of different
+    // zones are different flows.
+    uint16_t zone = 0;
 
     // The tuple of the other direction (nf_ct_invert_tuple): addresses
     // and ports swapped, an ICMP type replaced by its reply's. Callers
@@ -133,12 +152,13 @@ class Conntrack {
     template <typename H>
     friend H AbslHashValue(H h, const Key& k) {
       return H::combine(std::move(h), k.family, k.proto, k.sport, k.dport, k.icmp_type,
-                        k.icmp_code, k.src, k.dst);
+                        k.icmp_code, k.src, k.dst, k.zone);
     }
   };
 
   struct Flow {
     Key tuple[2];  // [0] original direction, [1] reply direction
+    CtZone zone;   // as the packet that created it was given (templates)
     bool seen_reply = false;
     bool assured = false;
     bool alive = true;   // false once killed or expired
@@ -161,7 +181,9 @@ class Conntrack {
   // What conntrack attached to one packet (nf_conntrack_in): the handle
   // kept from the conntrack step to confirmation.
   struct Entry {
-    enum Kind { kInvalid, kNew, kKnown, kRelated, kUntracked } kind = kInvalid;
+    // kDropped: the table is full and nothing could be evicted: conntrack
+    // drops the packet (nf_conntrack_in's NF_DROP on -ENOMEM).
+    enum Kind { kInvalid, kNew, kKnown, kRelated, kUntracked, kDropped } kind = kInvalid;
     bool reply = false;  // the packet travels in the reply direction
     // kNew: the unconfirmed flow, owned by the packet until Confirm.
     std::optional<Flow> pending;
@@ -199,7 +221,7 @@ class Conntrack {
 
  private:
   Entry Track(const PacketView& pkt, const PacketMeta& meta, bool arriving);
-  Entry Related(const PacketView& pkt, uint32_t quoted_off);
+  Entry Related(const PacketView& pkt, uint32_t quoted_off, const CtZone& zone);
   // The protocol tracker's verdict on a packet of `flow`.
   enum class Tracked { kAccept, kIgnore, kInvalid, kRepeat, kKill };
   Tracked ProtocolPacket(Flow& flow, bool confirmed, bool reply, const PacketView& pkt,
@@ -212,6 +234,14 @@ class Conntrack {
   void Refresh(Flow& flow, uint32_t timeout_s) { flow.expires_ns = now_ns_ + timeout_s * 1000000000ull; }
   // The flow and direction of a tuple, if a live flow has it.
   bool Find(const Key& key, uint32_t* flow, bool* reply);
+  // Find for a packet looked up in zone `zone` (its template's): the
+  // tuple as hashed with either direction's zone id, the flow's zone
+  // equal to the template's in the direction found.
+  bool FindInZone(Key key, const CtZone& zone, uint32_t* flow, bool* reply);
+  // Room for one more flow under options_.max (__nf_conntrack_alloc's
+  // early_drop): false when the table is full and nothing near the
+  // eviction cursor may go.
+  bool MakeRoom();
   uint32_t Insert(const Flow& flow);  // returns its slot
   void Kill(uint32_t index);
   void SweepSome();
@@ -225,6 +255,7 @@ class Conntrack {
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_;  // slots of killed flows
   uint32_t sweep_at_ = 0;
+  uint32_t evict_at_ = 0;
   // tuple -> flow index << 1 | direction
   absl::flat_hash_map<Key, uint32_t> tuples_;
 };

@@ -90,7 +90,7 @@ class Walk {
 
   bool RunHook(Hook hook);
   Result RunChains(Hook hook, std::span<const RuleRef> chains, Result* decided);
-  void ConntrackStep(Hook hook);
+  bool ConntrackStep(Hook hook);
   bool NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chains, Result* decided);
   bool Arrive(const PathOptions& options);
   bool LocalOut(const PathOptions& options);
@@ -142,6 +142,7 @@ Result Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decid
   Result r = program_.RunChains(hook, chains, ViewAt(hook), meta_, state_, &written);
   meta_.mark = r.mark;
   meta_.ct_mark = r.ct_mark;
+  meta_.ct_zone = r.ct_zone;  // a `ct zone set` before conntrack picks its zone
   if (r.notrack) notrack_ = true;
   if (!written.empty()) {
     bytes_ = std::move(written);
@@ -151,9 +152,10 @@ Result Walk::RunChains(Hook hook, std::span<const RuleRef> chains, Result* decid
   return r;
 }
 
-// nf_conntrack_in: attaches the entry (or untracked, after a notrack).
-void Walk::ConntrackStep(Hook hook) {
-  if (tracked_) return;  // a looped-back packet keeps its entry
+// nf_conntrack_in: attaches the entry (or untracked, after a notrack);
+// false when it drops the packet (the table is full).
+bool Walk::ConntrackStep(Hook hook) {
+  if (tracked_) return true;  // a looped-back packet keeps its entry
   tracked_ = true;
   if (notrack_) {
     entry_.kind = Conntrack::Entry::kUntracked;
@@ -164,6 +166,8 @@ void Walk::ConntrackStep(Hook hook) {
   }
   out_.ct_state = meta_.ct_state;
   out_.ct_reply = meta_.ct_valid && meta_.ct_dir != 0;
+  if (entry_.kind == Conntrack::Entry::kDropped) return Drop("conntrack: table full");
+  return true;
 }
 
 // nf_nat_inet_fn: the nat chains while the manip is unbound, then the
@@ -223,7 +227,7 @@ bool Walk::RunHook(Hook hook) {
   for (const StepAt& step : StepsOf(hook)) {
     if (!run_until(step.priority)) break;
     switch (step.step) {
-      case Step::kConntrack: ConntrackStep(hook); break;
+      case Step::kConntrack: ok = ConntrackStep(hook); break;
       case Step::kNatDst: ok = NatStep(hook, Manip::kDst, nat_chains, &decided); break;
       case Step::kNatSrc: ok = NatStep(hook, Manip::kSrc, nat_chains, &decided); break;
     }

@@ -30,6 +30,7 @@ const std::vector<Sysctl>& Sysctls() {
   using runtime::TcpState;
   static const std::vector<Sysctl> kSysctls = {
       {"checksum", &ConntrackOptions::checksum},
+      {"max", nullptr, &ConntrackOptions::max},
       {"tcp_loose", &ConntrackOptions::tcp_loose},
       {"tcp_be_liberal", &ConntrackOptions::tcp_be_liberal},
       {"tcp_ignore_invalid_rst", &ConntrackOptions::tcp_ignore_invalid_rst},

@@ -24,7 +24,7 @@ bool RuleLifter::Probe(const Sym& sym, Value v, uint8_t* regs) const {
   struct {
     PacketMeta meta;
   } pkt{BuildModelMeta(point, space_)};
-  ir::MutableMeta mut{pkt.meta.mark, pkt.meta.priority, pkt.meta.ct_mark};
+  ir::MutableMeta mut = ir::MutableMeta::Of(pkt.meta);
   std::memset(regs, 0, ir::kRegBytes);
   for (const ir::Expr& e : sym.chain) {
     bool ok = std::visit(

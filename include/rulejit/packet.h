@@ -25,6 +25,23 @@ inline constexpr uint8_t kPktBroadcast = 1;
 inline constexpr uint8_t kPktMulticast = 2;
 inline constexpr uint8_t kPktOtherHost = 3;
 
+// A conntrack zone (struct nf_conntrack_zone): connections in different
+// zones never meet, even with equal tuples. The id applies to the tuples
+// of the directions in `dirs` (NF_CT_ZONE_DIR_ORIG/REPL); the other
+// direction's tuples are in zone 0. The default zone is id 0.
+inline constexpr uint8_t kCtZoneOriginal = 1;
+inline constexpr uint8_t kCtZoneReply = 2;
+struct CtZone {
+  uint16_t id = 0;
+  uint8_t dirs = kCtZoneOriginal | kCtZoneReply;
+  // The zone id of one direction's tuples (nf_ct_zone_id); `reply` picks
+  // the reply direction.
+  uint16_t IdOf(bool reply) const {
+    return (dirs & (reply ? kCtZoneReply : kCtZoneOriginal)) != 0 ? id : 0;
+  }
+  bool operator==(const CtZone&) const = default;
+};
+
 struct PacketView {
   const uint8_t* data = nullptr;  // the frame (starts at the link header if any)
   uint32_t len = 0;               // bytes readable from data
@@ -105,6 +122,13 @@ struct PacketMeta {
   uint32_t ct_mark = 0;
   uint8_t ct_dir = 0;      // 0 original, 1 reply
   bool ct_valid = false;   // a conntrack entry exists
+  // The entry's zone (`ct zone`); before the conntrack step, the zone a
+  // `ct zone set` / `CT --zone` of an earlier chain chose for it (the
+  // kernel's template), which conntrack then looks the packet up in.
+  CtZone ct_zone;
+  // Milliseconds until the entry times out (`ct expiration`, and
+  // iptables' --ctexpire in whole seconds).
+  uint32_t ct_expiration_ms = 0;
 
   // The kernel's get_random_u32() for this packet, which `numgen random`
   // scales to its modulus: an input, so that a run is reproducible (vary it

@@ -138,6 +138,9 @@ struct Result {
   bool notrack = false;
   uint32_t mark = 0;     // meta mark after evaluation
   uint32_t ct_mark = 0;  // ct mark after evaluation
+  // The zone after evaluation: a `ct zone set` on a packet that has no
+  // conntrack entry yet chooses the zone conntrack looks it up in.
+  CtZone ct_zone;
   std::optional<QueueChoice> queue;  // verdict kQueue: which queue
   // A NAT statement ran (nat chains). Behind a pointer: NatChange is over
   // 100 bytes, and a Result that small is built for every packet (zeroing

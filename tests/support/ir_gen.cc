@@ -195,6 +195,22 @@ class RuleGen {
   }
 
   void MarkMatch(std::vector<ir::Node>& out) {
+    if (Chance(rng_, 50)) {
+      // Other per-packet values the tiers read through their helpers:
+      // meta priority, ct mark, ct zone (of a direction), ct expiration.
+      switch (Uniform(rng_, 0, 3)) {
+        case 0: out.push_back(N(ir::MetaLoad{ir::MetaKey::kPriority, 1})); break;
+        case 1: out.push_back(N(ir::CtLoad{ir::CtKey::kMark, 1, ir::CtDir::kNone})); break;
+        case 2:
+          out.push_back(N(ir::CtLoad{ir::CtKey::kZone, 1,
+                                     static_cast<ir::CtDir>(Uniform(rng_, 0, 2))}));
+          break;
+        default: out.push_back(N(ir::CtLoad{ir::CtKey::kExpiration, 1, ir::CtDir::kNone}));
+      }
+      out.push_back(N(ir::Cmp{Chance(rng_, 70) ? ir::CmpOp::kEq : ir::CmpOp::kNeq, 1,
+                              Host32(Uniform(rng_, 0, 3))}));
+      return;
+    }
     out.push_back(N(ir::MetaLoad{ir::MetaKey::kMark, 1}));
     if (Chance(rng_, 30)) {
       // meta mark | th sport: a bitwise with a register operand.
@@ -405,6 +421,11 @@ PacketMeta RandomMeta(std::mt19937& rng) {
   m.iif = 1;
   m.oif = 2;
   m.mark = Uniform(rng, 0, 3);
+  m.priority = Uniform(rng, 0, 3);
+  m.ct_mark = Uniform(rng, 0, 3);
+  m.ct_zone = CtZone{.id = static_cast<uint16_t>(Uniform(rng, 0, 2)),
+                     .dirs = static_cast<uint8_t>(Uniform(rng, 1, 3))};
+  m.ct_expiration_ms = Uniform(rng, 0, 3);
   m.ct_valid = Chance(rng, 70);
   m.ct_state = m.ct_valid ? PickOf<uint32_t>(rng, {ir::kCtStateNew, ir::kCtStateEstablished,
                                                         ir::kCtStateRelated})

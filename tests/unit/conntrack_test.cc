@@ -320,6 +320,93 @@ TEST(ConntrackTest, UntrackablePacketsAreInvalid) {
   EXPECT_EQ(ct.flows(), 0u);
 }
 
+// Tracks a packet whose template put it in `zone` (`ct zone set`, CT --zone).
+PacketMeta StepInZone(Conntrack& ct, const Packet& p, CtZone zone) {
+  PacketMeta meta;
+  meta.ct_zone = zone;
+  Conntrack::Entry e = ct.In(p.view(), meta, true);
+  ct.Confirm(e, meta, true);
+  return meta;
+}
+
+TEST(ConntrackTest, ZonesKeepEqualTuplesApart) {
+  Conntrack ct;
+  Packet req = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
+  Packet rep = Udp("10.0.0.2", "10.0.0.1", 53, 5000);
+  EXPECT_EQ(StepInZone(ct, req, CtZone{.id = 1}).ct_state, ir::kCtStateNew);
+  // The same tuple in the default zone is another flow.
+  EXPECT_EQ(Step(ct, req).ct_state, ir::kCtStateNew);
+  EXPECT_EQ(ct.live_flows(), 2u);
+  // A reply in zone 0 finds zone 0's flow only; zone 1's stays unreplied.
+  EXPECT_EQ(Step(ct, rep).ct_state, ir::kCtStateEstablished);
+  PacketMeta again = StepInZone(ct, req, CtZone{.id = 1});
+  EXPECT_EQ(again.ct_state, ir::kCtStateNew);
+  EXPECT_EQ(again.ct_zone.id, 1);
+  EXPECT_EQ(StepInZone(ct, rep, CtZone{.id = 1}).ct_state, ir::kCtStateEstablished);
+}
+
+// `ct original zone set 1`: the original tuple is in zone 1, the reply
+// tuple in zone 0, so a reply without any template finds the flow.
+TEST(ConntrackTest, DirectionalZones) {
+  Conntrack ct;
+  Packet req = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
+  Packet rep = Udp("10.0.0.2", "10.0.0.1", 53, 5000);
+  const CtZone orig_only{.id = 1, .dirs = kCtZoneOriginal};
+  StepInZone(ct, req, orig_only);
+  PacketMeta r = Step(ct, rep);
+  EXPECT_EQ(r.ct_state, ir::kCtStateEstablished);
+  EXPECT_EQ(r.ct_dir, 1);
+  EXPECT_EQ(r.ct_zone, orig_only);
+  // Original-direction packets must come with the zone-1 template.
+  EXPECT_EQ(Step(ct, req).ct_state, ir::kCtStateNew);
+}
+
+TEST(ConntrackTest, ExpirationIsWhatTheTrackerLeft) {
+  Conntrack ct;
+  Packet req = Udp("10.0.0.1", "10.0.0.2", 5000, 53);
+  ct.set_now_ns(100 * kSecond);
+  EXPECT_EQ(Step(ct, req).ct_expiration_ms, 0u);  // unconfirmed: relative timeout
+  ct.set_now_ns(110 * kSecond);
+  EXPECT_EQ(Step(ct, req).ct_expiration_ms, 30000u);  // refreshed by this packet
+  // An ICMP error does not refresh the flow it relates to.
+  ct.set_now_ns(112 * kSecond + 500000);
+  std::vector<uint8_t> quoted = req.bytes;
+  quoted.erase(quoted.begin(), quoted.begin() + 14);
+  PacketMeta err = Step(ct, Icmp("10.0.0.2", "10.0.0.1", 3, 0, quoted, 3));
+  EXPECT_EQ(err.ct_state, ir::kCtStateRelated);
+  EXPECT_EQ(err.ct_expiration_ms, 27999u);
+}
+
+TEST(ConntrackTest, FullTableEvictsUnassuredFlowsOrDrops) {
+  Conntrack ct(ConntrackOptions{.max = 2});
+  Step(ct, Udp("10.0.0.1", "10.0.0.2", 1, 53));
+  Step(ct, Udp("10.0.0.1", "10.0.0.2", 2, 53));
+  // Full: a third flow evicts an unreplied (not assured) one.
+  PacketMeta third = Step(ct, Udp("10.0.0.1", "10.0.0.2", 3, 53));
+  EXPECT_EQ(third.ct_state, ir::kCtStateNew);
+  EXPECT_EQ(ct.live_flows(), 2u);
+
+  // Two assured TCP connections fill it: nothing may go, the packet is
+  // dropped (Entry::kDropped) and no flow is made.
+  Conntrack full(ConntrackOptions{.max = 2});
+  for (uint16_t port : {1000, 1001}) {
+    Step(full, Tcp("10.0.0.1", "10.0.0.2", port, 80, kSyn, 100));
+    Step(full, Tcp("10.0.0.2", "10.0.0.1", 80, port, kSyn | kAck, 500, 101));
+    Step(full, Tcp("10.0.0.1", "10.0.0.2", port, 80, kAck, 101, 501));
+  }
+  ASSERT_EQ(full.live_flows(), 2u);
+  for (size_t i = 0; i < full.flows(); ++i) EXPECT_TRUE(full.flow(i).assured);
+  PacketMeta meta;
+  Conntrack::Entry e = full.In(Tcp("10.0.0.1", "10.0.0.2", 1002, 80, kSyn, 100).view(), meta, true);
+  EXPECT_EQ(e.kind, Conntrack::Entry::kDropped);
+  EXPECT_FALSE(meta.ct_valid);
+  full.Confirm(e, meta, true);
+  EXPECT_EQ(full.live_flows(), 2u);
+  // Known flows still pass.
+  EXPECT_EQ(Step(full, Tcp("10.0.0.2", "10.0.0.1", 80, 1000, kAck, 501, 101)).ct_state,
+            ir::kCtStateEstablished);
+}
+
 // ct state established,related accept; udp dport 53 accept; policy drop.
 TEST(ConntrackTest, StatefulRulesetThroughTheInterpreter) {
   using namespace ir;
