@@ -523,8 +523,10 @@ bool ManipQuoted(std::vector<uint8_t>& f, const Inner& in, const Key& target, Ma
         if (l4 + 8 > in.end) return false;
         c = {.off = l4 + 2, .present = true, .pseudo = target.proto == kIcmpv6};
         const uint8_t type = f[l4];
-        const bool echo = target.proto == kIcmp ? type == 0 || type == 8 || (type >= 13 && type <= 18)
-                                                : type == 128 || type == 129;
+        // Echo, timestamp, information and address-mask messages carry an id.
+        const bool echo = target.proto == kIcmp
+                              ? type == 0 || type == 8 || (type >= 13 && type <= 18)
+                              : type == 128 || type == 129;
         if (echo) {
           port_off = l4 + 4;
           port = true;
@@ -534,7 +536,7 @@ bool ManipQuoted(std::vector<uint8_t>& f, const Inner& in, const Key& target, Ma
       default: break;  // other protocols: the address only
     }
     if (c.present && c.pseudo) UpdateL4(f, c, &f[addr_off], new_addr, alen);
-    const uint16_t new_port = IsIcmp(target.proto) ? target.sport : src ? target.sport : target.dport;
+    const uint16_t new_port = IsIcmp(target.proto) || src ? target.sport : target.dport;
     if (port && Load16(f, port_off) != new_port) {
       const uint8_t before[2] = {f[port_off], f[port_off + 1]};
       Store16(f, port_off, new_port);
@@ -558,7 +560,8 @@ bool TranslateIcmpError(const Conntrack::Flow& flow, bool reply, Manip manip,
                         std::vector<uint8_t>& frame, const PacketView& view, bool verify_checksum) {
   if (view.network_off == kAbsent || view.transport_off == kAbsent) return true;
   const bool v6 = view.nfproto == kNfProtoIpv6;
-  const size_t declared = v6 ? 40u + Load16(frame, view.network_off + 4) : Load16(frame, view.network_off + 2);
+  const size_t declared = v6 ? 40u + Load16(frame, view.network_off + 4)
+                             : Load16(frame, view.network_off + 2);
   const size_t end = std::min(frame.size(), view.network_off + declared);
   const size_t icmp = view.transport_off;
   // skb_ensure_writable(hdrlen + sizeof(icmp header + quoted IP header)).
