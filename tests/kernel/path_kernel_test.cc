@@ -196,8 +196,10 @@ std::vector<PathPacket> ConnectionPackets() {
   // A server's port-unreachable quoting `quoted` as it reached the server.
   auto unreachable = [](const char* src, const char* dst, FrameSpec quoted) {
     quoted.ethernet = false;
-    return FrameSpec{.src = src, .dst = dst, .proto = 1, .payload = BuildFrame(quoted),
-                     .icmp_type = 3, .icmp_code = 3};
+    const bool v6 = std::string(src).find(':') != std::string::npos;
+    return FrameSpec{.src = src, .dst = dst, .proto = static_cast<uint8_t>(v6 ? 58 : 1),
+                     .payload = BuildFrame(quoted), .icmp_type = static_cast<uint8_t>(v6 ? 1 : 3),
+                     .icmp_code = static_cast<uint8_t>(v6 ? 4 : 3)};
   };
   return {
       // DNAT: a query to fw's address goes to the server, the answer comes back from fw's.
@@ -228,6 +230,10 @@ std::vector<PathPacket> ConnectionPackets() {
       {true, unreachable("10.30.0.7", "10.1.0.5",
                          tcp("10.1.0.5", "10.30.0.7", 40001, 8080, 0x10, 1005, 5005))},
       {true, unreachable("10.30.0.9", "10.1.0.5", udp("10.1.0.5", "10.30.0.9", 40077, 5353))},
+      // IPv6 masquerade (nft only) and the ICMPv6 error of its datagram.
+      {false, udp("2001:db8:1::5", "2001:db8:40::1", 40010, 7000)},
+      {true, unreachable("2001:db8:40::1", "2001:2:0:2::1",
+                         udp("2001:2:0:2::1", "2001:db8:40::1", 40010, 7000))},
   };
 }
 
@@ -236,6 +242,9 @@ std::vector<Case> ConnectionCases() {
       {"stateful_nat_nft", OracleSyntax::kNft, R"(table ip nat {
   chain pre { type nat hook prerouting priority dstnat; ip daddr 198.18.0.1 udp dport 53 dnat to 10.30.0.9:5353; }
   chain post { type nat hook postrouting priority srcnat; ip daddr 10.40.0.0/16 oifname "fwout" masquerade; }
+}
+table ip6 nat6 {
+  chain post { type nat hook postrouting priority srcnat; ip6 daddr 2001:db8:40::/48 oifname "fwout" masquerade; }
 }
 table inet f {
   chain forwarding { type filter hook forward priority 0; policy drop;
@@ -287,7 +296,10 @@ TEST(PathKernel, ConnectionsBothWaysWithNat) {
     }
     for (size_t i : {6, 7, 16}) EXPECT_EQ(KernelFate((*kernel)[i]), "drop") << c.name << " " << i;
     // (An iptables dump loads no ip6tables rules: IPv6 passes there.)
-    if (c.syntax == OracleSyntax::kNft) EXPECT_EQ(KernelFate((*kernel)[12]), "drop");
+    if (c.syntax == OracleSyntax::kNft) {
+      EXPECT_EQ(KernelFate((*kernel)[12]), "drop");
+      EXPECT_TRUE((*kernel)[18].forwarded) << c.name << " 18";
+    }
     const std::string file =
         absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
     std::ofstream(file) << c.text;

@@ -280,6 +280,9 @@ std::vector<SnatCase> SnatCases() {
           {"masquerade_nft", masq_nft.c_str(), "10.77.0.254"}};
 }
 
+// (gtest prints a case by its name, not its bytes.)
+void PrintTo(const SnatCase& c, std::ostream* os) { *os << c.name; }
+
 class XdpSnat : public XdpNat, public ::testing::WithParamInterface<SnatCase> {};
 
 TEST_P(XdpSnat, ServerSeesTheTranslatedSourceAndErrorsComeBack) {
