@@ -66,10 +66,10 @@
 // Not modelled: expectations and helpers (no flow is RELATED but by an
 // ICMP error), defragmentation (a non-first fragment is INVALID, a
 // first fragment is tracked as if whole), DCCP's state machine (Linux
-// 6.16 removed it: DCCP is the generic protocol), NAT of the packet quoted
-// inside an ICMP error, a template's own ct keys before the conntrack step
-// (there `ct zone` does not match and `ct state` reads invalid; the kernel
-// reads the template's zone and `new`).
+// 6.16 removed it: DCCP is the generic protocol), a template's own ct
+// keys before the conntrack step (there `ct zone` does not match and
+// `ct state` reads invalid; the kernel reads the template's zone and
+// `new`). (NAT of the packet quoted inside an ICMP error: nat.h.)
 #ifndef RULEJIT_RUNTIME_CONNTRACK_H_
 #define RULEJIT_RUNTIME_CONNTRACK_H_
 
@@ -218,6 +218,15 @@ class Conntrack {
   bool Live(size_t index) const;
   // Flows not yet killed (some may have expired unseen).
   size_t live_flows() const;
+  // Forgets every flow, NAT bindings with them (`conntrack -F`). No Entry
+  // of an earlier packet may be used after it.
+  void Flush() {
+    flows_.clear();
+    free_.clear();
+    tuples_.clear();
+    sweep_at_ = 0;
+    evict_at_ = 0;
+  }
 
  private:
   Entry Track(const PacketView& pkt, const PacketMeta& meta, bool arriving);

@@ -415,7 +415,190 @@ void RewriteSctpChecksum(std::vector<uint8_t>& frame, const PacketView& view) {
   for (int i = 0; i < 4; ++i) frame[l4 + 8 + i] = static_cast<uint8_t>(crc >> (8 * i));
 }
 
+// ---------------------------------------------------------------- ICMP errors
+
+// The Internet checksum of the ICMP message at `icmp` (`len` bytes) as it
+// stands, its checksum field included; ICMPv6's covers the pseudo-header
+// of the IPv6 header at `ip`. A correct message's is 0.
+uint16_t IcmpChecksum(const std::vector<uint8_t>& f, size_t ip, size_t icmp, size_t len,
+                      bool v6) {
+  uint64_t sum = 0;
+  auto add = [&](size_t from, size_t n) {
+    for (size_t i = 0; i < n; i += 2) {
+      sum += static_cast<uint32_t>(f[from + i] << 8) + (i + 1 < n ? f[from + i + 1] : 0u);
+    }
+  };
+  add(icmp, len);
+  if (v6) {
+    add(ip + 8, 32);  // source and destination
+    sum += len + kIcmpv6;
+  }
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return static_cast<uint16_t>(~sum);
+}
+
+// An IP packet inside a frame: headers found from `ip` to `end`.
+struct Inner {
+  size_t ip = 0, l4 = 0, end = 0;
+  bool v6 = false;
+  bool l4_present = false;  // the first fragment (ipv6_skip_exthdr found it)
+  uint8_t proto = 0;
+};
+
+// ipv6_skip_exthdr: hop-by-hop, routing, destination options and fragment
+// headers skipped; false when they run past `end` (the address alone is
+// then rewritten).
+bool SkipExtensions(const std::vector<uint8_t>& f, Inner& in) {
+  for (;;) {
+    const uint8_t next = in.proto;
+    if (next != 0 && next != 43 && next != 60 && next != 44) return true;
+    if (in.l4 + 8 > in.end) return false;
+    if (next == 44) {
+      if ((Load16(f, in.l4 + 2) & 0xfff8) != 0) in.l4_present = false;  // not the first
+      in.proto = f[in.l4];
+      in.l4 += 8;
+    } else {
+      in.proto = f[in.l4];
+      in.l4 += (f[in.l4 + 1] + 1u) * 8;
+    }
+  }
+}
+
+// The IP header at `ip` of `family`, the packet ending at `end`.
+bool ParseInner(const std::vector<uint8_t>& f, size_t ip, size_t end, bool v6, Inner& in) {
+  in = Inner{.ip = ip, .end = end, .v6 = v6, .l4_present = true};
+  if (ip + (v6 ? 40 : 20) > end) return false;
+  if (v6) {
+    in.proto = f[ip + 6];
+    in.l4 = ip + 40;
+    if (!SkipExtensions(f, in)) in.l4_present = false;
+    return true;
+  }
+  in.proto = f[ip + 9];
+  in.l4 = ip + (f[ip] & 0x0f) * 4u;
+  return in.l4 <= end;
+}
+
+// A UDP checksum of 0 means none: a result of 0 is sent as 0xffff.
+void MangleZero(std::vector<uint8_t>& f, size_t off) {
+  if (Load16(f, off) == 0) Store16(f, off, 0xffff);
+}
+
+// nf_nat_ipv4_manip_pkt / nf_nat_ipv6_manip_pkt on the quoted packet:
+// makes its `manip` side look like `target`'s (l4proto_manip_pkt, then
+// the address). The L4 checksum is followed where the quote holds it.
+bool ManipQuoted(std::vector<uint8_t>& f, const Inner& in, const Key& target, Manip manip) {
+  const bool src = manip == Manip::kSrc;
+  const size_t alen = in.v6 ? 16 : 4;
+  const size_t addr_off = in.ip + (in.v6 ? 8 : 12) + (src ? 0 : alen);
+  const uint8_t* new_addr = (src ? target.src : target.dst).data();
+  if (in.l4_present) {
+    const size_t l4 = in.l4;
+    L4Csum c;
+    size_t port_off = 0;
+    bool port = false;
+    switch (target.proto) {
+      case kTcp:
+        if (l4 + 8 > in.end) return false;
+        // The checksum only when the quote holds the whole header.
+        c = {.off = l4 + 16, .present = in.end >= l4 + 20, .pseudo = true};
+        port_off = src ? l4 : l4 + 2;
+        port = true;
+        break;
+      case kUdp:
+      case kUdpLite:
+        if (l4 + 8 > in.end) return false;
+        c = {.off = l4 + 6, .present = target.proto == kUdpLite || Load16(f, l4 + 6) != 0,
+             .pseudo = true};
+        port_off = src ? l4 : l4 + 2;
+        port = true;
+        break;
+      case kSctp:
+        if (l4 + 8 > in.end) return false;
+        port_off = src ? l4 : l4 + 2;
+        port = true;
+        break;
+      case kIcmp:
+      case kIcmpv6: {
+        if (l4 + 8 > in.end) return false;
+        c = {.off = l4 + 2, .present = true, .pseudo = target.proto == kIcmpv6};
+        const uint8_t type = f[l4];
+        // Echo, timestamp, information and address-mask messages carry an id.
+        const bool echo = target.proto == kIcmp
+                              ? type == 0 || type == 8 || (type >= 13 && type <= 18)
+                              : type == 128 || type == 129;
+        if (echo) {
+          port_off = l4 + 4;
+          port = true;
+        }
+        break;
+      }
+      default: break;  // other protocols: the address only
+    }
+    if (c.present && c.pseudo) UpdateL4(f, c, &f[addr_off], new_addr, alen);
+    const uint16_t new_port = IsIcmp(target.proto) || src ? target.sport : target.dport;
+    if (port && Load16(f, port_off) != new_port) {
+      const uint8_t before[2] = {f[port_off], f[port_off + 1]};
+      Store16(f, port_off, new_port);
+      if (c.present) UpdateL4(f, c, before, &f[port_off], 2);
+    }
+    if (c.present && (target.proto == kUdp || target.proto == kUdpLite)) MangleZero(f, c.off);
+    if (port && target.proto == kSctp && in.end >= l4 + 12) {
+      // sctp_manip_pkt: the CRC32c anew over what the quote holds.
+      const uint32_t crc = SctpChecksum(f.data() + l4, static_cast<uint32_t>(in.end - l4));
+      for (int i = 0; i < 4; ++i) f[l4 + 8 + i] = static_cast<uint8_t>(crc >> (8 * i));
+    }
+  }
+  if (!in.v6) Store16(f, in.ip + 10, CsumReplace(Load16(f, in.ip + 10), &f[addr_off], new_addr, 4));
+  std::memcpy(&f[addr_off], new_addr, alen);
+  return true;
+}
+
 }  // namespace
+
+bool TranslateIcmpError(const Conntrack::Flow& flow, bool reply, Manip manip,
+                        std::vector<uint8_t>& frame, const PacketView& view, bool verify_checksum) {
+  if (view.network_off == kAbsent || view.transport_off == kAbsent) return true;
+  const bool v6 = view.nfproto == kNfProtoIpv6;
+  const size_t declared = v6 ? 40u + Load16(frame, view.network_off + 4)
+                             : Load16(frame, view.network_off + 2);
+  const size_t end = std::min(frame.size(), view.network_off + declared);
+  const size_t icmp = view.transport_off;
+  // skb_ensure_writable(hdrlen + sizeof(icmp header + quoted IP header)).
+  if (icmp + 8 + (v6 ? 40 : 20) > end) return false;
+  const size_t icmp_len = end - icmp;
+  // nf_ip_checksum / nf_ip6_checksum
+  if (verify_checksum && IcmpChecksum(frame, view.network_off, icmp, icmp_len, v6) != 0) {
+    return false;
+  }
+  const bool nat_both = flow.nat_done[0] && flow.nat_done[1];
+  if (frame[icmp] == (v6 ? 137 : 5) &&  // a redirect
+      (!nat_both || (flow.nat_status & (kIpsSrcNat | kIpsDstNat)) != 0)) {
+    return false;
+  }
+  uint32_t status_bit = manip == Manip::kSrc ? kIpsSrcNat : kIpsDstNat;
+  if (reply) status_bit ^= kIpsSrcNat | kIpsDstNat;
+  if (!(flow.nat_status & status_bit)) return true;
+
+  // The quoted packet travelled the other way: it gets the other manip,
+  // aimed at the other direction's tuple itself.
+  const Key& other = flow.tuple[reply ? 0 : 1];
+  Inner quoted;
+  if (!ParseInner(frame, icmp + 8, end, v6, quoted)) return false;
+  if (!ManipQuoted(frame, quoted, other, manip == Manip::kSrc ? Manip::kDst : Manip::kSrc)) {
+    return false;
+  }
+  // The ICMP checksum anew (with the outer addresses as they still are).
+  Store16(frame, icmp + 2, 0);
+  Store16(frame, icmp + 2, IcmpChecksum(frame, view.network_off, icmp, icmp_len, v6));
+  // The outer header as the flow's packets of this direction are rewritten:
+  // like the inverse of the other direction's tuple (ICMPv6's checksum
+  // covers the addresses).
+  const L4Csum outer_csum{.off = icmp + 2, .present = v6, .pseudo = true};
+  WriteAddress(frame, view, manip == Manip::kSrc, manip == Manip::kSrc ? other.dst : other.src,
+               outer_csum);
+  return true;
+}
 
 bool TranslatePacket(const Conntrack::Flow& flow, bool reply, Manip manip,
                      std::vector<uint8_t>& frame, const PacketView& view) {

@@ -15,6 +15,15 @@
 // device's first address (loopback at output). NETMAP-style prefix
 // mappings are not rewritten (BindNat refuses them); SCTP's CRC32c is
 // computed anew when a port changes, as sctp_manip_pkt does.
+//
+// An ICMP error RELATED to a NATed flow (nf_nat_icmp_reply_translation,
+// nf_nat_icmpv6_reply_translation) is not bound or rewritten as its own
+// flow: the packet it quotes travelled the other way, so that packet gets
+// the other manip with the other direction's tuple (addresses, ports or
+// echo id, its IP checksum, its L4 checksum where the quote holds it), the
+// ICMP checksum is computed anew, and the outer address is rewritten as the
+// flow's own packets are (TranslateIcmpError). GRE keys inside a quote are
+// not rewritten.
 #ifndef RULEJIT_RUNTIME_NAT_H_
 #define RULEJIT_RUNTIME_NAT_H_
 
@@ -63,6 +72,15 @@ NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
 // changes that part. Returns whether bytes changed.
 bool TranslatePacket(const Conntrack::Flow& flow, bool reply, Manip manip,
                      std::vector<uint8_t>& frame, const PacketView& view);
+
+// Rewrites an ICMP or ICMPv6 error RELATED to `flow`, arriving in direction
+// `reply`, at a NAT step of `manip` (see the header comment), when the
+// flow's binding changes that side. `verify_checksum`: check the ICMP
+// checksum first (at prerouting, unless offloaded). False where the kernel
+// drops the error: a bad checksum, a message too short to hold the quoted
+// IP header, a redirect about a NATed flow or one not yet bound both ways.
+bool TranslateIcmpError(const Conntrack::Flow& flow, bool reply, Manip manip,
+                        std::vector<uint8_t>& frame, const PacketView& view, bool verify_checksum);
 
 }  // namespace rulejit::runtime
 

@@ -16,6 +16,7 @@ constexpr uint32_t kDefaultOif = 2;
 constexpr int32_t kConntrackPriority = -200;  // NF_IP_PRI_CONNTRACK
 constexpr int32_t kNatDstPriority = -100;     // NF_IP_PRI_NAT_DST
 constexpr int32_t kNatSrcPriority = 100;      // NF_IP_PRI_NAT_SRC
+constexpr uint8_t kIcmp = 1, kIcmpv6 = 58;    // IPPROTO_ICMP, IPPROTO_ICMPV6
 
 // The kernel's own steps inside a hook, at their priorities.
 enum class Step : uint8_t { kConntrack, kNatDst, kNatSrc };
@@ -177,6 +178,17 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
   if (!nat_) return true;
   Conntrack::Flow* flow = conntrack_.FlowOf(entry_);
   if (flow == nullptr) return true;
+  if (entry_.kind == Conntrack::Entry::kRelated &&
+      (view_.l4proto == kIcmp || view_.l4proto == kIcmpv6)) {
+    // nf_nat_ipv4_fn: an ICMP error of a flow runs no nat chain; it is
+    // rewritten as its flow's packets are, the packet it quotes too.
+    meta_.ct_status = flow->Status(true);
+    const bool verify = (hook == Hook::kPrerouting || hook == Hook::kInput) && !meta_.csum_partial;
+    if (!TranslateIcmpError(*flow, entry_.reply, manip, bytes_, view_, verify)) {
+      return Drop("NAT: the ICMP error of a NATed flow cannot be translated");
+    }
+    return true;
+  }
   if (!flow->nat_done[static_cast<int>(manip)]) {
     std::shared_ptr<const NatChange> binding;
     for (const RuleRef& chain : nat_chains) {
@@ -198,11 +210,8 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
   }
   // The chains after the step see the binding in `ct status`.
   meta_.ct_status = flow->Status(entry_.kind != Conntrack::Entry::kNew);
-  // ICMP errors quoting a NATed connection are not translated (path.h).
   // The rewrite is in place and moves no header: the view stays valid.
-  if (entry_.kind != Conntrack::Entry::kRelated) {
-    TranslatePacket(*flow, entry_.reply, manip, bytes_, view_);
-  }
+  TranslatePacket(*flow, entry_.reply, manip, bytes_, view_);
   return true;
 }
 

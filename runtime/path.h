@@ -22,7 +22,9 @@
 // and postrouting: source), where every nat chain of the hook runs in its
 // own priority order while the connection has no binding, the first
 // binding ends them, and the packet is then rewritten by the connection's
-// bindings (also later packets of either direction); confirmation at the
+// bindings (also later packets of either direction; an ICMP error
+// RELATED to a flow runs no nat chain and is rewritten with the packet it
+// quotes, nat.h's TranslateIcmpError); confirmation at the
 // end of input or postrouting. A chain at exactly a step's priority runs
 // before the step. Before the forward hook the stack drops packets with
 // TTL or hop limit ≤ 1 and decrements it; it drops packets not for this

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package rulejit needs to build, test and benchmark.
 # Safe to run again; needs root (or sudo). netbase is /etc/services and
-# /etc/protocols, where iptables-restore (and rulejit) resolve port names.
+# /etc/protocols, where iptables-restore (and rulejit) resolve port names;
+# conntrack (conntrack-tools) is the kernel side of tests/kernel/xdp_nat_test.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -12,5 +13,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   clang-19 libclang-rt-19-dev llvm-19-dev libzstd-dev \
   libasmjit-dev libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libxdp-dev libbpf-dev libpcap-dev nlohmann-json3-dev \
-  nftables iptables iproute2 tcpdump netbase \
+  nftables iptables iproute2 tcpdump netbase conntrack \
   >/dev/null

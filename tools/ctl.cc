@@ -1,4 +1,5 @@
 // `rulejit ctl [--socket PATH] [--timeout S] stats|counters|reload [FILE]`
+// `rulejit ctl [--socket PATH] conntrack list [--json] | conntrack flush`
 //
 // Talks to a running `rulejit run` over its control socket (control.h) and
 // prints the reply's body to stdout:
@@ -10,6 +11,11 @@
 //             policy filter/FORWARD packets=30
 //   reload    generation 3 file=/abs/new.ipt   (FILE defaults to the
 //             file `run` was started with)
+//   conntrack list   the live flows of every worker, as `conntrack -L`
+//             prints the kernel's (runtime/conntrack_list.h), one line
+//             each, or one JSON object each with --json; the flow count
+//             goes to stderr, as conntrack's "N flow entries" line does
+//   conntrack flush  empties every worker's table (`conntrack -F`)
 //
 // A failed request prints the server's diagnostics (for a reload: the
 // located errors of the new file) and "rulejit ctl: error: ..." to stderr.
@@ -25,6 +31,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
 #include "tools/commands.h"
 #include "tools/control.h"
 
@@ -53,10 +60,24 @@ absl::StatusOr<std::string> DefaultSocket() {
                    ", pick one with --socket: ", absl::StrJoin(found, " ")));
 }
 
+// The request line for `conntrack list|flush`, or a usage message.
+absl::StatusOr<std::string> ConntrackRequest(const Args& args) {
+  const std::string what = args.positional_count() > 1 ? args.positional(1) : "";
+  if (what == "list") return args.has("json") ? "conntrack list json" : "conntrack list";
+  if (what == "flush" && !args.has("json")) return "conntrack flush";
+  return absl::InvalidArgumentError("expected conntrack list [--json] or conntrack flush");
+}
+
 int RunCtl(const Args& args, Streams io) {
   const std::string& verb = args.positional(0);
   std::string request = verb;
-  if (verb == "reload") {
+  if (verb == "conntrack") {
+    absl::StatusOr<std::string> line = ConntrackRequest(args);
+    if (!line.ok()) return UsageError(kName, std::string(line.status().message()), io.err);
+    request = *line;
+  } else if (args.has("json")) {
+    return UsageError(kName, "--json goes with conntrack list", io.err);
+  } else if (verb == "reload") {
     if (args.positional_count() > 1) {
       // The server's cwd is not ours: send an absolute path.
       std::error_code ec;
@@ -66,8 +87,8 @@ int RunCtl(const Args& args, Streams io) {
     }
   } else if (verb != "stats" && verb != "counters") {
     return UsageError(kName, absl::StrCat("unknown request '", verb,
-                                          "' (expected stats, counters or "
-                                          "reload [FILE])"),
+                                          "' (expected stats, counters, "
+                                          "reload [FILE] or conntrack list|flush)"),
                       io.err);
   } else if (args.positional_count() > 1) {
     return UsageError(kName, absl::StrCat(verb, " takes no FILE"), io.err);
@@ -101,7 +122,18 @@ int RunCtl(const Args& args, Streams io) {
     io.err << reply->body << "rulejit ctl: error: " << reply->error << "\n";
     return kExitInputError;
   }
-  io.out << reply->body << std::flush;
+  std::string body = reply->body;
+  if (verb == "conntrack" && request != "conntrack flush") {
+    // The server's last body line counts the flows ("flows N"): to stderr,
+    // as conntrack prints its count.
+    const size_t at = body.rfind("flows ");
+    if (at != std::string::npos && (at == 0 || body[at - 1] == '\n')) {
+      io.err << "rulejit ctl: " << absl::StripAsciiWhitespace(body.substr(at + 6))
+             << " flow entries have been shown.\n";
+      body.resize(at);
+    }
+  }
+  io.out << body << std::flush;
   return kExitOk;
 }
 
@@ -110,10 +142,12 @@ int RunCtl(const Args& args, Streams io) {
 Command CtlCommand() {
   return Command{
       .name = kName,
-      .synopsis = "ctl [--socket PATH] [--timeout S] stats|counters|reload [FILE]",
-      .summary = "ask a running `rulejit run` for interface stats or per-rule "
-                 "counters, or make it reload its ruleset",
-      .spec = {.flags = {{"socket", true}, {"timeout", true}},
+      .synopsis = "ctl [--socket PATH] [--timeout S] stats|counters|reload [FILE]|"
+                  "conntrack list [--json]|conntrack flush",
+      .summary = "ask a running `rulejit run` for interface stats, per-rule "
+                 "counters or its connection table, make it reload its ruleset "
+                 "or flush its connections",
+      .spec = {.flags = {{"socket", true}, {"timeout", true}, {"json", false}},
                .positionals = {"REQUEST", "[FILE]"}},
       .run = RunCtl,
   };

@@ -33,7 +33,9 @@
 // does the reloads, so compiling a new ruleset never touches the workers.
 // Requests: `stats` (the `iface` lines), `counters` (`rule`/`policy`
 // lines), `reload [FILE]` (FILE defaults to the file given at start; SIGHUP
-// always re-reads that one). A reload that fails to load or compile leaves
+// always re-reads that one), `conntrack list [json]` (every worker's live
+// flows, one `conntrack -L` line or JSON object each, then a `flows N`
+// summary line), `conntrack flush` (empties the tables, `flushed N`). A reload that fails to load or compile leaves
 // the running ruleset in place and answers with the located diagnostics.
 //
 // Exit status: 0 clean stop, 1 bad ruleset, 2 bad command line or missing
@@ -60,6 +62,7 @@
 #include "api/internal.h"
 #include "rulejit/host.h"
 #include "rulejit/rulejit.h"
+#include "runtime/conntrack_list.h"
 #include "runtime/xdp/engine.h"
 #include "tools/commands.h"
 #include "tools/conntrack_option.h"
@@ -253,8 +256,35 @@ ControlReply Reload(Control& control, const std::string& path) {
   return reply;
 }
 
+// `conntrack list [json]` and `conntrack flush`, served by the workers
+// between bursts (engine.h).
+ControlReply Conntrack(Control& control, const std::string& request) {
+  ControlReply reply;
+  if (request == "conntrack flush") {
+    reply.ok = true;
+    reply.body = absl::StrCat("flushed ", control.engine.FlushConntrack(), "\n");
+    return reply;
+  }
+  const bool json = request == "conntrack list json";
+  if (request != "conntrack list" && !json) {
+    reply.error = absl::StrCat("unknown request '", request,
+                               "' (expected conntrack list [json] or conntrack flush)");
+    return reply;
+  }
+  uint64_t now_ns = 0;
+  std::vector<runtime::Conntrack::Flow> flows = control.engine.ConntrackFlows(&now_ns);
+  for (const runtime::Conntrack::Flow& flow : flows) {
+    absl::StrAppend(&reply.body, json ? runtime::ConntrackJson(flow, now_ns)
+                                      : runtime::ConntrackLine(flow, now_ns), "\n");
+  }
+  absl::StrAppend(&reply.body, "flows ", flows.size(), "\n");
+  reply.ok = true;
+  return reply;
+}
+
 ControlReply Handle(Control& control, const std::string& request) {
   ControlReply reply;
+  if (request.rfind("conntrack ", 0) == 0) return Conntrack(control, request);
   if (request == "stats") {
     reply.ok = true;
     reply.body = absl::StrCat(
@@ -284,7 +314,7 @@ ControlReply Handle(Control& control, const std::string& request) {
     return Reload(control, request.substr(7));
   }
   reply.error = absl::StrCat("unknown request '", request,
-                             "' (expected stats, counters or reload [FILE])");
+                             "' (expected stats, counters, reload [FILE] or conntrack list|flush)");
   return reply;
 }
 

@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -118,7 +120,22 @@ struct AtomicStats {
   std::atomic<uint64_t> tx_errors{0};
 };
 
+// A worker's conntrack requests (see engine.h): the control thread writes
+// `request` then `posted`; the worker answers, then sets `served`.
+struct Engine::Mailbox {
+  std::atomic<uint64_t> posted{0};
+  std::atomic<uint64_t> served{0};
+  CtRequest request = CtRequest::kList;
+  std::vector<Conntrack::Flow> flows;  // kList's answer
+  uint64_t now_ns = 0;                 // the packet clock flows were taken at
+  size_t flushed = 0;                  // kFlush's answer
+  int wake_fd = -1;                    // eventfd in the idle worker's poll set
+};
+
 struct Engine::Worker {
+  ~Worker() {
+    if (mailbox.wake_fd >= 0) close(mailbox.wake_fd);
+  }
   uint32_t index = 0;
   std::unique_ptr<XskPort> ports[2];
   AtomicStats stats[2];  // by interface
@@ -126,6 +143,7 @@ struct Engine::Worker {
   // outlives an `nft -f`. One table per worker; Open refuses more than one
   // queue for rulesets that read it.
   std::unique_ptr<Conntrack> conntrack;
+  Mailbox mailbox;
   std::thread thread;
 };
 
@@ -193,6 +211,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
     auto worker = std::make_unique<Worker>();
     worker->index = q;
     worker->conntrack = std::make_unique<Conntrack>(options.conntrack);
+    worker->mailbox.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (worker->mailbox.wake_fd < 0) return absl::InternalError("eventfd failed");
     for (Side side : {kIn, kOut}) {
       absl::StatusOr<std::unique_ptr<XskPort>> port =
           XskPort::Open(*engine->attach_[side], q);
@@ -300,6 +320,11 @@ void Engine::RunWorker(Worker& worker) {
   const uint32_t w = worker.index;
   quiescent_->Awake(w);
   while (!stop_.load(std::memory_order_relaxed)) {
+    // Between turns the worker holds no packet's conntrack entry.
+    if (worker.mailbox.posted.load(std::memory_order_acquire) !=
+        worker.mailbox.served.load(std::memory_order_relaxed)) {
+      ServeMailbox(worker);
+    }
     // One load per turn: both bursts of the turn run this generation.
     Generation* gen = current_.load(std::memory_order_seq_cst);
     uint32_t got = Pump(worker, *gen, kIn);
@@ -309,9 +334,14 @@ void Engine::RunWorker(Worker& worker) {
     // Idle: holding no generation, sleep in poll() (which also wakes the
     // kernel's RX side) and keep TX moving.
     quiescent_->Idle(w);
-    pollfd fds[2] = {{worker.ports[kIn]->fd(), POLLIN, 0},
-                     {worker.ports[kOut]->fd(), POLLIN, 0}};
-    poll(fds, 2, kIdlePollMs);
+    pollfd fds[3] = {{worker.ports[kIn]->fd(), POLLIN, 0},
+                     {worker.ports[kOut]->fd(), POLLIN, 0},
+                     {worker.mailbox.wake_fd, POLLIN, 0}};
+    poll(fds, 3, kIdlePollMs);
+    if (fds[2].revents & POLLIN) {
+      eventfd_t ignored;
+      eventfd_read(worker.mailbox.wake_fd, &ignored);
+    }
     for (auto& port : worker.ports) {
       port->ReapCompletions();
       port->Flush();
@@ -406,6 +436,67 @@ XskKernelStats Engine::KernelStats(Side side) const {
 }
 
 CounterSnapshot Engine::Counters() const { return CountersOf(*owned_); }
+
+// The worker's side of a request (or the control thread's, when stopped).
+void Engine::ServeMailbox(Worker& worker) {
+  Mailbox& box = worker.mailbox;
+  const uint64_t number = box.posted.load(std::memory_order_acquire);
+  Conntrack& ct = *worker.conntrack;
+  box.now_ns = MonotonicNs();
+  ct.set_now_ns(box.now_ns);  // Live() judges expiry by it
+  box.flows.clear();
+  box.flushed = 0;
+  for (size_t i = 0; i < ct.flows(); ++i) {
+    if (!ct.Live(i)) continue;
+    if (box.request == CtRequest::kList) box.flows.push_back(ct.flow(i));
+    ++box.flushed;
+  }
+  if (box.request == CtRequest::kFlush) ct.Flush();
+  box.served.store(number, std::memory_order_release);
+}
+
+void Engine::AskWorkers(CtRequest request) {
+  for (auto& worker : workers_) {
+    Mailbox& box = worker->mailbox;
+    box.request = request;
+    box.posted.store(box.posted.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    if (running_) {
+      eventfd_write(box.wake_fd, 1);
+    } else {
+      ServeMailbox(*worker);  // no worker thread touches the table
+    }
+  }
+  // A running worker comes round within one loop turn (a burst, or at most
+  // one idle poll, which the eventfd cuts short).
+  for (auto& worker : workers_) {
+    const Mailbox& box = worker->mailbox;
+    while (box.served.load(std::memory_order_acquire) !=
+           box.posted.load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+std::vector<Conntrack::Flow> Engine::ConntrackFlows(uint64_t* now_ns) {
+  AskWorkers(CtRequest::kList);
+  std::vector<Conntrack::Flow> flows;
+  *now_ns = 0;
+  for (auto& worker : workers_) {
+    Mailbox& box = worker->mailbox;
+    // Each worker's flows, aged to the latest clock of the answers.
+    *now_ns = std::max(*now_ns, box.now_ns);
+    flows.insert(flows.end(), box.flows.begin(), box.flows.end());
+    box.flows = {};  // a big table's copy is not kept
+  }
+  return flows;
+}
+
+size_t Engine::FlushConntrack() {
+  AskWorkers(CtRequest::kFlush);
+  size_t flushed = 0;
+  for (auto& worker : workers_) flushed += worker->mailbox.flushed;
+  return flushed;
+}
 
 CounterSnapshot Engine::CountersOf(const Generation& gen) {
   const Ruleset& ruleset = gen.program->ruleset();

@@ -52,6 +52,13 @@
 // path (0.4-0.47 Mpps): under 5%. It would also lose exact counters (a hit
 // skips the counters of matching non-terminal rules).
 //
+// Conntrack requests (`ctl conntrack list|flush`): the control thread
+// posts a request in a worker's mailbox and wakes it (an eventfd in the
+// poll set of an idle worker); the worker serves it between two loop turns,
+// where it holds no entry of a packet, and marks it served. The worker
+// checks the mailbox once per loop turn (one relaxed load), never per
+// packet, and takes no lock. A stopped engine's tables are read directly.
+//
 // Threads: the workers run the hot path; one control thread (the caller of
 // Reload/Counters, e.g. the ctl socket loop) does everything else. Stats
 // may be read from any thread. Counters reads per-worker slots while the
@@ -138,12 +145,24 @@ class Engine {
   // Whether queue `queue`'s socket on `side` got zero-copy (else copy).
   bool ZeroCopy(Side side, uint32_t queue) const;
   CounterSnapshot Counters() const;            // control thread only
+  // Copies of every worker's live flows (see the header comment), and in
+  // `now_ns` the packet clock they were taken at (flows expire by it).
+  // Control thread only.
+  std::vector<Conntrack::Flow> ConntrackFlows(uint64_t* now_ns);
+  // Empties every worker's table (`conntrack -F`; NAT bindings go with
+  // the flows); returns how many live flows it held. Control thread only.
+  size_t FlushConntrack();
   const XdpAttachment& attachment(Side side) const { return *attach_[side]; }
   uint32_t queues() const { return static_cast<uint32_t>(workers_.size()); }
 
  private:
   struct Generation;
   struct Worker;
+  struct Mailbox;
+  enum class CtRequest : uint8_t { kList, kFlush };
+  // Posts `request` to every worker and waits until each has served it.
+  void AskWorkers(CtRequest request);
+  static void ServeMailbox(Worker& worker);
   Engine(const EngineOptions& options);
   std::unique_ptr<Generation> MakeGeneration(
       std::unique_ptr<const Program> program, uint64_t number) const;

@@ -180,7 +180,9 @@ TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
 }
 
 // A connection's packets both ways: clients (10.1.0.0/16, behind fwin)
-// and servers (behind fwout, frames sent from dst0).
+// and servers (behind fwout, frames sent from dst0), and ICMP errors the
+// servers send about them (nf_nat_icmp_reply_translation's rewrite of a
+// NATed flow's error compared byte for byte).
 std::vector<PathPacket> ConnectionPackets() {
   auto udp = [](const char* src, const char* dst, uint16_t sport, uint16_t dport) {
     return FrameSpec{.src = src, .dst = dst, .proto = 17, .sport = sport, .dport = dport,
@@ -190,6 +192,14 @@ std::vector<PathPacket> ConnectionPackets() {
                 uint32_t seq, uint32_t ack) {
     return FrameSpec{.src = src, .dst = dst, .proto = 6, .sport = sport, .dport = dport,
                      .tcp_flags = flags, .payload = {0, 0, 0, 0}, .tcp_seq = seq, .tcp_ack = ack};
+  };
+  // A server's port-unreachable quoting `quoted` as it reached the server.
+  auto unreachable = [](const char* src, const char* dst, FrameSpec quoted) {
+    quoted.ethernet = false;
+    const bool v6 = std::string(src).find(':') != std::string::npos;
+    return FrameSpec{.src = src, .dst = dst, .proto = static_cast<uint8_t>(v6 ? 58 : 1),
+                     .payload = BuildFrame(quoted), .icmp_type = static_cast<uint8_t>(v6 ? 1 : 3),
+                     .icmp_code = static_cast<uint8_t>(v6 ? 4 : 3)};
   };
   return {
       // DNAT: a query to fw's address goes to the server, the answer comes back from fw's.
@@ -210,6 +220,20 @@ std::vector<PathPacket> ConnectionPackets() {
       {false, udp("2001:db8:1::5", "2001:db8:30::9", 40005, 5353)},
       {true, udp("2001:db8:30::9", "2001:db8:1::5", 5353, 40005)},
       {true, udp("2001:db8:30::9", "2001:db8:1::5", 5353, 40006)},
+      // ICMP errors RELATED to a flow: of the DNATed query (the quote's
+      // destination and the outer source go back to fw's address), of the
+      // masqueraded datagram (the quote's source and the outer destination
+      // go back to the client), of the TCP flow (untranslated); and one
+      // about no flow at all.
+      {true, unreachable("10.30.0.9", "10.1.0.5", udp("10.1.0.5", "10.30.0.9", 40000, 5353))},
+      {true, unreachable("10.40.0.1", "198.18.0.5", udp("198.18.0.5", "10.40.0.1", 40003, 7000))},
+      {true, unreachable("10.30.0.7", "10.1.0.5",
+                         tcp("10.1.0.5", "10.30.0.7", 40001, 8080, 0x10, 1005, 5005))},
+      {true, unreachable("10.30.0.9", "10.1.0.5", udp("10.1.0.5", "10.30.0.9", 40077, 5353))},
+      // IPv6 masquerade (nft only) and the ICMPv6 error of its datagram.
+      {false, udp("2001:db8:1::5", "2001:db8:40::1", 40010, 7000)},
+      {true, unreachable("2001:db8:40::1", "2001:2:0:2::1",
+                         udp("2001:2:0:2::1", "2001:db8:40::1", 40010, 7000))},
   };
 }
 
@@ -218,6 +242,9 @@ std::vector<Case> ConnectionCases() {
       {"stateful_nat_nft", OracleSyntax::kNft, R"(table ip nat {
   chain pre { type nat hook prerouting priority dstnat; ip daddr 198.18.0.1 udp dport 53 dnat to 10.30.0.9:5353; }
   chain post { type nat hook postrouting priority srcnat; ip daddr 10.40.0.0/16 oifname "fwout" masquerade; }
+}
+table ip6 nat6 {
+  chain post { type nat hook postrouting priority srcnat; ip6 daddr 2001:db8:40::/48 oifname "fwout" masquerade; }
 }
 table inet f {
   chain forwarding { type filter hook forward priority 0; policy drop;
@@ -264,10 +291,15 @@ TEST(PathKernel, ConnectionsBothWaysWithNat) {
         {.syntax = c.syntax, .text = c.text}, frames, {.fw_host_json = &host}, from_server);
     ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
     // The answers (de-NATed) come back through fw; the unsolicited ones do not.
-    for (size_t i : {1, 4, 9, 11}) EXPECT_TRUE((*kernel)[i].forwarded) << c.name << " " << i;
-    for (size_t i : {6, 7}) EXPECT_EQ(KernelFate((*kernel)[i]), "drop") << c.name << " " << i;
+    for (size_t i : {1, 4, 9, 11, 13, 14, 15}) {
+      EXPECT_TRUE((*kernel)[i].forwarded) << c.name << " " << i;
+    }
+    for (size_t i : {6, 7, 16}) EXPECT_EQ(KernelFate((*kernel)[i]), "drop") << c.name << " " << i;
     // (An iptables dump loads no ip6tables rules: IPv6 passes there.)
-    if (c.syntax == OracleSyntax::kNft) EXPECT_EQ(KernelFate((*kernel)[12]), "drop");
+    if (c.syntax == OracleSyntax::kNft) {
+      EXPECT_EQ(KernelFate((*kernel)[12]), "drop");
+      EXPECT_TRUE((*kernel)[18].forwarded) << c.name << " 18";
+    }
     const std::string file =
         absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
     std::ofstream(file) << c.text;

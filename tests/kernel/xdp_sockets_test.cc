@@ -28,13 +28,11 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/kernel/xdp_harness.h"
+#include "tests/kernel/xdp_sockets.h"
 
 namespace {
 
 using namespace rulejit::xdp_test;  // NOLINT: the harness is this test's
-
-constexpr char kSrcAddr[] = "10.77.0.1";
-constexpr char kDstAddr[] = "10.77.0.2";
 
 // The stateful ruleset of most real firewalls, nft and iptables alike.
 constexpr char kStatefulNft[] = R"(table inet f {
@@ -48,57 +46,6 @@ constexpr char kStatefulNft[] = R"(table inet f {
 }
 )";
 
-// An open socket that closes itself.
-struct Socket {
-  int fd = -1;
-  explicit Socket(int f) : fd(f) {}
-  ~Socket() {
-    if (fd >= 0) close(fd);
-  }
-};
-
-sockaddr_in Address(const char* ip, uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &a.sin_addr);
-  return a;
-}
-
-// A socket of `type` created inside namespace `ns`.
-int SocketIn(const std::string& ns, int type) {
-  InNetns in(ns);
-  return in.ok() ? socket(AF_INET, type | SOCK_CLOEXEC, 0) : -1;
-}
-
-void SetTimeout(int fd, int ms) {
-  timeval tv{ms / 1000, (ms % 1000) * 1000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-// The topology with addresses on the end hosts, and `rulejit run` in fw
-// with `rules`; empty on success, else why not.
-std::string Start(Topology& topo, const std::string& rules, std::unique_ptr<Child>* fw) {
-  if (std::string err = topo.Create(); !err.empty()) return err;
-  for (const auto& [ns, dev, addr] :
-       {std::tuple{topo.src(), "s0", kSrcAddr}, std::tuple{topo.dst(), "d0", kDstAddr}}) {
-    Output r = RunCmd({"ip", "-n", ns, "addr", "add", absl::StrCat(addr, "/24"), "dev", dev});
-    if (r.exit_code != 0) return "ip addr add: " + r.text;
-  }
-  *fw = std::make_unique<Child>(std::vector<std::string>{
-      "ip", "netns", "exec", topo.fw(), RULEJIT_TOOL, "run", rules, "--in", "fwin", "--out",
-      "fwout", "--ctl", "none"});
-  if (!(*fw)->WaitForLine("ready ", 10000)) return "run did not get ready:\n" + (*fw)->text();
-  return "";
-}
-
-std::string WriteFile(const std::string& name, const std::string& text) {
-  std::string path = absl::StrCat(::testing::TempDir(), "/", name, "_", getpid());
-  std::ofstream(path) << text;
-  return path;
-}
-
 // The topology with `rulejit run` on the stateful ruleset, per test.
 class XdpSockets : public ::testing::Test {
  protected:
@@ -106,7 +53,7 @@ class XdpSockets : public ::testing::Test {
     if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
     RemoveStaleNamespaces();
     rules_ = WriteFile("sockets.nft", kStatefulNft);
-    if (std::string err = Start(topo, rules_, &fw); !err.empty()) GTEST_SKIP() << err;
+    if (std::string err = StartRun(topo, rules_, "none", &fw); !err.empty()) GTEST_SKIP() << err;
   }
   void TearDown() override {
     if (fw) EXPECT_EQ(fw->Stop(SIGTERM), 0) << fw->text();
@@ -145,48 +92,6 @@ TEST_F(XdpSockets, UdpDatagramsFromASocketArrive) {
   EXPECT_EQ(received.load(), kDatagrams) << fw->text();
 }
 
-// Echoes everything a connection sends until it closes its side.
-void Echo(int fd) {
-  char buf[65536];
-  for (;;) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = send(fd, buf + off, static_cast<size_t>(n - off), MSG_NOSIGNAL);
-      if (w <= 0) return;
-      off += w;
-    }
-  }
-  shutdown(fd, SHUT_WR);
-}
-
-// One connection to `port`: sends `bytes` and reads them back; true when
-// all came back intact.
-bool EchoThrough(const std::string& ns, uint16_t port, size_t bytes) {
-  Socket s(SocketIn(ns, SOCK_STREAM));
-  SetTimeout(s.fd, 5000);
-  const sockaddr_in to = Address(kDstAddr, port);
-  if (connect(s.fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0) return false;
-  std::vector<char> out(bytes), back;
-  for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<char>(i * 7 + i / 251);
-  std::thread writer([&] {
-    for (size_t off = 0; off < bytes;) {
-      ssize_t w = send(s.fd, out.data() + off, std::min<size_t>(16384, bytes - off), MSG_NOSIGNAL);
-      if (w <= 0) return;
-      off += static_cast<size_t>(w);
-    }
-    shutdown(s.fd, SHUT_WR);
-  });
-  char buf[65536];
-  for (;;) {
-    ssize_t n = recv(s.fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    back.insert(back.end(), buf, buf + n);
-  }
-  writer.join();
-  return back == out;
-}
-
 TEST_F(XdpSockets, StatefulRulesetPassesWholeTcpConnections) {
   Socket listener(SocketIn(topo.dst(), SOCK_STREAM)), closed(SocketIn(topo.dst(), SOCK_STREAM));
   ASSERT_GE(listener.fd, 0);
@@ -214,7 +119,9 @@ TEST_F(XdpSockets, StatefulRulesetPassesWholeTcpConnections) {
   // worker's conntrack) outlive the old program, so none breaks.
   std::atomic<int> intact{0};
   std::thread clients([&] {
-    for (int i = 0; i < kConnections; ++i) intact += EchoThrough(topo.src(), 8080, 256 * 1024);
+    for (int i = 0; i < kConnections; ++i) {
+      intact += EchoThrough(topo.src(), kDstAddr, 8080, 256 * 1024);
+    }
   });
   usleep(100 * 1000);
   kill(fw->pid(), SIGHUP);

@@ -201,6 +201,86 @@ TEST(Path, MasqueradeTakesTheOutputDevicesAddress) {
   EXPECT_TRUE(ChecksumsValid(back.packet));
 }
 
+// The IP and L4 checksums of the IPv4 packet at `ip` (UDP/TCP with their
+// pseudo-header, ICMP without) verify.
+bool PacketChecksumsValid(const std::vector<uint8_t>& f, size_t ip) {
+  const size_t ihl = (f[ip] & 0x0f) * 4u, l4 = ip + ihl, len = (f[ip + 2] << 8 | f[ip + 3]) - ihl;
+  if (!SumsToOnes(Sum16(&f[ip], ihl))) return false;
+  const uint32_t pseudo =
+      f[ip + 9] == 1 ? 0 : Sum16(&f[ip + 12], 8) + f[ip + 9] + static_cast<uint32_t>(len);
+  return SumsToOnes(Sum16(&f[l4], len, pseudo));
+}
+
+// An ICMP error quoting the whole packet `quoted` (as a server sent it).
+FrameSpec IcmpError(const char* src, const char* dst, FrameSpec quoted) {
+  quoted.ethernet = false;
+  return {.src = src, .dst = dst, .proto = 1, .payload = BuildFrame(quoted), .icmp_type = 3,
+          .icmp_code = 3, .dst_mac = kEth1Mac};
+}
+
+// nf_nat_icmp_reply_translation: the error a server sends about a packet
+// it got translated reaches the client as if the client's own packet had
+// been quoted: the outer address and the quoted packet's other side are
+// rewritten, every checksum stays right.
+TEST(Path, IcmpErrorsOfANatedFlowQuoteTheClientsPacket) {
+  const std::string nft = R"(table ip nat {
+  chain pre { type nat hook prerouting priority dstnat; tcp dport 80 dnat to 192.168.1.10:8080; }
+  chain post { type nat hook postrouting priority srcnat; oifname "eth1" meta l4proto udp masquerade; }
+}
+table ip filter {
+  chain forwarding { type filter hook forward priority 0; policy drop;
+    ct state established,related accept
+    ct state new iifname "eth0" accept
+  }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    // Masquerade: the server answers 192.168.1.1's datagram with an error.
+    PathResult out = Arrive(*f, {.src = "10.0.0.5", .dst = "192.168.1.10", .proto = 17,
+                                 .sport = 5353, .dport = 53, .payload = {1, 2, 3, 4}});
+    ASSERT_EQ(out.fate, Fate::kForwarded);
+    PathResult error = Arrive(*f,
+                              IcmpError("192.168.1.10", "192.168.1.1",
+                                        {.src = "192.168.1.1", .dst = "192.168.1.10", .proto = 17,
+                                         .sport = 5353, .dport = 53, .payload = {1, 2, 3, 4}}),
+                              "eth1");
+    ASSERT_EQ(error.fate, Fate::kForwarded) << error.stack_drop;
+    EXPECT_EQ(error.ct_state, kCtStateRelated);
+    const std::vector<uint8_t>& e = error.packet;
+    const size_t quoted = 14 + 20 + 8;
+    EXPECT_EQ(Ipv4Dst(e), "10.0.0.5");
+    EXPECT_EQ(Ipv4Src(e), "192.168.1.10");
+    char text[INET_ADDRSTRLEN];
+    EXPECT_STREQ(inet_ntop(AF_INET, &e[quoted + 12], text, sizeof text), "10.0.0.5");
+    EXPECT_TRUE(PacketChecksumsValid(e, 14));      // outer IP and ICMP
+    EXPECT_TRUE(PacketChecksumsValid(e, quoted));  // the quoted IP and UDP
+    // DNAT: the error about the translated SYN names the address the client used.
+    PathResult syn = Arrive(*f, {.src = "10.0.0.5", .dst = "10.0.0.1", .sport = 40000,
+                                 .dport = 80});
+    ASSERT_EQ(syn.fate, Fate::kForwarded);
+    PathResult refused = Arrive(*f,
+                                IcmpError("192.168.1.10", "10.0.0.5",
+                                          {.src = "10.0.0.5", .dst = "192.168.1.10",
+                                           .sport = 40000, .dport = 8080}),
+                                "eth1");
+    ASSERT_EQ(refused.fate, Fate::kForwarded) << refused.stack_drop;
+    const std::vector<uint8_t>& r = refused.packet;
+    EXPECT_EQ(Ipv4Src(r), "10.0.0.1");
+    EXPECT_EQ(Ipv4Dst(r), "10.0.0.5");
+    EXPECT_STREQ(inet_ntop(AF_INET, &r[quoted + 16], text, sizeof text), "10.0.0.1");
+    EXPECT_EQ(r[quoted + 20 + 2] << 8 | r[quoted + 20 + 3], 80);  // the quoted dport
+    EXPECT_TRUE(PacketChecksumsValid(r, 14));
+    EXPECT_TRUE(PacketChecksumsValid(r, quoted));
+    // An error about no flow of the table is not related: dropped.
+    PathResult stray = Arrive(*f,
+                              IcmpError("192.168.1.10", "10.0.0.5",
+                                        {.src = "10.0.0.5", .dst = "192.168.1.10",
+                                         .sport = 40009, .dport = 8080}),
+                              "eth1");
+    EXPECT_EQ(stray.fate, Fate::kDropped);
+  }
+}
+
 // A DNAT that changes an SCTP port computes the CRC32c anew, as
 // sctp_manip_pkt does; the answer's source port goes back.
 TEST(Path, SctpPortNatKeepsTheCrcRight) {
