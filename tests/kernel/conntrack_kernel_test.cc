@@ -1170,6 +1170,112 @@ TEST(ConntrackKernel, TimeoutsPassInPacketTime) {
   EXPECT_EQ(code_of("sctp_established_expires/4", 6), 1);
 }
 
+// Zones and `ct expiration`: a raw prerouting chain puts packets from the
+// client side in zone 1 (IPv4: both directions, `ct zone set 1`; IPv6: the
+// original direction only, `ct original zone set 1`), so an IPv4 reply,
+// looked up in zone 0, misses its flow, and an IPv6 one finds it. The probe
+// writes state, zone and expiration into the DSCP: 1 invalid, 5 untracked,
+// else 8 + 9 * (new, established, related) + 3 * (zone 0, zone 1 both
+// ways, zone 1 original only) + (expiration < 1 s, 1-31 s, > 31 s).
+std::string ZoneProbeRuleset() {
+  const char* states[] = {"new", "established", "related"};
+  const char* zones[] = {"ct zone 0", "ct zone 1 ct reply zone 1", "ct zone 1 ct reply zone 0"};
+  const char* expirations[] = {"ct expiration < 1s", "ct expiration 1s-31s",
+                               "ct expiration > 31s"};
+  std::string text = R"(table inet zones {
+  chain raw { type filter hook prerouting priority raw; policy accept;
+    ip saddr 10.1.0.0/16 ct zone set 1
+    ip6 saddr 2001:db8:1::/48 ct original zone set 1
+  }
+  chain forwarding { type filter hook forward priority 0; policy accept;
+)";
+  for (const char* ip : {"ip", "ip6"}) {
+    absl::StrAppend(&text, "    meta nfproto ", ip == std::string("ip") ? "ipv4" : "ipv6",
+                    " ct state invalid ", ip, " dscp set 1 accept\n");
+    absl::StrAppend(&text, "    meta nfproto ", ip == std::string("ip") ? "ipv4" : "ipv6",
+                    " ct state untracked ", ip, " dscp set 5 accept\n");
+    for (int st = 0; st < 3; ++st) {
+      for (int z = 0; z < 3; ++z) {
+        for (int x = 0; x < 3; ++x) {
+          absl::StrAppend(&text, "    meta nfproto ", ip == std::string("ip") ? "ipv4" : "ipv6",
+                          " ct state ", states[st], " ", zones[z], " ", expirations[x], " ", ip,
+                          " dscp set ", 8 + 9 * st + 3 * z + x, " accept\n");
+        }
+      }
+    }
+  }
+  return text + "  }\n}\n";
+}
+
+// The same zones for iptables (CT --zone: both directions) with a filter
+// that reads --ctexpire: established flows with over 31 s left pass, new
+// flows from the client side pass, ICMP errors that are related pass.
+constexpr const char* kIptablesZones = R"(*raw
+:PREROUTING ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+-A PREROUTING -s 10.1.0.0/16 -j CT --zone 1
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+-A FORWARD -m conntrack --ctstate ESTABLISHED --ctexpire 31:4294967 -j ACCEPT
+-A FORWARD -s 10.1.0.0/16 -m conntrack --ctstate NEW -j ACCEPT
+-A FORWARD -p udp -m conntrack --ctstate NEW --ctexpire 0:0 -j ACCEPT
+-A FORWARD -p icmp -m conntrack --ctstate RELATED -j ACCEPT
+COMMIT
+)";
+
+// Per family: a UDP exchange, an echo, a TCP handshake with data, and ICMP
+// errors about the UDP flow from a router on the server side.
+Labelled ZoneTraffic() {
+  Alloc a;
+  Labelled traffic;
+  for (bool v6 : {false, true}) {
+    const std::string f = v6 ? "/6" : "/4";
+    const Ends udp = a.Next(v6), ping = a.Next(v6);
+    Tcp tcp = NewTcp(a, v6);
+    const PathPacket query = Packet(udp, false, 17);
+    traffic.Add("udp" + f, {query, Packet(udp, true, 17), query, Packet(udp, true, 17)});
+    traffic.Add("icmp_echo" + f, {Icmp(ping, false, v6 ? 128 : 8), Icmp(ping, true, v6 ? 129 : 0),
+                                  Icmp(ping, false, v6 ? 128 : 8)});
+    Sequence t = Handshake(tcp);
+    Append(t, Data(tcp));
+    traffic.Add("tcp" + f, t);
+    traffic.Add("icmp_error" + f,
+                {IcmpError(true, Router(udp), udp.client, v6 ? 1 : 3, v6 ? 4 : 3, query)});
+  }
+  return traffic;
+}
+
+TEST(ConntrackKernel, ZonesAndExpiration) {
+  if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
+  Env env;
+  const Labelled traffic = ZoneTraffic();
+  std::optional<std::vector<PathOutcome>> kernel = Compare(
+      env, "zones probe", {.syntax = OracleSyntax::kNft, .text = ZoneProbeRuleset()}, traffic);
+  ASSERT_TRUE(kernel.has_value());
+  // The kernel saw what the test is about: an IPv4 reply NEW in zone 0 and
+  // an IPv6 reply established in the original-only zone, unconfirmed
+  // flows with expiration 0 and long-lived TCP ones.
+  std::set<int> codes;
+  for (const PathOutcome& o : *kernel) codes.insert(ProbeCode(o.arrived));
+  EXPECT_TRUE(codes.contains(8 + 0 + 3 * 0 + 0)) << "no reply new in zone 0";
+  EXPECT_TRUE(codes.contains(8 + 9 + 3 * 2 + 1)) << "no reply established, original-only zone";
+  EXPECT_TRUE(codes.contains(8 + 9 + 3 * 2 + 2)) << "no established TCP, original-only zone";
+  EXPECT_TRUE(codes.contains(8 + 0 + 3 * 1 + 1)) << "no confirmed new flow in zone 1";
+  EXPECT_TRUE(codes.contains(1)) << "no invalid packet (the IPv4 SYN-ACK in zone 0)";
+  EXPECT_TRUE(codes.contains(8 + 18 + 3 * 2 + 1)) << "no related error, original-only zone";
+
+  std::optional<std::vector<PathOutcome>> ipt = Compare(
+      env, "zones iptables", {.syntax = OracleSyntax::kIptablesSave, .text = kIptablesZones},
+      traffic);
+  ASSERT_TRUE(ipt.has_value());
+  std::set<std::string> fates;
+  for (const PathOutcome& o : *ipt) fates.insert(KernelFate(o));
+  EXPECT_EQ(fates, (std::set<std::string>{"drop", "forwarded"}));
+}
+
 TEST(ConntrackKernel, SeededMixes) {
   if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
   Env env;
