@@ -63,13 +63,13 @@ bool RegisteredAt(std::string_view name, ir::Hook hook) {
   if (name == "SNAT") return hook == Hook::kPostrouting || hook == Hook::kInput;
   if (name == "MASQUERADE") return hook == Hook::kPostrouting;
   if (name == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
-  if (name == "addrtype --limit-iface-in") {
+  if (name == "addrtype --limit-iface-in" || name == "policy --dir in") {
     return hook != Hook::kOutput && hook != Hook::kPostrouting;
   }
   if (name == "TCPMSS --clamp-mss-to-pmtu") {
     return hook == Hook::kForward || hook == Hook::kOutput || hook == Hook::kPostrouting;
   }
-  if (name == "addrtype --limit-iface-out") {
+  if (name == "addrtype --limit-iface-out" || name == "policy --dir out") {
     return hook != Hook::kPrerouting && hook != Hook::kInput;
   }
   if (name == "DNAT" || name == "REDIRECT") {
@@ -93,6 +93,8 @@ const char* RegisteredHooksHint(std::string_view name) {
   if (name == "addrtype --limit-iface-out") {
     return "--limit-iface-out needs an output device: not in PREROUTING or INPUT";
   }
+  if (name == "policy --dir in") return "an input policy is not valid in OUTPUT and POSTROUTING";
+  if (name == "policy --dir out") return "an output policy is not valid in PREROUTING and INPUT";
   return "";
 }
 

@@ -208,6 +208,10 @@ bool LowerConnmark(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp6(LowerCtx& ctx, const MatchUse& m);
 bool LowerOwner(LowerCtx& ctx, const MatchUse& m);
+bool LowerRt(LowerCtx& ctx, const MatchUse& m);      // match_rt.cc
+bool LowerPolicy(LowerCtx& ctx, const MatchUse& m);  // match_policy.cc
+// The hook-limited name of a policy use ("policy --dir in|out").
+std::string PolicyHookLimit(const MatchUse& m);
 
 // Shared helpers for match lowering (matches.cc).
 const Option* FindOption(const MatchUse& m, std::string_view name);

@@ -454,6 +454,15 @@ const std::vector<Module>& Modules() {
        {{"--src-type"}, {"--dst-type"}, {"--limit-iface-in", 0, false},
         {"--limit-iface-out", 0, false}},
        LowerAddrtype},
+      {"rt",
+       {{"--rt-type"}, {"--rt-segsleft"}, {"--rt-len"}, {"--rt-0-res", 0, false},
+        {"--rt-0-addrs", 1, false}, {"--rt-0-not-strict", 0, false}},
+       LowerRt},
+      {"policy",
+       {{"--dir", 1, false}, {"--pol", 1, false}, {"--strict", 0, false}, {"--reqid"},
+        {"--spi"}, {"--proto"}, {"--mode"}, {"--tunnel-src"}, {"--tunnel-dst"},
+        {"--next", 0, false}},
+       LowerPolicy},
   };
   return *kModules;
 }

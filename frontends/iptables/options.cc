@@ -264,8 +264,10 @@ class RuleOptionParser {
       return Fail(opt.loc, absl::StrCat("option '", opt.name,
                                         "' cannot be inverted"));
     }
-    for (const Option& prev : into) {
-      if (prev.name == opt.name) {
+    // An option may come again after a `--next` (the policy match's
+    // elements); otherwise once.
+    for (auto prev = into.rbegin(); prev != into.rend() && prev->name != "--next"; ++prev) {
+      if (prev->name == opt.name) {
         return Fail(opt.loc, absl::StrCat("option '", opt.name,
                                           "' given more than once"));
       }

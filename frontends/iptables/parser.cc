@@ -673,6 +673,10 @@ class SaveParser {
           hook_limited_uses_.push_back({chain_name, limit, m.loc, "match"});
         }
       }
+      if (keep && !ctx.hook && m.name == "policy") {
+        hook_limited_uses_.push_back(
+            {chain_name, iptables_internal::PolicyHookLimit(m), m.loc, "match"});
+      }
     }
     if (spec.target) {
       if (!iptables_internal::LowerTarget(ctx, *spec.target)) return std::nullopt;

@@ -446,6 +446,62 @@ TEST_F(KernelDiff, Ip6tablesFragmentsAndAh) {
   EXPECT_TRUE(bad.empty()) << KeepForReplay(c, outcome, bad);
 }
 
+// ip6tables' rt match (the routing header through ipv6_find_hdr) and the
+// policy match (no IPsec on the host: --pol none always, --pol ipsec never),
+// against ip6tables-legacy and nft's rt expressions, on routing headers of
+// several types, segment counts and lengths, and packets without one.
+TEST_F(KernelDiff, Ip6tablesRoutingHeaderAndPolicy) {
+  const std::string skip = SkipReason({OracleSyntax::kIp6tablesSave, OracleSyntax::kNft});
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Case c = Ipv6Case(
+      "-A FORWARD -m rt --rt-type 0 --rt-segsleft 0 -j DROP\n"
+      "-A FORWARD -m rt --rt-type 2 ! --rt-segsleft 1:3 -j DROP\n"
+      "-A FORWARD -m rt --rt-type 0 --rt-len 24 --rt-0-res -j DROP\n"
+      "-A FORWARD -s 2001:db8::5 -m rt ! --rt-type 4 -j DROP\n"
+      "-A FORWARD -s 2001:db8::6 -m policy --dir in --pol ipsec -j ACCEPT\n"
+      "-A FORWARD -s 2001:db8::6 -m policy --dir out --pol none -j DROP\n"
+      "-A FORWARD -s 2001:db8::7 -m policy --dir in --pol none -j DROP\n",
+      "    rt type 0 rt seg-left 0 drop\n"
+      "    rt type 2 rt seg-left != 1-3 drop\n"
+      "    rt type 0 rt hdrlength 2 drop\n"
+      "    ip6 saddr 2001:db8::5 rt type != 4 drop\n"
+      "    ip6 saddr 2001:db8::6 meta secpath exists accept\n"
+      "    ip6 saddr 2001:db8::6 meta secpath missing drop\n"
+      "    ip6 saddr 2001:db8::7 drop\n");
+  struct Shape {
+    const char* src;
+    bool routing;
+    FrameSpec::Routing rt;
+  };
+  const Shape shapes[] = {
+      {"2001:db8::1", true, {0, 0, 0, 0}},  {"2001:db8::1", true, {0, 1, 2, 0}},
+      {"2001:db8::1", true, {2, 1, 0, 0}},  {"2001:db8::1", true, {2, 5, 0, 0}},
+      {"2001:db8::1", true, {4, 2, 2, 0}},  {"2001:db8::1", true, {4, 2, 2, 7}},
+      {"2001:db8::1", false, {}},           {"2001:db8::5", true, {4, 0, 0, 0}},
+      {"2001:db8::5", true, {3, 0, 0, 0}},  {"2001:db8::5", false, {}},
+      {"2001:db8::6", false, {}},           {"2001:db8::7", false, {}}};
+  for (const Shape& s : shapes) {
+    FrameSpec f;
+    f.src = s.src;
+    f.dst = "2001:db8:1::1";
+    f.proto = 17;
+    f.sport = 5000;
+    f.dport = 53;
+    f.payload.assign(8, 0);
+    if (s.routing) f.ext_headers = {43};
+    f.routing = s.rt;
+    c.packets.push_back(f);
+  }
+  Outcome outcome = RunFixedCase(c, "rulejit-kdiff-rt");
+  ASSERT_TRUE(outcome.errors.empty()) << absl::StrJoin(outcome.errors, "\n");
+  using ::testing::ElementsAre;
+  EXPECT_THAT(outcome.lists[0].accept, ElementsAre(false, false, true, false, true, true, true,
+                                                    true, false, true, false, false))
+      << "kernel-ipt";
+  std::vector<size_t> bad = Disagreements(outcome.lists, c.frames);
+  EXPECT_TRUE(bad.empty()) << KeepForReplay(c, outcome, bad);
+}
+
 // ip6tables-legacy's hotdrop, which rulejit does not model (a measured,
 // listed gap; see frontends/iptables/iptables.h). ip6_packet_match checks
 // addresses and interfaces first, then, for a rule with -p, walks the

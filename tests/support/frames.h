@@ -83,6 +83,15 @@ struct FrameSpec {
   std::vector<uint8_t> tcp_options = {};  // raw TCP options, zero-padded to 4 bytes
   bool bad_l4_checksum = false;  // TCP/UDP/UDP-Lite/ICMP/ICMPv6/SCTP: a wrong checksum
   uint32_t sctp_vtag = 0x01020304;  // SCTP's verification tag
+  // The IPv6 routing header (ext_headers 43): type, segments left, its
+  // length in 8-byte units after the first 8 bytes, and the 4 bytes after
+  // segments left (type 0's reserved field); zero bytes follow.
+  struct Routing {
+    uint8_t type = 4;
+    uint8_t segments_left = 0;
+    uint8_t hdrlen = 0;
+    uint32_t reserved = 0;
+  } routing = {};
 };
 
 namespace frames_internal {
@@ -266,8 +275,10 @@ inline Buf ExtHeader(const FrameSpec& s, uint8_t type, uint8_t next) {
       Put32(h, 1);
       Put32(h, 0);
       break;
-    case 43:  // routing: type 4 (segment routing would need more), 0 left
-      h.insert(h.end(), {0, 4, 0, 0, 0, 0, 0});
+    case 43:  // routing: as s.routing says (default type 4, 0 left, 8 bytes)
+      h.insert(h.end(), {s.routing.hdrlen, s.routing.type, s.routing.segments_left});
+      Put32(h, s.routing.reserved);
+      h.insert(h.end(), size_t{s.routing.hdrlen} * 8, 0);
       break;
     default:  // hop-by-hop / destination options: one PadN option
       h.insert(h.end(), {0, 1, 4, 0, 0, 0, 0});
