@@ -66,7 +66,7 @@ bool RegisteredAt(std::string_view name, ir::Hook hook) {
   if (name == "addrtype --limit-iface-in" || name == "policy --dir in") {
     return hook != Hook::kOutput && hook != Hook::kPostrouting;
   }
-  if (name == "TCPMSS --clamp-mss-to-pmtu") {
+  if (name == "TCPMSS --clamp-mss-to-pmtu" || name == "CLASSIFY") {
     return hook == Hook::kForward || hook == Hook::kOutput || hook == Hook::kPostrouting;
   }
   if (name == "addrtype --limit-iface-out" || name == "policy --dir out") {
@@ -87,6 +87,7 @@ const char* RegisteredHooksHint(std::string_view name) {
   if (name == "addrtype --limit-iface-in") {
     return "--limit-iface-in needs an input device: not in OUTPUT or POSTROUTING";
   }
+  if (name == "CLASSIFY") return "CLASSIFY is valid in FORWARD, OUTPUT and POSTROUTING";
   if (name == "TCPMSS --clamp-mss-to-pmtu") {
     return "path-MTU clamping is valid in FORWARD, OUTPUT and POSTROUTING";
   }

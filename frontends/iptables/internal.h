@@ -199,6 +199,9 @@ bool LowerRecent(LowerCtx& ctx, const MatchUse& m);
 std::optional<uint8_t> ParseTcpFlags(std::string_view text);
 bool LowerTcpMss(LowerCtx& ctx, const TargetUse& t);
 bool LowerChecksum(LowerCtx& ctx, const TargetUse& t);
+// DSCP, TOS, TTL, HL, CLASSIFY, NFQUEUE (targets_header.cc).
+bool IsHeaderTarget(std::string_view name);
+bool LowerHeaderTarget(LowerCtx& ctx, const TargetUse& t);
 std::string AddrtypeHookLimit(const MatchUse& m);
 bool LowerUdp(LowerCtx& ctx, const MatchUse& m);
 bool LowerMultiport(LowerCtx& ctx, const MatchUse& m);

@@ -683,6 +683,9 @@ class SaveParser {
       if (keep && !ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
         hook_limited_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
       }
+      if (keep && !ctx.hook && spec.target->name == "CLASSIFY") {
+        hook_limited_uses_.push_back({chain_name, "CLASSIFY", spec.target->loc});
+      }
       if (keep && !ctx.hook && spec.target->name == "TCPMSS" &&
           iptables_internal::FindTargetOption(*spec.target, "--clamp-mss-to-pmtu")) {
         hook_limited_uses_.push_back(

@@ -411,6 +411,16 @@ const std::vector<TargetSpec>& Targets() {
       {"NOTRACK", {}},
       {"TCPMSS", {{"--set-mss", 1, false}, {"--clamp-mss-to-pmtu", 0, false}}},
       {"CHECKSUM", {{"--checksum-fill", 0, false}}},
+      {"DSCP", {{"--set-dscp", 1, false}, {"--set-dscp-class", 1, false}}},
+      {"TOS",
+       {{"--set-tos", 1, false}, {"--and-tos", 1, false}, {"--or-tos", 1, false},
+        {"--xor-tos", 1, false}}},
+      {"TTL", {{"--ttl-set", 1, false}, {"--ttl-inc", 1, false}, {"--ttl-dec", 1, false}}},
+      {"HL", {{"--hl-set", 1, false}, {"--hl-inc", 1, false}, {"--hl-dec", 1, false}}},
+      {"CLASSIFY", {{"--set-class", 1, false}}},
+      {"NFQUEUE",
+       {{"--queue-num", 1, false}, {"--queue-balance", 1, false}, {"--queue-bypass", 0, false},
+        {"--queue-cpu-fanout", 0, false}}},
       {"TRACE", {}},
       {"SNAT",
        {{"--to-source", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false},
@@ -456,9 +466,9 @@ bool IsSupportedTarget(std::string_view target) {
 
 bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
-      "TPROXY", "NFQUEUE",
-      "QUEUE", "NFLOG", "ULOG", "TEE", "TOS", "DSCP",
-      "TTL", "HL", "CLASSIFY", "SECMARK", "CONNSECMARK", "AUDIT",
+      "TPROXY",
+      "QUEUE", "NFLOG", "ULOG", "TEE",
+      "SECMARK", "CONNSECMARK", "AUDIT",
       "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
       "TCPOPTSTRIP", "ECN", "DNPT", "SNPT", "CLUSTERIP", "JOOL",
   };
@@ -485,6 +495,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (t.name == "TRACE") return LowerTrace(ctx, t);
   else if (t.name == "TCPMSS") return LowerTcpMss(ctx, t);
   else if (t.name == "CHECKSUM") return LowerChecksum(ctx, t);
+  else if (IsHeaderTarget(t.name)) return LowerHeaderTarget(ctx, t);
   else {
     EmitVerdict(ctx, t.is_goto ? ir::VerdictCode::kGoto : ir::VerdictCode::kJump,
                 t.name, t.loc);
