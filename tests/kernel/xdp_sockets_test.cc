@@ -57,14 +57,6 @@ struct Socket {
   }
 };
 
-sockaddr_in Address(const char* ip, uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &a.sin_addr);
-  return a;
-}
-
 // A socket of `type` created inside namespace `ns`.
 int SocketIn(const std::string& ns, int type) {
   InNetns in(ns);
