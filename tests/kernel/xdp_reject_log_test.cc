@@ -8,8 +8,8 @@
 // listens there (the RST came from the firewall, not from dst); with
 // icmp-port-unreachable on UDP port 9999 a connected UDP socket gets
 // ECONNREFUSED; a LOG rule on UDP port 7000 writes one kernel-format line
-// per datagram to the --log file. Each for iptables and nft, on the jit
-// and the interpreter.
+// per datagram to the --log file, and NFLOG (nft `log group N`) the same
+// line. Each for iptables and nft, on the jit, the interpreter and llvm.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -38,6 +38,7 @@ constexpr char kIptables[] = R"(*filter
 -A FORWARD -p tcp --dport 8081 -j REJECT --reject-with tcp-reset
 -A FORWARD -p udp --dport 9999 -j REJECT --reject-with icmp-port-unreachable
 -A FORWARD -p udp --dport 7000 -j LOG --log-prefix "rjrun: "
+-A FORWARD -p udp --dport 7003 -j NFLOG --nflog-prefix "rjnflog: " --nflog-group 5
 COMMIT
 )";
 
@@ -47,6 +48,7 @@ constexpr char kNft[] = R"(table ip f {
     tcp dport 8081 reject with tcp reset
     udp dport 9999 reject with icmp type port-unreachable
     udp dport 7000 log prefix "rjrun: "
+    udp dport 7003 log prefix "rjnflog: " group 5
   }
 }
 )";
@@ -104,6 +106,14 @@ class XdpRejectLog : public ::testing::TestWithParam<Param> {
     unlink(log_.c_str());
   }
 
+  // What run wrote to --log so far.
+  std::string LogText() const {
+    std::ifstream in(log_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
   Topology topo_;
   std::unique_ptr<Child> fw_;
   std::string rules_, log_;
@@ -154,11 +164,9 @@ TEST_P(XdpRejectLog, LogWritesOneKernelLinePerPacket) {
   sockaddr_in other = Address("10.77.0.2", 7001);
   sendto(client.fd(), "quiet", 5, 0, reinterpret_cast<sockaddr*>(&other), sizeof other);
   usleep(200 * 1000);
-  std::ifstream in(log_);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::vector<std::string> lines = absl::StrSplit(text.str(), '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), static_cast<size_t>(kDatagrams)) << text.str();
+  const std::string text = LogText();
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), static_cast<size_t>(kDatagrams)) << text;
   for (const std::string& line : lines) {
     // nf_log_syslog's line for a forwarded UDP datagram from s0 to d0.
     EXPECT_TRUE(absl::StartsWith(line, "rjrun: IN=fwin OUT=fwout MAC=02:00:00:00:0a:02:02:00:00:00:0a:01:08:00 "
@@ -166,6 +174,23 @@ TEST_P(XdpRejectLog, LogWritesOneKernelLinePerPacket) {
         << line;
     EXPECT_TRUE(absl::StrContains(line, " DF PROTO=UDP SPT=")) << line;
     EXPECT_TRUE(absl::EndsWith(line, " DPT=7000 LEN=14 ")) << line;
+  }
+}
+
+// NFLOG (nft `log group N`) writes the same line, with its prefix.
+TEST_P(XdpRejectLog, NflogWritesTheSameLine) {
+  NsSocket client(topo_.src(), SOCK_DGRAM);
+  sockaddr_in port = Address("10.77.0.2", 7003);
+  for (int i = 0; i < 3; ++i) {
+    sendto(client.fd(), "nflog", 5, 0, reinterpret_cast<sockaddr*>(&port), sizeof port);
+  }
+  usleep(300 * 1000);
+  const std::string text = LogText();
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << text;
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(absl::StartsWith(line, "rjnflog: IN=fwin OUT=fwout MAC=")) << line;
+    EXPECT_TRUE(absl::EndsWith(line, " DPT=7003 LEN=13 ")) << line;
   }
 }
 
