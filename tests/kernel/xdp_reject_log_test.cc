@@ -9,7 +9,8 @@
 // icmp-port-unreachable on UDP port 9999 a connected UDP socket gets
 // ECONNREFUSED; a LOG rule on UDP port 7000 writes one kernel-format line
 // per datagram to the --log file, and NFLOG (nft `log group N`) the same
-// line. Each for iptables and nft, on the jit, the interpreter and llvm.
+// line. Each for iptables and nft, on the jit, the interpreter and llvm;
+// the nft (inet) ruleset also refuses IPv6 sockets the same way.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -21,6 +22,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -42,11 +45,11 @@ constexpr char kIptables[] = R"(*filter
 COMMIT
 )";
 
-constexpr char kNft[] = R"(table ip f {
+constexpr char kNft[] = R"(table inet f {
   chain fwd {
     type filter hook forward priority 0; policy accept;
     tcp dport 8081 reject with tcp reset
-    udp dport 9999 reject with icmp type port-unreachable
+    udp dport 9999 reject
     udp dport 7000 log prefix "rjrun: "
     udp dport 7003 log prefix "rjnflog: " group 5
   }
@@ -62,9 +65,9 @@ struct Param {
 // A socket made in namespace `ns`, closed with the object.
 class NsSocket {
  public:
-  NsSocket(const std::string& ns, int type) {
+  NsSocket(const std::string& ns, int type, int family = AF_INET) {
     InNetns in(ns);
-    if (in.ok()) fd_ = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+    if (in.ok()) fd_ = socket(family, type | SOCK_CLOEXEC, 0);
     const timeval three_seconds{3, 0};
     for (int option : {SO_RCVTIMEO, SO_SNDTIMEO}) {
       setsockopt(fd_, SOL_SOCKET, option, &three_seconds, sizeof three_seconds);
@@ -192,6 +195,41 @@ TEST_P(XdpRejectLog, NflogWritesTheSameLine) {
     EXPECT_TRUE(absl::StartsWith(line, "rjnflog: IN=fwin OUT=fwout MAC=")) << line;
     EXPECT_TRUE(absl::EndsWith(line, " DPT=7003 LEN=13 ")) << line;
   }
+}
+
+// IPv6 through the nft inet twin: the RST and the ICMPv6 port unreachable
+// (icmpx's default) reach ordinary IPv6 sockets.
+TEST_P(XdpRejectLog, Ipv6ResetAndPortUnreachable) {
+  if (GetParam().rules != kNft) GTEST_SKIP() << "the iptables ruleset is IPv4 only";
+  for (const auto& [ns, dev, addr] : {std::tuple{topo_.src(), "s0", "fd77::1/64"},
+                                      std::tuple{topo_.dst(), "d0", "fd77::2/64"}}) {
+    Output on = RunCmd({"ip", "netns", "exec", ns, "sysctl", "-q", "-w",
+                        "net.ipv6.conf.all.disable_ipv6=0", absl::StrCat("net.ipv6.conf.", dev,
+                                                                        ".disable_ipv6=0")});
+    ASSERT_EQ(on.exit_code, 0) << on.text;
+    Output r = RunCmd({"ip", "-n", ns, "addr", "add", addr, "dev", dev, "nodad"});
+    ASSERT_EQ(r.exit_code, 0) << r.text;
+  }
+  sockaddr_in6 tcp{}, udp{};
+  for (auto [a, port] : {std::pair{&tcp, 8081}, std::pair{&udp, 9999}}) {
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<uint16_t>(port));
+    inet_pton(AF_INET6, "fd77::2", &a->sin6_addr);
+  }
+  NsSocket server(topo_.dst(), SOCK_STREAM, AF_INET6), quiet(topo_.dst(), SOCK_DGRAM, AF_INET6);
+  ASSERT_EQ(bind(server.fd(), reinterpret_cast<sockaddr*>(&tcp), sizeof tcp), 0);
+  ASSERT_EQ(listen(server.fd(), 4), 0);
+  ASSERT_EQ(bind(quiet.fd(), reinterpret_cast<sockaddr*>(&udp), sizeof udp), 0);
+
+  NsSocket client(topo_.src(), SOCK_STREAM, AF_INET6);
+  EXPECT_EQ(connect(client.fd(), reinterpret_cast<sockaddr*>(&tcp), sizeof tcp), -1);
+  EXPECT_EQ(errno, ECONNREFUSED) << strerror(errno) << "\n" << fw_->text();
+  NsSocket dgram(topo_.src(), SOCK_DGRAM, AF_INET6);
+  ASSERT_EQ(connect(dgram.fd(), reinterpret_cast<sockaddr*>(&udp), sizeof udp), 0);
+  ASSERT_EQ(send(dgram.fd(), "ping", 4, 0), 4);
+  char buf[16];
+  EXPECT_EQ(recv(dgram.fd(), buf, sizeof buf, 0), -1);
+  EXPECT_EQ(errno, ECONNREFUSED) << strerror(errno) << "\n" << fw_->text();
 }
 
 INSTANTIATE_TEST_SUITE_P(Rulesets, XdpRejectLog,
