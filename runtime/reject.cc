@@ -318,4 +318,40 @@ bool BuildRejectReply(const uint8_t* frame, uint32_t len, RejectType type, uint8
   return ok;
 }
 
+bool IcmpRateLimit::Allow(const std::vector<uint8_t>& reply, uint64_t now_ns) {
+  if (reply.size() < kEthLen + kIpv4Len) return false;
+  const bool ipv6 = Load16(reply.data() + 12) == kEtherIpv6;
+  if (ipv6 && reply.size() < kEthLen + kIpv6Len) return false;
+  // icmp_global_allow: credit refilled by elapsed time (at least 20 ms of
+  // it, at most a second's), capped at the burst.
+  if (credit_ < 0) {
+    credit_ = options_.burst;
+    stamp_ns_ = now_ns;
+  }
+  if (credit_ <= 0) {
+    const uint64_t delta = std::min<uint64_t>(now_ns - stamp_ns_, 1'000'000'000);
+    if (delta < 20'000'000) return false;
+    const uint64_t incr = options_.per_sec * delta / 1'000'000'000;
+    if (incr == 0) return false;
+    stamp_ns_ = now_ns;
+    credit_ = std::min<int64_t>(credit_ + static_cast<int64_t>(incr), options_.burst);
+  }
+  // inet_peer_xrlim_allow on the reply's destination.
+  std::array<uint8_t, 16> key{};
+  const uint8_t* dst = reply.data() + kEthLen + (ipv6 ? 24 : 16);
+  std::memcpy(key.data(), dst, ipv6 ? 16 : 4);
+  const uint64_t interval = ipv6 ? options_.v6_interval_ns : options_.v4_interval_ns;
+  if (peers_.size() >= kMaxPeers && !peers_.contains(key)) peers_.clear();
+  auto [it, fresh] = peers_.try_emplace(key, Peer{6 * interval, now_ns});
+  Peer& peer = it->second;
+  if (!fresh && now_ns > peer.last_ns) {
+    peer.tokens_ns = std::min(peer.tokens_ns + (now_ns - peer.last_ns), 6 * interval);
+    peer.last_ns = now_ns;
+  }
+  if (peer.tokens_ns < interval) return false;
+  peer.tokens_ns -= interval;
+  --credit_;  // icmp_global_consume
+  return true;
+}
+
 }  // namespace rulejit::runtime

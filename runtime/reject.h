@@ -30,15 +30,19 @@
 // unknown type), ICMPv6 to an ICMPv6 error, to a broadcast or multicast
 // destination (and, for ICMP, an Ethernet broadcast/multicast frame:
 // pkt_type other than host), to a multicast or unspecified source.
+// The kernel's ICMP rate limits (icmp_send, icmp6_send; not the RST, not
+// the netdev flavor) are IcmpRateLimit's, which the caller asks.
 // Not modelled: IP options echoed in the ICMP reply (ip_options_echo; the
-// reply carries none), the kernel's ICMP rate limits (icmp_ratelimit,
-// icmp_msgs_per_sec), the id the kernel picks for ICMP (ip_select_ident:
+// reply carries none), the id the kernel picks for ICMP (ip_select_ident:
 // 0 here) and the IPv6 flow label it hashes (auto_flowlabels: 0 here).
 #ifndef RULEJIT_RUNTIME_REJECT_H_
 #define RULEJIT_RUNTIME_REJECT_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 #include "rulejit/types.h"
 
@@ -67,6 +71,43 @@ uint8_t RejectIcmpCode(RejectType type, uint8_t code, bool ipv6);
 bool BuildRejectReply(const uint8_t* frame, uint32_t len, RejectType type, uint8_t code,
                       RejectFlavor flavor, const RejectOptions& options,
                       std::vector<uint8_t>* reply);
+
+// Whether the kernel lets an ICMP error of a reject (kIpStack flavor, not
+// a TCP reset) leave: its per-destination limit (inet_peer_xrlim_allow:
+// tokens of one interval each, at most 6 saved, a new destination starting
+// full; the interval net.ipv4.icmp_ratelimit, 1 s, and for ICMPv6
+// net.ipv6.icmp.ratelimit, 1 s, shifted right by (128 - prefix) / 32 for
+// the route to the destination: 250 ms for a /64), then the host-wide
+// budget (icmp_global_allow: net.ipv4.icmp_msgs_per_sec 1000, burst 50;
+// the kernel takes 0 to 2 credits at random per message, here 1). One per
+// worker: with several queues each has its own budget. Remembers at most
+// kMaxPeers destinations (then starts afresh, as if they had expired).
+class IcmpRateLimit {
+ public:
+  static constexpr size_t kMaxPeers = 4096;
+  struct Options {
+    uint64_t v4_interval_ns = 1'000'000'000;
+    uint64_t v6_interval_ns = 250'000'000;  // a /64 route
+    uint32_t per_sec = 1000;
+    uint32_t burst = 50;
+  };
+  IcmpRateLimit() : IcmpRateLimit(Options{}) {}
+  explicit IcmpRateLimit(const Options& options) : options_(options) {}
+
+  // For an ICMP error to `reply`'s destination (an Ethernet frame as
+  // BuildRejectReply builds it) at `now_ns`; takes its tokens when true.
+  bool Allow(const std::vector<uint8_t>& reply, uint64_t now_ns);
+
+ private:
+  struct Peer {
+    uint64_t tokens_ns;
+    uint64_t last_ns;
+  };
+  Options options_;
+  absl::flat_hash_map<std::array<uint8_t, 16>, Peer> peers_;
+  int64_t credit_ = -1;  // global credit; -1: not started (full)
+  uint64_t stamp_ns_ = 0;
+};
 
 }  // namespace rulejit::runtime
 

@@ -101,17 +101,24 @@ std::vector<int> AllowedCpus() {
 enum class Outcome { kForward, kReply, kDrop };
 
 // The reply of the reject that dropped frame `r` (its last hook's result),
-// when the kernel would send one: the flavor of the reject's table.
+// when the kernel would send one: the flavor of the reject's table, and an
+// ICMP error of the IP stack's only within its rate limits.
 bool RejectReplyOf(const Program& program, const PathResult& r, const uint8_t* frame,
-                   uint32_t len, bool csum_partial, std::vector<uint8_t>* reply) {
+                   uint32_t len, bool csum_partial, IcmpRateLimit& limit, uint64_t now_ns,
+                   std::vector<uint8_t>* reply) {
   if (r.fate != Fate::kDropped || r.hooks.empty() || !r.hooks.back().result.rejected) return false;
   const Result& decided = r.hooks.back().result;
   const RejectFlavor flavor =
       std::string_view(program.ruleset().table_family(decided.decided_by.table)) == "netdev"
           ? RejectFlavor::kNetdev
           : RejectFlavor::kIpStack;
-  return BuildRejectReply(frame, len, decided.reject_type, decided.reject_code, flavor,
-                          RejectOptions{.csum_partial = csum_partial}, reply);
+  if (!BuildRejectReply(frame, len, decided.reject_type, decided.reject_code, flavor,
+                        RejectOptions{.csum_partial = csum_partial}, reply)) {
+    return false;
+  }
+  const bool limited =
+      flavor == RejectFlavor::kIpStack && decided.reject_type != RejectType::kTcpReset;
+  return !limited || limit.Allow(*reply, now_ns);
 }
 
 // One frame along the bridged path (runtime/path.h), with `out` the bytes
@@ -119,13 +126,15 @@ bool RejectReplyOf(const Program& program, const PathResult& r, const uint8_t* f
 // checksum completed as the kernel completes it on the way out; or a
 // reject's reply.
 Outcome PassFrame(const Program& program, const PathRunner& path, const PathOptions& options,
-                  RunState* state, const uint8_t* frame, uint32_t len, std::vector<uint8_t>* out) {
+                  RunState* state, IcmpRateLimit& limit, uint64_t now_ns, const uint8_t* frame,
+                  uint32_t len, std::vector<uint8_t>* out) {
   PacketMeta meta;
   meta.csum_partial = ChecksumIsPartial(ParseFrame(frame, len));
   PathResult r = path.Run(options, frame, len, meta, state);
   if (r.fate != Fate::kForwarded) {
-    return RejectReplyOf(program, r, frame, len, meta.csum_partial, out) ? Outcome::kReply
-                                                                          : Outcome::kDrop;
+    return RejectReplyOf(program, r, frame, len, meta.csum_partial, limit, now_ns, out)
+               ? Outcome::kReply
+               : Outcome::kDrop;
   }
   *out = std::move(r.packet);
   if (meta.csum_partial) {
@@ -168,6 +177,7 @@ struct Engine::Worker {
   // outlives an `nft -f`. One table per worker; Open refuses more than one
   // queue for rulesets that read it.
   std::unique_ptr<Conntrack> conntrack;
+  IcmpRateLimit icmp_limit;  // the kernel's ICMP rate limits, this worker's
   std::thread thread;
 };
 
@@ -315,8 +325,8 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   std::vector<uint8_t> out;
   for (uint32_t i = 0; i < n; ++i) {
     rx_bytes += lens[i];
-    const Outcome outcome =
-        PassFrame(*gen.program, *slot.path, paths_[from], &slot.state, frames[i], lens[i], &out);
+    const Outcome outcome = PassFrame(*gen.program, *slot.path, paths_[from], &slot.state,
+                                      worker.icmp_limit, now, frames[i], lens[i], &out);
     if (outcome != Outcome::kForward) {
       ++dropped;
       // The reply goes back where the frame came from (copied into a TX

@@ -17,7 +17,8 @@
 //
 // Reject: a frame a reject statement dropped gets the reply the kernel
 // sends (runtime/reject.h), sent back out of the interface it came in on
-// with its MACs swapped, as nf_send_reset does for bridged traffic. The
+// with its MACs swapped, as nf_send_reset does for bridged traffic; ICMP
+// errors within the kernel's rate limits (IcmpRateLimit, per worker). The
 // reply passes no hook (it counts as a tx packet of that interface). Log
 // statements write the kernel's nf_log line (runtime/log_line.h) to
 // EngineOptions::log_fd from the worker that ran them.

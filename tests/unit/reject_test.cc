@@ -197,5 +197,43 @@ TEST(Reject, Ipv6ResetAndUnreachable) {
   EXPECT_TRUE(Reply(error, RejectType::kIcmpUnreach, 4).empty());
 }
 
+// inet_peer_xrlim_allow: six at once to a new destination, then one per
+// interval (1 s; 250 ms for IPv6 on a /64), each destination apart; the
+// global budget caps them all.
+TEST(IcmpRateLimit, SixAtOnceThenOnePerInterval) {
+  const Bytes to_a = Reply(BuildFrame(FrameSpec{.src = "10.0.0.1", .proto = 17}),
+                           RejectType::kIcmpUnreach, 3);
+  const Bytes to_b = Reply(BuildFrame(FrameSpec{.src = "10.0.0.9", .proto = 17}),
+                           RejectType::kIcmpUnreach, 3);
+  IcmpRateLimit limit;
+  constexpr uint64_t kMs = 1'000'000;
+  uint64_t now = 5000 * kMs;
+  int allowed = 0;
+  for (int i = 0; i < 20; ++i) allowed += limit.Allow(to_a, now + i * kMs);
+  EXPECT_EQ(allowed, 6);
+  EXPECT_TRUE(limit.Allow(to_b, now + 20 * kMs));  // another destination
+  EXPECT_FALSE(limit.Allow(to_a, now + 500 * kMs));
+  EXPECT_TRUE(limit.Allow(to_a, now + 1020 * kMs));
+  EXPECT_FALSE(limit.Allow(to_a, now + 1500 * kMs));
+
+  const Bytes v6 = Reply(BuildFrame(FrameSpec{.src = "fd00::1", .dst = "fd00::2", .proto = 17}),
+                         RejectType::kIcmpUnreach, 4);
+  IcmpRateLimit six;
+  allowed = 0;
+  for (int i = 0; i < 1000; ++i) allowed += six.Allow(v6, now + i * kMs);  // one second
+  EXPECT_EQ(allowed, 6 + 3);  // then at 255, 505 and 755 ms
+
+  // 1000 destinations in one go: the global burst of 50, then 1000/s.
+  IcmpRateLimit global;
+  allowed = 0;
+  for (int i = 0; i < 1000; ++i) {
+    Bytes r = to_a;
+    r[30] = static_cast<uint8_t>(i >> 8);
+    r[31] = static_cast<uint8_t>(i);
+    allowed += global.Allow(r, now);
+  }
+  EXPECT_EQ(allowed, 50);
+}
+
 }  // namespace
 }  // namespace rulejit::runtime
