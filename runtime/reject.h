@@ -32,7 +32,8 @@
 // pkt_type other than host), to a multicast or unspecified source.
 // The kernel's ICMP rate limits (icmp_send, icmp6_send; not the RST, not
 // the netdev flavor) are IcmpRateLimit's, which the caller asks.
-// Not modelled: IP options echoed in the ICMP reply (ip_options_echo; the
+// The reply's link header is plain Ethernet: a VLAN-tagged frame gets an
+// untagged reply. Not modelled: IP options echoed in the ICMP reply (ip_options_echo; the
 // reply carries none), the id the kernel picks for ICMP (ip_select_ident:
 // 0 here) and the IPv6 flow label it hashes (auto_flowlabels: 0 here).
 #ifndef RULEJIT_RUNTIME_REJECT_H_

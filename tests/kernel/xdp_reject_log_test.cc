@@ -9,7 +9,7 @@
 // icmp-port-unreachable on UDP port 9999 a connected UDP socket gets
 // ECONNREFUSED; a LOG rule on UDP port 7000 writes one kernel-format line
 // per datagram to the --log file, and NFLOG (nft `log group N`) the same
-// line. Each for iptables and nft, on the jit, the interpreter and llvm;
+// line, and a limit match limits the lines. Each for iptables and nft, on the jit, the interpreter and llvm;
 // the nft (inet) ruleset also refuses IPv6 sockets the same way.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,6 +42,7 @@ constexpr char kIptables[] = R"(*filter
 -A FORWARD -p udp --dport 9999 -j REJECT --reject-with icmp-port-unreachable
 -A FORWARD -p udp --dport 7000 -j LOG --log-prefix "rjrun: "
 -A FORWARD -p udp --dport 7003 -j NFLOG --nflog-prefix "rjnflog: " --nflog-group 5
+-A FORWARD -p udp --dport 7004 -m limit --limit 1/minute --limit-burst 3 -j LOG --log-prefix "rjlimit: "
 COMMIT
 )";
 
@@ -52,6 +53,7 @@ constexpr char kNft[] = R"(table inet f {
     udp dport 9999 reject
     udp dport 7000 log prefix "rjrun: "
     udp dport 7003 log prefix "rjnflog: " group 5
+    udp dport 7004 limit rate 1/minute burst 3 packets log prefix "rjlimit: "
   }
 }
 )";
@@ -107,6 +109,18 @@ class XdpRejectLog : public ::testing::TestWithParam<Param> {
     if (fw_) EXPECT_EQ(fw_->Stop(SIGTERM), 0) << fw_->text();
     unlink(rules_.c_str());
     unlink(log_.c_str());
+  }
+
+  // Sends `n` five-byte datagrams from src to dst's `port`; the lines run
+  // wrote to --log by then.
+  std::vector<std::string> DatagramsLogged(uint16_t port, int n) {
+    NsSocket client(topo_.src(), SOCK_DGRAM);
+    sockaddr_in to = Address("10.77.0.2", port);
+    for (int i = 0; i < n; ++i) {
+      sendto(client.fd(), "12345", 5, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    }
+    usleep(300 * 1000);
+    return absl::StrSplit(LogText(), '\n', absl::SkipEmpty());
   }
 
   // What run wrote to --log so far.
@@ -182,19 +196,19 @@ TEST_P(XdpRejectLog, LogWritesOneKernelLinePerPacket) {
 
 // NFLOG (nft `log group N`) writes the same line, with its prefix.
 TEST_P(XdpRejectLog, NflogWritesTheSameLine) {
-  NsSocket client(topo_.src(), SOCK_DGRAM);
-  sockaddr_in port = Address("10.77.0.2", 7003);
-  for (int i = 0; i < 3; ++i) {
-    sendto(client.fd(), "nflog", 5, 0, reinterpret_cast<sockaddr*>(&port), sizeof port);
-  }
-  usleep(300 * 1000);
-  const std::string text = LogText();
-  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
-  ASSERT_EQ(lines.size(), 3u) << text;
+  const std::vector<std::string> lines = DatagramsLogged(7003, 3);
+  ASSERT_EQ(lines.size(), 3u) << LogText();
   for (const std::string& line : lines) {
     EXPECT_TRUE(absl::StartsWith(line, "rjnflog: IN=fwin OUT=fwout MAC=")) << line;
     EXPECT_TRUE(absl::EndsWith(line, " DPT=7003 LEN=13 ")) << line;
   }
+}
+
+// The rule's own limit match rate-limits its log lines: a burst of 3.
+TEST_P(XdpRejectLog, LimitRateLimitsTheLines) {
+  const std::vector<std::string> lines = DatagramsLogged(7004, 10);
+  ASSERT_EQ(lines.size(), 3u) << LogText();
+  for (const std::string& line : lines) EXPECT_TRUE(absl::StartsWith(line, "rjlimit: IN=fwin ")) << line;
 }
 
 // IPv6 through the nft inet twin: the RST and the ICMPv6 port unreachable
