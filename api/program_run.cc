@@ -7,7 +7,13 @@
 //     a table (lower::DirectVerdicts), the direct path: fast 5-tuple keys,
 //     one burst lookup, verdicts and counters straight off the table.
 //
-// Nothing here allocates, locks or returns a Status.
+// A reject leaves its type and code in the Result (compiled code stores
+// them with the reject flag in one word, JitRejectWord); the direct path
+// holds no reject rules (their action is no plain verdict). Log statements
+// reach the RunState's sink (ReportLog): compiled code calls JitLog, which
+// calls back here only when a sink is set.
+//
+// Nothing here allocates, locks or returns a Status (but a log sink may).
 #include <algorithm>
 #include <cstring>
 
