@@ -191,7 +191,7 @@ rulejit_verdict rulejit_classify(const rulejit_program* program, rulejit_hook ho
                                  const rulejit_meta* meta, rulejit_state* state,
                                  rulejit_result* result) {
   if (!ValidHook(hook) || (frame == nullptr && len != 0)) {
-    if (result != nullptr) *result = rulejit_result{RULEJIT_DROP, 0, -1, -1, -1, 0, 0, 0};
+    if (result != nullptr) *result = rulejit_result{RULEJIT_DROP, 0, -1, -1, -1, 0, 0, 0, 0, 0};
     return RULEJIT_DROP;
   }
   rulejit::Result r = program->program->Classify(
@@ -206,7 +206,9 @@ rulejit_verdict rulejit_classify(const rulejit_program* program, rulejit_hook ho
                              r.decided_by.rule,
                              LineOf(*program->program, r.decided_by),
                              r.mark,
-                             r.ct_mark};
+                             r.ct_mark,
+                             static_cast<int>(r.reject_type),
+                             r.reject_code};
   }
   return verdict;
 }

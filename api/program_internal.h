@@ -76,12 +76,17 @@ struct RunState::Impl {
   const void* prepared_for = nullptr;    // the Program that sized it
   uint64_t now_ns = 0;
   uint64_t packets = 0;                  // for auto's tier-up
+  LogSink log_sink;                      // set_log_sink's (empty: none)
 
   // The slot of rule `ref`'s counter / of a chain's policy count; null
   // when the state has none (not prepared, out of range).
   ir::Counter* RuleSlot(const RuleRef& ref);
   ir::Counter* PolicySlot(int table, int chain);
 };
+
+// Hands a log statement that ran to `sink` as a LogEvent (both tiers).
+void ReportLog(const LogSink& sink, const ir::Log& log, const RuleRef& rule, Hook hook,
+               const PacketView& pkt, const PacketMeta& meta, uint32_t mark);
 
 // What tests and tools inside the project may ask of a Program beyond its
 // public interface.

@@ -7,7 +7,13 @@
 //     a table (lower::DirectVerdicts), the direct path: fast 5-tuple keys,
 //     one burst lookup, verdicts and counters straight off the table.
 //
-// Nothing here allocates, locks or returns a Status.
+// A reject leaves its type and code in the Result (compiled code stores
+// them with the reject flag in one word, JitRejectWord); the direct path
+// holds no reject rules (their action is no plain verdict). Log statements
+// reach the RunState's sink (ReportLog): compiled code calls JitLog, which
+// calls back here only when a sink is set.
+//
+// Nothing here allocates, locks or returns a Status (but a log sink may).
 #include <algorithm>
 #include <cstring>
 
@@ -83,8 +89,38 @@ Result Program::RunInterp(Hook hook, std::span<const RuleRef> chains, const Pack
   }
   std::shared_ptr<const NatChange> nat;
   if (r.nat) nat = std::make_shared<const NatChange>(PublicNat(*r.nat));
-  return {verdict, r.decided_by, r.rejected, r.notrack, r.mark, r.ct_mark, r.ct_zone, r.queue, std::move(nat)};
+  Result result;
+  result.verdict = verdict;
+  result.decided_by = r.decided_by;
+  result.rejected = r.rejected;
+  if (r.rejected) {
+    result.reject_type = static_cast<RejectType>(r.reject.type);
+    result.reject_code = static_cast<uint8_t>(r.reject.code);
+  }
+  result.notrack = r.notrack;
+  result.mark = r.mark;
+  result.ct_mark = r.ct_mark;
+  result.ct_zone = r.ct_zone;
+  result.queue = r.queue;
+  result.nat = std::move(nat);
+  return result;
 }
+
+namespace {
+
+// What a log statement in compiled code reports through (JitContext::log_user).
+struct JitLogUser {
+  const LogSink* sink;
+  const lower::Layout* layout;
+};
+
+void ReportJitLog(backend::JitContext* ctx, const ir::Log& log, uint32_t rule_id) {
+  const auto* user = static_cast<const JitLogUser*>(ctx->log_user);
+  ReportLog(*user->sink, log, user->layout->refs[rule_id], ctx->hook, *ctx->view, *ctx->meta,
+            ctx->mut.mark);
+}
+
+}  // namespace
 
 // Runs the base chains of the hook in order: accept goes on to the next
 // chain, drop is final (nf_hook_slow).
@@ -112,6 +148,12 @@ Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketV
   ctx.pre_rule = pre_rule;
   ctx.host = host_.get();
   ctx.hook = hook;
+  ctx.log_fn = nullptr;
+  JitLogUser log_user{slots ? &slots->log_sink : nullptr, &jit_->plan.layout};
+  if (slots && slots->log_sink) {
+    ctx.log_fn = &ReportJitLog;
+    ctx.log_user = &log_user;
+  }
 
   Result result;
   const lower::Layout& layout = jit_->plan.layout;
@@ -136,6 +178,8 @@ Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketV
     CountPolicy(ctx.counters[ctx.decided_rule], ctx.skb_len);
   }
   result.rejected = ctx.rejected != 0;
+  result.reject_type = static_cast<RejectType>(ctx.rejected >> 8 & 0xff);
+  result.reject_code = static_cast<uint8_t>(ctx.rejected >> 16);
   result.notrack = ctx.notrack != 0;
   result.mark = ctx.mut.mark;
   result.ct_mark = ctx.mut.ct_mark;
@@ -225,6 +269,8 @@ void SetEveryField(Result& r, Verdict verdict, const RuleRef& decided_by, const 
   r.verdict = verdict;
   r.decided_by = decided_by;
   r.rejected = false;
+  r.reject_type = RejectType::kIcmpUnreach;
+  r.reject_code = 0;
   r.mark = meta.mark;
   r.ct_mark = meta.ct_mark;
   r.ct_zone = meta.ct_zone;

@@ -1,5 +1,6 @@
 // RunState's slots (per rule and per policy counters, api/program_internal.h)
-// as the public interface reads them, and carrying them over a reload.
+// as the public interface reads them, carrying them over a reload, and the
+// log sink log statements report to (ReportLog, for every tier).
 #include <utility>
 #include <vector>
 #include <string>
@@ -18,6 +19,32 @@ RunState& RunState::operator=(RunState&& other) noexcept = default;
 RunState::~RunState() = default;
 
 void RunState::set_now_ns(uint64_t now_ns) { impl_->now_ns = now_ns; }
+
+void RunState::set_log_sink(LogSink sink) {
+  Impl* impl = impl_.get();
+  impl->log_sink = std::move(sink);
+  impl->interp.on_log = nullptr;
+  if (!impl->log_sink) return;
+  impl->interp.on_log = [impl](const ir::Log& log, const RuleRef& rule, Hook hook,
+                               const PacketView& pkt, const PacketMeta& meta, uint32_t mark) {
+    ReportLog(impl->log_sink, log, rule, hook, pkt, meta, mark);
+  };
+}
+
+void ReportLog(const LogSink& sink, const ir::Log& log, const RuleRef& rule, Hook hook,
+               const PacketView& pkt, const PacketMeta& meta, uint32_t mark) {
+  LogEvent event;
+  if (log.prefix) event.prefix = *log.prefix;
+  event.level = log.level;
+  event.group = log.group;
+  event.flags = log.flags;
+  event.rule = rule;
+  event.hook = hook;
+  event.mark = mark;
+  event.packet = &pkt;
+  event.meta = &meta;
+  sink(event);
+}
 
 ir::Counter* RunState::Impl::RuleSlot(const RuleRef& ref) {
   if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return nullptr;

@@ -73,6 +73,7 @@ struct Ctx {
   PacketView* view = nullptr;
   std::vector<uint8_t>* buffer = nullptr;
   bool rejected = false;
+  Reject reject;
   std::optional<QueueChoice> queue;
   std::optional<NatChange> nat;
   Hook hook = Hook::kInput;
@@ -294,9 +295,16 @@ void EvalObjref(const Objref& e, Regs& regs, Ctx& ctx) {
   if (!passes) regs.code = VerdictCode::kBreak;
 }
 
-void EvalReject(const Reject&, Regs& regs, Ctx& ctx) {
+void EvalReject(const Reject& e, Regs& regs, Ctx& ctx) {
   ctx.rejected = true;
+  ctx.reject = e;
   regs.code = VerdictCode::kDrop;
+}
+
+void EvalLog(const Log& e, const Ctx& ctx) {
+  if (ctx.state == nullptr || !ctx.state->on_log) return;
+  ctx.state->on_log(e, RuleRef{ctx.table, ctx.chain, ctx.rule}, ctx.hook, ctx.pkt, ctx.meta,
+                    ctx.mut.mark);
 }
 
 void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
@@ -320,7 +328,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Immediate& e) { EvalImmediate(e, regs, ctx); },
           [&](const Counter& e) { EvalCounter(e, regs, ctx); },
           [&](const Limit& e) { EvalLimit(e, regs, ctx); },
-          [&](const Log&) {},
+          [&](const Log& e) { EvalLog(e, ctx); },
           [&](const Reject& e) { EvalReject(e, regs, ctx); },
           [&](const Notrack&) { ctx.notrack = true; },
           [&](const FusedCmp& e) { regs.BreakUnless(EvalFusedCmp(e, ctx.pkt)); },
@@ -498,6 +506,7 @@ EvalResult Interpreter::RunChains(Hook hook, std::span<const RuleRef> chains,
     if (r.verdict == VerdictCode::kDrop || r.verdict == VerdictCode::kQueue) break;
   }
   result.rejected = ctx.rejected && result.verdict == VerdictCode::kDrop;
+  if (result.rejected) result.reject = ctx.reject;
   result.mark = ctx.mut.mark;
   result.ct_mark = ctx.mut.ct_mark;
   result.ct_zone = ctx.mut.ct_zone;

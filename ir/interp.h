@@ -15,6 +15,7 @@
 #define RULEJIT_IR_INTERP_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -47,6 +48,7 @@ struct EvalResult {
   VerdictCode verdict = VerdictCode::kAccept;
   RuleRef decided_by;
   bool rejected = false;  // a reject statement decided (verdict is kDrop)
+  Reject reject;          // which, when rejected
   uint32_t mark = 0;      // meta mark after evaluation (meta mark set)
   uint32_t ct_mark = 0;
   CtZone ct_zone;  // after `ct zone set`
@@ -81,6 +83,12 @@ struct InterpState {
   // like the limit buckets.
   struct NumgenSlot { uint64_t key; std::optional<uint32_t> last; };
   std::vector<NumgenSlot> numgens;
+  // Called for every log statement that runs (empty: nothing is told):
+  // the statement, its rule, the hook, the packet and meta mark as the
+  // rule saw them.
+  std::function<void(const Log&, const RuleRef&, Hook, const PacketView&, const PacketMeta&,
+                     uint32_t mark)>
+      on_log;
 };
 
 class Interpreter {

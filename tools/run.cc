@@ -1,6 +1,6 @@
 // `rulejit run FILE --in A --out B [--ctl PATH] [--queues N]
 //                   [--stats-interval S] [--duration S] [--backend B]
-//                   [--generic] [--format F]`
+//                   [--log FILE] [--generic] [--format F]`
 //
 // A bump-in-the-wire firewall, a transparent bridge: frames arriving on A
 // take the path of `eval --path forward` (netdev ingress chains of device
@@ -8,7 +8,10 @@
 // of device B; conntrack and NAT), and those no hook dropped are sent out
 // of B (NATed, partial checksums completed); the same from B to A. The
 // host is this machine (ReadLocalHost); --sysctl sets conntrack's sysctls.
-// See runtime/xdp/engine.h. Output on stdout:
+// A reject sends its RST or ICMP error back out of the interface the frame
+// came in on (runtime/reject.h); log statements (LOG, nft log, NFLOG) write
+// the kernel's log line (runtime/log_line.h) to stderr, or appended to
+// --log FILE. See runtime/xdp/engine.h. Output on stdout:
 //
 //   ready in=fwin/native/copy out=fwout/native/copy backend=jit hooks=ingress,forward/forward queues=1 ctl=/run/rulejit/fwin-fwout.sock
 //   stats t=1.0 fwin rx=120 tx=0 drop=20 err=0 fwout rx=0 tx=100 drop=0 err=0
@@ -41,6 +44,7 @@
 // Exit status: 0 clean stop, 1 bad ruleset, 2 bad command line or missing
 // interface, 3 the AF_XDP sockets or the control socket could not be opened
 // (permission, busy queue, no AF_XDP, socket in use).
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -82,6 +86,7 @@ struct RunOptions {
   std::string ctl;            // control socket path; empty = none
   double stats_interval = 0;  // seconds; 0 = no periodic stats
   double duration = 0;        // seconds; 0 = until a signal
+  std::string log;            // --log FILE; empty = stderr
 };
 
 absl::StatusOr<double> Seconds(const Args& args, absl::string_view flag) {
@@ -129,6 +134,7 @@ absl::StatusOr<RunOptions> ReadOptions(const Args& args) {
   if (!duration.ok()) return duration.status();
   options.stats_interval = *interval;
   options.duration = *duration;
+  options.log = args.value_or("log", "");
   return options;
 }
 
@@ -419,6 +425,17 @@ int RunRun(const Args& args, Streams io) {
     return kExitOpenFailed;
   }
 
+  // Log lines: stderr, or appended to --log FILE (one write each).
+  options->engine.log_fd = STDERR_FILENO;
+  if (!options->log.empty()) {
+    options->engine.log_fd =
+        open(options->log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (options->engine.log_fd < 0) {
+      io.err << "rulejit run: error: --log " << options->log << ": " << strerror(errno) << "\n";
+      return kExitOpenFailed;
+    }
+  }
+
   runtime::QuietXdpLibraries();
   absl::StatusOr<std::unique_ptr<runtime::Engine>> engine =
       runtime::Engine::Open(std::move(program), options->engine);
@@ -469,11 +486,12 @@ Command RunCommand() {
       .synopsis =
           "run FILE --in IF --out IF [--ctl PATH|none] [--queues N] "
           "[--stats-interval S] [--duration S] [--backend interp|jit|llvm|auto] "
-          "[--generic] [--sysctl nf_conntrack_NAME=V,...] [--format F]",
+          "[--log FILE] [--generic] [--sysctl nf_conntrack_NAME=V,...] [--format F]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "
-          "(netdev ingress, forward, netdev egress hooks; `rulejit ctl` or SIGHUP reload it, SIGINT/SIGTERM "
-          "stop it and print counters)",
+          "(netdev ingress, forward, netdev egress hooks; rejects answered back out of the "
+          "arrival interface, log lines on stderr or --log FILE; `rulejit ctl` or SIGHUP reload it, "
+          "SIGINT/SIGTERM stop it and print counters)",
       .spec = {.flags = {{"in", true},
                          {"out", true},
                          {"ctl", true},
@@ -483,6 +501,7 @@ Command RunCommand() {
                          {"backend", true},
                          {"generic", false},
                          {"sysctl", true},
+                         {"log", true},
                          {"format", true}},
                .positionals = {"FILE"}},
       .run = RunRun,

@@ -5,6 +5,7 @@
 //   -j REJECT [--reject-with] reject type 0 code C (ICMP/ICMPv6 unreachable
 //                             code), type 1 for tcp-reset
 //   -j LOG                    log [prefix] [level] [flags]  (non-terminal)
+//   -j NFLOG                  log [prefix] group N [snaplen] [queue-threshold]
 //   -j MARK --set-xmark V/M   new = (mark & ~M) ^ V:
 //                               M all ones: immediate reg 1 V; meta set mark
 //                               otherwise:  meta load mark; bitwise & ~M ^ V;
@@ -149,6 +150,36 @@ bool LowerLog(LowerCtx& ctx, const TargetUse& t) {
     } else if (o.name == "--log-macdecode") {
       log.flags |= 0x20;  // NF_LOG_MACDECODE
     }
+  }
+  ctx.Add(std::move(log), t.loc);
+  return true;
+}
+
+// NFLOG: the packet to nfnetlink_log group N (xt_NFLOG), as iptables-nft
+// translates it: `log [prefix P] group N [snaplen S] [queue-threshold T]`.
+// --nflog-range is the legacy spelling of the snap length; a prefix is
+// cut to 63 characters as iptables-legacy cuts it.
+bool LowerNflog(LowerCtx& ctx, const TargetUse& t) {
+  ir::Log log;
+  log.group = 0;
+  for (const Option& o : t.options) {
+    const std::string& arg = o.args[0].text;
+    if (o.name == "--nflog-prefix") {
+      log.prefix = arg.substr(0, 63);
+      continue;
+    }
+    const uint64_t max = o.name == "--nflog-group" || o.name == "--nflog-threshold"
+                             ? 65535
+                             : 0xffffffff;
+    std::optional<uint64_t> n = ParseNumber(arg, max);
+    if (!n || (o.name == "--nflog-threshold" && *n == 0)) {
+      return ctx.Error(o.ArgLoc(), absl::StrCat("invalid ", o.name.substr(2), " '", arg, "'"),
+                       absl::StrCat(o.name == "--nflog-threshold" ? "1" : "0", "..", max));
+    }
+    const uint32_t v = static_cast<uint32_t>(*n);
+    if (o.name == "--nflog-group") log.group = v;
+    if (o.name == "--nflog-size" || o.name == "--nflog-range") log.snaplen = v;
+    if (o.name == "--nflog-threshold") log.qthreshold = v;
   }
   ctx.Add(std::move(log), t.loc);
   return true;
@@ -398,6 +429,10 @@ const std::vector<TargetSpec>& Targets() {
         {"--log-tcp-sequence", 0, false}, {"--log-tcp-options", 0, false},
         {"--log-ip-options", 0, false}, {"--log-uid", 0, false},
         {"--log-macdecode", 0, false}}},
+      {"NFLOG",
+       {{"--nflog-group", 1, false}, {"--nflog-prefix", 1, false},
+        {"--nflog-range", 1, false}, {"--nflog-size", 1, false},
+        {"--nflog-threshold", 1, false}}},
       {"MARK",
        {{"--set-xmark", 1, false}, {"--set-mark", 1, false},
         {"--and-mark", 1, false}, {"--or-mark", 1, false},
@@ -467,7 +502,7 @@ bool IsSupportedTarget(std::string_view target) {
 bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
       "TPROXY",
-      "QUEUE", "NFLOG", "ULOG", "TEE",
+      "QUEUE", "ULOG", "TEE",
       "SECMARK", "CONNSECMARK", "AUDIT",
       "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
       "TCPOPTSTRIP", "ECN", "DNPT", "SNPT", "CLUSTERIP", "JOOL",
@@ -488,6 +523,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (t.name == "RETURN") EmitVerdict(ctx, ir::VerdictCode::kReturn, "", t.loc);
   else if (t.name == "REJECT") return LowerReject(ctx, t);
   else if (t.name == "LOG") return LowerLog(ctx, t);
+  else if (t.name == "NFLOG") return LowerNflog(ctx, t);
   else if (t.name == "MARK") return LowerMarkTarget(ctx, t);
   else if (t.name == "CONNMARK") return LowerConnmarkTarget(ctx, t);
   else if (t.name == "NOTRACK" || t.name == "CT") return LowerNotrack(ctx, t);

@@ -132,7 +132,11 @@ struct CompileOptions {
 struct Result {
   Verdict verdict = Verdict::kAccept;
   RuleRef decided_by;
+  // A reject statement decided (verdict is kDrop): the kernel then sends
+  // the reply reject_type and reject_code say (runtime/reject.h builds it).
   bool rejected = false;
+  RejectType reject_type = RejectType::kIcmpUnreach;
+  uint8_t reject_code = 0;
   // A notrack statement ran (raw priority): conntrack leaves the packet
   // untracked.
   bool notrack = false;
@@ -147,6 +151,23 @@ struct Result {
   // the whole Result was the single costliest step of a classified lookup).
   std::shared_ptr<const NatChange> nat;
 };
+
+// A log statement that ran (nft `log ...`, iptables LOG; `log group N` and
+// NFLOG, which hand the packet to nfnetlink_log in the kernel, too), as
+// RunState's log sink receives it while the packet is evaluated. The
+// pointers and the prefix are valid only during the call.
+struct LogEvent {
+  std::string_view prefix;        // "" when none
+  std::optional<uint32_t> level;  // syslog level as written (none: the default, 4)
+  std::optional<uint32_t> group;  // nflog group (`log group N`, NFLOG)
+  uint32_t flags = 0;             // kLogTcpSeq | kLogTcpOpt | ... (rulejit/types.h)
+  RuleRef rule;                   // the rule holding the statement
+  Hook hook = Hook::kInput;
+  uint32_t mark = 0;              // meta mark as the rule saw it
+  const PacketView* packet = nullptr;  // the packet as the rule saw it
+  const PacketMeta* meta = nullptr;
+};
+using LogSink = std::function<void(const LogEvent&)>;
 
 // Per-thread mutable state: counters per rule and per policy, limit token
 // buckets, quota counts. Move-only; a moved-from RunState may only be
@@ -165,6 +186,10 @@ class RunState {
   Counter PolicyCounterOf(int table, int chain) const;
   // The clock limit expressions see.
   void set_now_ns(uint64_t now_ns);
+  // Receives every log statement that runs, in order, on the classifying
+  // thread (none set: they run and report nothing). A ruleset without log
+  // statements never calls it.
+  void set_log_sink(LogSink sink);
 
  private:
   friend class Program;

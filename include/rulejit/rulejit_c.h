@@ -110,6 +110,10 @@ typedef struct {
   uint32_t line;
   uint32_t mark;    /* meta mark after evaluation */
   uint32_t ct_mark; /* ct mark after evaluation */
+  /* When rejected: the NFT_REJECT_* type (0 icmp unreachable, 1 tcp reset,
+   * 2 icmpx unreachable) and its code (rulejit::RejectType). */
+  int reject_type;
+  int reject_code;
 } rulejit_result;
 
 void rulejit_options_init(rulejit_options *options);

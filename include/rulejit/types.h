@@ -97,6 +97,24 @@ struct NatChange {
   uint32_t flags = 0;  // NF_NAT_RANGE_* bits
 };
 
+// Which reply a reject statement asked for (nft `reject with ...`,
+// iptables REJECT --reject-with): the kernel's NFT_REJECT_* types.
+// kIcmpUnreach's code is an ICMP code for IPv4 packets and an ICMPv6 code
+// for IPv6 ones; kIcmpxUnreach's is an NFT_REJECT_ICMPX_* code (0 no route,
+// 1 port, 2 host unreachable, 3 admin prohibited), mapped to the packet's
+// family as nft_reject_icmp_code / nft_reject_icmpv6_code do.
+enum class RejectType : uint8_t { kIcmpUnreach = 0, kTcpReset = 1, kIcmpxUnreach = 2 };
+
+// Options of a log statement (LogEvent::flags), the kernel's NF_LOG_* bits:
+// --log-tcp-sequence, --log-tcp-options, --log-ip-options, --log-uid,
+// --log-macdecode (nft `log flags tcp sequence,options ip options skuid
+// ether`).
+inline constexpr uint32_t kLogTcpSeq = 0x01;
+inline constexpr uint32_t kLogTcpOpt = 0x02;
+inline constexpr uint32_t kLogIpOpt = 0x04;
+inline constexpr uint32_t kLogUid = 0x08;
+inline constexpr uint32_t kLogMacDecode = 0x20;
+
 // Conntrack state bits as the kernel exposes them to `ct state`
 // (PacketMeta::ct_state).
 inline constexpr uint32_t kCtStateInvalid = 1u << 0;

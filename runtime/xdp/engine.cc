@@ -7,11 +7,17 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/log_line.h"
+#include "runtime/reject.h"
 
 namespace rulejit::runtime {
 
@@ -92,21 +98,66 @@ std::vector<int> AllowedCpus() {
   return cpus;
 }
 
-// One frame along the bridged path (runtime/path.h): true when it leaves,
-// with `out` the bytes to send (after NAT and the rules' writes, with a
-// partial checksum completed as the kernel completes it on the way out).
-bool PassFrame(const PathRunner& path, const PathOptions& options, RunState* state,
-               const uint8_t* frame, uint32_t len, std::vector<uint8_t>* out) {
+// What became of a frame: it leaves by the other side, a reject's reply
+// leaves by its own side (runtime/reject.h), or nothing leaves.
+enum class Outcome { kForward, kReply, kDrop };
+
+// The reply of the reject that dropped frame `r` (its last hook's result),
+// when the kernel would send one: the flavor of the reject's table, and an
+// ICMP error of the IP stack's only within its rate limits.
+bool RejectReplyOf(const Program& program, const PathResult& r, const uint8_t* frame,
+                   uint32_t len, bool csum_partial, IcmpRateLimit& limit, uint64_t now_ns,
+                   std::vector<uint8_t>* reply) {
+  if (r.fate != Fate::kDropped || r.hooks.empty() || !r.hooks.back().result.rejected) return false;
+  const Result& decided = r.hooks.back().result;
+  const RejectFlavor flavor =
+      std::string_view(program.ruleset().table_family(decided.decided_by.table)) == "netdev"
+          ? RejectFlavor::kNetdev
+          : RejectFlavor::kIpStack;
+  if (!BuildRejectReply(frame, len, decided.reject_type, decided.reject_code, flavor,
+                        RejectOptions{.csum_partial = csum_partial}, reply)) {
+    return false;
+  }
+  const bool limited =
+      flavor == RejectFlavor::kIpStack && decided.reject_type != RejectType::kTcpReset;
+  return !limited || limit.Allow(*reply, now_ns);
+}
+
+// One frame along the bridged path (runtime/path.h), with `out` the bytes
+// to send: forwarded, after NAT and the rules' writes, with a partial
+// checksum completed as the kernel completes it on the way out; or a
+// reject's reply.
+Outcome PassFrame(const Program& program, const PathRunner& path, const PathOptions& options,
+                  RunState* state, IcmpRateLimit& limit, uint64_t now_ns, const uint8_t* frame,
+                  uint32_t len, std::vector<uint8_t>* out) {
   PacketMeta meta;
   meta.csum_partial = ChecksumIsPartial(ParseFrame(frame, len));
   PathResult r = path.Run(options, frame, len, meta, state);
-  if (r.fate != Fate::kForwarded) return false;
+  if (r.fate != Fate::kForwarded) {
+    return RejectReplyOf(program, r, frame, len, meta.csum_partial, limit, now_ns, out)
+               ? Outcome::kReply
+               : Outcome::kDrop;
+  }
   *out = std::move(r.packet);
   if (meta.csum_partial) {
     CompletePartialChecksum(ParseFrame(out->data(), static_cast<uint32_t>(out->size())),
                             out->data());
   }
-  return true;
+  return Outcome::kForward;
+}
+
+// The log sink of a worker's RunState: one write per line (whole lines
+// even with several workers, on a pipe or an O_APPEND file).
+LogSink LogWriter(int fd) {
+  return [fd](const LogEvent& event) {
+    std::string line = FormatLogLine(event);
+    line += '\n';
+    for (size_t off = 0; off < line.size();) {
+      const ssize_t n = write(fd, line.data() + off, line.size() - off);
+      if (n <= 0 && errno != EINTR) return;
+      if (n > 0) off += static_cast<size_t>(n);
+    }
+  };
 }
 
 }  // namespace
@@ -144,6 +195,7 @@ struct Engine::Worker {
   // queue for rulesets that read it.
   std::unique_ptr<Conntrack> conntrack;
   Mailbox mailbox;
+  IcmpRateLimit icmp_limit;  // the kernel's ICMP rate limits, this worker's
   std::thread thread;
 };
 
@@ -239,6 +291,7 @@ std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
     // Sized once here: the workers never reallocate it, so Counters may
     // read it while they run.
     program->PrepareState(&slot.state);
+    if (options_.log_fd >= 0) slot.state.set_log_sink(LogWriter(options_.log_fd));
     slot.path = std::make_unique<PathRunner>(*program, *options_.host, *workers_[w]->conntrack);
   }
   for (Side from : {kIn, kOut}) {
@@ -288,11 +341,20 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   worker.conntrack->set_now_ns(now);
   slot.state.set_now_ns(now);
   uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0, dropped = 0;
+  uint64_t replies = 0, reply_bytes = 0;
   std::vector<uint8_t> out;
   for (uint32_t i = 0; i < n; ++i) {
     rx_bytes += lens[i];
-    if (!PassFrame(*slot.path, paths_[from], &slot.state, frames[i], lens[i], &out)) {
+    const Outcome outcome = PassFrame(*gen.program, *slot.path, paths_[from], &slot.state,
+                                      worker.icmp_limit, now, frames[i], lens[i], &out);
+    if (outcome != Outcome::kForward) {
       ++dropped;
+      // The reply goes back where the frame came from (copied into a TX
+      // frame of the receiving socket; its RX frame is still held).
+      if (outcome == Outcome::kReply && rx.Send(out.data(), static_cast<uint32_t>(out.size()))) {
+        ++replies;
+        reply_bytes += out.size();
+      }
     } else if (tx.Send(out.data(), static_cast<uint32_t>(out.size()))) {
       ++sent;
       sent_bytes += out.size();
@@ -301,6 +363,10 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
     }
   }
   rx.Release(n, addrs);  // frames were copied out: RX frames go back now
+  if (replies > 0) {
+    rx.Flush();
+    rx.ReapCompletions();
+  }
   tx.Flush();
   tx.ReapCompletions();
   rx.WakeRxIfNeeded();
@@ -313,6 +379,8 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   Bump(in_stats.tx_errors, errors);
   Bump(out_stats.tx_packets, sent);
   Bump(out_stats.tx_bytes, sent_bytes);
+  Bump(in_stats.tx_packets, replies);
+  Bump(in_stats.tx_bytes, reply_bytes);
   return n;
 }
 

@@ -4,6 +4,7 @@
 //   in  ──rx──▶ path(iif=in, oif=out) ──forwarded──▶ tx ──▶ out
 //   out ──rx──▶ path(iif=out, oif=in) ──forwarded──▶ tx ──▶ in
 //                  └──── dropped ──▶ frame straight back to fill
+//                  └──── rejected ──▶ reply (RST, ICMP) ──tx──▶ back out of the receiving side
 //
 // Each frame takes the path of runtime/path.h as a transparent bridge
 // (PathOptions::bridged, what a Linux bridge with br_netfilter does):
@@ -13,6 +14,14 @@
 // frame whose TCP/UDP checksum is partial (a local sender's offload on a
 // veth or virtio peer: ChecksumIsPartial) is completed on the way out, as
 // the kernel does when it forwards it.
+//
+// Reject: a frame a reject statement dropped gets the reply the kernel
+// sends (runtime/reject.h), sent back out of the interface it came in on
+// with its MACs swapped, as nf_send_reset does for bridged traffic; ICMP
+// errors within the kernel's rate limits (IcmpRateLimit, per worker). The
+// reply passes no hook (it counts as a tx packet of that interface). Log
+// statements write the kernel's nf_log line (runtime/log_line.h) to
+// EngineOptions::log_fd from the worker that ran them.
 //
 // Connection tracking: each worker owns its Conntrack, which outlives
 // reloads (flows and NAT bindings survive a reload, as they survive an
@@ -94,6 +103,9 @@ struct EngineOptions {
   // source); required.
   std::shared_ptr<const HostModel> host;
   ConntrackOptions conntrack;  // the nf_conntrack sysctls
+  // Where log statements write their lines (runtime/log_line.h), one
+  // write(2) each; -1: nowhere (they run and write nothing).
+  int log_fd = -1;
 };
 
 struct PortStats {

@@ -1,6 +1,7 @@
 // Differential test: every compiled tier (asmjit, LLVM) must agree with the
 // reference interpreter packet for packet (verdict, deciding rule, reject
-// flag, mark, ct mark and rule counters) over seeded random rulesets and
+// type and code, mark, ct mark, rule counters, and the log statements each
+// packet ran, in order) over seeded random rulesets and
 // frames, truncated and malformed frames included. On a mismatch it prints
 // the seed, the tier, the frame and the IR so the case can be replayed.
 #include <cstdio>
@@ -33,8 +34,15 @@ std::string RefString(const RuleRef& r) {
   return std::to_string(r.table) + "/" + std::to_string(r.chain) + "/" + std::to_string(r.rule);
 }
 
+// The log statements one packet ran, as a tier reported them.
+std::string LogText(const LogEvent& e) {
+  return std::string(e.prefix) + RefString(e.rule) + " level " +
+         std::to_string(e.level.value_or(99)) + " mark " + std::to_string(e.mark) + " len " +
+         std::to_string(e.packet->len) + ";";
+}
+
 struct Stats {
-  int compared = 0, drops = 0, by_rule = 0, rejects = 0, fused = 0;
+  int compared = 0, drops = 0, by_rule = 0, rejects = 0, fused = 0, logs = 0;
   size_t classified = 0;
 };
 
@@ -69,20 +77,34 @@ void CompareSeed(int seed, const testing::IrGenOptions& gen, int frames, Stats& 
   }
   RunState interp_state;
   std::vector<RunState> tier_states(tiers.size());
+  std::string interp_logs;
+  std::vector<std::string> tier_logs(tiers.size());
+  interp_state.set_log_sink([&](const LogEvent& e) { interp_logs += LogText(e); });
+  for (size_t t = 0; t < tiers.size(); ++t) {
+    tier_states[t].set_log_sink([&, t](const LogEvent& e) { tier_logs[t] += LogText(e); });
+  }
   for (int i = 0; i < frames; ++i) {
     std::vector<uint8_t> frame = testing::RandomFrame(rng);
     PacketMeta meta = testing::RandomMeta(rng);
+    interp_logs.clear();
     Result a = (*interp)->Classify(Hook::kForward, frame.data(), frame.size(), meta,
                                    &interp_state);
+    stats.logs += !interp_logs.empty();
     ++stats.compared;
     stats.drops += a.verdict == Verdict::kDrop;
     stats.by_rule += a.decided_by.rule >= 0;
     stats.rejects += a.rejected;
     for (size_t t = 0; t < tiers.size(); ++t) {
+      tier_logs[t].clear();
       Result b = tiers[t]->Classify(Hook::kForward, frame.data(), frame.size(), meta,
                                     &tier_states[t]);
+      ASSERT_EQ(interp_logs, tier_logs[t]) << "seed " << seed << " frame " << i << " "
+                                           << BackendName(tiers[t]->backend()) << "\n"
+                                           << ir::PrintRuleset(rs);
       bool same = a.verdict == b.verdict && a.rejected == b.rejected && a.mark == b.mark &&
-                  a.ct_mark == b.ct_mark && RefString(a.decided_by) == RefString(b.decided_by);
+                  a.ct_mark == b.ct_mark && RefString(a.decided_by) == RefString(b.decided_by) &&
+                  (!a.rejected ||
+                   (a.reject_type == b.reject_type && a.reject_code == b.reject_code));
       ASSERT_TRUE(same) << "seed " << seed << " frame " << i << " " << Hex(frame)
                         << "\ninterp: verdict " << int(a.verdict) << " rule "
                         << RefString(a.decided_by) << " mark " << a.mark << " ct mark "
@@ -120,14 +142,14 @@ TEST(CompiledTiersVsInterp, RandomRulesetsAndFrames) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   const int compared = stats.compared, drops = stats.drops, by_rule = stats.by_rule,
-            rejects = stats.rejects, fused = stats.fused;
+            rejects = stats.rejects, fused = stats.fused, logs = stats.logs;
   const size_t classified = stats.classified;
   EXPECT_EQ(compared, kRulesets * kFrames);
   // The generator must exercise both verdicts and real rule decisions, or
   // agreement would mean little.
-  std::printf("compared %d packets: %d drops, %d decided by a rule, %d rejects; "
+  std::printf("compared %d packets: %d drops, %d decided by a rule, %d rejects, %d logged; "
               "%d fused compares in the jit's ruleset\n",
-              compared, drops, by_rule, rejects, fused);
+              compared, drops, by_rule, rejects, logs, fused);
   EXPECT_GT(fused, kRulesets);  // the fold pass ran on the compiled tier
   std::printf("%zu rules answered by classifiers\n", classified);
   EXPECT_GT(classified, static_cast<size_t>(kRulesets));
@@ -135,6 +157,7 @@ TEST(CompiledTiersVsInterp, RandomRulesetsAndFrames) {
   EXPECT_LT(drops, compared * 9 / 10);
   EXPECT_GT(by_rule, compared / 5);
   EXPECT_GT(rejects, 0);
+  EXPECT_GT(logs, compared / 50);
 }
 
 // Chains longer than the llvm tier's rules per generated function, so a

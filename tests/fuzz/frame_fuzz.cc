@@ -1,7 +1,10 @@
 // libFuzzer target: arbitrary frames through one ruleset on every tier.
 // The interpreter is the reference; the JIT (with and without decision
-// structures) and the LLVM tier must give the same verdict, deciding rule and marks, and no
-// tier may read outside the frame (ASan sees every load).
+// structures) and the LLVM tier must give the same verdict, deciding rule,
+// reject and marks and run the same log statements, and no tier may read
+// outside the frame (ASan sees every load). The frame also goes through
+// the reject reply builder (every type and flavor) and the log line writer
+// (runtime/reject.h, runtime/log_line.h), which must stay inside it too.
 //
 // Input: byte 0 picks the hook, byte 1 the metadata variant, the rest is
 // the frame (copied to a buffer of exactly its size).
@@ -10,9 +13,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "rulejit/rulejit.h"
+#include "runtime/log_line.h"
+#include "runtime/reject.h"
 
 namespace {
 
@@ -38,6 +44,9 @@ table inet f {
     meta length 1000-1500 meta mark 0x42 accept
     iifname "eth*" oifname != "lo" udp sport 1024-65535 accept
     ip protocol sctp sctp dport 9 reject
+    udp dport 514 log prefix "fuzz: " flags all
+    tcp dport 113 reject with tcp reset
+    udp dport 7 reject with icmpx type admin-prohibited
   }
   chain out {
     type filter hook output priority 0; policy accept;
@@ -70,7 +79,9 @@ const Programs& Compiled() {
 }
 
 bool Same(const rulejit::Result& a, const rulejit::Result& b) {
-  return a.verdict == b.verdict && a.rejected == b.rejected && a.mark == b.mark &&
+  return a.verdict == b.verdict && a.rejected == b.rejected &&
+         (!a.rejected || (a.reject_type == b.reject_type && a.reject_code == b.reject_code)) &&
+         a.mark == b.mark &&
          a.decided_by.table == b.decided_by.table && a.decided_by.chain == b.decided_by.chain &&
          a.decided_by.rule == b.decided_by.rule;
 }
@@ -94,11 +105,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> frame(data + 2, data + size);
   const uint32_t len = static_cast<uint32_t>(frame.size());
   rulejit::RunState s1, s2, s3, s4;
+  std::string logs[4];  // the lines each tier's log statements wrote
+  rulejit::RunState* states[4] = {&s1, &s2, &s3, &s4};
+  for (int t = 0; t < 4; ++t) {
+    states[t]->set_log_sink([&logs, t](const rulejit::LogEvent& event) {
+      logs[t] += rulejit::runtime::FormatLogLine(event) + "\n";
+    });
+  }
   rulejit::Result a = p.interp->Classify(hook, frame.data(), len, meta, &s1);
   rulejit::Result b = p.jit->Classify(hook, frame.data(), len, meta, &s2);
   rulejit::Result c = p.classify->Classify(hook, frame.data(), len, meta, &s3);
   rulejit::Result e = p.llvm->Classify(hook, frame.data(), len, meta, &s4);
   if (!Same(a, b) || !Same(a, c) || !Same(a, e)) std::abort();
+  if (logs[0] != logs[1] || logs[0] != logs[2] || logs[0] != logs[3]) std::abort();
+  for (rulejit::RejectType type : {rulejit::RejectType::kIcmpUnreach,
+                                   rulejit::RejectType::kTcpReset,
+                                   rulejit::RejectType::kIcmpxUnreach}) {
+    for (auto flavor : {rulejit::runtime::RejectFlavor::kIpStack,
+                        rulejit::runtime::RejectFlavor::kNetdev}) {
+      std::vector<uint8_t> reply;
+      rulejit::runtime::BuildRejectReply(frame.data(), len, type, data[1] % 4, flavor,
+                                         {.csum_partial = data[1] % 2 == 1}, &reply);
+    }
+  }
   const uint8_t* ptr = frame.data();
   rulejit::Result d;
   p.classify->ClassifyBurst(hook, &ptr, &len, 1, meta, &d, &s3);

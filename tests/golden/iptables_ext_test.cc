@@ -65,7 +65,7 @@ const std::map<std::string, int>& Thresholds() {
       {"libip6t_SNAT.t", 15},      {"libipt_MASQUERADE.t", 7},
       {"libip6t_MASQUERADE.t", 7}, {"libxt_REDIRECT.t", 15},
       {"libipt_NETMAP.t", 2},      {"libip6t_NETMAP.t", 2},
-      {"libxt_TRACE.t", 1},
+      {"libxt_TRACE.t", 1},        {"libxt_NFLOG.t", 19},
   };
   return *kThresholds;
 }

@@ -251,6 +251,17 @@ class Topology {
   std::vector<std::string> created_;
 };
 
+// ------------------------------------------------------------ sockets
+
+// An IPv4 socket address.
+inline sockaddr_in Address(const char* ip, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, ip, &a.sin_addr);
+  return a;
+}
+
 // ------------------------------------------------------------ frames
 
 inline uint16_t Checksum(const uint8_t* data, size_t len) {

@@ -43,13 +43,6 @@ struct Socket {
   Socket& operator=(const Socket&) = delete;
 };
 
-inline sockaddr_in Address(const char* ip, uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &a.sin_addr);
-  return a;
-}
 
 inline std::string AddressText(const sockaddr_in& a) {
   char text[INET_ADDRSTRLEN] = {};

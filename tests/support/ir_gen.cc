@@ -290,6 +290,13 @@ void AddRule(std::mt19937& rng, ir::Table& table, ir::Chain& chain,
   rule.loc = {0, static_cast<uint32_t>(line), 1};
   for (int m = Uniform(rng, 0, 3); m > 0; --m) gen.AddMatch(rule.exprs);
   if (Chance(rng, 40)) rule.exprs.push_back(N(ir::Counter{}));
+  // Every fifth line logs (no draw from rng: the streams stay as they were).
+  if (line % 5 == 0) {
+    ir::Log log;
+    log.prefix = "line" + std::to_string(line) + ": ";
+    log.level = static_cast<uint32_t>(line % 8);
+    rule.exprs.push_back(N(std::move(log)));
+  }
   if (Chance(rng, 10)) {  // meta mark set 1..3
     rule.exprs.push_back(N(ir::Immediate{1, Host32(Uniform(rng, 1, 3)), {}}));
     rule.exprs.push_back(N(ir::MetaSet{ir::MetaKey::kMark, 1}));
@@ -297,7 +304,10 @@ void AddRule(std::mt19937& rng, ir::Table& table, ir::Chain& chain,
   if (Chance(rng, 10)) {
     gen.Vmap(rule.exprs, targets);
   } else if (Chance(rng, 5)) {
-    rule.exprs.push_back(N(ir::Reject{0, 3}));
+    // Every reject type, codes by line (no draw from rng): tcp reset, icmp
+    // port/host/admin unreachable, icmpx.
+    const uint32_t type = static_cast<uint32_t>(line) % 3;
+    rule.exprs.push_back(N(ir::Reject{type, type == 1 ? 0u : static_cast<uint32_t>(line) % 4}));
   } else if (Chance(rng, 85)) {
     rule.exprs.push_back(N(ir::Immediate{ir::kVerdictReg, {}, gen.RandomVerdict(targets, true)}));
   }

@@ -6,9 +6,11 @@
 
 namespace rulejit::testing {
 
-// Verdict, reject, marks and deciding rule all equal.
+// Verdict, reject (and which), marks and deciding rule all equal.
 inline bool SameResult(const Result& a, const Result& b) {
-  return a.verdict == b.verdict && a.rejected == b.rejected && a.mark == b.mark &&
+  return a.verdict == b.verdict && a.rejected == b.rejected &&
+         (!a.rejected || (a.reject_type == b.reject_type && a.reject_code == b.reject_code)) &&
+         a.mark == b.mark &&
          a.ct_mark == b.ct_mark && a.decided_by.table == b.decided_by.table &&
          a.decided_by.chain == b.decided_by.chain && a.decided_by.rule == b.decided_by.rule;
 }

@@ -50,6 +50,7 @@ class JitModule : public CompiledCode {
   std::deque<ir::SetIndex> set_indexes_;
   std::deque<JitLookupOp> lookups_;
   std::deque<JitLimitOp> limits_;
+  std::deque<JitLogOp> logs_;
   std::deque<JitClassifyOp> classify_ops_;
   std::string assembly_;
   uint32_t limit_count_ = 0;

@@ -315,6 +315,11 @@ void Emitter::Emit(const ir::Limit& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitLimit), &op, next);
 }
 
+void Emitter::Emit(const ir::Log& e, Label next) {
+  JitLogOp& op = module_.logs_.emplace_back(JitLogOp{&e, rule_id_});
+  EmitHelperCall(reinterpret_cast<const void*>(&JitLog), &op, next);
+}
+
 void Emitter::EmitFusedValue(const ir::FusedCmp& e, uint32_t width, Label next) {
   const uint32_t len = e.load.len;
   if (const int i = SharedIndex(e.load); i >= 0) {
@@ -374,8 +379,8 @@ void Emitter::Emit(const ir::FusedCmp& e, Label next) {
   }
 }
 
-void Emitter::Emit(const ir::Reject&, Label) {
-  a_.mov(CtxField(offsetof(JitContext, rejected), 4), imm(1));
+void Emitter::Emit(const ir::Reject& e, Label) {
+  a_.mov(CtxField(offsetof(JitContext, rejected), 4), imm(JitRejectWord(e)));
   EmitDecide(kJitDrop);
 }
 

@@ -222,7 +222,7 @@ class Emitter {
 
   void Emit(const ir::FusedCmp& e, Label next);
 
-  void Emit(const ir::Log&, Label) {}      // recorded, no effect on verdicts
+  void Emit(const ir::Log& e, Label next);  // reported, no effect on verdicts
   // The caller's conntrack step reads it (Result::notrack).
   void Emit(const ir::Notrack&, Label) {
     a_.mov(CtxField(offsetof(JitContext, notrack), 4), asmjit::imm(1));

@@ -40,7 +40,9 @@ struct JitContext {
   uint32_t verdict_reg;                // vmap result: kind | chain << 8
   uint32_t decided_rule;               // global rule id of the deciding rule
   uint32_t skb_len;                    // meta len (bytes from network header)
-  uint32_t rejected;                   // a reject statement decided
+  // A reject statement decided: kRejected | type << 8 | code << 16
+  // (JitRejectWord), 0 otherwise.
+  uint32_t rejected;
   uint32_t notrack;                    // a notrack statement ran
   ir::Family family;                   // family of the running base chain
   ir::MutableMeta mut;                 // meta mark / ct mark as set so far
@@ -53,7 +55,16 @@ struct JitContext {
   // whole burst (Classifier::FirstMatchBurst); null when none.
   const void* pre_classifier;
   int32_t pre_rule;
+  // Log statements (JitLog): called with the statement and the global id
+  // of its rule when not null; `log_user` is the caller's.
+  void (*log_fn)(JitContext* ctx, const ir::Log& log, uint32_t rule_id);
+  const void* log_user;
 };
+
+// JitContext::rejected as a reject statement leaves it.
+inline constexpr uint32_t JitRejectWord(const ir::Reject& e) {
+  return 1u | (e.type & 0xff) << 8 | (e.code & 0xff) << 16;
+}
 
 static_assert(offsetof(JitContext, regs) % 16 == 0);
 

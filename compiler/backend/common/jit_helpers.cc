@@ -72,6 +72,11 @@ uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {
   return within != op->limit.over;
 }
 
+uint32_t JitLog(JitContext* ctx, const JitLogOp* op) {
+  if (ctx->log_fn != nullptr) ctx->log_fn(ctx, *op->log, op->rule_id);
+  return 1;
+}
+
 uint32_t JitClassify(JitContext* ctx, const JitClassifyOp* op) {
   int rule = ctx->pre_classifier == op->classifier ? ctx->pre_rule
                                                    : op->classifier->FirstMatch(*ctx->view);

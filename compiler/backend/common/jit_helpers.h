@@ -1,6 +1,6 @@
 // Out-of-line operations that generated code calls for the rarer or bulkier
 // expressions (set lookups, meta/ct loads, byte order, shifts, ordered
-// compares, limits, classifier lookups), for both code generators. Every helper has the SysV shape
+// compares, limits, log statements, classifier lookups), for both code generators. Every helper has the SysV shape
 //   uint32_t Helper(JitContext* ctx, const Operand* op)
 // and returns 1 when the rule goes on, 0 on NFT_BREAK. The semantics live in
 // ir/expr_eval.h, shared with the interpreter.
@@ -49,6 +49,13 @@ struct JitLimitOp {
   uint32_t bucket;  // index into JitContext::buckets
 };
 uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op);
+
+// A log statement: reports it through JitContext::log_fn; always goes on.
+struct JitLogOp {
+  const ir::Log* log;
+  uint32_t rule_id;  // global id of the rule holding it
+};
+uint32_t JitLog(JitContext* ctx, const JitLogOp* op);
 
 // Operand of the classifier helper, which returns the first matching rule
 // of the run relative to `begin`, or 0xffffffff (no rule of it matches).

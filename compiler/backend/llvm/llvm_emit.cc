@@ -25,7 +25,7 @@ namespace {
 // Helper symbols: (name, address). The order is the HelperId order.
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
-  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHelperCount,
+  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHelperCount,
 };
 
 template <typename Op>
@@ -49,6 +49,7 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_classify", Address(&JitClassify)},
       {"rulejit_exthdr", Address(&JitExthdr)},
       {"rulejit_fib", Address(&JitFib)},
+      {"rulejit_log", Address(&JitLog)},
   };
   return kHelpers[id];
 }
@@ -583,7 +584,11 @@ class LlvmEmitter {
     BranchUnless(e.op == ir::CmpOp::kEq ? equal : b_.CreateNot(equal), next);
   }
 
-  void Emit(const ir::Log&, llvm::BasicBlock*) {}      // no effect on verdicts
+  // Reported through the helper; no effect on verdicts.
+  void Emit(const ir::Log& e, llvm::BasicBlock* next) {
+    JitLogOp& op = ops_.logs.emplace_back(JitLogOp{&e, rule_id_});
+    CallHelper(kHLog, &op, next);
+  }
   // The caller's conntrack step reads it (Result::notrack).
   void Emit(const ir::Notrack&, llvm::BasicBlock*) { StoreField(offsetof(JitContext, notrack), 1); }
   // The backend table keeps rulesets with these from LLVM
@@ -598,8 +603,8 @@ class LlvmEmitter {
   void Emit(const ir::Objref&, llvm::BasicBlock*) {}
   void Emit(const ir::Numgen&, llvm::BasicBlock*) {}
 
-  void Emit(const ir::Reject&, llvm::BasicBlock*) {
-    StoreField(offsetof(JitContext, rejected), 1);
+  void Emit(const ir::Reject& e, llvm::BasicBlock*) {
+    StoreField(offsetof(JitContext, rejected), JitRejectWord(e));
     Decide(kJitDrop);
   }
 

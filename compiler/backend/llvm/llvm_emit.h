@@ -39,6 +39,7 @@ struct LlvmOperands {
   std::deque<ir::SetIndex> set_indexes;
   std::deque<JitLookupOp> lookups;
   std::deque<JitLimitOp> limits;
+  std::deque<JitLogOp> logs;
   std::deque<JitClassifyOp> classify_ops;
   uint32_t limit_count = 0;  // numbered in the asmjit order: buckets agree
 };
