@@ -6,25 +6,26 @@
 //       until killed. TCP: reads the request, writes 64 bytes, closes (the
 //       server closes first, as HTTP/1.0 does: TIME_WAIT stays here and
 //       the client's ports are free again at once).
-//   ct_traffic udp-flows  SERVER PORT SRC_PREFIX SRCS WARMUP SECONDS FLOWS
-//       FLOWS connected UDP sockets (source addresses SRC_PREFIX.1 ..
-//       SRC_PREFIX.SRCS in turn) blast 18-byte datagrams to the server in
-//       batches and drain its echoes; every flow is answered once before
-//       the clock starts, so all are established. Prints `replies N/s`
-//       over the window (the script counts forwarded packets itself).
-//   ct_traffic tcp-conns  SERVER PORT SRC_PREFIX SRCS WARMUP SECONDS INFLIGHT
+//   ct_traffic udp-flows  SERVER PORT SRC_PREFIX SRCS WARMUP SECONDS FLOWS FIRST_PORT
+//       FLOWS connected UDP sockets blast 18-byte datagrams to the server
+//       in batches and drain its echoes. Prints `established FLOWS` once
+//       every flow has had an answer (the script then counts forwarded
+//       packets on the interfaces), then runs WARMUP + SECONDS.
+//   ct_traffic tcp-conns  SERVER PORT SRC_PREFIX SRCS WARMUP SECONDS INFLIGHT FIRST_PORT
 //       INFLIGHT connections at a time, each: connect, send 64 bytes, read
 //       the answer to EOF, close; counted when the EOF arrives.
-//   ct_traffic udp-new    SERVER PORT SRC_PREFIX SRCS WARMUP SECONDS INFLIGHT
+//   ct_traffic udp-new    SERVER PORT SRC_PREFIX SRCS WARMUP SECONDS INFLIGHT FIRST_PORT
 //       INFLIGHT new UDP flows at a time, each: a fresh socket, one
 //       datagram, its echo, close; counted when the echo arrives.
 //
 // Clients print `rate R done N failed F`: R completions (replies for
 // udp-flows) per second in the SECONDS after WARMUP; failures are
-// connections that errored or took over 3 s. Flow sources cycle through
-// every (address, port) pair, ports 1024-65535, so a 5-tuple recurs only
-// after SRCS x 64512 flows: each connection is new to conntrack rather
-// than a reopened TIME_WAIT entry.
+// exchanges that errored or were given up after 3 s. Sources are bound
+// explicitly: addresses SRC_PREFIX.1 .. SRC_PREFIX.SRCS in turn, then the
+// next port, from FIRST_PORT up to 65535 and round from 1024, so a
+// 5-tuple recurs only after SRCS x 64512 flows: each connection is new to
+// conntrack rather than a reopened TIME_WAIT entry (the script gives each
+// client of one firewall run its own FIRST_PORT).
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -143,12 +144,13 @@ struct ClientArgs {
   double warmup = 1;
   double seconds = 1;
   int width = 1;  // flows or connections in flight
+  int first_port = 1024;
 };
 
 // Hands out source (address, port) pairs, every pair before any repeats.
 class Sources {
  public:
-  explicit Sources(const ClientArgs& a) {
+  explicit Sources(const ClientArgs& a) : port_(a.first_port) {
     for (int i = 1; i <= a.srcs; ++i) addrs_.push_back(Addr(a.src_prefix + "." + std::to_string(i), 0));
   }
   sockaddr_in Next() {
@@ -164,7 +166,7 @@ class Sources {
  private:
   std::vector<sockaddr_in> addrs_;
   size_t next_addr_ = 0;
-  int port_ = 1024;
+  int port_;
 };
 
 // A socket of `type` bound to the next free source pair.
@@ -370,7 +372,7 @@ int Usage() {
   fprintf(stderr,
           "usage: ct_traffic server PORT\n"
           "       ct_traffic udp-flows|tcp-conns|udp-new SERVER PORT SRC_PREFIX SRCS WARMUP "
-          "SECONDS WIDTH\n");
+          "SECONDS WIDTH FIRST_PORT\n");
   return 2;
 }
 
@@ -378,15 +380,19 @@ int Usage() {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "server") return Server(static_cast<uint16_t>(atoi(argv[2])));
-  if (argc != 9) return Usage();
+  if (argc != 10) return Usage();
   std::string mode = argv[1];
   ClientArgs a{.server = Addr(argv[2], static_cast<uint16_t>(atoi(argv[3]))),
                .src_prefix = argv[4],
                .srcs = atoi(argv[5]),
                .warmup = atof(argv[6]),
                .seconds = atof(argv[7]),
-               .width = atoi(argv[8])};
-  if (a.srcs < 1 || a.srcs > 254 || a.seconds <= 0 || a.width < 1) return Usage();
+               .width = atoi(argv[8]),
+               .first_port = atoi(argv[9])};
+  if (a.srcs < 1 || a.srcs > 254 || a.seconds <= 0 || a.width < 1 || a.first_port < 1024 ||
+      a.first_port > 65535) {
+    return Usage();
+  }
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (mode == "udp-flows") return UdpFlows(a);
   if (mode == "tcp-conns") return ExchangeLoop(a, true).Run();
