@@ -53,25 +53,9 @@ done
 RULEJIT=$(readlink -f "$RULEJIT")
 BACKEND=${RULEJIT_BACKEND:-jit}
 
-P="rjfb-$$"
-SRC="$P-src" FW="$P-fw" DST="$P-dst"
-WORK=$(mktemp -d /tmp/forward_bench.XXXXXX)
-RJ_PID=""
-SENDER_PID=""
-cleanup() {
-  set +e
-  [[ -n "$SENDER_PID" ]] && kill "$SENDER_PID" 2>/dev/null && wait "$SENDER_PID" 2>/dev/null
-  [[ -n "$RJ_PID" ]] && kill "$RJ_PID" 2>/dev/null && wait "$RJ_PID" 2>/dev/null
-  for ns in "$SRC" "$FW" "$DST"; do ip netns del "$ns" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-S0_MAC=02:00:00:00:0b:01
-FWIN_MAC=02:00:00:00:0b:fe
-FWOUT_MAC=02:00:00:00:0b:fd
-D0_MAC=02:00:00:00:0b:02
+source "$(dirname "$0")/bench_lib.sh"
+RJ_PID="" SENDER_PID=""
+bench_begin forward_bench 0b SENDER_PID RJ_PID
 
 # ------------------------------------------------------------ sender
 # Blasts one 60-byte UDP frame, 10.1.1.1:4000 -> 10.2.0.2:5000, from a raw
@@ -167,27 +151,14 @@ for r in empty seed distinct; do
 done
 
 # ------------------------------------------------------------ topology
-for ns in "$SRC" "$FW" "$DST"; do
-  ip netns add "$ns"
-  ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-done
-ip -n "$SRC" link add s0 address $S0_MAC type veth peer name fwin address $FWIN_MAC netns "$FW"
-ip -n "$DST" link add d0 address $D0_MAC type veth peer name fwout address $FWOUT_MAC netns "$FW"
+bench_topology
 ip -n "$SRC" addr add 10.1.1.1/24 dev s0
-ip -n "$FW" addr add 10.1.1.254/24 dev fwin
-ip -n "$FW" addr add 10.1.2.254/24 dev fwout
-ip -n "$DST" addr add 10.1.2.2/24 dev d0
-for l in "$SRC s0" "$FW fwin" "$FW fwout" "$DST d0"; do set -- $l; ip -n "$1" link set "$2" up; done
-ip netns exec "$FW" sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.conf.all.rp_filter=0 \
-  net.ipv4.conf.fwin.rp_filter=0 net.ipv4.conf.all.send_redirects=0
-ip -n "$FW" neigh replace 10.1.2.2 lladdr $D0_MAC dev fwout nud permanent
 ip -n "$FW" route add 10.2.0.0/16 via 10.1.2.2 dev fwout
 ip -n "$DST" route add blackhole 10.2.0.0/16
 
-CPUS=($(taskset -pc $$ | sed 's/.*: //' | tr ',' ' ' | xargs -n1 | while read -r r; do
-  if [[ $r == *-* ]]; then seq "${r%-*}" "${r#*-}"; else echo "$r"; fi; done))
-RJ_CPU=${CPUS[0]}
-SEND_CPU=${CPUS[${#CPUS[@]}-1]}
+bench_cpus
+RJ_CPU=$FIRST_CPU
+SEND_CPU=$LAST_CPU
 
 rx() { ip netns exec "$DST" cat /sys/class/net/d0/statistics/rx_packets; }
 now() { date +%s.%N; }
@@ -209,19 +180,9 @@ window() {
 }
 
 rulejit_window() {  # rulejit_window FILE: one window with `rulejit run FILE`
-  ip netns exec "$FW" taskset -c "$RJ_CPU" "$RULEJIT" run "$1" --in fwin --out fwout \
-    --ctl none --backend "$BACKEND" > "$WORK/run.log" 2>&1 &
-  RJ_PID=$!
-  for ((i = 0; i < 600; ++i)); do
-    grep -q '^ready ' "$WORK/run.log" && break
-    kill -0 "$RJ_PID" 2>/dev/null || { cat "$WORK/run.log" >&2; exit 1; }
-    sleep 0.1
-  done
-  grep -q '^ready ' "$WORK/run.log" || { echo "rulejit run never got ready" >&2; cat "$WORK/run.log" >&2; exit 1; }
+  bench_start_rulejit "$1" "$RJ_CPU" "$BACKEND"
   window $D0_MAC
-  kill -TERM "$RJ_PID"; wait "$RJ_PID" || true; RJ_PID=""
-  # The frames the worker got but could not keep up with show here.
-  grep '^final fwin' "$WORK/run.log" | sed 's/^/    /' >&2
+  bench_stop_rulejit
 }
 
 kernel_window() {  # kernel_window LOAD_COMMAND...: one window, kernel forwarding
