@@ -130,6 +130,11 @@ bool Parser::ExpectName(std::string* out, std::string_view what) {
   if (t.kind != Tok::kWord && t.kind != Tok::kString) {
     return ErrorUnexpected(what);
   }
+  if (t.kind == Tok::kWord && IsReservedWord(t.text)) {
+    return Error(t.loc, absl::StrCat("'", t.text, "' is a keyword of nft's grammar, not a ",
+                                     std::string(what)),
+                 "nft refuses it here (a syntax error): choose another name");
+  }
   *out = Next().text;
   return true;
 }
