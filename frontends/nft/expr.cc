@@ -708,6 +708,24 @@ void Parser::SplitMapWord(const SetType& st) {
   toks_.insert(toks_.begin() + pos_, repl.begin(), repl.end());
 }
 
+// Interval map data: an item, or `LO - HI` written with spaces.
+bool Parser::ParseDataItem(const SetType& st, const Field& f, Item* it) {
+  if (!ParseItem(f, it)) return false;
+  if (st.data_interval && it->kind == Item::Kind::kValue && !it->lo.is_str && AtWord("-") &&
+      PeekAt(1).kind == Tok::kWord) {
+    if (std::optional<Value> hi = ParseValue(f.type, PeekAt(1).text, f.len_bits)) {
+      pos_ += 2;
+      if (hi->num < it->lo.num) return Error(it->loc, "range end is below its start");
+      it->kind = Item::Kind::kRange;
+      it->hi = hi->num;
+    }
+  }
+  if (it->kind != Item::Kind::kValue && !st.data_interval) {
+    return Error(it->loc, "unsupported range as map data");
+  }
+  return true;
+}
+
 bool Parser::ParseMapValue(const SetType& st, Element* e) {
   if (st.obj_type != 0) return ExpectName(&e->object, "object name");
   if (st.verdict_map) {
@@ -717,20 +735,25 @@ bool Parser::ParseMapValue(const SetType& st, Element* e) {
     return true;
   }
   Item it;
-  if (!ParseItem(st.data, &it)) return false;
-  if (it.kind != Item::Kind::kValue && !st.data_interval) {
-    return Error(it.loc, "unsupported range as map data");
-  }
+  if (!ParseDataItem(st, st.data, &it)) return false;
   e->data = it.lo;
   e->data_items.push_back(it);
   for (const Field& f : st.data_rest) {
     if (!AcceptWord(".")) return ErrorUnexpected("'.' and the next field of the map data");
-    if (!ParseItem(f, &it)) return false;
-    if (it.kind != Item::Kind::kValue && !st.data_interval) {
-      return Error(it.loc, "unsupported range as map data");
-    }
+    it = Item{};
+    if (!ParseDataItem(st, f, &it)) return false;
     e->data_rest.push_back(it.lo);
     e->data_items.push_back(it);
+  }
+  // nft 1.0.6 sends the data of an element with no range in it unpaired
+  // (half the map's data length): the kernel refuses it (EINVAL).
+  if (st.data_interval &&
+      std::none_of(e->data_items.begin(), e->data_items.end(),
+                   [](const Item& i) { return i.kind != Item::Kind::kValue; })) {
+    return Error(e->data_items.front().loc,
+                 "map data without a range in an interval map: nft sends it short and the "
+                 "kernel refuses it (EINVAL)",
+                 "write the single address as a range, ADDR-ADDR");
   }
   return true;
 }

@@ -43,18 +43,21 @@ bool Linearizer::LowerNat(ir::Rule& rule, const ast::Nat& s) {
 }
 
 // The lookup leaves the data in the registers from reg 1: the address,
-// then (`ADDR . PORT`) the port, each padded to 4 bytes; range data
-// (anonymous maps) has the low ends, then the high ends. A named map whose
-// data is longer than an address holds `ADDR . PORT`.
+// then (`ADDR . PORT`) the port, each padded to 4 bytes; range data has the
+// low ends, then the high ends. The map's data type says which (the parser
+// copies a named map's); for a named map declared after the rule, data
+// longer than an address is taken as `ADDR . PORT`.
 bool Linearizer::LowerNatMap(ir::Rule& rule, const ast::Nat& s, ir::Nat nat) {
   if (!EmitMapLookup(rule, *s.map)) return false;
   const auto* lookup = std::get_if<ir::Lookup>(&rule.exprs.back().expr);
   const ir::Set* set = lookup != nullptr ? FindSet(lookup->set) : nullptr;
   const int addr_words = nat.family == ir::Family::kIp6 ? 4 : 1;
-  const bool ranges = s.map->named.empty() && s.map->type.data_interval;
-  const bool port = s.map->named.empty()
-                        ? !s.map->type.data_rest.empty()
-                        : set != nullptr && set->data_len > static_cast<uint32_t>(addr_words) * 4;
+  const SetType& type = s.map->type;
+  const bool typed = s.map->named.empty() || type.data_interval || !type.data_rest.empty();
+  const bool ranges = type.data_interval;
+  const bool port = typed ? !type.data_rest.empty()
+                          : set != nullptr &&
+                                set->data_len > static_cast<uint32_t>(addr_words) * 4;
   if (port && !HasTransportMatch(rule)) {
     return Error(s.map->key.loc, "transport protocol mapping is only valid after transport "
                                  "protocol match");

@@ -115,6 +115,7 @@ class Parser {
   bool ParseObjectStatementBody(std::string_view keyword, ir::Object* obj);
   bool ParseCtObjectBody(ir::Object* obj);
   bool ParseObjref(ast::Statement* out);
+  bool ParseDataItem(const SetType& st, const Field& f, Item* it);
   bool ParseSynproxyObjectBody(ir::Synproxy* out);
   bool ParseSynproxyNumber(std::string_view key, ir::Synproxy* out);
   bool ParseSynproxyStmt(ast::Statement* out);

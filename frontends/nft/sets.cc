@@ -87,6 +87,8 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   if (AcceptPunct(":") || AcceptWord(":")) {
     if (!is_map) return Error(toks_[pos_ - 1].loc, "a set has no data type (use map)");
     st->is_map = true;
+    // `: interval TYPE`: each element's data is a range (NAT maps).
+    st->data_interval = AcceptWord("interval");
     if (AtWord("interval") || AtWord("ct")) {
       return Error(Peek().loc, absl::StrCat("unsupported map data '", Peek().text, "'"));
     }

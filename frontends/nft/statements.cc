@@ -269,7 +269,15 @@ bool Parser::ParseNatMap(const std::string& w, int family, ir::SourceLoc vloc, a
   if (concat || s->addr_port) rest.push_back(TypeField(DType::kInetService));
   s->map.emplace();
   s->map->type.data_interval = ranges && AtWord("map") && PeekAt(1).kind != Tok::kSetRef;
-  return ParseMapLookup(key, addr, &*s->map, std::move(rest));
+  if (!ParseMapLookup(key, addr, &*s->map, std::move(rest))) return false;
+  // A named map declared before: its data type says where the port and the
+  // range ends are (one declared later: LowerNatMap goes by its data length).
+  auto known = set_types_.find(SetKey(*table_, s->map->named));
+  if (!s->map->named.empty() && known != set_types_.end()) {
+    s->map->type.data_rest = known->second.data_rest;
+    s->map->type.data_interval = known->second.data_interval;
+  }
+  return true;
 }
 
 // `ADDR`, `ADDR-ADDR` (split at the '-' whose sides are both addresses),

@@ -104,7 +104,13 @@ std::vector<Case> Cases() {
     type ipv4_addr : ipv4_addr . inet_service
     elements = { 10.20.0.1 : 10.30.0.9 . 8080 }
   }
+  map r {
+    type ipv4_addr : interval ipv4_addr . inet_service
+    flags interval
+    elements = { 10.20.0.3 : 10.30.0.20-10.30.0.29 . 8081-8089 }
+  }
   chain pre { type nat hook prerouting priority dstnat;
+    ip daddr 10.20.0.3 meta l4proto tcp dnat ip to ip daddr map @r
     meta l4proto tcp dnat ip to ip daddr map @m
     meta l4proto udp dnat ip to udp dport map { 53 : 10.30.0.8 . 5353 }
   }
@@ -124,15 +130,16 @@ table ip6 nat6 {
 }
 table inet f {
   chain forwarding { type filter hook forward priority 0; policy drop;
-    tcp dport { 8080, 8443 } accept
+    tcp dport { 8080-8089, 8443 } accept
     udp dport 5353 accept
   }
 })",
        {Tcp("10.20.0.1", 42000, 80, kSyn), Tcp("10.20.0.2", 42001, 80, kSyn),
         FrameSpec{.src = "10.1.0.5", .dst = "10.20.0.7", .proto = 17, .sport = 42002,
                   .dport = 53, .payload = {0, 0, 0, 0}},
-        Tcp("2001:db8::1", 42003, 80, kSyn), Tcp("2001:db8::1", 42004, 81, kSyn)},
-       {"forwarded", "drop", "forwarded", "forwarded", "drop"}},
+        Tcp("2001:db8::1", 42003, 80, kSyn), Tcp("2001:db8::1", 42004, 81, kSyn),
+        Tcp("10.20.0.3", 42005, 80, kSyn)},
+       {"forwarded", "drop", "forwarded", "forwarded", "drop", "forwarded"}},
   };
 }
 

@@ -80,6 +80,23 @@ TEST(NftNatConcat, RangesAsData) {
             "[ nat snat ip addr_min reg 1 addr_max reg 9 ]");
   EXPECT_EQ(ir::PrintExpr(t.chains[0].rules[1].exprs.back().expr),
             "[ nat snat ip addr_min reg 1 addr_max reg 10 proto_min reg 9 proto_max reg 11 ]");
+  // A named map declared `: interval TYPE . TYPE`.
+  EXPECT_EQ(nft_test::PrintedRules(
+                "table ip t {\n map r {\n  type ipv4_addr : interval ipv4_addr . inet_service\n"
+                "  flags interval\n  elements = { 10.0.0.1 : 10.1.0.1-10.1.0.9 . 80 - 90 }\n }\n"
+                " chain c {\n  type nat hook prerouting priority dstnat;\n"
+                "  meta l4proto tcp dnat ip to ip daddr map @r\n }\n}\n"),
+            "ip t c\n"
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ payload load 4b @ network header + 16 => reg 1 ]\n"
+            "  [ lookup reg 1 set r dreg 1 ]\n"
+            "  [ nat dnat ip addr_min reg 1 addr_max reg 10 proto_min reg 9 proto_max reg 11 ]\n");
+  // nft 1.0.6 sends an element's data without a range short: EINVAL.
+  nft_test::ExpectError("table ip t {\n chain c {\n  type nat hook postrouting priority srcnat;\n"
+                        "  snat ip to ip saddr map { 10.0.0.0/24 : 10.1.0.1-10.1.0.2, "
+                        "10.0.1.0/24 : 10.2.0.1 }\n }\n}\n",
+                        4, 76, "map data without a range in an interval map");
   // A port from the map needs a transport protocol (nft's own error).
   nft_test::ExpectError("table ip t {\n chain c {\n  type nat hook postrouting priority srcnat;\n"
                         "  snat ip to ip saddr map { 10.0.0.1 : 10.0.0.2 . 80 }\n }\n}\n",
