@@ -118,7 +118,7 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
   ir::Object obj;
   obj.type = type;
   obj.loc = Peek().loc;
-  if (!ExpectName(&obj.name, "object name") || !ExpectPunct("{")) return false;
+  if (!ExpectIdentifier(&obj.name, "object name") || !ExpectPunct("{")) return false;
   SkipSeparators();
   bool ok = true;
   switch (obj.type) {

@@ -55,6 +55,7 @@ class Parser {
   bool AcceptPunct(std::string_view p);
   bool ExpectPunct(std::string_view p);
   bool ExpectWord(std::string* out, std::string_view what);
+  bool ExpectIdentifier(std::string* out, std::string_view what);
   bool ExpectName(std::string* out, std::string_view what);
   bool AtStmtEnd();
   // Whether the next token is the '}' of a block (table, chain, set,

@@ -154,7 +154,7 @@ bool Parser::ParseVerdict(ir::Verdict* v) {
   else if (w == "jump" || w == "goto") {
     v->code = w == "jump" ? ir::VerdictCode::kJump : ir::VerdictCode::kGoto;
     if (AtPunct("{")) return Error(Peek().loc, "unsupported anonymous chain binding");
-    if (!ExpectName(&v->chain, "chain name")) return false;
+    if (!ExpectIdentifier(&v->chain, "chain name")) return false;
   } else {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown verdict '", w, "'"),
                  ir::DidYouMean(w, {"accept", "drop", "continue", "return", "jump", "goto"}));

@@ -12,7 +12,8 @@
 //  - NAT maps whose data is an address and a port (named, anonymous,
 //    IPv4 and IPv6), or ranges of both: the packet leaves with both.
 // And the names nft's grammar refuses: for a list of words, `nft -c`
-// and rulejit agree on `table inet W`, `chain W` and `set W`.
+// and rulejit agree on `table inet W`, `chain W` and `set W`; and on
+// quoted names (nft 1.0.6 takes declared names and jump targets bare).
 //
 // Needs root, `ip netns`, nft and the rulejit binary; skips with the
 // reason otherwise. About 15 seconds.
@@ -202,6 +203,23 @@ TEST(NftConstructsKernel, KeywordNamesAsNftRefusesThem) {
   }
   EXPECT_GT(refused, 10);
   EXPECT_LT(refused, static_cast<int>(words.size()) - 10);
+  // Quoted names where nft 1.0.6 takes bare words, and where it takes both.
+  const std::vector<std::string> quoted = {
+      "table inet \"t\" {\n}\n",
+      "table inet t {\n chain \"c\" {\n }\n}\n",
+      "table inet t {\n chain c {\n }\n chain d {\n  jump \"c\"\n }\n}\n",
+      "table inet t {\n set \"s\" {\n  type ipv4_addr\n }\n}\n",
+      "table inet t {\n counter \"k\" {\n }\n}\n",
+      "table inet t {\n counter k {\n }\n chain c {\n  counter name \"k\"\n }\n}\n",
+      "table inet t {\n chain c {\n  iifname \"lo\" accept\n }\n}\n"};
+  for (const std::string& text : quoted) {
+    const std::string file = absl::StrCat(dir.path, "/q.nft");
+    std::ofstream(file) << text;
+    const bool nft_loads = RunShell("nft -c -f " + file).exit_code == 0;
+    ir::Diagnostics diags;
+    const bool ours = frontends::ParseNft(text, diags.AddFile("q.nft", text), diags, "").ok();
+    EXPECT_EQ(ours, nft_loads) << text << diags.Format();
+  }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Names nft 1.0.6 refuses because its scanner makes them keywords (`chain
 // fwd { }`, `table inet ip { }`, `set flow { }`, `jump dup`): a located
 // error in rulejit too, while words that are keywords only in a scope
-// (`filter`, `input`, `name`, `state`, `to`) stay names. The list itself
-// is compared with nft in tests/kernel/nft_left_kernel_test.cc.
+// (`filter`, `input`, `name`, `state`, `to`) stay names; and names nft
+// takes bare only (`chain "c"`, `jump "c"`). The keyword list itself is
+// compared with nft in tests/kernel/nft_constructs_kernel_test.cc.
 #include <string>
 
 #include "gtest/gtest.h"
@@ -23,6 +24,18 @@ TEST(NftKeywords, KeywordsAreNotNames) {
   ExpectError("table inet t {\n chain c {\n  jump dup\n }\n}\n", 3, 8, "'dup' is a keyword");
   ExpectError("add table inet t\nadd chain inet t synproxy\n", 2, 18, "'synproxy' is a keyword");
   ExpectError("table inet t {\n counter log {\n }\n}\n", 2, 10, "'log' is a keyword");
+}
+
+TEST(NftKeywords, DeclaredNamesAreBareWords) {
+  // nft 1.0.6: a quoted table, chain, set or object name, or jump target,
+  // is a syntax error; object references in statements may be quoted.
+  ExpectError("table inet \"t\" {\n}\n", 1, 12, "a quoted table name");
+  ExpectError("table inet t {\n chain \"c\" {\n }\n}\n", 2, 8, "a quoted chain name");
+  ExpectError("table inet t {\n chain c {\n  jump \"c\"\n }\n}\n", 3, 8, "a quoted chain name");
+  ExpectError("add table inet t\nadd set inet t \"s\" { type ipv4_addr; }\n", 2, 16,
+              "a quoted");
+  EXPECT_TRUE(Parse("table inet t {\n counter k {\n }\n chain c {\n  counter name \"k\"\n }\n}\n")
+                  ->rs.ok());
 }
 
 TEST(NftKeywords, ScopedKeywordsAreNames) {
