@@ -219,7 +219,9 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
   while (!sink_.failed && SkipSeparators()) {
     if (!ParseBlockItem()) break;
   }
-  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs)) CheckFlowOffloads(rs);
+  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs)) {
+    CheckFlowOffloads(rs);
+  }
   return !sink_.failed;
 }
 

@@ -101,6 +101,7 @@ class Parser {
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
+  bool CheckHookLimits(const ir::Ruleset& rs);  // hook_limits.cc
   bool CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule);
 
   // ---- flowtables and `flow add @ft` (flowtable.cc)

@@ -66,6 +66,19 @@ TEST(NftSynproxy, ObjectsLoadAndAreRefusedWhereTheKernelRefusesThem) {
   ExpectError("table inet t {\n synproxy a {\n }\n chain c {\n"
               "  type filter hook output priority 0;\n  synproxy name a\n }\n}\n",
               6, 3, "synproxy is not valid at hook output");
+  // Also in a chain a base chain of another hook jumps to (directly, or
+  // through a verdict map); a chain nothing reaches is not checked.
+  ExpectError("table inet t {\n chain pre {\n  type filter hook prerouting priority 0;\n"
+              "  tcp dport 1 jump sp\n }\n chain sp {\n  synproxy\n }\n}\n",
+              7, 3, "synproxy in chain 'sp', which hook prerouting reaches");
+  ExpectError("table inet t {\n chain out {\n  type filter hook output priority 0;\n"
+              "  tcp dport vmap { 1 : goto a }\n }\n chain a {\n  jump b\n }\n"
+              " chain b {\n  synproxy\n }\n}\n",
+              10, 3, "synproxy in chain 'b', which hook output reaches");
+  EXPECT_TRUE(Parse("table inet t {\n chain in {\n  type filter hook input priority 0;\n"
+                    "  jump sp\n }\n chain sp {\n  synproxy\n }\n chain lone {\n"
+                    "  synproxy\n }\n}\n")
+                  ->rs.ok());
   ExpectError("table inet t {\n synproxy a { mss 70000 wscale 1 }\n}\n", 2, 19,
               "bad synproxy mss");
   ExpectError("table inet t {\n chain c {\n  synproxy name nope\n }\n}\n", 3, 17,
