@@ -1,7 +1,7 @@
 # ClassBench rule lines -> one nft ip table at forward, policy drop, for
 # bench/diff_bench.sh; every third rule drops, the others accept (ClassBench
 # itself has no verdicts, and all-accept rulesets would be trivially equal).
-BEGIN { print "table ip cb {\n  chain fwd {\n    type filter hook forward priority 0; policy drop;" }
+BEGIN { print "table ip cb {\n  chain forwarding {\n    type filter hook forward priority 0; policy drop;" }
 {
   rule = "    ip saddr " substr($1, 2) " ip daddr " $2
   split($9, p, "/")

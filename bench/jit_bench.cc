@@ -148,7 +148,7 @@ BENCHMARK(BM_CompileSeedLlvm)->RangeMultiplier(10)->Range(10, 10000)->Unit(bench
 // tcp dport P-P+1 accept` that the miss frame passes but for the last
 // range: every rule loads four fields the others load too (share-loads).
 ir::Ruleset SharedFieldsChain(int rules) {
-  std::string text = "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n";
+  std::string text = "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy drop;\n";
   for (int i = 0; i < rules; ++i) {
     const int port = 10 + 2 * (i % 30000);
     text += "  ip saddr 10.0.0.0/8 ip daddr 10.0.0.0/16 tcp sport 1024-65535 tcp dport " +

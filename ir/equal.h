@@ -134,6 +134,15 @@ template <typename H> H AbslHashValue(H h, const Objref& e) {
 template <typename H> H AbslHashValue(H h, const Numgen& e) {
   return H::combine(std::move(h), e.dreg, e.random, e.mod, e.offset);
 }
+template <typename H> H AbslHashValue(H h, const ExthdrWrite& e) {
+  return H::combine(std::move(h), e.op, e.type, e.offset, e.len, e.sreg);
+}
+template <typename H> H AbslHashValue(H h, const Rt& e) {
+  return H::combine(std::move(h), e.key, e.dreg);
+}
+template <typename H> H AbslHashValue(H h, const Synproxy& e) {
+  return H::combine(std::move(h), e.mss, e.wscale);
+}
 template <typename H> H AbslHashValue(H h, const FusedCmp& e) {
   return H::combine(std::move(h), e.load, e.mask, e.op, e.data);
 }

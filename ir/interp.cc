@@ -34,7 +34,9 @@
 
 #include "ir/fib_eval.h"
 #include "ir/hook_order.h"
+#include "ir/synproxy_eval.h"
 #include "ir/tcpmss_eval.h"
+#include "ir/tcpopt_eval.h"
 #include "ir/util.h"
 
 namespace rulejit::ir {
@@ -291,6 +293,8 @@ void EvalObjref(const Objref& e, Regs& regs, Ctx& ctx) {
     passes = within != obj->limit.over;
   } else if (obj->type == kObjLimit) {
     passes = !obj->limit.over;  // without state every packet is within the limit
+  } else if (obj->type == kObjSynproxy) {
+    regs.code = EvalSynproxy(ctx.pkt, ctx.meta);
   }
   if (!passes) regs.code = VerdictCode::kBreak;
 }
@@ -362,6 +366,11 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const FlowOffload& e) { EvalFlowOffload(e, regs, ctx); },
           [&](const Objref& e) { EvalObjref(e, regs, ctx); },
           [&](const Numgen& e) { EvalNumgen(e, regs, ctx); },
+          [&](const ExthdrWrite& e) {
+            regs.BreakUnless(EvalExthdrWrite(e, ctx.pkt, ctx.meta, ctx.writable, regs.data));
+          },
+          [&](const Rt& e) { regs.BreakUnless(EvalRt(e, ctx.pkt, ctx.interp.host(), regs.data)); },
+          [&](const Synproxy&) { regs.code = EvalSynproxy(ctx.pkt, ctx.meta); },
       },
       expr);
 }

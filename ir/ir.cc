@@ -120,6 +120,7 @@ bool HasPacketWrites(const Ruleset& ruleset) {
         for (const Node& n : r.exprs) {
           if (std::holds_alternative<PayloadWrite>(n.expr) ||
               std::holds_alternative<TcpMss>(n.expr) ||
+              std::holds_alternative<ExthdrWrite>(n.expr) ||
               std::holds_alternative<ChecksumFill>(n.expr)) {
             return true;
           }

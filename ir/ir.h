@@ -170,6 +170,38 @@ struct Exthdr {
   bool operator==(const Exthdr&) const = default;
 };
 
+// [ exthdr write tcpopt reg R => LENb @ TYPE + OFF ]  (nft_exthdr_tcp_set_eval)
+// Finds the first TCP option of `type` and stores `len` (2 or 4) register
+// bytes at `offset` (at least 2) into it, updating the TCP checksum
+// incrementally. The MSS option (type 2) is only ever lowered: a value not
+// below the option's is left alone. No such option: nothing happens, the
+// rule goes on; no TCP header (or a fragment), a TCP header shorter than 20
+// bytes, or an option that overruns the header or is too short for the
+// write: NFT_BREAK. Writes the packet (interpreter tier).
+struct ExthdrWrite {
+  ExthdrOp op = ExthdrOp::kTcpopt;
+  uint8_t type = 0;
+  uint32_t offset = 0;
+  uint32_t len = 2;
+  Reg sreg = 1;
+  bool operator==(const ExthdrWrite&) const = default;
+};
+
+// [ rt load tcpmss => reg R ]  (nft_rt, NFT_RT_TCPMSS): a 16-bit host-order
+// MSS for the packet's route: the smaller of its route's MTU (the route to
+// its destination, skb_dst) and the route back to its source, less the IP
+// and TCP headers (40 for IPv4, 60 for IPv6); 536 (TCP_MSS_DEFAULT) when
+// that MTU is not above the headers or above 65535; no route: NFT_BREAK.
+// Routes and MTUs come from the host model. The kernel allows it at the
+// forward, output and postrouting hooks only. The other NFT_RT_* keys
+// (classid, nexthop, ipsec) are not modelled.
+enum class RtKey : uint8_t { kTcpMss = 3 };  // NFT_RT_TCPMSS
+struct Rt {
+  RtKey key = RtKey::kTcpMss;
+  Reg dreg = 1;
+  bool operator==(const Rt&) const = default;
+};
+
 // [ meta load KEY => reg R ]
 struct MetaLoad {
   MetaKey key = MetaKey::kMark;
@@ -417,6 +449,24 @@ inline constexpr uint32_t kObjLimit = 4;
 inline constexpr uint32_t kObjCtTimeout = 7;
 inline constexpr uint32_t kObjSecmark = 8;
 inline constexpr uint32_t kObjCtExpect = 9;
+inline constexpr uint32_t kObjSynproxy = 10;
+
+// [ synproxy mss M wscale W ]  (nft_synproxy; also a synproxy object run
+// by objref): the kernel answers a TCP SYN itself with a SYN-ACK carrying
+// a SYN cookie and consumes the SYN (NF_STOLEN: it goes no further on its
+// path; rulejit reports it as dropped); an ACK without SYN must carry a
+// cookie the kernel issued (a hash of a per-boot secret, which rulejit
+// never issues), else it is dropped: rulejit drops every such ACK, as the
+// kernel does for ACKs that do not answer one of its SYN-ACKs. Other TCP
+// packets go on with the rule; a bad TCP checksum (not left partial) or
+// unreadable TCP options drop the packet; no TCP header: NFT_BREAK.
+// `mss` and `wscale` (as libnftnl prints them) and the timestamp and
+// sack-perm flags (not kept) only shape the SYN-ACK.
+struct Synproxy {
+  uint16_t mss = 0;
+  uint8_t wscale = 0;
+  bool operator==(const Synproxy&) const = default;
+};
 
 // [ objref type T name NAME ]  (nft_objref_eval) runs the named object of
 // the rule's table: a quota or limit object ends the rule (NFT_BREAK) as
@@ -521,7 +571,8 @@ using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
-                          ChecksumFill, Recent, FlowOffload, Objref, Numgen>;
+                          ChecksumFill, Recent, FlowOffload, Objref, Numgen,
+                          ExthdrWrite, Rt, Synproxy>;
 
 
 // An expression with the location it came from.
@@ -621,6 +672,7 @@ struct Object {
   Counter counter;  // kObjCounter: the initial packets and bytes
   Quota quota;      // kObjQuota
   Limit limit;      // kObjLimit
+  Synproxy synproxy;  // kObjSynproxy
   // ct helper: the kernel helper ("ftp"); secmark: the security context;
   // ct timeout: the policy as written ("established 100 close 4").
   std::string text;

@@ -292,6 +292,18 @@ std::string Body(const Exthdr& e) {
                          e.offset, e.present ? " present" : "", e.dreg);
 }
 
+// exthdr write: "write tcpopt reg 1 => 2b @ 2 + 2 " (libnftnl's form).
+std::string Body(const ExthdrWrite& e) {
+  return absl::StrFormat("write tcpopt reg %u => %ub @ %u + %u ", e.sreg, e.len, e.type,
+                         e.offset);
+}
+
+std::string Body(const Rt& e) { return absl::StrFormat("load tcpmss => reg %u ", e.dreg); }
+
+std::string Body(const Synproxy& e) {
+  return absl::StrFormat("mss %u wscale %u ", e.mss, e.wscale);
+}
+
 // libnftnl's fib: the flags joined by " . ", the result, " present".
 std::string Body(const Fib& e) {
   static constexpr std::pair<uint32_t, const char*> kFlags[] = {
@@ -413,6 +425,9 @@ struct NameOf {
   const char* operator()(const FlowOffload&) const { return "flow_offload"; }
   const char* operator()(const Objref&) const { return "objref"; }
   const char* operator()(const Numgen&) const { return "numgen"; }
+  const char* operator()(const ExthdrWrite&) const { return "exthdr"; }
+  const char* operator()(const Rt&) const { return "rt"; }
+  const char* operator()(const Synproxy&) const { return "synproxy"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:

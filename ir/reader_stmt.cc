@@ -1,7 +1,7 @@
 // The IR reader's parsers of statements and of the expressions beyond
 // plain loads and compares (log, reject, exthdr, queue, quota, NAT, fib,
-// tcpmss, recent, checksum, flow_offload, objref, numgen, notrack): each
-// reads the body its ir/printer.cc Body() prints.
+// tcpmss, recent, checksum, flow_offload, objref, numgen, rt, synproxy,
+// notrack): each reads the body its ir/printer.cc Body() prints.
 #include <vector>
 
 #include "ir/reader_cursor.h"
@@ -84,7 +84,23 @@ Expr ParseReject(Cursor& c) {
   return e;
 }
 
+// "write tcpopt reg 1 => 2b @ 2 + 2 ".
+Expr ParseExthdrWrite(Cursor& c) {
+  ExthdrWrite e;
+  c.Literal("tcpopt reg ");
+  e.sreg = c.Register();
+  c.Literal(" => ");
+  e.len = c.Number("the write length", 4);
+  c.Literal("b @ ");
+  e.type = static_cast<uint8_t>(c.Number("the option kind", 255));
+  c.Literal(" + ");
+  e.offset = c.Number("the offset", 255);
+  c.Literal(" ");
+  return e;
+}
+
 Expr ParseExthdr(Cursor& c) {
+  if (c.TryLiteral("write ")) return ParseExthdrWrite(c);
   Exthdr e;
   c.Literal("load ");
   if (c.TryLiteral("ipv6 ")) {
@@ -313,6 +329,24 @@ Expr ParseObjref(Cursor& c) {
   return e;
 }
 
+Expr ParseRt(Cursor& c) {
+  Rt e;
+  c.Literal("load tcpmss => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
+Expr ParseSynproxy(Cursor& c) {
+  Synproxy e;
+  c.Literal("mss ");
+  e.mss = static_cast<uint16_t>(c.Number("the mss", 65535));
+  c.Literal(" wscale ");
+  e.wscale = static_cast<uint8_t>(c.Number("the window scale", 255));
+  c.Literal(" ");
+  return e;
+}
+
 Expr ParseNumgen(Cursor& c) {
   Numgen e;
   c.Literal("reg ");
@@ -347,6 +381,7 @@ BodyParser StatementParserFor(std::string_view name) {
       {"tcpmss", &ParseTcpMss},       {"recent", &ParseRecent},
       {"flow_offload", &ParseFlowOffload},
       {"objref", &ParseObjref},       {"numgen", &ParseNumgen},
+      {"rt", &ParseRt},               {"synproxy", &ParseSynproxy},
       {"checksum", [](Cursor& c) -> Expr {
          c.Literal("fill ");
          return ChecksumFill{};

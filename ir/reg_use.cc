@@ -26,6 +26,7 @@ struct Reads {
     return reads;
   }
   uint32_t operator()(const PayloadWrite& e) const { return WordMask(e.sreg, e.len); }
+  uint32_t operator()(const ExthdrWrite& e) const { return WordMask(e.sreg, e.len); }
   uint32_t operator()(const Byteorder& e) const {
     // Size-2 elements step over whole words (see ir/expr_eval.cc).
     return WordMask(e.sreg, e.size == 2 ? e.len / 2 * 4 : e.len);

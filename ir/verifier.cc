@@ -446,6 +446,21 @@ void Check(const Exthdr& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, e.present ? 4 : e.len, "exthdr load");
 }
 
+// nft_exthdr_tcp_set_init: a TCP option, 2 or 4 bytes from offset 2 on.
+void Check(const ExthdrWrite& e, RuleContext& ctx) {
+  if (e.op != ExthdrOp::kTcpopt || (e.len != 2 && e.len != 4) || e.offset < 2 ||
+      e.offset > 255) {
+    ctx.diags.Error(ctx.loc, "exthdr write: a TCP option only, 2 or 4 bytes at offset 2..255");
+    return;
+  }
+  ctx.regs.Read(e.sreg, e.len, "exthdr write");
+}
+
+// rt tcpmss writes 2 bytes (nft_rt_get_init).
+void Check(const Rt& e, RuleContext& ctx) { ctx.regs.Write(e.dreg, 2, "rt load"); }
+
+void Check(const Synproxy&, RuleContext&) {}
+
 // nft_fib_init: one of saddr/daddr, not both; not iif and oif together;
 // no oif flag with an oif/oifname result.
 void Check(const Fib& e, RuleContext& ctx) {

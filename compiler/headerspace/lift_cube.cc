@@ -197,6 +197,15 @@ bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
           [&](const ir::Numgen&) {
             return Fail("numgen draws a number per packet (a counter or a random draw)");
           },
+          [&](const ir::ExthdrWrite&) {
+            return Fail("writes a TCP option (a side effect later rules may see)");
+          },
+          [&](const ir::Rt&) {
+            return Fail("rt asks the host's routes (not a header-space field)");
+          },
+          [&](const ir::Synproxy&) {
+            return Fail("synproxy answers SYNs and checks cookies (outside accept/drop)");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

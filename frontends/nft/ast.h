@@ -6,7 +6,7 @@
 //   rule       := statement+ [comment]
 //   statement  := Match | Verdict | Counter | Log | Limit | Quota | Queue
 //               | Notrack | Reject | MetaCtSet | PayloadSet | Nat | FlowOffload
-//               | Objref
+//               | Objref | Synproxy
 //   Match      := Lhs [RelOp] Rhs
 //   Lhs        := Field ('.' Field)* [('&' | '|' | '^') constant]*
 //   Rhs        := ValueRhs (value, range, prefix, flag list, concatenation)
@@ -49,6 +49,8 @@ struct Element {
   std::vector<Item> key;
   std::optional<ir::Verdict> verdict;
   std::optional<Value> data;
+  std::vector<Value> data_rest;  // the values after the first of concatenated data
+  std::vector<Item> data_items;  // interval data: every field's range
   std::string object;  // object maps: the object's name
   ir::SourceLoc loc;
 };
@@ -87,6 +89,15 @@ struct SetType {
   bool verdict_map = false;
   uint32_t obj_type = 0;      // object maps: ir::kObj* (the data is a name)
   Field data;                 // map data type (when !verdict_map)
+  // The data's further fields when it is a concatenation (`ipv4_addr .
+  // inet_service`: address and port from one lookup, for NAT).
+  std::vector<Field> data_rest;
+  // The data of each element is a range (`1.2.3.4-1.2.3.9`, `10.0.0.0/24
+  // . 80-90`; anonymous NAT maps): its low ends, then its high ends.
+  bool data_interval = false;
+  // Bytes of the data: one field as loaded, a concatenation (or a range)
+  // padded to 4 bytes per field (as the registers hold it).
+  uint32_t DataLen() const;
 };
 
 namespace ast {
@@ -161,6 +172,12 @@ struct Notrack {
   ir::SourceLoc loc;
 };
 
+// `synproxy [mss N] [wscale N] [timestamp] [sack-perm]`.
+struct Synproxy {
+  ir::Synproxy synproxy;
+  ir::SourceLoc loc;
+};
+
 // `reject`, `reject with tcp reset`, `reject with icmp|icmpv6|icmpx CODE`.
 struct Reject {
   enum class With : uint8_t { kDefault, kTcpReset, kIcmp, kIcmpv6, kIcmpx };
@@ -213,6 +230,7 @@ struct PayloadSet {
   bool from_field = false;
   U128 and_mask = 0;
   U128 xor_val = 0;
+  bool from_rt_mtu = false;  // a TCP option set to `rt mtu`
 };
 
 // `snat|dnat [ip|ip6] to ADDR[-ADDR][:PORT[-PORT]] [FLAGS]`, `masquerade`,
@@ -223,6 +241,7 @@ struct Nat {
   std::vector<ir::Bytes> addrs;   // none, min, or min and max
   std::vector<ir::Bytes> ports;   // none, min, or min and max
   std::optional<MapValue> map;    // `dnat ip to KEY map { ... }`: the address
+  bool addr_port = false;         // `dnat ip addr . port to KEY map`: both from the map
   ir::SourceLoc loc;
 };
 
@@ -243,7 +262,8 @@ struct Objref {
 };
 
 using Statement = std::variant<Match, Verdict, Counter, Log, Limit, Quota, Queue, Notrack,
-                               Reject, MetaCtSet, PayloadSet, Nat, FlowOffload, Objref>;
+                               Reject, MetaCtSet, PayloadSet, Nat, FlowOffload, Objref,
+                               Synproxy>;
 
 }  // namespace ast
 }  // namespace rulejit::frontends::nft

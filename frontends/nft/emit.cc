@@ -72,6 +72,9 @@ void Linearizer::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t 
     case Field::Kind::kFib:
       Emit(rule, ir::Fib{f.fib_flags, f.fib_result, reg}, f.loc);
       return;
+    case Field::Kind::kRt:
+      Emit(rule, ir::Rt{ir::RtKey::kTcpMss, reg}, f.loc);
+      return;
   }
 }
 

@@ -82,6 +82,8 @@ bool Parser::ParseField(Field* field) {
     if (!ParseFibField(field)) return false;
   } else if (w == "numgen") {
     if (!ParseNumgenField(field)) return false;
+  } else if (w == "rt") {
+    if (!ParseRtField(field)) return false;
   } else if (IsUnsupportedStatement(w)) {
     return Error(loc, absl::StrCat("unsupported expression '", w, "'"));
   } else {
@@ -318,6 +320,39 @@ bool Parser::ParseFibField(Field* field) {
                  "oif, oifname and type with iif: prerouting, input, forward (and netdev "
                  "ingress); type with oif: forward, output, postrouting (and netdev egress)");
   }
+  *field = f;
+  return true;
+}
+
+// `rt mtu` (the `rt` word read): nft_rt's tcpmss, a 16-bit host-order
+// MSS from the route's MTU (ir::Rt), which the kernel allows at forward,
+// output and postrouting only. The other keys (classid, nexthop, ipsec)
+// are not modelled.
+bool Parser::ParseRtField(Field* field) {
+  std::string key;
+  const ir::SourceLoc kloc = Peek().loc;
+  if (!ExpectWord(&key, "rt key")) return false;
+  if (key == "classid" || key == "nexthop" || key == "ipsec" || key == "ip" || key == "ip6") {
+    return Error(kloc, absl::StrCat("unsupported expression 'rt ", key, "' (only rt mtu)"));
+  }
+  if (key != "mtu") {
+    return Error(kloc, absl::StrCat("unknown rt key '", key, "'"),
+                 ir::DidYouMean(key, {"mtu", "classid", "nexthop", "ipsec"}));
+  }
+  if (chain_ != nullptr && chain_->base) {
+    const ir::Hook hook = chain_->base->hook;
+    if (hook != ir::Hook::kForward && hook != ir::Hook::kOutput &&
+        hook != ir::Hook::kPostrouting) {
+      return Error(kloc, absl::StrCat("rt mtu is not valid at hook ", ir::HookName(hook),
+                                      " (the kernel's EOPNOTSUPP)"),
+                   "rt mtu: forward, output and postrouting only");
+    }
+  }
+  Field f;
+  f.kind = Field::Kind::kRt;
+  f.type = DType::kInteger;
+  f.len_bits = 16;
+  f.host_order = true;
   *field = f;
   return true;
 }
@@ -644,7 +679,8 @@ bool Parser::ParseConcatItem(const std::vector<Field>& fields,
 }
 
 // The lexer keeps `25:accept` (and `::1:accept`) as one word; in a map
-// element split it at the last ':' unless the whole word is a key value.
+// element split it at the last ':' unless the whole word is a value of the
+// key's first field.
 void Parser::SplitMapWord(const SetType& st) {
   const Token& t = Peek();
   if (t.kind != Tok::kWord || st.fields.empty()) return;
@@ -654,8 +690,9 @@ void Parser::SplitMapWord(const SetType& st) {
   std::string right_text = t.text.substr(colon + 1);
   bool alpha = !right_text.empty() && std::isalpha(static_cast<unsigned char>(right_text[0]));
   if (st.verdict_map && !alpha && !right_text.empty()) return;
-  const Field& last = st.fields.back();
-  if (st.fields.size() == 1 && ParseValue(last.type, t.text, last.len_bits)) return;
+  // The word is the key's first field (`2001:db8::1 . 80 : ...` keeps it).
+  const Field& first = st.fields.front();
+  if (ParseValue(first.type, t.text, first.len_bits)) return;
   if (st.fields.size() == 1 && !alpha && t.text.find('/') != std::string::npos) return;
   Token left = t, sep = t, right = t;
   left.text = left_text;
@@ -671,6 +708,24 @@ void Parser::SplitMapWord(const SetType& st) {
   toks_.insert(toks_.begin() + pos_, repl.begin(), repl.end());
 }
 
+// Interval map data: an item, or `LO - HI` written with spaces.
+bool Parser::ParseDataItem(const SetType& st, const Field& f, Item* it) {
+  if (!ParseItem(f, it)) return false;
+  if (st.data_interval && it->kind == Item::Kind::kValue && !it->lo.is_str && AtWord("-") &&
+      PeekAt(1).kind == Tok::kWord) {
+    if (std::optional<Value> hi = ParseValue(f.type, PeekAt(1).text, f.len_bits)) {
+      pos_ += 2;
+      if (hi->num < it->lo.num) return Error(it->loc, "range end is below its start");
+      it->kind = Item::Kind::kRange;
+      it->hi = hi->num;
+    }
+  }
+  if (it->kind != Item::Kind::kValue && !st.data_interval) {
+    return Error(it->loc, "unsupported range as map data");
+  }
+  return true;
+}
+
 bool Parser::ParseMapValue(const SetType& st, Element* e) {
   if (st.obj_type != 0) return ExpectName(&e->object, "object name");
   if (st.verdict_map) {
@@ -680,9 +735,26 @@ bool Parser::ParseMapValue(const SetType& st, Element* e) {
     return true;
   }
   Item it;
-  if (!ParseItem(st.data, &it)) return false;
-  if (it.kind != Item::Kind::kValue) return Error(it.loc, "unsupported range as map data");
+  if (!ParseDataItem(st, st.data, &it)) return false;
   e->data = it.lo;
+  e->data_items.push_back(it);
+  for (const Field& f : st.data_rest) {
+    if (!AcceptWord(".")) return ErrorUnexpected("'.' and the next field of the map data");
+    it = Item{};
+    if (!ParseDataItem(st, f, &it)) return false;
+    e->data_rest.push_back(it.lo);
+    e->data_items.push_back(it);
+  }
+  // nft 1.0.6 sends the data of an element with no range in it unpaired
+  // (half the map's data length): the kernel refuses it (EINVAL).
+  if (st.data_interval &&
+      std::none_of(e->data_items.begin(), e->data_items.end(),
+                   [](const Item& i) { return i.kind != Item::Kind::kValue; })) {
+    return Error(e->data_items.front().loc,
+                 "map data without a range in an interval map: nft sends it short and the "
+                 "kernel refuses it (EINVAL)",
+                 "write the single address as a range, ADDR-ADDR");
+  }
   return true;
 }
 

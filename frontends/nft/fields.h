@@ -29,7 +29,7 @@ enum class Dep : uint8_t {
 };
 
 struct Field {
-  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen };
+  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen, kRt };
   Kind kind = Kind::kPayload;
   // kPayload: bit offset and length from the start of `base`; kExthdr:
   // from the start of the extension header / option / chunk.
@@ -65,6 +65,10 @@ struct Field {
   // True when a mask is needed to isolate the field after the load.
   bool NeedsMask() const;
 };
+
+// A field standing for a `type NAME` set key or map data: its size and
+// byte order only (sets.cc).
+Field TypeField(DType t);
 
 // A payload field that is not byte-aligned at its low end (ip dscp,
 // ip6 dscp): its value needs a shift down when nft cannot fold the shift

@@ -136,8 +136,10 @@ class Linearizer {
   bool EmitSetConstant(ir::Rule& rule, const ast::MetaCtSet& s, const ast::SetConstant& c);
   bool EmitFieldValue(ir::Rule& rule, const ast::MetaCtSet& s, const Lhs& src);
   bool LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s);
+  bool LowerTcpOptionSet(ir::Rule& rule, const ast::PayloadSet& s);
   // ---- nat (lower_nat.cc)
   bool LowerNat(ir::Rule& rule, const ast::Nat& s);
+  bool LowerNatMap(ir::Rule& rule, const ast::Nat& s, ir::Nat nat);
   bool LowerObjref(ir::Rule& rule, const ast::Objref& s);
 
   // ---- matches (match.cc)
@@ -202,6 +204,8 @@ class Linearizer {
                         ir::SourceLoc loc, ConstantMask* m);
 
   // ---- set elements and anonymous sets (set_elements.cc)
+  ir::Bytes EncodeData(const SetType& st, const Element& e);
+  ir::Bytes EncodeDataRange(const SetType& st, const Element& e);
   bool EncodeElementKey(const ir::Set& set, const SetType& st, const Element& e,
                         ir::SetElement* out);
   bool EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,

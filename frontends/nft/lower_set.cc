@@ -159,11 +159,40 @@ bool Linearizer::EmitMapLookup(ir::Rule& rule, const ast::MapValue& m) {
   return true;
 }
 
+// [ exthdr write tcpopt ] of a constant, or of `rt mtu` turned to network
+// order as nft does: [ rt load tcpmss ] [ byteorder hton 2, 2 ].
+bool Linearizer::LowerTcpOptionSet(ir::Rule& rule, const ast::PayloadSet& s) {
+  const Field& f = s.target;
+  const uint32_t len = f.len_bits / 8;
+  if (s.from_rt_mtu) {
+    Emit(rule, ir::Rt{ir::RtKey::kTcpMss, 1}, s.loc);
+    ir::Byteorder b;
+    b.sreg = b.dreg = 1;
+    b.op = ir::ByteorderOp::kHton;
+    b.len = 2;
+    b.size = 2;
+    Emit(rule, b, s.loc);
+  } else {
+    ir::Immediate imm;
+    imm.dreg = 1;
+    imm.data = EncodeNumber(s.xor_val, len, false);
+    Emit(rule, imm, s.loc);
+  }
+  ir::ExthdrWrite w;
+  w.type = f.exthdr_type;
+  w.offset = f.off_bits / 8;
+  w.len = len;
+  w.sreg = 1;
+  Emit(rule, w, s.loc);
+  return true;
+}
+
 // [ payload write ]. A field that does not fill whole bytes (or, when a
 // checksum is updated, whole 16-bit words) is merged into the bytes around
 // it: load, mask out the field, xor in the value, write.
 bool Linearizer::LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s) {
   const Field& f = s.target;
+  if (f.kind == Field::Kind::kExthdr) return LowerTcpOptionSet(rule, s);
   ir::PayloadWrite w;
   WriteChecksum(f, &w);
   if (!EmitDeps(rule, f)) return false;

@@ -24,6 +24,7 @@ bool Linearizer::Lower(ir::Rule& rule, const ast::Statement& stmt) {
     bool operator()(const ast::Quota& s) { return lin.EmitStatement(rule, s.quota, s.loc); }
     bool operator()(const ast::Queue& s) { return lin.EmitStatement(rule, s.queue, s.loc); }
     bool operator()(const ast::Notrack& s) { return lin.EmitStatement(rule, ir::Notrack{}, s.loc); }
+    bool operator()(const ast::Synproxy& s) { return lin.EmitStatement(rule, s.synproxy, s.loc); }
     bool operator()(const ast::MetaCtSet& s) { return lin.LowerMetaCtSet(rule, s); }
     bool operator()(const ast::PayloadSet& s) { return lin.LowerPayloadSet(rule, s); }
     bool operator()(const ast::Nat& s) { return lin.LowerNat(rule, s); }

@@ -13,14 +13,17 @@
 //                                            ct expectation set "e"
 //   secmark s { "system_u:object_r:ssh_server_packet_t:s0" }
 //                                            meta secmark set "s"
+//   synproxy p { mss 1460; wscale 7; timestamp sack-perm }
+//                                            synproxy name "p"
 //   map m { type ipv4_addr : quota; elements = { 1.2.3.4 : "q" } }
 //
 // Declarations are recorded in ir::Table::objects, references lower to
 // [ objref type T name N ] or, through a map, [ objref sreg 1 set M ]
 // (ir::Objref has the meaning). A ct helper names a conntrack helper the
 // kernel has (mainline: the list below), for its protocol, or the kernel
-// refuses it (ENOENT). synproxy objects answer SYNs themselves with
-// cookies: rulejit cannot model them, a located error says so.
+// refuses it (ENOENT). A synproxy object runs as the synproxy statement
+// does (ir::Synproxy: SYNs are answered by the kernel and consumed);
+// statement and object are valid at input and forward only.
 #include "absl/strings/str_cat.h"
 #include "frontends/kernel_helpers.h"
 #include "frontends/nft/parser.h"
@@ -80,24 +83,21 @@ const char* ObjectTypeName(uint32_t type) {
     case ir::kObjCtTimeout: return "ct timeout";
     case ir::kObjSecmark: return "secmark";
     case ir::kObjCtExpect: return "ct expectation";
+    case ir::kObjSynproxy: return "synproxy";
   }
   return "object";
 }
 
 // `counter`, `quota`, `limit`, `secmark`, `synproxy`, or `ct` followed by
 // `helper`, `timeout`, `expectation` (the words not read yet): the object
-// type, or 0 (with an error for synproxy and unknown ct objects).
+// type, or 0 (with an error for unknown ct objects).
 uint32_t Parser::ParseObjectKind() {
   const Token t = Next();
   if (t.text == "counter") return ir::kObjCounter;
   if (t.text == "quota") return ir::kObjQuota;
   if (t.text == "limit") return ir::kObjLimit;
   if (t.text == "secmark") return ir::kObjSecmark;
-  if (t.text == "synproxy") {
-    Error(t.loc, "unsupported object 'synproxy': it answers TCP SYNs with cookies itself, "
-                 "which rulejit cannot model");
-    return 0;
-  }
+  if (t.text == "synproxy") return ir::kObjSynproxy;
   const Token k = Next();
   if (k.text == "helper") return ir::kObjCtHelper;
   if (k.text == "timeout") return ir::kObjCtTimeout;
@@ -118,7 +118,7 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
   ir::Object obj;
   obj.type = type;
   obj.loc = Peek().loc;
-  if (!ExpectName(&obj.name, "object name") || !ExpectPunct("{")) return false;
+  if (!ExpectIdentifier(&obj.name, "object name") || !ExpectPunct("{")) return false;
   SkipSeparators();
   bool ok = true;
   switch (obj.type) {
@@ -129,6 +129,7 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
       if (Peek().kind != Tok::kString) return ErrorUnexpected("security context string");
       obj.text = Next().text;
       break;
+    case ir::kObjSynproxy: ok = ParseSynproxyObjectBody(&obj.synproxy); break;
     default: ok = ParseCtObjectBody(&obj); break;
   }
   if (!ok) return false;
@@ -136,7 +137,8 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
   if (!AtBlockClose()) return ErrorUnexpected("'}'");
   // A statement body (counter, quota, limit, secmark) needs no separator.
   const bool statement_body = obj.type == ir::kObjCounter || obj.type == ir::kObjQuota ||
-                              obj.type == ir::kObjLimit || obj.type == ir::kObjSecmark;
+                              obj.type == ir::kObjLimit || obj.type == ir::kObjSecmark ||
+                              obj.type == ir::kObjSynproxy;
   if (!CloseBlock(!statement_body)) return false;
   for (ir::Object& o : table.objects) {
     if (o.type == obj.type && o.name == obj.name) {
@@ -146,6 +148,67 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
   }
   table.objects.push_back(std::move(obj));
   return true;
+}
+
+// A synproxy object's body, as nft's grammar has it: empty, or `mss N`
+// and `wscale N` (each may end its line), then optionally `timestamp`
+// and `sack-perm` (which only shape the SYN-ACK: not kept).
+bool Parser::ParseSynproxyObjectBody(ir::Synproxy* out) {
+  if (!AtWord("mss")) return true;
+  for (const char* key : {"mss", "wscale"}) {
+    SkipSeparators();
+    if (!AcceptWord(key)) return ErrorUnexpected(absl::StrCat("'", key, "'"));
+    if (!ParseSynproxyNumber(key, out)) return false;
+  }
+  SkipSeparators();
+  AcceptWord("timestamp");
+  AcceptWord("sack-perm");
+  return true;
+}
+
+// The number after `mss` (0..65535) or `wscale` (0..255, NLA_U8).
+bool Parser::ParseSynproxyNumber(std::string_view key, ir::Synproxy* out) {
+  std::string n;
+  const ir::SourceLoc nloc = Peek().loc;
+  if (!ExpectWord(&n, "number")) return false;
+  std::optional<U128> v = ParseNumber(n);
+  const bool mss = key == "mss";
+  if (!v || *v > (mss ? 65535u : 255u)) {
+    return Error(nloc, absl::StrCat("bad synproxy ", std::string(key), " '", n, "'"));
+  }
+  if (mss) out->mss = static_cast<uint16_t>(*v);
+  else out->wscale = static_cast<uint8_t>(*v);
+  return true;
+}
+
+// `synproxy [mss N] [wscale N] [timestamp] [sack-perm]` (any order; the
+// word `synproxy` not read yet), valid at input and forward.
+bool Parser::ParseSynproxyStmt(ast::Statement* out) {
+  ast::Synproxy s;
+  s.loc = Next().loc;
+  if (!SynproxyValidHere(s.loc)) return false;
+  while (!sink_.failed) {
+    if (AcceptWord("mss")) {
+      if (!ParseSynproxyNumber("mss", &s.synproxy)) return false;
+    } else if (AcceptWord("wscale")) {
+      if (!ParseSynproxyNumber("wscale", &s.synproxy)) return false;
+    } else if (!AcceptWord("timestamp") && !AcceptWord("sack-perm")) {
+      break;
+    }
+  }
+  *out = s;
+  return !sink_.failed;
+}
+
+// nft_synproxy_validate: a base chain of the input or forward hook (the
+// kernel's EOPNOTSUPP elsewhere).
+bool Parser::SynproxyValidHere(ir::SourceLoc loc) {
+  if (chain_ == nullptr || !chain_->base) return true;
+  const ir::Hook hook = chain_->base->hook;
+  if (hook == ir::Hook::kInput || hook == ir::Hook::kForward) return true;
+  return Error(loc, absl::StrCat("synproxy is not valid at hook ", ir::HookName(hook),
+                                 " (the kernel's EOPNOTSUPP)"),
+               "synproxy: input and forward only");
 }
 
 // The body of a counter, quota or limit object is its statement without the
@@ -250,6 +313,7 @@ bool Parser::ParseObjref(ast::Statement* out) {
   } else {
     s.type = ParseObjectKind();
     if (s.type == 0) return false;
+    if (s.type == ir::kObjSynproxy && !SynproxyValidHere(s.loc)) return false;
   }
   Next();  // name | set
   const Token& v = Peek();

@@ -130,8 +130,25 @@ bool Parser::ExpectName(std::string* out, std::string_view what) {
   if (t.kind != Tok::kWord && t.kind != Tok::kString) {
     return ErrorUnexpected(what);
   }
+  if (t.kind == Tok::kWord && IsReservedWord(t.text)) {
+    return Error(t.loc, absl::StrCat("'", t.text, "' is a keyword of nft's grammar, not a ",
+                                     std::string(what)),
+                 "nft refuses it here (a syntax error): choose another name");
+  }
   *out = Next().text;
   return true;
+}
+
+// nft 1.0.6 names tables, chains, sets, maps, flowtables and objects where
+// it declares or commands them, and chains in jumps, with a bare word
+// only: `chain "c"`, `jump "c"` are syntax errors there.
+bool Parser::ExpectIdentifier(std::string* out, std::string_view what) {
+  if (Peek().kind == Tok::kString) {
+    return Error(Peek().loc, absl::StrCat("a quoted ", std::string(what), ": nft 1.0.6 takes a "
+                                          "bare name here"),
+                 "drop the quotes");
+  }
+  return ExpectName(out, what);
 }
 
 bool Parser::AtStmtEnd() {
@@ -202,7 +219,9 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
   while (!sink_.failed && SkipSeparators()) {
     if (!ParseBlockItem()) break;
   }
-  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs)) CheckFlowOffloads(rs);
+  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs)) {
+    CheckFlowOffloads(rs);
+  }
   return !sink_.failed;
 }
 
@@ -309,7 +328,7 @@ bool Parser::ParseTopLevel() {
     ir::Family family = ir::Family::kIp;
     if (!ParseFamily(&family)) return false;
     std::string name;
-    if (!ExpectName(&name, "table name")) return false;
+    if (!ExpectIdentifier(&name, "table name")) return false;
     GetTable(family, name, loc);
     size_t index = 0;
     for (size_t i = 0; i < rs_->tables.size(); ++i) {
@@ -348,7 +367,7 @@ bool Parser::ParseFlushTable() {
   ir::Family family = ir::Family::kIp;
   if (!ParseFamily(&family)) return false;
   std::string name;
-  if (!ExpectName(&name, "table name")) return false;
+  if (!ExpectIdentifier(&name, "table name")) return false;
   for (ir::Table& table : rs_->tables) {
     if (table.family != family || table.name != name) continue;
     for (ir::Chain& chain : table.chains) chain.rules.clear();
@@ -400,7 +419,7 @@ bool Parser::ParseCommand(bool insert) {
   ir::Family family = ir::Family::kIp;
   if (!ParseFamily(&family)) return false;
   std::string table_name;
-  if (!ExpectName(&table_name, "table name")) return false;
+  if (!ExpectIdentifier(&table_name, "table name")) return false;
   if (what == "table") {
     GetTable(family, table_name, loc);
     if (AcceptPunct("{")) {
@@ -424,7 +443,7 @@ bool Parser::ParseCommand(bool insert) {
   if (object_type != 0) return ParseObjectDecl(rs_->tables[index], object_type);
   std::string name;
   ir::SourceLoc name_loc = Peek().loc;
-  if (!ExpectName(&name, what == "rule" ? "chain name" : "name")) return false;
+  if (!ExpectIdentifier(&name, what == "rule" ? "chain name" : "name")) return false;
   ir::Table& table = rs_->tables[index];
   if (what == "chain") return ParseChainBlock(index, name, name_loc);
   if (what == "rule") return ParseRuleCommand(table, name, name_loc, insert);
@@ -536,7 +555,7 @@ bool Parser::ParseTableItem(size_t table_index) {
     Next();
     std::string name;
     ir::SourceLoc name_loc = Peek().loc;
-    if (!ExpectName(&name, absl::StrCat(w == "map" ? "set" : w, " name"))) return false;
+    if (!ExpectIdentifier(&name, absl::StrCat(w == "map" ? "set" : w, " name"))) return false;
     if (w == "chain") return ParseChainBlock(table_index, name, name_loc);
     if (!ExpectPunct("{")) return false;
     if (w == "flowtable") return ParseFlowtableBlock(rs_->tables[table_index], name, name_loc);

@@ -30,6 +30,10 @@ namespace rulejit::frontends::nft {
 // does not support (a located "unsupported" error, not "unknown").
 bool IsUnsupportedStatement(std::string_view w);
 
+// Words nft's scanner always makes keywords, which nft refuses where a
+// name (table, chain, set, object, device) goes (keywords.cc).
+bool IsReservedWord(std::string_view word);
+
 class Parser {
  public:
   Parser(ir::Diagnostics& diags, int file, std::string_view text,
@@ -51,6 +55,7 @@ class Parser {
   bool AcceptPunct(std::string_view p);
   bool ExpectPunct(std::string_view p);
   bool ExpectWord(std::string* out, std::string_view what);
+  bool ExpectIdentifier(std::string* out, std::string_view what);
   bool ExpectName(std::string* out, std::string_view what);
   bool AtStmtEnd();
   // Whether the next token is the '}' of a block (table, chain, set,
@@ -96,6 +101,7 @@ class Parser {
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
+  bool CheckHookLimits(const ir::Ruleset& rs);  // hook_limits.cc
   bool CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule);
 
   // ---- flowtables and `flow add @ft` (flowtable.cc)
@@ -111,6 +117,11 @@ class Parser {
   bool ParseObjectStatementBody(std::string_view keyword, ir::Object* obj);
   bool ParseCtObjectBody(ir::Object* obj);
   bool ParseObjref(ast::Statement* out);
+  bool ParseDataItem(const SetType& st, const Field& f, Item* it);
+  bool ParseSynproxyObjectBody(ir::Synproxy* out);
+  bool ParseSynproxyNumber(std::string_view key, ir::Synproxy* out);
+  bool ParseSynproxyStmt(ast::Statement* out);
+  bool SynproxyValidHere(ir::SourceLoc loc);
   bool SetsNamedObject(std::string_view w);
 
   // ---- define/redefine/undefine in nft's scopes, include (scopes.cc)
@@ -162,6 +173,7 @@ class Parser {
   bool ParseCtField(Field* field);
   bool ParseFibField(Field* field);
   bool ParseNumgenField(Field* field);
+  bool ParseRtField(Field* field);
   bool ParseRawPayload(Field* field);
   bool ParseOptionField(std::string_view proto, Field* field);
   bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);
@@ -181,8 +193,10 @@ class Parser {
   bool ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct);
   bool ParseSetValue(const Field& target, ast::SetValue* out);
   bool ParseSetConstant(const Field& target, Item* first, U128* v);
+  bool ParseTcpOptionSet(ir::Rule& rule, const Lhs& lhs);
   bool ParsePayloadSet(ir::Rule& rule, const Lhs& lhs);
-  bool ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* out);
+  bool ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* out,
+                      std::vector<Field> data_rest = {});
   // value_expr.cc
   bool IsValueExprTarget(const Field& target) const;
   bool ParseValuePrimary(const Field& target, ValueExpr* out);

@@ -96,6 +96,8 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   } else if (w == "notrack") {
     Next();
     stmt = ast::Notrack{loc};
+  } else if (w == "synproxy") {
+    ok = ParseSynproxyStmt(&stmt);
   } else if (w == "flow" && (PeekAt(1).text == "add" || PeekAt(1).text == "offload")) {
     ok = ParseFlowOffload(&stmt);
   } else {
@@ -126,7 +128,10 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w) || w == "exthdr" || w == "fib" || w == "numgen") return ParseMatch(rule);
+  if (IsPayloadProto(w) || w == "exthdr" || w == "fib" || w == "numgen" ||
+      (w == "rt" && PeekAt(1).kind == Tok::kWord && !LookupIpv6ExthdrField(w, PeekAt(1).text))) {
+    return ParseMatch(rule);
+  }
   if (IsIpv6Exthdr(w) && PeekAt(1).kind == Tok::kWord &&
       (LookupIpv6ExthdrField(w, PeekAt(1).text) || (w == "srh" && PeekAt(1).text == "sid"))) {
     return ParseMatch(rule);
@@ -149,7 +154,7 @@ bool Parser::ParseVerdict(ir::Verdict* v) {
   else if (w == "jump" || w == "goto") {
     v->code = w == "jump" ? ir::VerdictCode::kJump : ir::VerdictCode::kGoto;
     if (AtPunct("{")) return Error(Peek().loc, "unsupported anonymous chain binding");
-    if (!ExpectName(&v->chain, "chain name")) return false;
+    if (!ExpectIdentifier(&v->chain, "chain name")) return false;
   } else {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown verdict '", w, "'"),
                  ir::DidYouMean(w, {"accept", "drop", "continue", "return", "jump", "goto"}));

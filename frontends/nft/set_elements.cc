@@ -24,11 +24,44 @@ bool Linearizer::FillSet(ir::Set& set, const SetType& st,
     out.loc = e.loc;
     if (!e.key.empty() && !EncodeElementKey(set, st, e, &out)) return false;
     if (e.verdict) out.verdict = e.verdict;
-    if (e.data) out.data = Encode(st.data, *e.data, st.data.LoadLen());
+    if (e.data) out.data = EncodeData(st, e);
     out.object = e.object;
     set.elements.push_back(std::move(out));
   }
   return true;
+}
+
+// An element's data as the lookup leaves it in the registers: one value,
+// or each value of a concatenation padded to 4 bytes.
+ir::Bytes Linearizer::EncodeData(const SetType& st, const Element& e) {
+  if (st.data_interval) return EncodeDataRange(st, e);
+  if (st.data_rest.empty()) return Encode(st.data, *e.data, st.data.LoadLen());
+  ir::Bytes out;
+  for (size_t i = 0; i <= st.data_rest.size() && i <= e.data_rest.size(); ++i) {
+    const Field& f = i == 0 ? st.data : st.data_rest[i - 1];
+    ir::Bytes b = Encode(f, i == 0 ? *e.data : e.data_rest[i - 1], f.LoadLen());
+    b.resize(Pad4(f.LoadLen()), 0);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+// Interval data: every field's low end padded to 4 bytes, then every
+// field's high end (a single value is its own range).
+ir::Bytes Linearizer::EncodeDataRange(const SetType& st, const Element& e) {
+  ir::Bytes low, high;
+  const ir::Set plain;  // data is stored in its own byte order
+  for (size_t i = 0; i <= st.data_rest.size() && i < e.data_items.size(); ++i) {
+    const Field& f = i == 0 ? st.data : st.data_rest[i - 1];
+    ir::Bytes lo, hi;
+    if (!EncodeKeyItem(plain, f, e.data_items[i], &lo, &hi)) return {};
+    lo.resize(Pad4(f.LoadLen()), 0);
+    hi.resize(Pad4(f.LoadLen()), 0);
+    low.insert(low.end(), lo.begin(), lo.end());
+    high.insert(high.end(), hi.begin(), hi.end());
+  }
+  low.insert(low.end(), high.begin(), high.end());
+  return low;
 }
 
 // The key (and, in an interval set, the key end) of a non-catch-all element.
@@ -173,7 +206,7 @@ bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems
   } else if (st.is_map) {
     set.flags |= ir::kSetMap;
     set.verdict_map = st.verdict_map;
-    set.data_len = st.verdict_map ? 0 : st.data.LoadLen();
+    set.data_len = st.verdict_map ? 0 : st.DataLen();
   }
   if (!FillSet(set, st, elems)) return false;
   if (set.interval() && !st.is_map && st.fields.size() == 1) MergeIntervals(set);

@@ -9,8 +9,9 @@
 namespace rulejit::frontends::nft {
 
 // `KEY map { k : v, ... }` / `KEY map @name` after the key `src`; the data
-// is of the type of `target`.
-bool Parser::ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* out) {
+// is of the type of `target` (followed by `data_rest`: concatenated data).
+bool Parser::ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* out,
+                            std::vector<Field> data_rest) {
   out->loc = Next().loc;  // map
   out->key = src;
   // `ip6 saddr & ::ffff map { ... }`: the key is masked after its load.
@@ -21,6 +22,7 @@ bool Parser::ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* 
   out->type.fields = SetKeyFields(src.fields);
   out->type.is_map = true;
   out->type.data = target;
+  out->type.data_rest = std::move(data_rest);
   if (Peek().kind == Tok::kSetRef) {
     out->named_loc = Peek().loc;
     out->named = Next().text;
@@ -108,6 +110,35 @@ bool Parser::ParseSetConstant(const Field& target, Item* first, U128* v) {
   return !sink_.failed;
 }
 
+// `tcp option OPT FIELD set VALUE` ([ exthdr write tcpopt ]): VALUE a
+// constant or, for 16-bit fields, `rt mtu` (MSS clamping). The kernel
+// writes 2 or 4 bytes from offset 2 of the option (nft_exthdr_tcp_set_init).
+bool Parser::ParseTcpOptionSet(ir::Rule& rule, const Lhs& lhs) {
+  const Field& f = lhs.fields[0];
+  ast::PayloadSet s{f, lhs.loc};
+  if (f.exthdr_present || f.off_bits % 8 != 0 || (f.len_bits != 16 && f.len_bits != 32) ||
+      f.off_bits < 16) {
+    return Error(lhs.loc, "cannot set this TCP option field: the kernel writes 2 or 4 whole "
+                          "bytes after the kind and length (EOPNOTSUPP)");
+  }
+  if (AtWord("rt")) {
+    Field src;
+    if (!ParseField(&src)) return false;
+    if (src.kind != Field::Kind::kRt || f.len_bits != 16) {
+      return Error(src.loc, "unsupported value: a constant or, for 16-bit fields, rt mtu");
+    }
+    s.from_rt_mtu = true;
+    return lin_.Lower(rule, s);
+  }
+  Item first;
+  U128 v = 0;
+  if (!ParseSetConstant(f, &first, &v)) return false;
+  if (first.lo.is_str) return Error(first.loc, "expected a number");
+  if ((v & ~BitsMask(f.len_bits)) != 0) return Error(first.loc, "value does not fit the field");
+  s.xor_val = v;
+  return lin_.Lower(rule, s);
+}
+
 // `FIELD set VALUE` on a header field: VALUE is a constant or the same
 // field with `& | ^` constants.
 bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
@@ -115,9 +146,7 @@ bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
   ast::PayloadSet s{f, lhs.loc};
   if (lhs.fields.size() == 1 && !lhs.has_binop && f.kind == Field::Kind::kExthdr &&
       f.exthdr_op == ir::ExthdrOp::kTcpopt) {
-    // [ exthdr write tcpopt ... ]: nft's TCP MSS clamping (`tcp option
-    // maxseg size set rt mtu` also needs the route's MTU, a host input).
-    return Error(lhs.loc, "unsupported statement: writing a TCP option (exthdr write)");
+    return ParseTcpOptionSet(rule, lhs);
   }
   if (lhs.fields.size() != 1 || lhs.has_binop || f.kind != Field::Kind::kPayload) {
     return Error(lhs.loc, "unsupported target of a set statement");

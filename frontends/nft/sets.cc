@@ -8,9 +8,7 @@
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
-namespace {
 
-// A field standing for a `type NAME` key: its size and byte order only.
 Field TypeField(DType t) {
   Field f;
   f.kind = Field::Kind::kMeta;
@@ -19,8 +17,6 @@ Field TypeField(DType t) {
   f.host_order = DTypeHostOrder(t);
   return f;
 }
-
-}  // namespace
 
 Field BitfieldValue(const Field& f) {
   Field v = TypeField(f.type);
@@ -91,10 +87,13 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   if (AcceptPunct(":") || AcceptWord(":")) {
     if (!is_map) return Error(toks_[pos_ - 1].loc, "a set has no data type (use map)");
     st->is_map = true;
-    if (AtWord("interval") || AtWord("ct") || AtWord("synproxy")) {
+    // `: interval TYPE`: each element's data is a range (NAT maps).
+    st->data_interval = AcceptWord("interval");
+    if (AtWord("interval") || AtWord("ct")) {
       return Error(Peek().loc, absl::StrCat("unsupported map data '", Peek().text, "'"));
     }
-    if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("secmark")) {
+    if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("secmark") ||
+        AtWord("synproxy")) {
       st->obj_type = ParseObjectKind();  // an object map
     } else if (AtWord("verdict")) {
       Next();
@@ -102,8 +101,8 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
     } else if (is_typeof) {
       std::vector<Field> data;
       if (!ParseTypeofExpr(&data)) return false;
-      if (data.size() != 1) return Error(set.loc, "unsupported concatenated map data");
       st->data = data[0];
+      st->data_rest.assign(data.begin() + 1, data.end());
     } else {
       std::string name;
       ir::SourceLoc loc = Peek().loc;
@@ -111,7 +110,13 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
       std::optional<DType> t = DTypeFromName(name);
       if (!t) return Error(loc, absl::StrCat("unknown type '", name, "'"));
       st->data = TypeField(*t);
-      if (AtWord(".")) return Error(Peek().loc, "unsupported concatenated map data");
+      while (AcceptWord(".")) {
+        loc = Peek().loc;
+        if (!ExpectWord(&name, "data type")) return false;
+        t = DTypeFromName(name);
+        if (!t) return Error(loc, absl::StrCat("unknown type '", name, "'"));
+        st->data_rest.push_back(TypeField(*t));
+      }
     }
   } else if (is_map) {
     return ErrorUnexpected("':' and the map data type");
@@ -130,9 +135,16 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
   } else if (st->is_map) {
     set.flags |= ir::kSetMap;
     set.verdict_map = st->verdict_map;
-    set.data_len = st->verdict_map ? 0 : st->data.LoadLen();
+    set.data_len = st->verdict_map ? 0 : st->DataLen();
   }
   return true;
+}
+
+uint32_t SetType::DataLen() const {
+  if (data_rest.empty() && !data_interval) return data.LoadLen();
+  uint32_t len = Pad4(data.LoadLen());
+  for (const Field& f : data_rest) len += Pad4(f.LoadLen());
+  return data_interval ? 2 * len : len;
 }
 
 bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,

@@ -158,6 +158,12 @@ bool Parser::ParseNatFamily(ast::Nat* s, int* family) {
   if (AcceptWord("ip")) *family = 4;
   else if (AcceptWord("ip6")) *family = 6;
   if (AtWord("prefix")) return Error(Peek().loc, "unsupported nat prefix mapping");
+  // `addr . port`: the map's data is an address and a port (nft 1.0.6
+  // takes the data type from the map either way).
+  if (*family != 0 && AtWord("addr") && PeekAt(1).text == "." && PeekAt(2).text == "port") {
+    pos_ += 3;
+    s->addr_port = true;
+  }
   const int net = lin_.ctx().net;
   if (table_->family == ir::Family::kIp) *family = *family == 6 ? -1 : 4;
   else if (table_->family == ir::Family::kIp6) *family = *family == 4 ? -1 : 6;
@@ -186,6 +192,7 @@ bool Parser::ParseNatTarget(ir::Rule& rule, const std::string& w, int family, as
                            (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
                             a.text == "numgen" || IsUnqualifiedMeta(a.text));
     if (addresses && key_field && family != 0) return ParseNatMap(w, family, vloc, s);
+    if (s->addr_port) return Error(vloc, absl::StrCat(w, " addr . port needs 'to KEY map'"));
     if (a.kind != Tok::kWord || key_field || a.text == "jhash" ||
         a.text == "symhash" || a.text == "fib" || a.text == "osf" || a.text == "rt") {
       return Error(vloc, absl::StrCat("unsupported ", w, " target (only constant addresses "
@@ -240,27 +247,37 @@ bool Parser::ParseBracketedNatAddress(std::string* addr_text, std::string* port_
 }
 
 // `dnat ip to KEY map { k : ADDR, ... }`: the lookup puts the address in
-// reg 1. Data `ADDR . PORT` fills several registers: not supported yet.
+// reg 1; data `ADDR . PORT` puts the port after it (LowerNat).
 bool Parser::ParseNatMap(const std::string& w, int family, ir::SourceLoc vloc, ast::Nat* s) {
   Lhs key;
   if (!ParseLhs(&key)) return false;
   if (!AtWord("map")) return Error(vloc, absl::StrCat("unsupported ", w, " target expression"));
-  bool data = false;
+  // An anonymous map's data is `ADDR . PORT` when a '.' follows a ':', and
+  // ranges (low ends, then high ends) when a '-' or '/' does.
+  bool data = false, concat = false, ranges = false;
   for (size_t i = 1; i < 4096; ++i) {
     const Token& d = PeekAt(i);
     if (d.kind == Tok::kEnd || (d.kind == Tok::kPunct && d.text == "}")) break;
     if (d.kind == Tok::kPunct && d.text == ",") data = false;
     if (d.kind == Tok::kWord && (d.text == ":" || d.text.back() == ':')) data = true;
-    if (data && d.kind == Tok::kWord && d.text == ".") {
-      return Error(d.loc, absl::StrCat("unsupported concatenated ", w, " map data"));
-    }
+    concat |= data && d.kind == Tok::kWord && d.text == ".";
+    ranges |= data && d.text.find_first_of("-/") != std::string::npos;
   }
-  Field addr;
-  addr.type = family == 6 ? DType::kIpv6 : DType::kIpv4;
-  addr.len_bits = family == 6 ? 128 : 32;
+  Field addr = TypeField(family == 6 ? DType::kIpv6 : DType::kIpv4);
   addr.loc = vloc;
+  std::vector<Field> rest;
+  if (concat || s->addr_port) rest.push_back(TypeField(DType::kInetService));
   s->map.emplace();
-  return ParseMapLookup(key, addr, &*s->map);
+  s->map->type.data_interval = ranges && AtWord("map") && PeekAt(1).kind != Tok::kSetRef;
+  if (!ParseMapLookup(key, addr, &*s->map, std::move(rest))) return false;
+  // A named map declared before: its data type says where the port and the
+  // range ends are (one declared later: LowerNatMap goes by its data length).
+  auto known = set_types_.find(SetKey(*table_, s->map->named));
+  if (!s->map->named.empty() && known != set_types_.end()) {
+    s->map->type.data_rest = known->second.data_rest;
+    s->map->type.data_interval = known->second.data_interval;
+  }
+  return true;
 }
 
 // `ADDR`, `ADDR-ADDR` (split at the '-' whose sides are both addresses),

@@ -730,7 +730,7 @@ TEST_F(CliTest, EvalConntrackSysctlsAreFlags) {
 // an unasked answer new in its own right.
 TEST_F(CliTest, EvalCtShowsEachPacketsConntrackState) {
   std::string rules = Write("ct.nft", R"(table inet f {
-  chain fwd { type filter hook forward priority 0; policy drop;
+  chain forwarding { type filter hook forward priority 0; policy drop;
     ct state established accept
     ct state new udp dport 53 accept
   }

@@ -58,7 +58,7 @@ TEST(RepeatedRules, CompiledTiersAgreeWithTheInterpreter) {
 // The rules drop-repeated-rules alone empties in a forward chain of `rules`.
 size_t EmptiedByThePassAlone(const std::string& rules) {
   absl::StatusOr<Ruleset> rs = ParseRuleset(
-      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n" +
+      "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy drop;\n" +
           rules + " }\n}\n",
       "sets.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();

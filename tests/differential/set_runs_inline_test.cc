@@ -55,7 +55,7 @@ std::string RandomRun(std::mt19937& rng) {
 }
 
 std::string RandomChain(std::mt19937& rng) {
-  std::string s = "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy ";
+  std::string s = "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy ";
   s += rng() % 2 ? "accept;\n" : "drop;\n";
   const int runs = 1 + static_cast<int>(rng() % 4);
   for (int i = 0; i < runs; ++i) s += RandomRun(rng);
@@ -105,7 +105,7 @@ TEST(SetRuns, JitAgreesWithTheInterpreter) {
 
 TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
   const std::string text =
-      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy accept;\n"
+      "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy accept;\n"
       "  tcp dport 22 accept\n  tcp dport 80 counter drop\n  tcp dport 22 accept\n"
       "  tcp dport 443 accept\n"                                   // 0-3: a run
       "  udp dport 53 accept\n"                                    // 4: other shape
@@ -139,7 +139,7 @@ TEST(SetRuns, FindsRunsOfOneVaryingConstant) {
 // with the first rule's set, for the whole run).
 TEST(SetRuns, PrefixesWithOtherAnonymousSetsAreNoRun) {
   const std::string text =
-      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n"
+      "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy drop;\n"
       "  ip saddr { 10.0.0.1, 10.0.0.2 } tcp dport 1 accept\n"
       "  ip saddr { 10.0.0.3, 10.0.0.4 } tcp dport 2 accept\n"
       "  ip saddr { 10.0.0.5, 10.0.0.6 } tcp dport 3 accept\n"
@@ -161,7 +161,7 @@ std::string RandomJumps(std::mt19937& rng, int* small_chains) {
     if (rng() % 2) absl::StrAppend(&s, "  tcp dport 80 return\n  counter\n");
     s += " }\n";
   }
-  s += " chain fwd {\n  type filter hook forward priority 0; policy drop;\n";
+  s += " chain forwarding {\n  type filter hook forward priority 0; policy drop;\n";
   for (int i = 0, n = 2 + static_cast<int>(rng() % 6); i < n; ++i) {
     const int c = static_cast<int>(rng() % chains);
     switch (rng() % 3) {
@@ -203,7 +203,7 @@ TEST(InlineChains, MarksOnlySmallChainsThatDoNotJump) {
   std::string text = "table ip t {\n chain small { tcp dport 22 accept\n return\n }\n"
                      " chain jumps { jump small\n }\n chain big {\n";
   for (int i = 0; i < 9; ++i) text += "  tcp dport 1 accept\n";
-  text += " }\n chain fwd {\n  type filter hook forward priority 0;\n"
+  text += " }\n chain forwarding {\n  type filter hook forward priority 0;\n"
           "  jump small\n  jump jumps\n  jump big\n }\n}\n";
   absl::StatusOr<Ruleset> rs = ParseRuleset(text, "fixed.nft");
   ASSERT_TRUE(rs.ok()) << rs.status();
@@ -212,7 +212,7 @@ TEST(InlineChains, MarksOnlySmallChainsThatDoNotJump) {
   EXPECT_TRUE(ChainPlanOf(**jit, "small").inline_at_jumps);
   EXPECT_FALSE(ChainPlanOf(**jit, "jumps").inline_at_jumps);
   EXPECT_FALSE(ChainPlanOf(**jit, "big").inline_at_jumps);
-  EXPECT_FALSE(ChainPlanOf(**jit, "fwd").inline_at_jumps);
+  EXPECT_FALSE(ChainPlanOf(**jit, "forwarding").inline_at_jumps);
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ GenRule Narrowed(const GenRule& outer, std::mt19937& rng) {
 }
 
 std::string Chain(const std::vector<GenRule>& rules) {
-  std::string s = "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy accept;\n";
+  std::string s = "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy accept;\n";
   for (const GenRule& r : rules) absl::StrAppend(&s, "  ", Text(r), "\n");
   return s + " }\n}\n";
 }
@@ -161,7 +161,7 @@ TEST(ShadowedRules, CompiledTiersAgreeWithTheInterpreter) {
 // Which rules of a fixed chain are emptied, with the pass on and off.
 std::vector<int> EmptiedIndexes(const std::string& rules, bool pass_on) {
   const std::string text =
-      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy accept;\n" +
+      "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy accept;\n" +
       rules + " }\n}\n";
   absl::StatusOr<Ruleset> rs = ParseRuleset(text, "fixed.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();

@@ -41,7 +41,7 @@ TEST(ShareLoads, JitAgreesWithTheInterpreter) {
 
 TEST(ShareLoads, TruncatedFramesAgreeAtEveryLength) {
   absl::StatusOr<Ruleset> rs = ParseRuleset(
-      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy accept;\n"
+      "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy accept;\n"
       "  tcp dport 80 ip saddr 10.0.0.1 counter drop\n"
       "  tcp dport 81 counter drop\n"
       "  ip saddr 10.0.0.1 tcp sport 1234 counter accept\n"

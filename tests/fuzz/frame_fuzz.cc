@@ -30,7 +30,7 @@ table inet f {
     ip6 nexthdr icmpv6 icmpv6 type echo-request accept
     return
   }
-  chain fwd {
+  chain forwarding {
     type filter hook forward priority 0; policy drop;
     ct state established,related accept
     ip saddr @blocked counter drop

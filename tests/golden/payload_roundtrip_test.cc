@@ -51,8 +51,9 @@ std::string Trim(std::string_view s) {
 }
 
 // The IR's kinds are named by the expression and, for payload/meta/ct, the
-// operation. `bitwise` with a second register operand (`( reg 1 | reg 2 )`,
-// a newer kernel form) is counted as a kind of its own.
+// operation (for rt also the key: only tcpmss is modelled). `bitwise` with
+// a second register operand (`( reg 1 | reg 2 )`, a newer kernel form) is
+// counted as a kind of its own.
 std::string KindOf(const std::string& line) {
   std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
   if (words.size() < 2) return "?";
@@ -61,6 +62,7 @@ std::string KindOf(const std::string& line) {
        name == "exthdr") && words.size() > 2) {
     return name + " " + words[2];
   }
+  if (name == "rt" && words.size() > 3 && words[3] == "tcpmss") return "rt load tcpmss";
   if (name == "bitwise" && words.size() > 9 && words[9] == "reg") {
     return "bitwise (register operand)";
   }
@@ -73,7 +75,7 @@ const std::set<std::string> kCoveredKinds = {
     "immediate",    "counter",   "limit",    "log",       "reject",
     "notrack",      "exthdr load", "payload write", "queue", "quota",
     "nat",          "masq",      "redir",     "bitwise (register operand)", "fib",
-    "objref",       "numgen"};
+    "objref",       "numgen",    "exthdr write", "rt load tcpmss", "synproxy"};
 
 struct KindCount {
   int accepted = 0;

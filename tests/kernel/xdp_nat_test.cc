@@ -138,7 +138,7 @@ int UdpErrorAtClient(const Topology& topo, uint16_t sport, uint16_t dport, bool 
 // ------------------------------------------------------------ ctl conntrack
 
 constexpr char kStateful[] = R"(table inet f {
-  chain fwd {
+  chain forwarding {
     type filter hook forward priority 0; policy drop;
     ct state established,related accept
     meta l4proto udp accept
@@ -249,7 +249,7 @@ constexpr char kFilterIpt[] = R"(*filter
 COMMIT
 )";
 constexpr char kFilterNft[] = R"(table inet f {
-  chain fwd { type filter hook forward priority 0; policy drop;
+  chain forwarding { type filter hook forward priority 0; policy drop;
     ct state established,related accept
     iifname "fwin" tcp dport 8080 ct state new accept
     iifname "fwin" meta l4proto udp ct state new accept
@@ -363,7 +363,7 @@ std::vector<uint8_t> UnrelatedUnreachable(uint16_t sport, uint16_t dport) {
 
 TEST_F(XdpNat, IcmpErrorsOfAFlowAreRelatedOthersDropped) {
   ASSERT_TRUE(Start("related.nft", R"(table inet f {
-  chain fwd { type filter hook forward priority 0; policy drop;
+  chain forwarding { type filter hook forward priority 0; policy drop;
     ct state established,related accept
     iifname "fwin" meta l4proto udp ct state new accept
     meta l4proto icmp counter drop
@@ -386,7 +386,7 @@ TEST_F(XdpNat, IcmpErrorsOfAFlowAreRelatedOthersDropped) {
             EAGAIN);
   std::vector<std::string> counters = Ctl(ctl_, {"counters"});
   auto icmp_rule = std::find_if(counters.begin(), counters.end(), [](const std::string& l) {
-    return absl::StrContains(l, "f/fwd#3 ");
+    return absl::StrContains(l, "f/forwarding#3 ");
   });
   ASSERT_NE(icmp_rule, counters.end()) << absl::StrJoin(counters, "\n");
   EXPECT_TRUE(absl::StrContains(*icmp_rule, "packets=1 ")) << *icmp_rule;

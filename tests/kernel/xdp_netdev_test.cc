@@ -45,7 +45,7 @@ constexpr char kRuleset[] =
     "  }\n"                                                                  // 17
     "}\n"                                                                    // 18
     "table inet f {\n"                                                       // 19
-    "  chain fwd {\n"                                                        // 20
+    "  chain forwarding {\n"                                                        // 20
     "    type filter hook forward priority 0; policy accept;\n"              // 21
     "    meta mark 7 counter drop\n"                                         // 22
     "    udp dport 6002 counter drop\n"                                      // 23
@@ -94,7 +94,7 @@ void ExpectCounts(const std::string& text, const std::string& rules,
   EXPECT_EQ(PacketsOf(text, "policy t/in_a "), 56) << text;
   EXPECT_EQ(PacketsOf(text, "policy t/in_b "), 16) << text;
   EXPECT_EQ(PacketsOf(text, "policy t/out_b "), 24) << text;
-  EXPECT_EQ(PacketsOf(text, "policy f/fwd "), 54) << text;
+  EXPECT_EQ(PacketsOf(text, "policy f/forwarding "), 54) << text;
   EXPECT_EQ(LineMismatches(text, what,
                            {{"fwin", "rx_packets", 66}, {"fwin", "dropped", 42},
                             {"fwin", "tx_packets", 16}, {"fwout", "rx_packets", 21},

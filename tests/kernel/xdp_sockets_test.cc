@@ -36,7 +36,7 @@ using namespace rulejit::xdp_test;  // NOLINT: the harness is this test's
 
 // The stateful ruleset of most real firewalls, nft and iptables alike.
 constexpr char kStatefulNft[] = R"(table inet f {
-  chain fwd {
+  chain forwarding {
     type filter hook forward priority 0; policy drop;
     ct state established,related accept
     ct state invalid drop

@@ -22,7 +22,7 @@ Ruleset Parse(const std::string& rules) {
   absl::StatusOr<rulejit::Ruleset> rs = rulejit::ParseRuleset(
       "table ip t {\n set named_a { type ipv4_addr; elements = { 10.0.0.1 }; }\n"
       " set named_b { type ipv4_addr; elements = { 10.0.0.1 }; }\n"
-      " chain fwd {\n  type filter hook forward priority 0; policy drop;\n" +
+      " chain forwarding {\n  type filter hook forward priority 0; policy drop;\n" +
           rules + " }\n}\n",
       "equal.nft");
   EXPECT_TRUE(rs.ok()) << rs.status();

@@ -2,8 +2,8 @@
 // expectation, secmark) and the statements that refer to them: the
 // bytecode nft 1.0.6 sends (`nft --debug=netlink`, kernel 6.18), the reader
 // round trip of [ objref ... ], what the kernel refuses (a helper it does
-// not have, an object that does not exist, synproxy which rulejit cannot
-// model), and the meaning: a named quota is one budget shared by every rule
+// not have, an object that does not exist; synproxy objects are in
+// nft_synproxy_test.cc), and the meaning: a named quota is one budget shared by every rule
 // that names it, on every backend.
 #include <string>
 #include <vector>
@@ -125,8 +125,10 @@ TEST(NftObjects, WhatTheKernelRefusesIsALocatedError) {
               "no ct helper 'ftp' in table 't'");
   ExpectError("table inet t {\n counter c {\n }\n chain d {\n  quota name \"c\"\n }\n}\n", 5, 14,
               "no quota 'c' in table 't'");
-  ExpectError("table inet t {\n synproxy s {\n  mss 1460\n }\n}\n", 2, 2,
-              "unsupported object 'synproxy'");
+  // nft's grammar: `mss N` must be followed by `wscale N` (nft's error is
+  // at the same '}').
+  ExpectError("table inet t {\n synproxy s {\n  mss 1460\n }\n}\n", 4, 2,
+              "expected 'wscale', got '}'");
 }
 
 TEST(NftObjects, AddObjectCommands) {

@@ -21,7 +21,7 @@ ir::Ruleset Parse(const std::string& text) {
 // Five liftable rules, then a mark, then four rules varying one mark value
 // (a meta load does not lift, so they are a set run, not a classified one).
 const char kChain[] =
-    "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n"
+    "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy drop;\n"
     "  ip saddr 10.0.0.1 accept\n  ip saddr 10.0.0.2 counter drop\n"
     "  ip saddr 10.0.0.3 accept\n  ip saddr 10.0.0.4 accept\n  ip saddr 10.0.0.5 drop\n"
     "  meta mark set 1\n"
@@ -107,7 +107,7 @@ TEST(Plan, VerifierRefusesBrokenPlans) {
 
 TEST(Plan, FlatAclIsAnsweredFromATable) {
   const ir::Ruleset rs = Parse(
-      "table ip t {\n chain fwd {\n  type filter hook forward priority 0; policy drop;\n"
+      "table ip t {\n chain forwarding {\n  type filter hook forward priority 0; policy drop;\n"
       "  ip saddr 10.0.0.1 accept\n  ip saddr 10.0.0.2 counter drop\n"
       "  ip saddr 10.0.0.3 accept\n  tcp dport 22 accept\n }\n}\n");
   const Plan plan = MustPlan(rs);

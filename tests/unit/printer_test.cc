@@ -454,7 +454,7 @@ TEST(Reader, ErrorsNameTheColumn) {
       {"[ cmp eqq reg 1 0x0000000a ]", "column 7: unknown compare operator 'eqq'"},
       {"[ meta load iifnme => reg 1 ]",
        "column 13: unknown meta key 'iifnme' (did you mean 'iifname'?)"},
-      {"[ exthdr write tcpopt reg 1 => 2b @ 2 + 2 ]", "column 10: expected 'load '"},
+      {"[ exthdr write tcpopt reg 1 => 5b @ 2 + 2 ]", "column 32: the write length is out of range"},
       {"[ payload write reg 1 => 2b @ network header + 10 ]",
        "column 50: expected ' csum_type '"},
       {"[ payload store 2b ]", "column 11: unsupported payload operation 'store'"},

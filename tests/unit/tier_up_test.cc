@@ -157,7 +157,7 @@ TEST(TierUp, OnlyWhereItPays) {
 // both print as `tcp dport @__set0`).
 TEST(CarryCounters, FollowTheRuleByItsStructure) {
   auto Compile = [](const std::string& rules) {
-    auto rs = ParseRuleset("table ip t {\n chain fwd {\n  type filter hook forward priority 0;"
+    auto rs = ParseRuleset("table ip t {\n chain forwarding {\n  type filter hook forward priority 0;"
                            " policy drop;\n" + rules + " }\n}\n", "carry.nft");
     EXPECT_TRUE(rs.ok()) << rs.status();
     auto program = Program::Compile(*rs, {.backend = Backend::kJit});

@@ -238,6 +238,9 @@ class Emitter {
   void Emit(const ir::FlowOffload&, Label) {}
   void Emit(const ir::Objref&, Label) {}
   void Emit(const ir::Numgen&, Label) {}
+  void Emit(const ir::ExthdrWrite&, Label) {}
+  void Emit(const ir::Rt&, Label) {}
+  void Emit(const ir::Synproxy&, Label) {}
 
   void Emit(const ir::Reject&, Label);
 

@@ -18,6 +18,9 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::FlowOffload>(e)) return "flow offload statement";
   if (std::holds_alternative<ir::Objref>(e)) return "named object reference";
   if (std::holds_alternative<ir::Numgen>(e)) return "numgen expression";
+  if (std::holds_alternative<ir::ExthdrWrite>(e)) return "TCP option write";
+  if (std::holds_alternative<ir::Rt>(e)) return "rt expression";
+  if (std::holds_alternative<ir::Synproxy>(e)) return "synproxy statement";
   return nullptr;
 }
 

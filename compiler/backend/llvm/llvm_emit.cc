@@ -602,6 +602,9 @@ class LlvmEmitter {
   void Emit(const ir::FlowOffload&, llvm::BasicBlock*) {}
   void Emit(const ir::Objref&, llvm::BasicBlock*) {}
   void Emit(const ir::Numgen&, llvm::BasicBlock*) {}
+  void Emit(const ir::ExthdrWrite&, llvm::BasicBlock*) {}
+  void Emit(const ir::Rt&, llvm::BasicBlock*) {}
+  void Emit(const ir::Synproxy&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Reject& e, llvm::BasicBlock*) {
     StoreField(offsetof(JitContext, rejected), JitRejectWord(e));
