@@ -39,7 +39,8 @@
 # nft rows' exact chains), iptables-legacy, nft; rulejit runs `--backend
 # jit` (RULEJIT_BACKEND overrides it, as in forward_bench). Each figure
 # is the median (min-max) of --runs windows of --seconds after a warm-up,
-# in rounds over all rows (drifting load hits every row alike); rulejit is
+# in rounds over all rows (drifting load hits every row alike; each rulejit
+# row is measured next to the kernel rows it is compared with); rulejit is
 # restarted and the kernel's conntrack table flushed for each row of a
 # round, so every row starts with an empty table. CPUs: clients on the
 # last allowed CPU, the server and rulejit (its worker) on the first; the
@@ -47,8 +48,9 @@
 # clients' CPU, replies on the server's), so every row shares the same
 # CPUs between forwarder and end hosts: the figures are the whole box's
 # rates, not one forwarding core's. (Steering the kernel's forwarding to
-# the first CPU with RPS on fwin/fwout, as rulejit's worker is, measured
-# about the same with the empty ruleset and half with 10000 rules.)
+# the first CPU with RPS on fwin/fwout, as rulejit's worker is, was tried
+# in one 3-round run: empty and stateful rows within ~20%, with 10000
+# rules half the udp pps and ~1.3x the connections/s: no consistent gain.)
 # Windows stay short on purpose: at ~10000 connections/s a table of
 # nf_conntrack_max = 262144 fills with TIME_WAIT flows (120 s) in ~25 s,
 # and then both the kernel ("table full, dropping packet") and rulejit drop
@@ -233,6 +235,12 @@ nftl() { ip netns exec "$FW" nft -f "$WORK/$1.nft"; }
 ROWS=(rulejit/empty rulejit/stateful.ipt rulejit/stateful10k.ipt rulejit/stateful.nft rulejit/stateful10k.nft
       iptables-legacy/empty iptables-legacy/stateful iptables-legacy/stateful10k
       nft/empty nft/stateful nft/stateful10k)
+# The order a round measures them: each rulejit row next to the kernel
+# rows it is compared with, so a burst of load on the shared machine
+# hits both sides of a ratio.
+ORDER=(rulejit/empty iptables-legacy/empty nft/empty
+       rulejit/stateful.ipt iptables-legacy/stateful rulejit/stateful.nft nft/stateful
+       rulejit/stateful10k.ipt iptables-legacy/stateful10k rulejit/stateful10k.nft nft/stateful10k)
 one_row() {  # one_row ROW
   local r=${1#*/}
   case "$1" in
@@ -249,7 +257,7 @@ echo "stateful_bench: $RUNS rounds x ${SECONDS_PER_RUN}s windows (+${WARMUP}s wa
 echo "load at start: $(uptime)" >&2
 declare -A RATES MEDIAN RANGE
 for ((round = 1; round <= RUNS; ++round)); do
-  for row in "${ROWS[@]}"; do one_row "$row"; done
+  for row in "${ORDER[@]}"; do one_row "$row"; done
 done
 for row in "${ROWS[@]}"; do
   for kind in "${KINDS[@]}"; do
