@@ -47,7 +47,7 @@ COMMIT
 )";
 
 constexpr char kNft[] = R"(table inet f {
-  chain fwd {
+  chain forwarding {
     type filter hook forward priority 0; policy accept;
     tcp dport 8081 reject with tcp reset
     udp dport 9999 reject
