@@ -27,7 +27,11 @@ namespace rulejit {
 struct Program::Jit {
   Jit(lower::Plan p, std::unique_ptr<backend::CompiledCode> c)
       : plan(std::move(p)), code(std::move(c)), entries(code->entries()),
-        limit_count(code->limit_count()) {}
+        limit_count(code->limit_count()) {
+    for (size_t hook = 0; hook < plan.direct.size(); ++hook) {
+      if (plan.direct[hook]) direct_hooks |= 1u << hook;
+    }
+  }
   ~Jit() {
     if (tier_up_thread.joinable()) tier_up_thread.join();
   }
@@ -43,6 +47,9 @@ struct Program::Jit {
   std::unique_ptr<backend::CompiledCode> llvm;
   std::atomic<const backend::ChainFn*> entries{nullptr};  // the running tier's
   uint32_t limit_count = 0;                               // limit buckets it uses
+  // A bit per Hook whose plan.direct holds a table: one load where the
+  // hot path asks (the optional sits behind the vector's heap pointer).
+  uint32_t direct_hooks = 0;
 
   // auto: asmjit first, LLVM compiled in the background when asked or hot.
   enum class TierUp : uint8_t { kNone, kIdle, kCompiling, kRunning, kFailed };
@@ -82,6 +89,10 @@ struct RunState::Impl {
   // when the state has none (not prepared, out of range).
   ir::Counter* RuleSlot(const RuleRef& ref);
   ir::Counter* PolicySlot(int table, int chain);
+  // Sizes the slots for a ruleset: the interpreter's (`plan` null) or the
+  // compiled tiers' (with `limit_count` limit buckets). Program::
+  // PrepareState calls it once per program.
+  void SizeFor(const ir::Ruleset& rs, const lower::Plan* plan, uint32_t limit_count);
 };
 
 // Hands a log statement that ran to `sink` as a LogEvent (both tiers).

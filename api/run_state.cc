@@ -70,6 +70,44 @@ ir::Counter* RunState::Impl::PolicySlot(int table, int chain) {
   return id < counters.size() ? &counters[id] : nullptr;
 }
 
+// A RunState's slots for a ruleset (Program::PrepareState, once per
+// program; out of line from the hot path, which runs only that check).
+void RunState::Impl::SizeFor(const ir::Ruleset& rs, const lower::Plan* plan,
+                             uint32_t limit_count) {
+  if (plan == nullptr) {
+    jit = false;
+    // Every rule gets its slot up front (the interpreter grows lazily).
+    auto& tables = interp.counters;
+    if (tables.size() < rs.tables.size()) tables.resize(rs.tables.size());
+    chain_base.clear();
+    uint32_t chains_total = 0;
+    for (size_t t = 0; t < rs.tables.size(); ++t) {
+      const auto& chains = rs.tables[t].chains;
+      chain_base.push_back(chains_total);
+      chains_total += chains.size();
+      if (tables[t].size() < chains.size()) tables[t].resize(chains.size());
+      for (size_t c = 0; c < chains.size(); ++c) {
+        if (tables[t][c].size() < chains[c].rules.size()) {
+          tables[t][c].resize(chains[c].rules.size());
+        }
+      }
+    }
+    if (interp_policy.size() < chains_total) interp_policy.resize(chains_total);
+    return;
+  }
+  jit = true;
+  const lower::Layout& layout = plan->layout;
+  // Rule counters, then policy counts (Layout::PolicyId).
+  const size_t counter_slots = size_t{layout.rule_count} + layout.chain_count;
+  if (counters.size() < counter_slots) counters.resize(counter_slots);
+  if (buckets.size() < limit_count) buckets.resize(limit_count);
+  if (rule_base.empty()) {
+    chain_base = layout.chain_base;
+    rule_base = layout.rule_base;
+    rule_count = layout.rule_count;
+  }
+}
+
 Counter RunState::CounterOf(const RuleRef& ref) const {
   const ir::Counter* slot = impl_->RuleSlot(ref);
   return slot ? *slot : Counter{};

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -340,11 +341,17 @@ struct Limit {
 };
 
 // [ log (prefix P) (level L) ... ]  Recorded, no effect on the verdict.
+// The NF_LOG_* bits by the names libnftnl prints, in its order: the
+// printer writes them so and the reader reads them back.
+inline constexpr std::pair<uint32_t, const char*> kLogFlagNames[] = {
+    {kLogTcpSeq, "tcpseq"}, {kLogTcpOpt, "tcpopt"}, {kLogIpOpt, "ipopt"},
+    {kLogUid, "uid"},       {kLogMacDecode, "macdecode"}};
+
 struct Log {
   std::optional<std::string> prefix;
   std::optional<uint32_t> level;
   std::optional<uint32_t> group;
-  uint32_t flags = 0;       // NF_LOG_* bits: tcpseq 1, tcpopt 2, ipopt 4, uid 8, macdecode 0x20
+  uint32_t flags = 0;       // NF_LOG_* bits: kLogTcpSeq ... kLogMacDecode (rulejit/types.h)
   uint32_t snaplen = 0;     // nflog group only
   uint32_t qthreshold = 0;  // nflog group only
   bool operator==(const Log&) const = default;
@@ -353,7 +360,7 @@ struct Log {
 // [ reject type T code C ]  Ends evaluation as drop (the kernel sends the
 // ICMP/TCP reset and drops the packet).
 struct Reject {
-  uint32_t type = 0;  // 0 icmp unreach, 1 tcp rst, 2 icmpx unreach
+  RejectType type = RejectType::kIcmpUnreach;  // NFT_REJECT_* (rulejit/types.h)
   uint32_t code = 0;
   bool operator==(const Reject&) const = default;
 };

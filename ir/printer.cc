@@ -248,12 +248,6 @@ std::string Body(const Limit& e) {
                          e.over ? 1u : 0u);
 }
 
-// NF_LOG_* flag bits in the order libnftnl prints their names.
-constexpr std::pair<uint32_t, const char*> kLogFlagNames[] = {
-    {0x01, "tcpseq"}, {0x02, "tcpopt"}, {0x04, "ipopt"},
-    {0x08, "uid"},    {0x20, "macdecode"},
-};
-
 std::string Body(const Log& e) {
   std::string out;
   if (e.prefix) absl::StrAppend(&out, "prefix ", *e.prefix, " ");
@@ -271,7 +265,7 @@ std::string Body(const Log& e) {
 }
 
 std::string Body(const Reject& e) {
-  return absl::StrFormat("type %u code %u ", e.type, e.code);
+  return absl::StrFormat("type %u code %u ", static_cast<uint32_t>(e.type), e.code);
 }
 
 std::string Body(const Notrack&) { return ""; }

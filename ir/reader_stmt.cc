@@ -9,10 +9,6 @@
 namespace rulejit::ir::reader_internal {
 namespace {
 
-constexpr std::pair<std::string_view, uint32_t> kLogFlags[] = {
-    {"tcpseq", 0x01}, {"tcpopt", 0x02}, {"ipopt", 0x04},
-    {"uid", 0x08},    {"macdecode", 0x20}};
-
 // What may follow a log prefix: "group G snaplen S qthreshold Q " or
 // "(level L )(FLAG )*" with flags in the printer's order. Fills `e`.
 bool ParseLogTail(std::string_view text, Log& e) {
@@ -30,8 +26,8 @@ bool ParseLogTail(std::string_view text, Log& e) {
     e.level = c.Number("the level");
     c.Literal(" ");
   }
-  for (const auto& [name, bit] : kLogFlags) {
-    if (c.Peek(absl::StrCat(Sv(name), " "))) {
+  for (const auto& [bit, name] : kLogFlagNames) {
+    if (c.Peek(absl::StrCat(name, " "))) {
       c.Literal(name);
       c.Literal(" ");
       e.flags |= bit;
@@ -77,7 +73,8 @@ Expr ParseLog(Cursor& c) {
 Expr ParseReject(Cursor& c) {
   Reject e;
   c.Literal("type ");
-  e.type = c.Number("the reject type");
+  // NFT_REJECT_* types are 0..2 (RejectType).
+  e.type = static_cast<RejectType>(c.Number("the reject type", 2));
   c.Literal(" code ");
   e.code = c.Number("the reject code");
   c.Literal(" ");

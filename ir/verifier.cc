@@ -349,8 +349,8 @@ void Check(const Limit& e, RuleContext& ctx) {
 void Check(const Log&, RuleContext&) {}
 
 void Check(const Reject& e, RuleContext& ctx) {
-  if (e.type > 2) {
-    ctx.diags.Error(ctx.loc, absl::StrCat("reject type ", e.type,
+  if (static_cast<uint32_t>(e.type) > 2) {
+    ctx.diags.Error(ctx.loc, absl::StrCat("reject type ", static_cast<uint32_t>(e.type),
                                           ": must be 0 (icmp), 1 (tcp reset) "
                                           "or 2 (icmpx)"));
   }

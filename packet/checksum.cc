@@ -64,11 +64,9 @@ bool SegmentOf(const PacketView& pkt, Segment* seg) {
       !pkt.l4proto_valid || pkt.fragoff != 0 || pkt.is_fragment) {
     return false;
   }
-  const uint8_t* ip = pkt.data + pkt.network_off;
   const bool v4 = pkt.nfproto == kNfProtoIpv4;
   if (uint64_t{pkt.network_off} + (v4 ? 20 : 40) > pkt.len) return false;
-  const uint64_t declared = v4 ? (ip[2] << 8 | ip[3]) : 40u + (ip[4] << 8 | ip[5]);
-  const uint64_t end = uint64_t{pkt.network_off} + declared;
+  const uint64_t end = IpDeclaredEnd(pkt);
   if (end > pkt.len || end < pkt.transport_off) return false;
   seg->start = pkt.transport_off;
   seg->len = static_cast<uint32_t>(end - pkt.transport_off);

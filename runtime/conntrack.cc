@@ -42,16 +42,6 @@ struct Reader {
   }
 };
 
-// Where the IP packet ends: skb->len at the hooks is the length its header
-// declares (a frame may carry link padding after it).
-uint32_t IpEnd(const PacketView& v) {
-  if (uint64_t{v.network_off} + 6 > v.len) return v.len;
-  const uint8_t* ip = v.data + v.network_off;
-  const uint64_t declared =
-      v.nfproto == kNfProtoIpv4 ? (ip[2] << 8 | ip[3]) : 40u + (ip[4] << 8 | ip[5]);
-  return static_cast<uint32_t>(std::min<uint64_t>(v.len, v.network_off + declared));
-}
-
 // gre_pkt_to_tuple: an RFC 1701 header keys nothing (as the generic
 // protocol); an enhanced (PPTP, version 1) header keys its call id, and
 // must carry PPP. The source key would come from the PPTP helper's keymap:
@@ -130,7 +120,7 @@ bool SkipIpv6Extensions(const Reader& r, uint64_t* off, uint8_t* proto) {
 // (nf_ct_get_tuplepr: ipv4_get_l4proto / ipv6_get_l4proto, then the ports).
 bool QuotedKey(const PacketView& v, uint64_t off, Key& key) {
   const bool v6 = v.nfproto == kNfProtoIpv6;
-  Reader r{v.data, IpEnd(v)};
+  Reader r{v.data, IpPacketEnd(v)};
   if (!r.Has(off, v6 ? 40 : 20)) return false;
   uint64_t l4;
   if (v6) {
@@ -294,7 +284,7 @@ Conntrack::Tracked Conntrack::TcpPacketOf(Flow& flow, bool confirmed, bool reply
 Conntrack::Tracked Conntrack::SctpPacketOf(Flow& flow, bool confirmed, bool reply,
                                            const PacketView& pkt, bool verify_checksum) {
   const uint64_t l4 = pkt.transport_off;
-  const uint64_t ip_end = IpEnd(pkt);
+  const uint64_t ip_end = IpPacketEnd(pkt);
   const SctpContext ctx{.confirmed = confirmed, .reply = reply,
                         .checksum_ok = !verify_checksum || TransportChecksumValid(pkt)};
   const uint32_t len = ip_end > l4 ? static_cast<uint32_t>(ip_end - l4) : 0;
@@ -314,7 +304,7 @@ Conntrack::Tracked Conntrack::UdpPacketOf(Flow& flow, bool confirmed, const Pack
                                           bool verify_checksum) {
   const bool lite = pkt.l4proto == kUdpLite;
   const uint64_t l4 = pkt.transport_off;
-  const uint64_t ip_end = IpEnd(pkt);
+  const uint64_t ip_end = IpPacketEnd(pkt);
   if (l4 + 8 > ip_end) return Tracked::kInvalid;  // short packet
   const uint64_t udplen = ip_end - l4;
   const uint32_t hdr_len = pkt.data[l4 + 4] << 8 | pkt.data[l4 + 5];

@@ -392,12 +392,8 @@ bool ReadTcpSegment(const PacketView& pkt, TcpSegment* seg) {
   const uint64_t th = pkt.transport_off;
   if (th + 20 > pkt.len) return false;
   const uint8_t* h = pkt.data + th;
-  const uint8_t* ip = pkt.data + pkt.network_off;
-  const bool v4 = pkt.nfproto == kNfProtoIpv4;
   // skb->len at the hooks: the IP packet as its header declares it.
-  const uint64_t ip_end =
-      std::min<uint64_t>(pkt.len, pkt.network_off + (v4 ? (ip[2] << 8 | ip[3])
-                                                        : 40u + (ip[4] << 8 | ip[5])));
+  const uint64_t ip_end = IpPacketEnd(pkt);
   seg->seq = Be32(h + 4);
   seg->ack = Be32(h + 8);
   seg->header_len = static_cast<uint8_t>((h[12] >> 4) * 4);

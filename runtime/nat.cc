@@ -405,10 +405,8 @@ bool WritePort(std::vector<uint8_t>& f, const PacketView& v, size_t off, uint16_
 // sctp_manip_pkt: a new port means a new CRC32c over the whole packet
 // (the checksum does not cover the addresses).
 void RewriteSctpChecksum(std::vector<uint8_t>& frame, const PacketView& view) {
-  const uint8_t* ip = frame.data() + view.network_off;
-  const size_t declared = view.nfproto == kNfProtoIpv4 ? (ip[2] << 8 | ip[3])
-                                                       : 40u + (ip[4] << 8 | ip[5]);
-  const size_t end = std::min(frame.size(), view.network_off + declared);
+  const size_t end = std::min<uint64_t>(
+      frame.size(), IpDeclaredEnd(frame.data(), frame.size(), view.network_off, view.nfproto));
   const size_t l4 = view.transport_off;
   if (end < l4 + 12) return;
   const uint32_t crc = SctpChecksum(frame.data() + l4, static_cast<uint32_t>(end - l4));
@@ -560,9 +558,8 @@ bool TranslateIcmpError(const Conntrack::Flow& flow, bool reply, Manip manip,
                         std::vector<uint8_t>& frame, const PacketView& view, bool verify_checksum) {
   if (view.network_off == kAbsent || view.transport_off == kAbsent) return true;
   const bool v6 = view.nfproto == kNfProtoIpv6;
-  const size_t declared = v6 ? 40u + Load16(frame, view.network_off + 4)
-                             : Load16(frame, view.network_off + 2);
-  const size_t end = std::min(frame.size(), view.network_off + declared);
+  const size_t end = std::min<uint64_t>(
+      frame.size(), IpDeclaredEnd(frame.data(), frame.size(), view.network_off, view.nfproto));
   const size_t icmp = view.transport_off;
   // skb_ensure_writable(hdrlen + sizeof(icmp header + quoted IP header)).
   if (icmp + 8 + (v6 ? 40 : 20) > end) return false;

@@ -71,7 +71,7 @@ constexpr std::array<RejectName, 11> kReject6 = {{
 
 bool LowerReject(LowerCtx& ctx, const TargetUse& t) {
   if (!CheckFilterHooks(ctx, t)) return false;
-  ir::Reject reject{0, static_cast<uint32_t>(ctx.ipv6() ? 4 : 3)};
+  ir::Reject reject{RejectType::kIcmpUnreach, static_cast<uint32_t>(ctx.ipv6() ? 4 : 3)};
   if (const Option* with = FindTargetOption(t, "--reject-with")) {
     const std::string& name = with->args[0].text;
     if (name == "tcp-reset" || name == "tcp-rst") {
@@ -79,7 +79,7 @@ bool LowerReject(LowerCtx& ctx, const TargetUse& t) {
         return ctx.Error(with->ArgLoc(), "tcp-reset requires '-p tcp'",
                          "the kernel refuses it for other protocols");
       }
-      reject = ir::Reject{1, 0};
+      reject = ir::Reject{RejectType::kTcpReset, 0};
     } else {
       bool found = false;
       auto search = [&](const auto& table) {
@@ -140,15 +140,15 @@ bool LowerLog(LowerCtx& ctx, const TargetUse& t) {
                          "debug");
       }
     } else if (o.name == "--log-tcp-sequence") {
-      log.flags |= 0x01;  // NF_LOG_TCPSEQ
+      log.flags |= kLogTcpSeq;
     } else if (o.name == "--log-tcp-options") {
-      log.flags |= 0x02;  // NF_LOG_TCPOPT
+      log.flags |= kLogTcpOpt;
     } else if (o.name == "--log-ip-options") {
-      log.flags |= 0x04;  // NF_LOG_IPOPT
+      log.flags |= kLogIpOpt;
     } else if (o.name == "--log-uid") {
-      log.flags |= 0x08;  // NF_LOG_UID
+      log.flags |= kLogUid;
     } else if (o.name == "--log-macdecode") {
-      log.flags |= 0x20;  // NF_LOG_MACDECODE
+      log.flags |= kLogMacDecode;
     }
   }
   ctx.Add(std::move(log), t.loc);

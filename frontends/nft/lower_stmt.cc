@@ -54,14 +54,14 @@ bool Linearizer::LowerVerdict(ir::Rule& rule, const ast::Verdict& s) {
 // ICMP code its IP version, as dependencies at the front of the rule.
 bool Linearizer::LowerReject(ir::Rule& rule, const ast::Reject& s) {
   const ir::Family fam = table_->family;
-  ir::Reject rej = fam == ir::Family::kIp    ? ir::Reject{0, 3}
-                   : fam == ir::Family::kIp6 ? ir::Reject{0, 4}
-                                             : ir::Reject{2, 1};
+  ir::Reject rej = fam == ir::Family::kIp    ? ir::Reject{RejectType::kIcmpUnreach, 3}
+                   : fam == ir::Family::kIp6 ? ir::Reject{RejectType::kIcmpUnreach, 4}
+                                             : ir::Reject{RejectType::kIcmpxUnreach, 1};
   switch (s.with) {
     case ast::Reject::With::kDefault:
       if (fam == ir::Family::kInet || fam == ir::Family::kNetdev) {
-        if (ctx_.net == 4) rej = {0, 3};
-        if (ctx_.net == 6) rej = {0, 4};
+        if (ctx_.net == 4) rej = {RejectType::kIcmpUnreach, 3};
+        if (ctx_.net == 6) rej = {RejectType::kIcmpUnreach, 4};
       }
       break;
     case ast::Reject::With::kTcpReset: {
@@ -70,11 +70,11 @@ bool Linearizer::LowerReject(ir::Rule& rule, const ast::Reject& s) {
       dep.l4proto = 6;
       dep.loc = s.loc;
       if (!EmitDepsInFront(rule, &dep, 0, s.loc)) return false;
-      rej = {1, 0};
+      rej = {RejectType::kTcpReset, 0};
       break;
     }
     case ast::Reject::With::kIcmpx:
-      rej = {2, s.code};
+      rej = {RejectType::kIcmpxUnreach, s.code};
       break;
     case ast::Reject::With::kIcmp:
     case ast::Reject::With::kIcmpv6: {
@@ -84,7 +84,7 @@ bool Linearizer::LowerReject(ir::Rule& rule, const ast::Reject& s) {
                                               ir::FamilyName(fam), " table"));
       }
       if (!EmitDepsInFront(rule, nullptr, net, s.loc)) return false;
-      rej = {0, s.code};
+      rej = {RejectType::kIcmpUnreach, s.code};
       break;
     }
   }

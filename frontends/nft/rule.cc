@@ -257,22 +257,22 @@ bool Parser::ParseLogFlags(uint32_t* flags) {
   std::string f;
   if (!ExpectWord(&f, "log flags")) return false;
   if (f == "all") {
-    *flags |= 0x2f;
+    *flags |= kLogTcpSeq | kLogTcpOpt | kLogIpOpt | kLogUid | kLogMacDecode;
   } else if (f == "tcp") {
     std::string what;
     do {
       if (!ExpectWord(&what, "tcp log flag")) return false;
-      if (what == "sequence") *flags |= 0x1;
-      else if (what == "options") *flags |= 0x2;
+      if (what == "sequence") *flags |= kLogTcpSeq;
+      else if (what == "options") *flags |= kLogTcpOpt;
       else return Error(toks_[pos_ - 1].loc, "unknown tcp log flag");
     } while (AcceptPunct(","));
   } else if (f == "ip") {
     if (!AcceptWord("options")) return ErrorUnexpected("'options'");
-    *flags |= 0x4;
+    *flags |= kLogIpOpt;
   } else if (f == "skuid") {
-    *flags |= 0x8;
+    *flags |= kLogUid;
   } else if (f == "ether") {
-    *flags |= 0x20;
+    *flags |= kLogMacDecode;
   } else {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown log flag '", f, "'"),
                  ir::DidYouMean(f, {"all", "tcp", "ip", "skuid", "ether"}));

@@ -85,6 +85,29 @@ struct PacketView {
   bool is_fragment = false;
 };
 
+// Where an IP packet ends in its frame as its header declares it (skb->len
+// at the IP hooks: ip_rcv trims a link layer's padding): the IPv4 total
+// length, or 40 plus the IPv6 payload length, from `network_off`. It may
+// lie past `len` when the frame is cut short; `len` when the header's
+// length field can't be read. `data`: the frame bytes `len` long.
+inline uint64_t IpDeclaredEnd(const uint8_t* data, uint64_t len, uint32_t network_off,
+                              uint8_t nfproto) {
+  if (network_off == kAbsent || uint64_t{network_off} + 6 > len) return len;
+  const uint8_t* ip = data + network_off;
+  const uint32_t declared = nfproto == kNfProtoIpv4 ? (ip[2] << 8 | ip[3])
+                                                     : 40u + (ip[4] << 8 | ip[5]);
+  return uint64_t{network_off} + declared;
+}
+inline uint64_t IpDeclaredEnd(const PacketView& v) {
+  return IpDeclaredEnd(v.data, v.len, v.network_off, v.nfproto);
+}
+
+// The end of the IP packet within the frame: IpDeclaredEnd, never past len.
+inline uint32_t IpPacketEnd(const PacketView& v) {
+  const uint64_t end = IpDeclaredEnd(v);
+  return end < v.len ? static_cast<uint32_t>(end) : v.len;
+}
+
 // Everything about a packet that is not in its bytes: interfaces, marks,
 // conntrack. Filled by the caller (eval command, runtime, tests).
 struct PacketMeta {

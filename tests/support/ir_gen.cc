@@ -306,8 +306,9 @@ void AddRule(std::mt19937& rng, ir::Table& table, ir::Chain& chain,
   } else if (Chance(rng, 5)) {
     // Every reject type, codes by line (no draw from rng): tcp reset, icmp
     // port/host/admin unreachable, icmpx.
-    const uint32_t type = static_cast<uint32_t>(line) % 3;
-    rule.exprs.push_back(N(ir::Reject{type, type == 1 ? 0u : static_cast<uint32_t>(line) % 4}));
+    const auto type = static_cast<RejectType>(line % 3);
+    const uint32_t code = type == RejectType::kTcpReset ? 0u : static_cast<uint32_t>(line) % 4;
+    rule.exprs.push_back(N(ir::Reject{type, code}));
   } else if (Chance(rng, 85)) {
     rule.exprs.push_back(N(ir::Immediate{ir::kVerdictReg, {}, gen.RandomVerdict(targets, true)}));
   }

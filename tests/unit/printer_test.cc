@@ -173,7 +173,7 @@ TEST(PrintExpr, CounterLimitLogRejectNotrack) {
   group.level = 3;  // not printed when a group is set, as in libnftnl
   EXPECT_EQ(PrintExpr(group),
             "[ log prefix nft-test:  group 2 snaplen 0 qthreshold 0 ]");
-  EXPECT_EQ(PrintExpr(Reject{0, 1}), "[ reject type 0 code 1 ]");
+  EXPECT_EQ(PrintExpr(Reject{RejectType::kIcmpUnreach, 1}), "[ reject type 0 code 1 ]");
   EXPECT_EQ(PrintExpr(Notrack{}), "[ notrack ]");
 }
 

@@ -63,7 +63,7 @@ struct JitContext {
 
 // JitContext::rejected as a reject statement leaves it.
 inline constexpr uint32_t JitRejectWord(const ir::Reject& e) {
-  return 1u | (e.type & 0xff) << 8 | (e.code & 0xff) << 16;
+  return 1u | static_cast<uint32_t>(e.type) << 8 | (e.code & 0xff) << 16;
 }
 
 static_assert(offsetof(JitContext, regs) % 16 == 0);
