@@ -1,0 +1,216 @@
+// The grammar of nft chains: the chain block and its items, the base
+// chain header (`type filter hook input device "eth0" priority filter;
+// policy drop;`) with named and signed priorities, as nftables' parser
+// reads them. Rules inside a chain are parsed in rule.cc.
+#include "frontends/nft/parser.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace rulejit::frontends::nft {
+namespace {
+
+std::optional<int32_t> NamedPriority(std::string_view w) {
+  if (w == "raw") return -300;
+  if (w == "mangle") return -150;
+  if (w == "dstnat") return -100;
+  if (w == "filter") return 0;
+  if (w == "security") return 50;
+  if (w == "srcnat") return 100;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
+                             ir::SourceLoc loc) {
+  ir::Table* table = &rs_->tables[table_index];
+  ir::Chain* chain = nullptr;
+  for (ir::Chain& c : table->chains) {
+    if (c.name == name) chain = &c;
+  }
+  if (chain == nullptr) {
+    ir::Chain c;
+    c.name = name;
+    c.loc = loc;
+    table->chains.push_back(std::move(c));
+    chain = &table->chains.back();
+  }
+  if (!AcceptPunct("{")) return true;  // `add chain T C` without a body
+  const size_t chain_index = chain - table->chains.data();
+  PushScope();
+  while (!sink_.failed) {
+    SkipSeparators();
+    if (AtBlockClose()) {
+      PopScope();
+      return CloseBlock();
+    }
+    if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
+    if (!ParseChainItem(table_index, chain_index)) return false;
+  }
+  return false;
+}
+
+// One item of a chain block: a header line, define, include, or a rule.
+bool Parser::ParseChainItem(size_t table_index, size_t chain_index) {
+  ir::Table& table = rs_->tables[table_index];
+  ir::Chain& chain = table.chains[chain_index];
+  if (AtWord("type") || AtWord("policy") || AtWord("comment") ||
+      AtWord("devices") || AtWord("device")) {
+    return ParseChainHeader(chain, table.family);
+  }
+  if (Peek().kind == Tok::kWord && IsScopeWord(Peek().text)) {
+    return ParseScopeItem(Block{Block::Kind::kChain, table_index, chain_index});
+  }
+  return ParseRule(table, chain, false);
+}
+
+bool Parser::ParseChainHeader(ir::Chain& chain, ir::Family family) {
+  Token t = Next();
+  if (t.text == "comment") {
+    if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+    Next();
+    return true;
+  }
+  if (t.text == "policy") return ParseChainPolicy(chain, t);
+  if (t.text == "devices" || t.text == "device") return ParseChainDevice(chain);
+  return ParseBaseChainSpec(chain, family);
+}
+
+// `policy accept|drop` of a base chain; `t` is the `policy` token.
+bool Parser::ParseChainPolicy(ir::Chain& chain, const Token& t) {
+  std::string p;
+  if (!ExpectWord(&p, "policy")) return false;
+  if (!chain.base) return Error(t.loc, "policy on a regular chain");
+  if (p == "accept") chain.base->policy = ir::VerdictCode::kAccept;
+  else if (p == "drop") chain.base->policy = ir::VerdictCode::kDrop;
+  else return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown policy '", p, "'"),
+                    ir::DidYouMean(p, {"accept", "drop"}));
+  return true;
+}
+
+// `device D`, `devices = { D }` on a line of its own.
+bool Parser::ParseChainDevice(ir::Chain& chain) {
+  if (!chain.base) chain.base.emplace();
+  AcceptPunct("=");
+  std::string dev;
+  if (AcceptPunct("{")) {
+    SkipNewlines();
+    if (!ExpectName(&dev, "device name")) return false;
+    SkipNewlines();
+    if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
+    if (!ExpectPunct("}")) return false;
+  } else if (!ExpectName(&dev, "device name")) {
+    return false;
+  }
+  chain.base->device = dev;
+  return true;
+}
+
+// `type T hook H [device D] priority P` (the `type` word already read).
+bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
+  ir::BaseChain base;
+  if (chain.base) base = *chain.base;
+  if (!ExpectWord(&base.type, "chain type")) return false;
+  if (base.type != "filter" && base.type != "nat" && base.type != "route") {
+    return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown chain type '", base.type, "'"),
+                 ir::DidYouMean(base.type, {"filter", "nat", "route"}));
+  }
+  if (!AcceptWord("hook")) return ErrorUnexpected("'hook'");
+  std::string hook;
+  ir::SourceLoc hook_loc = Peek().loc;
+  if (!ExpectWord(&hook, "hook name")) return false;
+  std::optional<ir::Hook> h = ir::HookFromName(hook);
+  if (!h) {
+    return Error(hook_loc, absl::StrCat("unknown hook '", hook, "'"),
+                 ir::DidYouMean(hook, {"prerouting", "input", "forward", "output",
+                                       "postrouting", "ingress", "egress"}));
+  }
+  base.hook = *h;
+  if (base.type == "nat" &&
+      (*h == ir::Hook::kForward || *h == ir::Hook::kIngress || *h == ir::Hook::kEgress ||
+       (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
+    return Error(hook_loc, "nat chains hook prerouting, input, output or postrouting "
+                           "of ip, ip6 or inet tables");
+  }
+  // A route chain filters locally generated packets as a filter chain does
+  // and, in the kernel, routes a packet again when it changed its mark,
+  // addresses or tos: the kernel takes it at output of ip, ip6, inet only.
+  if (base.type == "route" &&
+      (*h != ir::Hook::kOutput ||
+       (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
+    return Error(hook_loc, "route chains hook output of ip, ip6 or inet tables");
+  }
+  if (AcceptWord("device")) {
+    if (!ExpectName(&base.device, "device name")) return false;
+  } else if (AtWord("devices")) {
+    ir::SourceLoc dloc = Next().loc;
+    AcceptPunct("=");
+    if (!ExpectPunct("{")) return false;
+    if (!ExpectName(&base.device, "device name")) return false;
+    if (!AtPunct("}")) return Error(dloc, "unsupported multi-device chain");
+    Next();
+  }
+  if (!AcceptWord("priority")) return ErrorUnexpected("'priority'");
+  if (!ParsePriority(&base.priority, family, base.hook)) return false;
+  chain.base = base;
+  return true;
+}
+
+// A number, or a standard name with an optional `+ N` / `- N`. nft 1.0.6
+// takes `dstnat` at prerouting and `srcnat` at postrouting only ("invalid
+// priority expression value in this context").
+bool Parser::ParsePriority(int32_t* prio, ir::Family family, std::optional<ir::Hook> hook) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected("priority");
+  std::string w = Next().text;
+  ir::SourceLoc loc = toks_[pos_ - 1].loc;
+  auto parse_signed = [](std::string_view s) -> std::optional<int64_t> {
+    bool neg = !s.empty() && s[0] == '-';
+    if (neg) s.remove_prefix(1);
+    std::optional<U128> n = ParseNumber(s);
+    if (!n || *n > 0x7fffffff) return std::nullopt;
+    return neg ? -static_cast<int64_t>(*n) : static_cast<int64_t>(*n);
+  };
+  int64_t value = 0;
+  if (auto n = parse_signed(w)) {
+    value = *n;
+  } else {
+    // `filter`, `filter-10` (one word), `filter + 10`, `filter - 10`.
+    std::string base = w;
+    std::optional<int64_t> delta;
+    size_t dash = w.find('-');
+    if (dash != std::string::npos && dash > 0) {
+      base = w.substr(0, dash);
+      delta = parse_signed(w.substr(dash));
+      if (!delta) return Error(loc, absl::StrCat("bad priority '", w, "'"));
+    }
+    std::optional<int32_t> named = NamedPriority(base);
+    const bool ip_family = family == ir::Family::kIp || family == ir::Family::kIp6 ||
+                           family == ir::Family::kInet;
+    if (named && hook && ip_family &&
+        ((base == "dstnat" && *hook != ir::Hook::kPrerouting) ||
+         (base == "srcnat" && *hook != ir::Hook::kPostrouting))) {
+      return Error(loc, absl::StrCat("priority '", base, "' is not valid at hook ",
+                                     ir::HookName(*hook)),
+                   base == "dstnat" ? "dstnat is for prerouting" : "srcnat is for postrouting");
+    }
+    if (!named) {
+      return Error(loc, absl::StrCat("unknown priority '", w, "'"),
+                   ir::DidYouMean(base, {"raw", "mangle", "dstnat", "filter",
+                                         "security", "srcnat"}));
+    }
+    value = *named + delta.value_or(0);
+    if (AtPunct("+") || AtWord("-")) {
+      bool minus = Next().text == "-";
+      std::string n;
+      if (!ExpectWord(&n, "number")) return false;
+      std::optional<int64_t> d = parse_signed(n);
+      if (!d) return Error(toks_[pos_ - 1].loc, "expected a number");
+      value += minus ? -*d : *d;
+    }
+  }
+  *prio = static_cast<int32_t>(value);
+  return true;
+}
+
+}  // namespace rulejit::frontends::nft

@@ -1,0 +1,185 @@
+// The nft parser's token cursor: `$var` expansion (bounded, so that
+// definitions that refer to each other cannot grow without end), peeking,
+// accepting and expecting words and punctuation, statement and block ends,
+// and the error messages that say what was expected.
+#include "frontends/nft/parser.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace rulejit::frontends::nft {
+namespace {
+
+constexpr size_t kMaxExpansions = 100000;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Tokens
+
+bool Parser::ExpandVar() {
+  while (pos_ < toks_.size() && toks_[pos_].kind == Tok::kVar) {
+    Token var = toks_[pos_];
+    const std::vector<Token>* value = LookupDefine(var.text);
+    if (value == nullptr) {
+      std::vector<std::string_view> names;
+      for (const Scope& scope : scopes_) {
+        for (const auto& [n, _] : scope) names.push_back(n);
+      }
+      Error(var.loc, absl::StrCat("undefined variable '$", var.text, "'"),
+            ir::DidYouMean(var.text, names));
+      toks_[pos_].kind = Tok::kEnd;
+      return false;
+    }
+    if (++expansions_ > kMaxExpansions) {
+      Error(var.loc, "too many variable expansions");
+      toks_[pos_].kind = Tok::kEnd;
+      return false;
+    }
+    std::vector<Token> body = *value;
+    if (!body.empty()) body.front().space_before = var.space_before;
+    toks_.erase(toks_.begin() + pos_);
+    toks_.insert(toks_.begin() + pos_, body.begin(), body.end());
+  }
+  return true;
+}
+
+const Token& Parser::Peek() {
+  ExpandVar();
+  if (sink_.failed) return toks_.back();
+  return toks_[pos_];
+}
+
+// Look-ahead does not expand variables: a $var is just "not a keyword".
+const Token& Parser::PeekAt(size_t ahead) {
+  Peek();
+  return toks_[std::min(pos_ + ahead, toks_.size() - 1)];
+}
+
+Token Parser::Next() {
+  Token t = Peek();
+  if (!sink_.failed && pos_ + 1 < toks_.size()) ++pos_;
+  return t;
+}
+
+bool Parser::AtWord(std::string_view w) {
+  const Token& t = Peek();
+  return t.kind == Tok::kWord && t.text == w;
+}
+
+bool Parser::AtPunct(std::string_view p) {
+  const Token& t = Peek();
+  return t.kind == Tok::kPunct && t.text == p;
+}
+
+bool Parser::AcceptWord(std::string_view w) {
+  if (!AtWord(w)) return false;
+  Next();
+  return true;
+}
+
+bool Parser::AcceptPunct(std::string_view p) {
+  if (!AtPunct(p)) return false;
+  Next();
+  return true;
+}
+
+bool Parser::ExpectPunct(std::string_view p) {
+  if (AcceptPunct(p)) return true;
+  return ErrorUnexpected(absl::StrCat("'", std::string(p), "'"));
+}
+
+bool Parser::ExpectWord(std::string* out, std::string_view what) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord) return ErrorUnexpected(what);
+  *out = Next().text;
+  return true;
+}
+
+// Names may be written bare or quoted.
+bool Parser::ExpectName(std::string* out, std::string_view what) {
+  const Token& t = Peek();
+  if (t.kind != Tok::kWord && t.kind != Tok::kString) {
+    return ErrorUnexpected(what);
+  }
+  if (t.kind == Tok::kWord && IsReservedWord(t.text)) {
+    return Error(t.loc, absl::StrCat("'", t.text, "' is a keyword of nft's grammar, not a ",
+                                     std::string(what)),
+                 "nft refuses it here (a syntax error): choose another name");
+  }
+  *out = Next().text;
+  return true;
+}
+
+// nft 1.0.6 names tables, chains, sets, maps, flowtables and objects where
+// it declares or commands them, and chains in jumps, with a bare word
+// only: `chain "c"`, `jump "c"` are syntax errors there.
+bool Parser::ExpectIdentifier(std::string* out, std::string_view what) {
+  if (Peek().kind == Tok::kString) {
+    return Error(Peek().loc, absl::StrCat("a quoted ", std::string(what), ": nft 1.0.6 takes a "
+                                          "bare name here"),
+                 "drop the quotes");
+  }
+  return ExpectName(out, what);
+}
+
+bool Parser::AtStmtEnd() {
+  const Token& t = Peek();
+  return t.kind == Tok::kNewline || t.kind == Tok::kEnd ||
+         (t.kind == Tok::kPunct && (t.text == ";" || t.text == "}"));
+}
+
+bool Parser::AtBlockClose() {
+  const Token& t = Peek();
+  return t.kind == Tok::kPunct && t.text == "}";
+}
+
+bool Parser::CloseBlock(bool items_end_with_separator) {
+  auto separator = [](const Token& t) {
+    return t.kind == Tok::kNewline || t.kind == Tok::kEnd ||
+           (t.kind == Tok::kPunct && t.text == ";");
+  };
+  const bool after_separator =
+      pos_ > 0 && (separator(toks_[pos_ - 1]) ||
+                   (toks_[pos_ - 1].kind == Tok::kPunct && toks_[pos_ - 1].text == "{"));
+  if (items_end_with_separator && !after_separator) {
+    return Error(Peek().loc, "expected newline or ';' before '}'");
+  }
+  Next();
+  if (!separator(Peek())) return ErrorUnexpected("newline or ';' after '}'");
+  return true;
+}
+
+void Parser::SkipNewlines() {
+  while (!sink_.failed && Peek().kind == Tok::kNewline) Next();
+}
+
+// Skips newlines and semicolons; false at end of input.
+bool Parser::SkipSeparators() {
+  while (!sink_.failed) {
+    const Token& t = Peek();
+    if (t.kind == Tok::kNewline || (t.kind == Tok::kPunct && t.text == ";")) {
+      Next();
+      continue;
+    }
+    return t.kind != Tok::kEnd;
+  }
+  return false;
+}
+
+bool Parser::Error(ir::SourceLoc loc, std::string msg, std::string hint) {
+  return sink_.Error(loc, std::move(msg), std::move(hint));
+}
+
+bool Parser::ErrorUnexpected(std::string_view what) {
+  const Token& t = Peek();
+  std::string got;
+  switch (t.kind) {
+    case Tok::kNewline: got = "end of line"; break;
+    case Tok::kEnd: got = "end of input"; break;
+    case Tok::kString: got = absl::StrCat("\"", t.text, "\""); break;
+    default: got = absl::StrCat("'", t.text, "'"); break;
+  }
+  return Error(t.loc, absl::StrCat("expected ", std::string(what), ", got ", got));
+}
+
+}  // namespace rulejit::frontends::nft
