@@ -76,6 +76,15 @@ void EmitPortRange(LowerCtx& ctx, uint32_t offset, PortRange r, bool invert,
   }
 }
 
+void EmitValueRange(LowerCtx& ctx, uint64_t lo, uint64_t hi, int len, bool invert,
+                    ir::SourceLoc loc) {
+  if (lo == hi) {
+    ctx.Cmp(invert ? ir::CmpOp::kNeq : ir::CmpOp::kEq, BigEndian(lo, len), loc);
+  } else {
+    ctx.Range(invert, BigEndian(lo, len), BigEndian(hi, len), loc);
+  }
+}
+
 bool ParseMarkMask(LowerCtx& ctx, const Option& opt, uint32_t* value,
                    uint32_t* mask) {
   const std::string& text = opt.args[0].text;
@@ -463,6 +472,21 @@ const std::vector<Module>& Modules() {
         {"--spi"}, {"--proto"}, {"--mode"}, {"--tunnel-src"}, {"--tunnel-dst"},
         {"--next", 0, false}},
        LowerPolicy},
+      {"esp", {{"--espspi"}}, LowerEsp},
+      {"ah", {{"--ahspi"}, {"--ahlen"}, {"--ahres", 0, false}}, LowerAh},
+      {"frag",
+       {{"--fragid"}, {"--fraglen"}, {"--fragres", 0, false}, {"--fragfirst", 0, false},
+        {"--fragmore", 0, false}, {"--fraglast", 0, false}},
+       LowerFrag},
+      {"hbh", {{"--hbh-len"}, {"--hbh-opts", 1, false}}, LowerHbh},
+      {"dst", {{"--dst-len"}, {"--dst-opts", 1, false}}, LowerDst},
+      {"mh", {{"--mh-type"}}, LowerMh},
+      {"ecn", {{"--ecn-tcp-cwr", 0}, {"--ecn-tcp-ece", 0}, {"--ecn-ip-ect"}}, LowerEcn},
+      {"tcpmss", {{"--mss"}}, LowerTcpmssMatch},
+      {"statistic",
+       {{"--mode", 1, false}, {"--probability"}, {"--every"}, {"--packet", 1, false}},
+       LowerStatistic},
+      {"u32", {{"--u32"}}, LowerU32},
   };
   return *kModules;
 }
@@ -495,6 +519,9 @@ std::string_view ImplicitMatchFor(std::string_view protocol) {
     case 17: return "udp";
     case 1: return "icmp";
     case 58: return "icmp6";
+    case 50: return "esp";
+    case 51: return "ah";
+    case 135: return "mh";
     default: return "";
   }
 }
