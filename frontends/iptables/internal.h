@@ -258,6 +258,8 @@ bool ParseMarkMask(LowerCtx& ctx, const Option& opt, uint32_t* value,
 // Match modules: whether one exists, its options (nullptr if unknown).
 const std::vector<OptionSpec>* MatchOptions(std::string_view module);
 std::vector<std::string_view> SupportedMatchNames();
+// Why a match the kernel has is not supported, or "".
+std::string_view UnsupportedMatchReason(std::string_view module);
 // Targets with options (nullptr if the target takes none or is unknown).
 const std::vector<OptionSpec>* TargetOptions(std::string_view target);
 bool IsStandardVerdict(std::string_view target);  // ACCEPT DROP RETURN

@@ -71,7 +71,7 @@ const std::map<std::string, int>& Thresholds() {
       {"libip6t_hbh.t", 3},        {"libip6t_dst.t", 2},  // --*-opts refused
       {"libip6t_mh.t", 11},        {"libxt_ecn.t", 4},
       {"libxt_tcpmss.t", 9},       {"libxt_statistic.t", 7},
-      {"libxt_u32.t", 1},
+      {"libxt_u32.t", 1},          {"libxt_quota.t", 6},
   };
   return *kThresholds;
 }

@@ -1,7 +1,7 @@
 // The iptables matches on IPsec and IPv6 extension headers, ECN and the
-// TCP MSS option, statistic and u32 (esp, ah, frag, hbh, dst, ecn, tcpmss,
-// statistic, u32: frontends/iptables/match_{ipsec,ip6ext,tcpext,statistic,
-// u32}.cc) against the kernel: each case is
+// TCP MSS option, statistic, u32 and quota (esp, ah, frag, hbh, dst, ecn,
+// tcpmss, statistic, u32: frontends/iptables/match_{ipsec,ip6ext,tcpext,
+// statistic,u32}.cc; quota: matches.cc) against the kernel: each case is
 // an iptables-legacy / ip6tables-legacy dump in FORWARD and an nft table
 // meaning the same as the kernel's matches (not always what
 // iptables-translate writes: `--ahres`, `--fragres`, `--hbh-len` and
@@ -314,6 +314,29 @@ TEST_F(ExtMatchKernel, IptablesStatisticAndU32) {
                                   false, false, true, false,                   // 16-19
                                   false, true,                                 // 20-21
                                   false, true, true));                         // 22-24
+}
+
+
+// quota: packets of 36 bytes against quotas of 100 and 72 bytes (a packet
+// that fills the quota exactly still matches) and an inverted one of 36.
+TEST_F(ExtMatchKernel, IptablesQuota) {
+  const std::string skip = SkipReason(false);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Case c = MakeFixedCase(false,
+                         "-A FORWARD -s 192.0.2.11 -m quota --quota 100 -j DROP\n"
+                         "-A FORWARD -s 192.0.2.12 -m quota --quota 72 -j DROP\n"
+                         "-A FORWARD -s 192.0.2.13 -m quota ! --quota 36 -j DROP\n",
+                         "    ip saddr 192.0.2.11 quota 100 bytes drop\n"
+                         "    ip saddr 192.0.2.12 quota 72 bytes drop\n"
+                         "    ip saddr 192.0.2.13 quota over 36 bytes drop\n");
+  for (const char* src : {"192.0.2.11", "192.0.2.12", "192.0.2.13"}) {
+    for (int i = 0; i < 4; ++i) c.packets.push_back(V4(src, 17));  // 36 bytes each
+  }
+  std::vector<bool> kernel = RunAndCompare(c, "rulejit-extm-quota");
+  using ::testing::ElementsAre;
+  EXPECT_THAT(kernel, ElementsAre(false, false, true, true,    // 36, 72 <= 100
+                                  false, false, true, true,    // 72 fills 72
+                                  true, false, false, false));  // the first fits 36
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The statistic and u32 matches: what they lower to, what they mean on
-// packets (the interpreter, packet by packet: numgen's count across
-// packets, u32's reads past the end), and what is refused. The kernel's
-// verdicts: tests/kernel/ext_match_kernel_test.cc.
+// The statistic, u32 and quota matches: what they lower to and what is
+// refused. The kernel's verdicts on packets (numgen's count across
+// packets, u32's reads past the end, quota's bytes):
+// tests/kernel/ext_match_kernel_test.cc.
 #include <string>
 #include <vector>
 
@@ -70,6 +70,24 @@ TEST(IptablesU32, RefusedOrRejectedAsLocatedErrors) {
   EXPECT_TRUE(Refused(Lower("-m u32 --u32 \"0=0x100000000\""), "too large"));
   // Octal, as strtoul base 0 reads it: 010 is 8.
   EXPECT_EQ(Lower("-m u32 --u32 \"010=010\""), Lower("-m u32 --u32 \"8=8\""));
+}
+
+
+TEST(IptablesQuota, NftsQuotaOfTheSameBytes) {
+  EXPECT_EQ(Lower("-m quota --quota 111"), "[ quota bytes 111 consumed 0 flags 0 ]");
+  EXPECT_EQ(Lower("-m quota ! --quota 111"), "[ quota bytes 111 consumed 0 flags 1 ]");
+  EXPECT_TRUE(Refused(Lower("-m quota --quota 18446744073709551616"), "invalid quota"));
+  EXPECT_TRUE(Refused(Lower("-m quota"), "needs an option"));
+}
+
+
+TEST(IptablesUnsupportedMatches, RefusedWithTheReason) {
+  EXPECT_TRUE(Refused(Lower("-m string --string foo --algo bm"), "no IR expression"));
+  EXPECT_TRUE(Refused(Lower("-m physdev --physdev-in eth0"), "bridge ports"));
+  EXPECT_TRUE(Refused(Lower("-m set --match-set s src"), "ipset contents"));
+  EXPECT_TRUE(Refused(Lower("-m time --timestart 08:00"), "wall clock"));
+  EXPECT_TRUE(Refused(Lower("-m hashlimit --hashlimit-upto 1/s --hashlimit-name x"),
+                      "per-key token buckets"));
 }
 
 }  // namespace
