@@ -21,7 +21,8 @@
 // rule expresses); the "@" operator, which moves to an offset read from
 // the packet (no IR load has a computed offset); shifts by 32 or more
 // (undefined in the kernel's C). Syntax errors as libxt_u32 reports them:
-// at most 10 tests, 11 locations and 10 values each (XT_U32_MAXSIZE).
+// at most 10 tests, 10 numbers in a location and 10 values each
+// (XT_U32_MAXSIZE; measured with iptables-legacy-restore).
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -107,7 +108,7 @@ class U32Parser {
         ++at_;
         return true;
       }
-      if (t->ops.size() + 1 == kMaxSize + 1) return Fail("too many operators", error);
+      if (t->ops.size() + 1 == kMaxSize) return Fail("too many operators", error);
       U32Op op;
       if (s_.substr(at_, 2) == "<<" || s_.substr(at_, 2) == ">>") {
         op.op = s_[at_];

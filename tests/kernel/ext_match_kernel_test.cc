@@ -152,6 +152,13 @@ TEST_F(ExtMatchKernel, IptablesEspAhEcnTcpmss) {
     f.tcp_options = opts;
     c.packets.push_back(f);
   }
+  // 25: a non-first TCP fragment whose data has ECE where the flags would
+  // be: xt_ecn reads the fragment's data at the transport offset.
+  FrameSpec later = V4("192.0.2.1", 6);
+  later.frag_offset = 100;
+  later.payload.assign(16, 0);
+  later.payload[13] = 0x40;
+  c.packets.push_back(later);
   std::vector<bool> kernel = RunAndCompare(c, "rulejit-extm4");
   using ::testing::ElementsAre;
   EXPECT_THAT(kernel, ElementsAre(true, true, true, false, false, false, true, true,  // 0-7
@@ -159,7 +166,8 @@ TEST_F(ExtMatchKernel, IptablesEspAhEcnTcpmss) {
                                   false, true,                                       // 11-12
                                   false, false, true, true,                          // 13-16
                                   true, false, false, false,                         // 17-20
-                                  false, true, true, false));                        // 21-24
+                                  false, true, true, false,                          // 21-24
+                                  false));                                           // 25
 }
 
 // ip6tables: ah (SPI, length, reserved), frag (id, flags, reserved),
@@ -240,6 +248,14 @@ TEST_F(ExtMatchKernel, Ip6tablesExtensionHeaders) {
     f.tos = static_cast<uint8_t>(tos);
     c.packets.push_back(f);
   }
+  // 31: a non-first TCP fragment with ECT(0) whose data has ECE at byte 13.
+  FrameSpec later = V6("2001:db8::a", 6);
+  later.tos = 2;
+  later.ext_headers = {44};
+  later.frag_offset = 100;
+  later.payload.assign(16, 0);
+  later.payload[13] = 0x40;
+  c.packets.push_back(later);
   std::vector<bool> kernel = RunAndCompare(c, "rulejit-extm6");
   using ::testing::ElementsAre;
   EXPECT_THAT(kernel, ElementsAre(true, false, false, true,  // 0-3 esp
@@ -252,7 +268,8 @@ TEST_F(ExtMatchKernel, Ip6tablesExtensionHeaders) {
                                   false, true, true,         // 20-22 hbh
                                   true, false, true,         // 23-25 dst len
                                   false, true,               // 26-27 dst
-                                  false, true, true));       // 28-30 ecn
+                                  false, true, true,         // 28-30 ecn
+                                  true));                    // 31
 }
 
 

@@ -68,6 +68,11 @@ TEST(IptablesU32, RefusedOrRejectedAsLocatedErrors) {
   EXPECT_TRUE(Refused(Lower("-m u32 --u32 \"0 1\""), "expected \"=\""));
   EXPECT_TRUE(Refused(Lower("-m u32 --u32 \"0=1 & 2=3\""), "expected \"&&\""));
   EXPECT_TRUE(Refused(Lower("-m u32 --u32 \"0=0x100000000\""), "too large"));
+  // XT_U32_MAXSIZE, as iptables-legacy-restore counts: 10 numbers in a
+  // location, 10 values, 10 tests.
+  EXPECT_FALSE(Refused(Lower("-m u32 --u32 \"0&1&1&1&1&1&1&1&1&1=1\""), "u32"));
+  EXPECT_TRUE(Refused(Lower("-m u32 --u32 \"0&1&1&1&1&1&1&1&1&1&1=1\""), "too many operators"));
+  EXPECT_TRUE(Refused(Lower("-m u32 --u32 \"0=1,2,3,4,5,6,7,8,9,10,11\""), "too many values"));
   // Octal, as strtoul base 0 reads it: 010 is 8.
   EXPECT_EQ(Lower("-m u32 --u32 \"010=010\""), Lower("-m u32 --u32 \"8=8\""));
 }
