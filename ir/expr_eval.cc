@@ -382,6 +382,8 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
       Store16(dst, m.oiftype);
       return true;
     case MetaKey::kPktType: Store8(dst, m.pkttype); return true;
+    // The packet's random draw (get_random_u32), an input as numgen's.
+    case MetaKey::kPRandom: StoreWord(dst, m.random); return true;
     // The model has no IPsec: no packet was decapsulated (secpath_exists).
     case MetaKey::kSecPath: Store8(dst, 0); return true;
     // KERNEL: only a full socket with a file has credentials (fsuid, fsgid).

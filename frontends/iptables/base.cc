@@ -128,9 +128,12 @@ bool LowerFragment(LowerCtx& ctx, const Option& opt) {
 
 }  // namespace
 
-bool RefusesFragments(std::string_view module) {
+bool RefusesFragments(std::string_view module, bool ipv6) {
+  // esp_mt, ah_mt (IPv4's ah only: ip6t_ah finds its header itself) and
+  // mh_mt6 check par->fragoff too.
   return module == "tcp" || module == "udp" || module == "icmp" ||
-         module == "icmp6" || module == "multiport";
+         module == "icmp6" || module == "multiport" || module == "esp" ||
+         (module == "ah" && !ipv6) || module == "mh";
 }
 
 void LowerNotFragment(LowerCtx& ctx, ir::SourceLoc loc) {

@@ -152,7 +152,7 @@ bool LowerBase(LowerCtx& ctx);
 // iptables-legacy's fragment check of the tcp, udp, icmp and multiport
 // matches (they never match a non-first IPv4 fragment): the expressions of
 // `! -f` at `loc`. See IptablesFlavor.
-bool RefusesFragments(std::string_view module);
+bool RefusesFragments(std::string_view module, bool ipv6);
 void LowerNotFragment(LowerCtx& ctx, ir::SourceLoc loc);
 // ip6tables-legacy's form of the same refusal: the match's loads read the
 // ip6t-transport header, absent on non-first fragments; a match that loads
@@ -212,6 +212,29 @@ bool LowerIcmp(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp6(LowerCtx& ctx, const MatchUse& m);
 bool LowerOwner(LowerCtx& ctx, const MatchUse& m);
 bool LowerRt(LowerCtx& ctx, const MatchUse& m);      // match_rt.cc
+// IPsec headers (match_ipsec.cc) and IPv6 extension headers
+// (match_ip6ext.cc), TCP's ECN bits and MSS option (match_tcpext.cc).
+bool LowerEsp(LowerCtx& ctx, const MatchUse& m);
+bool LowerAh(LowerCtx& ctx, const MatchUse& m);
+bool LowerFrag(LowerCtx& ctx, const MatchUse& m);
+bool LowerHbh(LowerCtx& ctx, const MatchUse& m);
+bool LowerDst(LowerCtx& ctx, const MatchUse& m);
+bool LowerMh(LowerCtx& ctx, const MatchUse& m);
+bool LowerEcn(LowerCtx& ctx, const MatchUse& m);
+bool LowerTcpmssMatch(LowerCtx& ctx, const MatchUse& m);
+bool LowerStatistic(LowerCtx& ctx, const MatchUse& m);  // match_statistic.cc
+bool LowerU32(LowerCtx& ctx, const MatchUse& m);        // match_u32.cc
+// IPv6 extension headers found as ipv6_find_hdr finds them (match_ip6ext.cc):
+// `len` bytes at `offset` into the header of `type` (exthdr load), and
+// `exthdr TYPE exists` (with `present` false, a test no packet passes:
+// the flag loads 0 or 1, never 2).
+void Ip6HeaderField(LowerCtx& ctx, uint8_t type, uint32_t offset, uint32_t len,
+                    ir::SourceLoc loc);
+void Ip6HeaderPresent(LowerCtx& ctx, uint8_t type, ir::SourceLoc loc, bool present = true);
+// After a load of `len` big-endian bytes into register 1: the value is
+// in lo..hi (not, when `invert`): cmp for one value, else range.
+void EmitValueRange(LowerCtx& ctx, uint64_t lo, uint64_t hi, int len, bool invert,
+                    ir::SourceLoc loc);
 bool LowerPolicy(LowerCtx& ctx, const MatchUse& m);  // match_policy.cc
 // The hook-limited name of a policy use ("policy --dir in|out").
 std::string PolicyHookLimit(const MatchUse& m);
@@ -235,6 +258,8 @@ bool ParseMarkMask(LowerCtx& ctx, const Option& opt, uint32_t* value,
 // Match modules: whether one exists, its options (nullptr if unknown).
 const std::vector<OptionSpec>* MatchOptions(std::string_view module);
 std::vector<std::string_view> SupportedMatchNames();
+// Why a match the kernel has is not supported, or "".
+std::string_view UnsupportedMatchReason(std::string_view module);
 // Targets with options (nullptr if the target takes none or is unknown).
 const std::vector<OptionSpec>* TargetOptions(std::string_view target);
 bool IsStandardVerdict(std::string_view target);  // ACCEPT DROP RETURN
@@ -254,6 +279,12 @@ std::optional<uint8_t> ParseProtocol(std::string_view text);
 // A port number; with `service_proto` also a service name from the
 // services database for that protocol ("" any), as xtables_parse_port.
 std::optional<uint16_t> ParsePort(std::string_view text, const char* service_proto = nullptr);
+
+// "N", "A:B", "A:", ":B", ":" of numbers up to `max` (xtables'
+// XTTYPE_UINT8RC / UINT32RC: SPIs, fragment ids, mh types, MSS values);
+// a start above the end is refused. `what` names the value in messages.
+bool ParseValueRange(const Option& opt, uint64_t max, std::string_view what,
+                     ir::Diagnostics& diags, uint64_t* lo, uint64_t* hi);
 
 // "N", "A:B", "A:", ":B", ":" (also "A-B" when allow_dash). Ports may be
 // service names when `service_proto` is given. Reports errors.

@@ -27,14 +27,12 @@ namespace {
 constexpr uint8_t kRoutingHeader = 43;
 
 void RoutingField(LowerCtx& ctx, uint32_t offset, uint32_t len, ir::SourceLoc loc) {
-  ctx.Add(ir::Exthdr{ir::ExthdrOp::kIpv6, kRoutingHeader, offset, len, false, 1}, loc);
+  Ip6HeaderField(ctx, kRoutingHeader, offset, len, loc);
 }
 
-// `exthdr rt exists`: the header is there; with `present` false a test
-// no packet passes (the flag is 0 or 1, never 2).
+// `exthdr rt exists` (with `present` false, a test no packet passes).
 void RoutingHeaderPresent(LowerCtx& ctx, ir::SourceLoc loc, bool present = true) {
-  ctx.Add(ir::Exthdr{ir::ExthdrOp::kIpv6, kRoutingHeader, 0, 1, true, 1}, loc);
-  ctx.Cmp(ir::CmpOp::kEq, ir::Bytes{static_cast<uint8_t>(present ? 1 : 2)}, loc);
+  Ip6HeaderPresent(ctx, kRoutingHeader, loc, present);
 }
 
 // "A", "A:B", "A:", ":B" of 32-bit segment counts (XTTYPE_UINT32RC).

@@ -76,6 +76,15 @@ void EmitPortRange(LowerCtx& ctx, uint32_t offset, PortRange r, bool invert,
   }
 }
 
+void EmitValueRange(LowerCtx& ctx, uint64_t lo, uint64_t hi, int len, bool invert,
+                    ir::SourceLoc loc) {
+  if (lo == hi) {
+    ctx.Cmp(invert ? ir::CmpOp::kNeq : ir::CmpOp::kEq, BigEndian(lo, len), loc);
+  } else {
+    ctx.Range(invert, BigEndian(lo, len), BigEndian(hi, len), loc);
+  }
+}
+
 bool ParseMarkMask(LowerCtx& ctx, const Option& opt, uint32_t* value,
                    uint32_t* mask) {
   const std::string& text = opt.args[0].text;
@@ -393,6 +402,25 @@ bool LowerLimit(LowerCtx& ctx, const MatchUse& m) {
   return true;
 }
 
+// -m quota [!] --quota B (xt_quota): the rule's packets match while
+// their lengths, added up, stay within B bytes (a packet that does not
+// fit ends the quota for good); inverted, the others. nft's quota
+// (ir::Quota, state per rule across packets) counts the same way in the
+// kernels tested (consumed > B is over; ext_match_kernel_test checks
+// both), so `quota B bytes` as iptables-translate writes it; interpreter
+// tier, as quota statements.
+bool LowerQuota(LowerCtx& ctx, const MatchUse& m) {
+  if (!RequireOptions(ctx, m)) return false;
+  const Option& opt = m.options[0];
+  std::optional<uint64_t> bytes = ParseNumber(opt.args[0].text, UINT64_MAX);
+  if (!bytes) {
+    return ctx.Error(opt.ArgLoc(), absl::StrCat("invalid quota '", opt.args[0].text, "'"),
+                     "a number of bytes, 0 to 18446744073709551615");
+  }
+  ctx.Add(ir::Quota{*bytes, 0, opt.invert}, opt.loc);
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // Registry
 
@@ -463,6 +491,22 @@ const std::vector<Module>& Modules() {
         {"--spi"}, {"--proto"}, {"--mode"}, {"--tunnel-src"}, {"--tunnel-dst"},
         {"--next", 0, false}},
        LowerPolicy},
+      {"esp", {{"--espspi"}}, LowerEsp},
+      {"ah", {{"--ahspi"}, {"--ahlen"}, {"--ahres", 0, false}}, LowerAh},
+      {"frag",
+       {{"--fragid"}, {"--fraglen"}, {"--fragres", 0, false}, {"--fragfirst", 0, false},
+        {"--fragmore", 0, false}, {"--fraglast", 0, false}},
+       LowerFrag},
+      {"hbh", {{"--hbh-len"}, {"--hbh-opts", 1, false}}, LowerHbh},
+      {"dst", {{"--dst-len"}, {"--dst-opts", 1, false}}, LowerDst},
+      {"mh", {{"--mh-type"}}, LowerMh},
+      {"ecn", {{"--ecn-tcp-cwr", 0}, {"--ecn-tcp-ece", 0}, {"--ecn-ip-ect"}}, LowerEcn},
+      {"tcpmss", {{"--mss"}}, LowerTcpmssMatch},
+      {"statistic",
+       {{"--mode", 1, false}, {"--probability"}, {"--every"}, {"--packet", 1, false}},
+       LowerStatistic},
+      {"u32", {{"--u32"}}, LowerU32},
+      {"quota", {{"--quota"}}, LowerQuota},
   };
   return *kModules;
 }
@@ -487,6 +531,34 @@ std::vector<std::string_view> SupportedMatchNames() {
   return names;
 }
 
+std::string_view UnsupportedMatchReason(std::string_view module) {
+  struct Why { std::string_view name, reason; };
+  static constexpr std::array<Why, 13> kReasons = {{
+      {"time", "rulejit has no wall clock input for matches yet (only the packet clock that "
+               "limits read)"},
+      {"string", "the kernel's text search over the packet (--algo bm|kmp, --from, --to) has "
+                 "no IR expression"},
+      {"hashlimit", "per-key token buckets are not modelled (limit is)"},
+      {"connlimit", "counting a host's connections needs the conntrack table, not modelled"},
+      {"helper", "the helper of a connection's master is not an input of the conntrack model"},
+      {"cpu", "the CPU a packet is processed on is not an input of rulejit's model"},
+      {"devgroup", "interface groups are not in the host model"},
+      {"realm", "route realms are not in the host model"},
+      {"physdev", "bridge ports are not in the host model (rulejit has no bridge path)"},
+      {"socket", "local sockets are not in the host model"},
+      {"rpfilter", "the reverse path lookup with rpfilter's own rules (loopback, zero source, "
+                   "--accept-local) is not lowered"},
+      {"set", "ipset contents are not an input of rulejit (the kernel refuses the rule too "
+              "when the set does not exist)"},
+      {"ipv6header", "its walk over every extension header (past non-first fragments too) "
+                     "has no IR expression"},
+  }};
+  for (const Why& w : kReasons) {
+    if (w.name == module) return w.reason;
+  }
+  return "";
+}
+
 std::string_view ImplicitMatchFor(std::string_view protocol) {
   std::optional<uint8_t> p = ParseProtocol(protocol);
   if (!p) return "";
@@ -495,6 +567,9 @@ std::string_view ImplicitMatchFor(std::string_view protocol) {
     case 17: return "udp";
     case 1: return "icmp";
     case 58: return "icmp6";
+    case 50: return "esp";
+    case 51: return "ah";
+    case 135: return "mh";
     default: return "";
   }
 }

@@ -212,8 +212,11 @@ class RuleOptionParser {
     const Token& name = opt.args[0];
     if (MatchOptions(name.text) == nullptr) {
       std::string near = ir::DidYouMean(name.text, SupportedMatchNames());
+      std::string_view why = UnsupportedMatchReason(name.text);
       return Fail(opt.ArgLoc(), absl::StrCat("unsupported match '", name.text, "'"),
-                  near.empty() ? "" : absl::StrCat("did you mean '", near, "'?"));
+                  !why.empty()    ? std::string(why)
+                  : near.empty() ? ""
+                                 : absl::StrCat("did you mean '", near, "'?"));
     }
     MatchUse use;
     use.name = name.text;

@@ -653,12 +653,12 @@ class SaveParser {
     bool guarded = false;  // the legacy fragment check is in the rule
     for (const iptables_internal::MatchUse& m : spec.matches) {
       if (ok && flavor_ == IptablesFlavor::kLegacy && !guarded && !ctx.ipv6() &&
-          iptables_internal::RefusesFragments(m.name)) {
+          iptables_internal::RefusesFragments(m.name, false)) {
         iptables_internal::LowerNotFragment(ctx, m.loc);
         guarded = true;
       }
       ok = ok && iptables_internal::LowerMatch(ctx, m);
-      if (ok && ctx.ip6t_legacy && iptables_internal::RefusesFragments(m.name)) {
+      if (ok && ctx.ip6t_legacy && iptables_internal::RefusesFragments(m.name, true)) {
         iptables_internal::LowerIp6tHeaderPresent(ctx, m.loc);
       }
     }

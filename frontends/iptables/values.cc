@@ -82,13 +82,13 @@ struct ProtoName {
   std::string_view name;
   uint8_t number;
 };
-constexpr std::array<ProtoName, 22> kProtocols = {{
+constexpr std::array<ProtoName, 23> kProtocols = {{
     {"all", 0},      {"icmp", 1},    {"igmp", 2},     {"ipip", 4},
     {"tcp", 6},      {"egp", 8},     {"pup", 12},     {"udp", 17},
     {"idp", 22},     {"dccp", 33},   {"ipv6", 41},    {"rsvp", 46},
     {"gre", 47},     {"esp", 50},    {"ah", 51},      {"icmpv6", 58},
     {"ipv6-icmp", 58}, {"ospf", 89}, {"pim", 103},    {"vrrp", 112},
-    {"sctp", 132},   {"udplite", 136},
+    {"sctp", 132},   {"udplite", 136}, {"mobility-header", 135},
 }};
 
 }  // namespace
@@ -161,6 +161,33 @@ bool ParsePortRange(std::string_view text, ir::SourceLoc loc,
   }
   out->from = *from;
   out->to = *to;
+  return true;
+}
+
+bool ParseValueRange(const Option& opt, uint64_t max, std::string_view what,
+                     ir::Diagnostics& diags, uint64_t* lo, uint64_t* hi) {
+  const std::string_view text = opt.args[0].text;
+  const size_t colon = text.find(':');
+  const std::string_view a = text.substr(0, colon);
+  const std::string_view b = colon == std::string_view::npos ? a : text.substr(colon + 1);
+  std::optional<uint64_t> from = a.empty() && colon != std::string_view::npos
+                                     ? std::optional<uint64_t>(0)
+                                     : ParseNumber(a, max);
+  std::optional<uint64_t> to = b.empty() && colon != std::string_view::npos
+                                   ? std::optional<uint64_t>(max)
+                                   : ParseNumber(b, max);
+  if (!from || !to) {
+    diags.Error(opt.ArgLoc(), absl::StrCat("invalid ", Sv(what), " '", Sv(text), "'"),
+                absl::StrCat("N or MIN:MAX, numbers from 0 to ", max));
+    return false;
+  }
+  if (*from > *to) {
+    diags.Error(opt.ArgLoc(), absl::StrCat("invalid ", Sv(what), " range '", Sv(text),
+                                           "': start is greater than end"));
+    return false;
+  }
+  *lo = *from;
+  *hi = *to;
   return true;
 }
 

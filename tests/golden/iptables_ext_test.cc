@@ -66,6 +66,12 @@ const std::map<std::string, int>& Thresholds() {
       {"libip6t_MASQUERADE.t", 7}, {"libxt_REDIRECT.t", 15},
       {"libipt_NETMAP.t", 2},      {"libip6t_NETMAP.t", 2},
       {"libxt_TRACE.t", 1},        {"libxt_NFLOG.t", 19},
+      {"libxt_esp.t", 14},         {"libipt_ah.t", 18},
+      {"libip6t_ah.t", 16},        {"libip6t_frag.t", 18},
+      {"libip6t_hbh.t", 3},        {"libip6t_dst.t", 2},  // --*-opts refused
+      {"libip6t_mh.t", 11},        {"libxt_ecn.t", 4},
+      {"libxt_tcpmss.t", 9},       {"libxt_statistic.t", 7},
+      {"libxt_u32.t", 1},          {"libxt_quota.t", 6},
   };
   return *kThresholds;
 }

@@ -29,6 +29,25 @@ std::string StatefulMatchReason(const std::string& m) {
   return "";
 }
 
+// Options whose iptables-translate form means something else than the
+// kernel's match (rulejit lowers the kernel's meaning, see frontends/
+// iptables/match_ipsec.cc and match_ip6ext.cc), and why.
+std::string InexactTranslationReason(const std::string& option) {
+  if (option == "--ahres" || option == "--fragres") {
+    return absl::StrCat("inexact translation: ", option,
+                        " matches a zero reserved field, nft's `reserved 1` a set one");
+  }
+  if (option == "--ahlen" || option == "--hbh-len" || option == "--dst-len") {
+    return absl::StrCat("inexact translation: ", option,
+                        " counts the header's bytes, nft's hdrlength its length field");
+  }
+  if (option == "--mh-type") {
+    return "inexact translation: the kernel drops a mobility header whose payload protocol is "
+           "not 59 (hotdrop), nft's mh expressions do not look at it";
+  }
+  return "";
+}
+
 // Shell-like words: "..." groups words (quotes dropped).
 std::vector<std::string> Words(const std::string& line) {
   std::vector<std::string> out;
@@ -156,6 +175,7 @@ void ScopeTxlatePair(TxlatePair& pair) {
         std::string why = StatefulMatchReason(words[i + 1]);
         if (!why.empty()) return out(why);
       }
+      if (std::string why = InexactTranslationReason(w); !why.empty()) return out(why);
       opts.push_back(Quote(w));
     }
   }

@@ -73,6 +73,12 @@ struct FrameSpec {
   bool dont_fragment = false;
   std::vector<uint8_t> ext_headers = {};  // IPv6 extension header types, in order
   uint32_t ah_spi = 0x100;
+  uint16_t ah_reserved = 0;   // AH's reserved field (ext_headers 51)
+  uint8_t frag_reserved = 0;  // the fragment header's reserved byte (44)
+  // Hop-by-hop / destination options (ext_headers 0, 60): the header's
+  // length field (8 * (n + 1) bytes: one PadN option, or for n > 0 one
+  // option of type 0x1e, which the kernel skips).
+  uint8_t opts_hdrlen = 0;
   std::vector<VlanTag> vlans = {};
   bool ethernet = true;
   std::string src_mac = "02:00:00:00:00:01";
@@ -264,13 +270,13 @@ inline Buf ExtHeader(const FrameSpec& s, uint8_t type, uint8_t next) {
   Buf h{next};
   switch (type) {
     case 44:  // fragment
-      h.push_back(0);
+      h.push_back(s.frag_reserved);
       Put16(h, static_cast<uint16_t>((s.frag_offset << 3) | (s.more_fragments ? 1 : 0)));
       Put32(h, s.ip_id);
       break;
     case 51:  // AH: length in 4-byte units minus 2; SPI, sequence, 4-byte ICV
       h.push_back(2);
-      Put16(h, 0);
+      Put16(h, s.ah_reserved);
       Put32(h, s.ah_spi);
       Put32(h, 1);
       Put32(h, 0);
@@ -280,8 +286,12 @@ inline Buf ExtHeader(const FrameSpec& s, uint8_t type, uint8_t next) {
       Put32(h, s.routing.reserved);
       h.insert(h.end(), size_t{s.routing.hdrlen} * 8, 0);
       break;
-    default:  // hop-by-hop / destination options: one PadN option
-      h.insert(h.end(), {0, 1, 4, 0, 0, 0, 0});
+    default:  // hop-by-hop / destination options: one PadN option, or
+              // (longer) one experimental option the kernel skips (0x1e,
+              // RFC 4727): it drops runs of padding longer than 7 bytes
+      h.insert(h.end(), {s.opts_hdrlen, static_cast<uint8_t>(s.opts_hdrlen == 0 ? 1 : 0x1e),
+                         static_cast<uint8_t>(8 * s.opts_hdrlen + 4)});
+      h.insert(h.end(), size_t{8} * s.opts_hdrlen + 4, 0);
       break;
   }
   return h;
@@ -366,7 +376,9 @@ inline size_t TransportOffset(const FrameSpec& spec) {
     return off + 20 + (spec.ip_options.size() + 3) / 4 * 4;
   }
   off += 40;
-  for (uint8_t type : spec.ext_headers) off += type == 51 ? 16 : 8;
+  for (uint8_t type : spec.ext_headers) {
+    off += type == 51 ? 16 : type == 0 || type == 60 ? 8 + 8 * spec.opts_hdrlen : 8;
+  }
   return off;
 }
 

@@ -56,6 +56,11 @@ inline std::string Lower(const std::string& rule, IpVersion v = IpVersion::kAuto
   return absl::StrJoin(lines, "\n");
 }
 
+// Whether `lowered` (Lower's result) is a refusal whose message has `why`.
+inline bool Refused(const std::string& lowered, const std::string& why) {
+  return lowered.rfind("ERROR", 0) == 0 && lowered.find(why) != std::string::npos;
+}
+
 // The first error, as "LINE:COL: message".
 inline std::string FirstError(const std::string& text, IpVersion v = IpVersion::kAuto) {
   ir::Diagnostics diags;
