@@ -119,6 +119,7 @@ bool RuleLifter::Constrain(const Sym& sym, const IntervalSet& set) {
 // A fused compare is a load, an optional mask and a cmp on a scratch
 // register: the walk steps it as that, and forgets the register after.
 bool RuleLifter::Fused(const ir::FusedCmp& e) {
+  if (AfterEffect()) return false;
   ir::PayloadLoad load = e.load;
   load.dreg = 1;
   return walk_.Scratch([&] {
@@ -140,6 +141,13 @@ bool RuleLifter::Verdict(ir::VerdictCode code, const std::string& target, size_t
 }
 
 bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
+  if (path_effects_) {
+    const bool effect = std::holds_alternative<ir::MetaSet>(expr) ||
+                        std::holds_alternative<ir::CtSet>(expr) ||
+                        std::holds_alternative<ir::Notrack>(expr) ||
+                        std::holds_alternative<ir::Nat>(expr);
+    if (effect) return RecordEffect(expr);
+  }
   return std::visit(
       Overloaded{
           [&](const ir::MetaSet& e) {
@@ -222,7 +230,7 @@ LiftedRule RuleLifter::Run(const ir::Rule& rule) {
     result_.branches.clear();
   } else if (!branched_) {
     for (Cube& c : region_) {
-      result_.branches.push_back({std::move(c), result_.verdict, result_.target});
+      result_.branches.push_back({std::move(c), effects_, result_.verdict, result_.target});
     }
   }
   return result_;
@@ -254,9 +262,10 @@ static bool ReadsCtMark(const ir::Ruleset& ruleset) {
   return false;
 }
 
-CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook)
+CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
+                       bool path_effects)
     : ruleset_(ruleset), space_(space), hook_(hook),
-      reads_ct_mark_(ReadsCtMark(ruleset)) {}
+      reads_ct_mark_(ReadsCtMark(ruleset)), path_effects_(path_effects) {}
 
 LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
@@ -265,7 +274,8 @@ LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
     if (!TableSees(family, f) || !(f == kFamilyIpv4 ? space_.ipv4 : space_.ipv6)) {
       continue;
     }
-    LiftedRule r = cube_lift::RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_).Run(rule);
+    LiftedRule r = cube_lift::RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_,
+                                         path_effects_).Run(rule);
     if (!r.exact) {
       r.reason = absl::StrCat(f == kFamilyIpv6 ? "IPv6: " : "", r.reason);
       return r;
