@@ -31,7 +31,9 @@ std::string Scope(const analysis::Space& space, PathKind path, bool host) {
       "scope: the first packet of a connection (nat chains see only first packets; "
       "TCP SYN, UDP, ICMP echo request, other generically tracked protocols), ",
       families, " model packets, along the ", name, " path, routing ",
-      host ? "on the --host model" : "fixed by the path (no --host)");
+      host ? "on the --host model (unicast addresses: none in 0/8, 127/8, 224/4, 240/4, ::/8, "
+             "ff00::/8)"
+           : "fixed by the path (no --host)");
 }
 
 std::string Trail(const ir::Ruleset& rs, const analysis::PathSide& side) {

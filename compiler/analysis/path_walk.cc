@@ -414,11 +414,18 @@ std::vector<PathFlow> StartFlows(const PathSpaces& spaces, const PathOptions& op
         c.set(Dim::kEtherSaddr) = IntervalSet::Single(kModelSrcMac);
       }
       if (options.host != nullptr && options.path != PathKind::kOutput) {
-        // Multicast destinations (group membership) are outside the scope.
-        const IntervalSet mcast =
-            v6 ? IntervalSet::Range(Value{0xff} << 120, kValueMax)
-               : IntervalSet::Range(Value{0xe0000000}, Value{0xefffffff});
-        c.set(Dim::kDaddr) = c.get(Dim::kDaddr).Minus(mcast, space.Max(Dim::kDaddr));
+        // Ordinary unicast addresses only: the stack's handling of the
+        // special ones (broadcast, multicast groups, "this network",
+        // loopback, unspecified) is not modelled.
+        const IntervalSet special =
+            v6 ? IntervalSet::Range(0, (Value{1} << 120) - 1)  // ::/8
+                     .Union(IntervalSet::Range(Value{0xff} << 120, kValueMax))  // ff00::/8
+               : IntervalSet::Range(0, 0x00ffffff)  // 0/8
+                     .Union(IntervalSet::Range(0x7f000000, 0x7fffffff))  // 127/8
+                     .Union(IntervalSet::Range(0xe0000000, 0xffffffff));  // 224/4, 240/4
+        for (Dim d : {Dim::kSaddr, Dim::kDaddr}) {
+          c.set(d) = c.get(d).Minus(special, space.Max(d));
+        }
       }
       if (options.host != nullptr || options.path == PathKind::kInput) {
         c.set(Dim::kOifName) = IntervalSet::Single(0);  // the route sets it

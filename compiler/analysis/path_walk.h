@@ -30,8 +30,10 @@
 // packets are those conntrack makes a new entry for: TCP with SYN alone,
 // ICMP / ICMPv6 echo requests, UDP and the other protocols conntrack tracks
 // generically; SCTP and DCCP (state machines of their own) and other ICMP
-// types are outside the scope, and so are multicast destinations under a
-// host model (whether the host joined the group is not modelled).
+// types are outside the scope. Under a host model, arriving packets have
+// ordinary unicast addresses (not in 0/8, 127/8, 224/4, 240/4; IPv6 not in
+// ::/8 or ff00::/8): the stack's own handling of broadcast, multicast
+// groups, loopback and unspecified addresses is not modelled.
 //
 // Not modelled (the flow ends as PathFate::kNotModelled with the rule or
 // chain and the reason, never guessed): rules the cube lifter can't lift
