@@ -196,9 +196,11 @@ void ApplyEffects(PathFlow& f, const std::vector<Effect>& effects) {
         if (!f.tracked) f.notrack = true;  // an attached entry stays
         break;
       case Effect::Kind::kDnat:
+      case Effect::Kind::kRedir:
         if (!f.dnat) f.dnat = e;
         break;
       case Effect::Kind::kSnat:
+      case Effect::Kind::kMasq:
         if (!f.snat) f.snat = e;
         break;
     }
@@ -234,6 +236,64 @@ void RewriteNat(const PathFlow& f, const Effect& binding, const Space& space, Fl
     out.push_back(std::move(h));
   }
   for (PathFlow& r : rest) out.push_back(std::move(r));
+}
+
+// The device's prefixes of one family in order, each with its address
+// (IPv6 link-local addresses are no source for the world), as
+// runtime/nat.cc's DeviceAddress picks: the first whose subnet holds
+// `near`, else the first.
+void DeviceNat(const PathFlow& f, const Effect& binding, const HostModel* host,
+               const Space& space, bool local_out, Flows& out, std::vector<StackDrop>& dropped,
+               std::vector<StackDrop>& unknown) {
+  const bool v6 = IsIpv6(f);
+  const bool masq = binding.kind == Effect::Kind::kMasq;
+  Effect concrete = binding;
+  concrete.kind = masq ? Effect::Kind::kSnat : Effect::Kind::kDnat;
+  concrete.has_addr = true;
+  if (!masq && local_out) {  // redirect of a local packet: to loopback
+    concrete.value = v6 ? 1 : 0x7f000001;
+    RewriteNat(f, concrete, space, out);
+    return;
+  }
+  const IntervalSet& dev_value = f.now.get(masq ? Dim::kOifName : Dim::kIifName);
+  const auto& domain = masq ? space.oif : space.iif;
+  const HostInterface* dev = nullptr;
+  if (host != nullptr && dev_value.Size() == 1) {
+    dev = host->FindInterface(domain[static_cast<size_t>(dev_value.intervals().front().lo)].name);
+  }
+  if (dev == nullptr) {
+    unknown.push_back({f, absl::StrCat(masq ? "masquerade" : "redirect",
+                                       " takes the device's address: needs --host and a ",
+                                       masq ? "route" : "--iif", " naming a device of it")});
+    return;
+  }
+  const int len = v6 ? 16 : 4;
+  std::vector<const HostAddress*> addrs;
+  for (const HostAddress& a : dev->addresses) {
+    if (a.family != (v6 ? 6 : 4)) continue;
+    if (v6 && a.addr[0] == 0xfe && (a.addr[1] & 0xc0) == 0x80) continue;
+    addrs.push_back(&a);
+  }
+  if (addrs.empty()) {
+    dropped.push_back({f, "NAT: the device has no address to map to"});
+    return;
+  }
+  Flows rest = {f};
+  for (const HostAddress* a : addrs) {
+    const Value addr = AddressValue(a->addr.data(), len);
+    const int host_bits = len * 8 - a->prefix_len;
+    const Value span = host_bits >= 128 ? kValueMax : (Value{1} << host_bits) - 1;
+    const Value net = addr & ~span;
+    Flows hit, miss;
+    for (const PathFlow& r : rest) {
+      SplitFlow(r, Dim::kDaddr, IntervalSet::Range(net, net + span), space, hit, miss);
+    }
+    concrete.value = addr;
+    for (const PathFlow& h : hit) RewriteNat(h, concrete, space, out);
+    rest = std::move(miss);
+  }
+  concrete.value = AddressValue(addrs.front()->addr.data(), len);
+  for (const PathFlow& r : rest) RewriteNat(r, concrete, space, out);
 }
 
 void RouterChecks(const Flows& in, const Space& space, Flows& pass,

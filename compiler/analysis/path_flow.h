@@ -36,15 +36,25 @@ void ApplyEffects(PathFlow& f, const std::vector<Effect>& effects);
 // The conntrack step: ct state new and ct mark 0, or untracked.
 void ConntrackStep(PathFlow& f);
 
-// The rewrite by a binding: address, and the port for protocols with
-// ports (others keep theirs: an ICMP id is not a dimension). May split.
-void RewriteNat(const PathFlow& f, const Effect& binding, const Space& space, Flows& out);
-
-// A flow the stack drops, with why.
+// A flow the stack drops (or that is not modelled), with why.
 struct StackDrop {
   PathFlow flow;
   std::string why;
 };
+
+// Masquerade or redirect: the binding made concrete with the address the
+// device gives (runtime/nat.cc's DeviceAddress: the output device's for
+// masquerade, the input device's for redirect, loopback for a local
+// packet's redirect), then RewriteNat. A device that can't be named
+// (no host, several possible) goes to `unknown`; no address: `dropped`.
+void DeviceNat(const PathFlow& f, const Effect& binding, const HostModel* host,
+               const Space& space, bool local_out, Flows& out, std::vector<StackDrop>& dropped,
+               std::vector<StackDrop>& unknown);
+
+// The rewrite by a binding: address, and the port for protocols with
+// ports (others keep theirs: an ICMP id is not a dimension). May split.
+void RewriteNat(const PathFlow& f, const Effect& binding, const Space& space, Flows& out);
+
 
 // ip_forward's checks and the TTL / hop limit decrement.
 void RouterChecks(const Flows& in, const Space& space, Flows& pass, std::vector<StackDrop>& dropped);

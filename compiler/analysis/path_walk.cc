@@ -125,7 +125,11 @@ const LiftedRule& PathWalker::Lifted(ir::Hook hook, const ir::RuleRef& ref) {
 void PathWalker::Branch(ir::Hook hook, const ir::RuleRef& ref, const LiftedBranch& branch,
                         Flows hit, int depth, Flows& next, Flows& returned,
                         std::vector<Decided>& decided) {
-  for (PathFlow& f : hit) ApplyEffects(f, branch.effects);
+  for (PathFlow& f : hit) {
+    const bool dnat = f.dnat.has_value(), snat = f.snat.has_value();
+    ApplyEffects(f, branch.effects);
+    if (f.dnat.has_value() != dnat || f.snat.has_value() != snat) f.nat_rule = ref;
+  }
   switch (branch.verdict) {
     case ir::VerdictCode::kContinue:
     case ir::VerdictCode::kBreak:
@@ -235,7 +239,19 @@ Flows PathWalker::RunNat(ir::Hook hook, const std::vector<ir::RuleRef>& chains, 
         unbound.push_back(std::move(f));
         continue;
       }
-      RewriteNat(f, dst ? *f.dnat : *f.snat, space(), passing);
+      const Effect& binding = dst ? *f.dnat : *f.snat;
+      if (binding.kind == Effect::Kind::kMasq || binding.kind == Effect::Kind::kRedir) {
+        std::vector<StackDrop> dropped, unknown;
+        DeviceNat(f, binding, options_.host, space(), hook == ir::Hook::kOutput, passing,
+                  dropped, unknown);
+        Stack(dropped);
+        for (StackDrop& u : unknown) {
+          const ir::RuleRef where = u.flow.nat_rule;
+          NotModelled(std::move(u.flow), where, std::move(u.why));
+        }
+        continue;
+      }
+      RewriteNat(f, binding, space(), passing);
     }
   }
   passing.insert(passing.end(), unbound.begin(), unbound.end());

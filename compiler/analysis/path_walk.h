@@ -17,7 +17,8 @@
 // What is carried: meta mark and ct mark set to constants, notrack (ct
 // state untracked at the conntrack step), DNAT and SNAT to one address
 // and port (the cube's address / port dimension becomes that constant for
-// the hooks after the NAT step). A flow keeps both the arriving packets
+// the hooks after the NAT step), masquerade and redirect to the device's
+// address on the host model. A flow keeps both the arriving packets
 // (`origin`, where witnesses come from) and what the current hook sees
 // (`now`); each dimension of `now` is the origin's, a constant, or the
 // origin's minus one (the TTL after forwarding), so narrowing `now` by a
@@ -37,7 +38,8 @@
 //
 // Not modelled (the flow ends as PathFate::kNotModelled with the rule or
 // chain and the reason, never guessed): rules the cube lifter can't lift
-// (lift_cube.h), NAT to a range or prefix, masquerade and redirect, netdev
+// (lift_cube.h), NAT to a range or prefix, masquerade and redirect whose
+// device is not a named device of the host model (path_flow.h), netdev
 // ingress/egress chains, queue verdicts, local output delivered through lo.
 // The routing decision: with a host model (rulejit/host.h) the route of the
 // destination as prerouting left it (local, forwarded through the route's
@@ -88,6 +90,7 @@ struct PathFlow {
   bool tracked = false;  // the conntrack step ran
   bool notrack = false;
   std::optional<Effect> dnat, snat;  // the connection's bindings
+  ir::RuleRef nat_rule;              // the rule that made the last one
   std::vector<HookStep> trail;
 };
 

@@ -62,11 +62,12 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
 // A side effect that later hooks of a packet's path read, recorded only by
 // a lifter made for paths (CubeLifter's `path_effects`): a meta mark or ct
 // mark set to a constant (`value`: the dimension's coordinate), notrack,
-// and a DNAT or SNAT to one address (`value`, as the address dimension)
-// and at most one port. Anything else that writes state fails the rule
-// ("not exact") as before.
+// a DNAT or SNAT to one address (`value`, as the address dimension) and at
+// most one port, and masquerade / redirect (to the device's address, which
+// the path walk resolves on its host model) with at most one port.
+// Anything else that writes state fails the rule ("not exact") as before.
 struct Effect {
-  enum class Kind : uint8_t { kSetMark, kSetCtMark, kNotrack, kDnat, kSnat };
+  enum class Kind : uint8_t { kSetMark, kSetCtMark, kNotrack, kDnat, kSnat, kMasq, kRedir };
   Kind kind = Kind::kSetMark;
   Value value = 0;
   bool has_addr = false;  // NAT: an address is given

@@ -24,14 +24,14 @@ std::optional<Value> RuleLifter::ConstantIn(std::optional<ir::Reg> reg, uint32_t
 }
 
 bool RuleLifter::RecordNat(const ir::Nat& e) {
-  if (e.kind == NatKind::kMasq || e.kind == NatKind::kRedir) {
-    return Fail(absl::StrCat(e.kind == NatKind::kMasq ? "masquerade" : "redirect",
-                             " maps to the device's address (not modelled in a path diff)"));
-  }
   if ((e.flags & ir::kNatNetmap) != 0) return Fail("NETMAP maps a prefix (not modelled)");
-  Effect effect{.kind = e.kind == NatKind::kDnat ? Effect::Kind::kDnat : Effect::Kind::kSnat};
+  Effect effect{.kind = e.kind == NatKind::kDnat   ? Effect::Kind::kDnat
+                        : e.kind == NatKind::kSnat ? Effect::Kind::kSnat
+                        : e.kind == NatKind::kMasq ? Effect::Kind::kMasq
+                                                   : Effect::Kind::kRedir};
+  const bool device = e.kind == NatKind::kMasq || e.kind == NatKind::kRedir;
   const uint32_t addr_len = e.family == ir::Family::kIp6 ? 16 : 4;
-  if (e.addr_min) {
+  if (e.addr_min && !device) {
     const uint32_t want = packet_family_ == kFamilyIpv6 ? 16 : 4;
     if (addr_len != want) return Fail("NAT to an address of the other family (not modelled)");
     std::optional<Value> lo = ConstantIn(e.addr_min, addr_len);

@@ -1,6 +1,7 @@
 // `diff --path` against the kernel: for hand-written pairs of rulesets that
 // differ along the forward path (a prerouting mark tested at forward, a
-// DNAT that makes a packet local, a raw notrack, in nft and iptables), the
+// DNAT that makes a packet local or goes to another port, a raw notrack,
+// masquerade against SNAT, in nft and iptables), the
 // path diff is computed on fw's own host model, and every witness it
 // reports is sent through fw (kernel_oracle.h, path mode) with each
 // ruleset loaded: the kernel's fates must be the diff's (and, for a
@@ -61,6 +62,13 @@ std::string NftNotrack(bool notrack) {
 })");
 }
 
+std::string NftPost(const char* nat) {
+  return absl::StrCat(R"(table ip nat {
+  chain post { type nat hook postrouting priority srcnat; oifname "fwout" udp dport 5000 )",
+                      nat, R"(; }
+})");
+}
+
 std::string IptMark(int dport) {
   return absl::StrCat(R"(*mangle
 :PREROUTING ACCEPT [0:0]
@@ -89,6 +97,11 @@ std::vector<DiffCase> Cases() {
        NftDnat("10.30.0.9:5354")},
       {"notrack", OracleSyntax::kNft, NftNotrack(true), NftNotrack(false)},
       {"iptables_mark", OracleSyntax::kIptablesSave, IptMark(4000), IptMark(4001)},
+      // fwout is 198.18.0.5/30: masquerade takes it.
+      {"masquerade_or_snat", OracleSyntax::kNft, NftPost("masquerade"),
+       NftPost("snat to 198.18.0.9")},
+      {"masquerade_is_snat_to_fwout", OracleSyntax::kNft, NftPost("masquerade"),
+       NftPost("snat to 198.18.0.5"), true},
       {"split_across_hooks", OracleSyntax::kNft, NftMark(7), R"(table inet t {
   chain forwarding { type filter hook forward priority 0; udp dport 1000 drop; }
 })",
@@ -192,6 +205,7 @@ TEST(PathDiffKernel, WitnessesDifferInTheKernelAsTheDiffSays) {
         fates[old_side ? 0 : 1].push_back(KernelFate((*kernel)[i]));
         const std::vector<uint8_t>& got = (*kernel)[i].arrived;
         if ((*kernel)[i].forwarded && regions[i]->translation && got.size() >= 14 + 24) {
+          EXPECT_EQ(Word(got, 14 + 12), static_cast<uint32_t>(side.saddr)) << what;
           EXPECT_EQ(Word(got, 14 + 16), static_cast<uint32_t>(side.daddr)) << what;
           EXPECT_EQ(got[14 + 22] << 8 | got[14 + 23], static_cast<int>(side.dport)) << what;
         }

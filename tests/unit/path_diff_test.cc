@@ -215,6 +215,35 @@ TEST(PathDiff, NatToARangeIsNotModelledAndNamed) {
   }
 }
 
+std::string Postrouting(const std::string& nat) {
+  return "table ip t {\n  chain post { type nat hook postrouting priority 100; "
+         "oifname \"eth1\" " + nat + "; }\n}\n";
+}
+
+TEST(PathDiff, MasqueradeIsTheOutputDevicesAddress) {
+  const HostModel host = Router();
+  const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .host = &host};
+  // eth1's address is 10.1.0.1: masquerade and this SNAT are the same.
+  PathDiffResult same = Diff(Postrouting("masquerade"), Postrouting("snat to 10.1.0.1"), options,
+                             &host);
+  EXPECT_TRUE(same.not_modelled.empty());
+  EXPECT_TRUE(same.regions.empty());
+  PathDiffResult d = Diff(Postrouting("masquerade"), Postrouting("snat to 10.1.0.2"), options,
+                          &host);
+  ASSERT_FALSE(d.regions.empty());
+  for (const PathDiffRegion& r : d.regions) {
+    EXPECT_TRUE(r.translation);
+    EXPECT_EQ(r.old_side.saddr, Value{0x0a010001});
+    EXPECT_EQ(r.new_side.saddr, Value{0x0a010002});
+  }
+  // Without a host the device's address is unknown: not modelled.
+  const PathOptions no_host{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
+  PathDiffResult unknown = Diff(Postrouting("masquerade"), Postrouting("snat to 10.1.0.1"),
+                                no_host);
+  ASSERT_EQ(unknown.not_modelled.size(), 1u);
+  EXPECT_NE(unknown.not_modelled[0].why.find("needs --host"), std::string::npos);
+}
+
 TEST(PathDiff, InputPathWithoutHostDelivers) {
   const PathOptions options{.path = PathKind::kInput, .iif = "eth0"};
   auto rs = [](const std::string& in) {
