@@ -182,16 +182,29 @@ void SetConst(PathFlow& f, Dim dim, Value v) {
   f.rel[static_cast<int>(dim)] = Rel::kConst;
 }
 
-void ApplyEffects(PathFlow& f, const std::vector<Effect>& effects) {
+// The value a mark effect sets: a constant, or computed from the other
+// mark's value (one constant on every flow: marks start at 0 and are only
+// ever set to constants); nullopt when that is not one value.
+std::optional<Value> MarkValue(const PathFlow& f, const Effect& e) {
+  if (!e.from) return e.value;
+  const IntervalSet& src = f.now.get(*e.from);
+  if (src.Size() != 1) return std::nullopt;
+  return (src.intervals().front().lo & e.mask) ^ e.xor_;
+}
+
+bool ApplyEffects(PathFlow& f, const std::vector<Effect>& effects) {
   for (const Effect& e : effects) {
     switch (e.kind) {
       case Effect::Kind::kSetMark:
-        SetConst(f, Dim::kMark, e.value);
-        break;
-      case Effect::Kind::kSetCtMark:
+      case Effect::Kind::kSetCtMark: {
+        const bool ct = e.kind == Effect::Kind::kSetCtMark;
         // No entry (before conntrack, or untracked): nothing to set.
-        if (f.tracked && !f.notrack) SetConst(f, Dim::kCtMark, e.value);
+        if (ct && !(f.tracked && !f.notrack)) break;
+        const std::optional<Value> v = MarkValue(f, e);
+        if (!v) return false;
+        SetConst(f, ct ? Dim::kCtMark : Dim::kMark, *v);
         break;
+      }
       case Effect::Kind::kNotrack:
         if (!f.tracked) f.notrack = true;  // an attached entry stays
         break;
@@ -205,6 +218,7 @@ void ApplyEffects(PathFlow& f, const std::vector<Effect>& effects) {
         break;
     }
   }
+  return true;
 }
 
 void ConntrackStep(PathFlow& f) {

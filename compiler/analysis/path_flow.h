@@ -30,8 +30,9 @@ void SplitFlow(const PathFlow& f, Dim dim, const IntervalSet& set, const Space& 
 // `now`'s dimension becomes the constant `v` for the hooks after.
 void SetConst(PathFlow& f, Dim dim, Value v);
 
-// A rule's effects (lift_cube.h), in order.
-void ApplyEffects(PathFlow& f, const std::vector<Effect>& effects);
+// A rule's effects (lift_cube.h), in order; false when a mark copied from
+// the other is not one value (not modelled).
+bool ApplyEffects(PathFlow& f, const std::vector<Effect>& effects);
 
 // The conntrack step: ct state new and ct mark 0, or untracked.
 void ConntrackStep(PathFlow& f);

@@ -125,11 +125,17 @@ const LiftedRule& PathWalker::Lifted(ir::Hook hook, const ir::RuleRef& ref) {
 void PathWalker::Branch(ir::Hook hook, const ir::RuleRef& ref, const LiftedBranch& branch,
                         Flows hit, int depth, Flows& next, Flows& returned,
                         std::vector<Decided>& decided) {
+  Flows applied;
   for (PathFlow& f : hit) {
     const bool dnat = f.dnat.has_value(), snat = f.snat.has_value();
-    ApplyEffects(f, branch.effects);
+    if (!ApplyEffects(f, branch.effects)) {
+      NotModelled(std::move(f), ref, "copies a mark that is not one value here");
+      continue;
+    }
     if (f.dnat.has_value() != dnat || f.snat.has_value() != snat) f.nat_rule = ref;
+    applied.push_back(std::move(f));
   }
+  hit = std::move(applied);
   switch (branch.verdict) {
     case ir::VerdictCode::kContinue:
     case ir::VerdictCode::kBreak:
@@ -388,7 +394,11 @@ PathSpaces::PathSpaces(const std::vector<const ir::Ruleset*>& rulesets,
     hooks_[h] = base_;
     hooks_[h].has_iif = HookHasInputDevice(hook) && options.path != PathKind::kOutput;
     hooks_[h].has_oif = HookHasOutputDevice(hook);
-    hooks_[h].link = LinkVisible(hook) && options.path != PathKind::kOutput;
+    // Link visibility stays on: the lifter hides the link header by hook
+    // (its loads match nothing there), and the flows carry pkttype and
+    // source MAC as the hook has them; a link-less space would shrink
+    // those dimensions' domains and no cube of one hook would fit another.
+    hooks_[h].link = true;
   }
   witness_ = base_;
   witness_.has_iif = options.path != PathKind::kOutput;
@@ -427,7 +437,7 @@ std::vector<PathFlow> StartFlows(const PathSpaces& spaces, const PathOptions& op
       if (options.path == PathKind::kOutput) {
         c.set(Dim::kPktType) = IntervalSet::Single(0);
         c.set(Dim::kIifName) = IntervalSet::Single(0);
-        c.set(Dim::kEtherSaddr) = IntervalSet::Single(kModelSrcMac);
+        c.set(Dim::kEtherSaddr) = IntervalSet::Single(0);
       }
       if (options.host != nullptr && options.path != PathKind::kOutput) {
         // Ordinary unicast addresses only: the stack's handling of the

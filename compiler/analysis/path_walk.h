@@ -14,7 +14,8 @@
 // (nat chains at 100) or forward and postrouting (nat chains at 100) and
 // egress; local out: routing, output, routing again, postrouting.
 //
-// What is carried: meta mark and ct mark set to constants, notrack (ct
+// What is carried: meta mark and ct mark set to constants (or copied from
+// each other through a mask: marks are one constant on every flow), notrack (ct
 // state untracked at the conntrack step), DNAT and SNAT to one address
 // and port (the cube's address / port dimension becomes that constant for
 // the hooks after the NAT step), masquerade and redirect to the device's

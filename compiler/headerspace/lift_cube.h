@@ -73,6 +73,11 @@ struct Effect {
   bool has_addr = false;  // NAT: an address is given
   bool has_port = false;  // NAT: a port is given
   uint16_t port = 0;
+  // A mark set from a mark (CONNMARK --save-mark / --restore-mark, MARK
+  // --set-xmark with a mask): (`from`'s value & mask) ^ xor, in the
+  // dimension's coordinates; `value` is unused then.
+  std::optional<Dim> from;
+  Value mask = 0xffffffff, xor_ = 0;
 };
 
 // Matching packets that get one verdict.

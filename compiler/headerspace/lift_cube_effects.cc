@@ -54,14 +54,40 @@ bool RuleLifter::RecordNat(const ir::Nat& e) {
   return true;
 }
 
+// A mark set from a value: a mark (meta or ct) loaded whole, then at most
+// one mask-and-xor over its 4 bytes.
+std::optional<Effect> RuleLifter::MarkFrom(ir::Reg reg, Effect::Kind kind) {
+  const Sym* sym = Read(reg, 4, "a statement");
+  if (sym == nullptr || sym->constant || sym->merged) return std::nullopt;
+  if (sym->dim != Dim::kMark && sym->dim != Dim::kCtMark) return std::nullopt;
+  Effect e{.kind = kind, .from = sym->dim};
+  if (sym->chain.size() > 2) return std::nullopt;
+  if (sym->chain.size() == 2) {
+    const auto* b = std::get_if<ir::Bitwise>(&sym->chain[1]);
+    if (b == nullptr || b->op != ir::BitwiseOp::kMaskXor || b->len != 4 || b->mask.size() < 4 ||
+        b->xor_.size() < 4) {
+      return std::nullopt;
+    }
+    e.mask = e.xor_ = 0;
+    for (int i = 0; i < 4; ++i) {
+      e.mask = e.mask << 8 | b->mask[i];
+      e.xor_ = e.xor_ << 8 | b->xor_[i];
+    }
+  }
+  return e;
+}
+
 bool RuleLifter::RecordEffect(const ir::Expr& expr) {
   if (const auto* set = std::get_if<ir::MetaSet>(&expr)) {
     if (set->key != ir::MetaKey::kMark) {
       return Fail(absl::StrCat("sets meta ", ir::MetaKeyName(set->key), " (not modelled)"));
     }
     std::optional<Value> v = ConstantIn(set->sreg, 4);
-    if (!v) return Fail("sets meta mark to a value that is not a constant (not modelled)");
-    effects_.push_back({.kind = Effect::Kind::kSetMark, .value = *v});
+    std::optional<Effect> copy = v ? std::nullopt : MarkFrom(set->sreg, Effect::Kind::kSetMark);
+    if (!v && !copy) {
+      return Fail("sets meta mark to a value that is neither a constant nor a mark (not modelled)");
+    }
+    effects_.push_back(copy ? *copy : Effect{.kind = Effect::Kind::kSetMark, .value = *v});
     return true;
   }
   if (const auto* set = std::get_if<ir::CtSet>(&expr)) {
@@ -69,8 +95,11 @@ bool RuleLifter::RecordEffect(const ir::Expr& expr) {
       return Fail("sets a ct key other than mark (not modelled)");
     }
     std::optional<Value> v = ConstantIn(set->sreg, 4);
-    if (!v) return Fail("sets ct mark to a value that is not a constant (not modelled)");
-    effects_.push_back({.kind = Effect::Kind::kSetCtMark, .value = *v});
+    std::optional<Effect> copy = v ? std::nullopt : MarkFrom(set->sreg, Effect::Kind::kSetCtMark);
+    if (!v && !copy) {
+      return Fail("sets ct mark to a value that is neither a constant nor a mark (not modelled)");
+    }
+    effects_.push_back(copy ? *copy : Effect{.kind = Effect::Kind::kSetCtMark, .value = *v});
     return true;
   }
   if (std::holds_alternative<ir::Notrack>(expr)) {

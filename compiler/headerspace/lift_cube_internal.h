@@ -130,6 +130,7 @@ class RuleLifter {
   bool RecordEffect(const ir::Expr& expr);
   std::optional<Value> ConstantIn(std::optional<ir::Reg> reg, uint32_t len);
   bool RecordNat(const ir::Nat& e);
+  std::optional<Effect> MarkFrom(ir::Reg reg, Effect::Kind kind);
   bool Fail(std::string reason) {
     if (result_.exact) {
       result_.exact = false;

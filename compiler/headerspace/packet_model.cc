@@ -123,6 +123,7 @@ ModelPacket BuildPathWitness(const Point& point, const Space& space, ir::Hook ho
   switch (pkt.proto) {
     case 6: csum_off = 16; break;
     case 17: csum_off = 6; Put16(l4 + 4, l4_len); break;
+    case 136: csum_off = 6; break;  // UDP-Lite: coverage 0, the whole packet
     case 1: csum_off = 2; pseudo = ipv6; break;
     case 58: csum_off = 2; break;
     default: break;

@@ -88,6 +88,27 @@ COMMIT
 )");
 }
 
+// CONNMARK: the ct mark set at prerouting, restored into the mark at forward.
+std::string IptConnmark(int dport) {
+  return absl::StrCat(R"(*mangle
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+-A PREROUTING -p udp --dport )",
+                      dport, R"( -j CONNMARK --set-mark 9
+-A FORWARD -j CONNMARK --restore-mark
+COMMIT
+*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+-A FORWARD -m mark --mark 9 -j DROP
+COMMIT
+)");
+}
+
 std::vector<DiffCase> Cases() {
   return {
       {"mark_set_in_prerouting", OracleSyntax::kNft, NftMark(7), NftMark(8)},
@@ -97,6 +118,8 @@ std::vector<DiffCase> Cases() {
        NftDnat("10.30.0.9:5354")},
       {"notrack", OracleSyntax::kNft, NftNotrack(true), NftNotrack(false)},
       {"iptables_mark", OracleSyntax::kIptablesSave, IptMark(4000), IptMark(4001)},
+      {"iptables_connmark_restore", OracleSyntax::kIptablesSave, IptConnmark(6000),
+       IptConnmark(6001)},
       // fwout is 198.18.0.5/30: masquerade takes it.
       {"masquerade_or_snat", OracleSyntax::kNft, NftPost("masquerade"),
        NftPost("snat to 198.18.0.9")},

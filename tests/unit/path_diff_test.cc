@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "api/internal.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
@@ -135,6 +136,17 @@ TEST(PathDiff, SameRulesSplitAcrossHooksAreEquivalent) {
   EXPECT_TRUE(d.regions.empty()) << DescribeCube(d.regions[0].cube, d.spaces->witness());
 }
 
+TEST(PathDiff, DropAtPostroutingIsDropAtForward) {
+  // Postrouting has no link header: its rules still see every packet the
+  // forward path brings (whatever MAC it arrived from).
+  const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
+  const std::string post =
+      "table ip p {\n  chain post { type filter hook postrouting priority 0; tcp dport 22 drop; }\n}\n";
+  PathDiffResult d = Diff(post, ForwardRuleset("", "tcp dport 22 drop;"), options);
+  EXPECT_TRUE(d.not_modelled.empty());
+  EXPECT_TRUE(d.regions.empty());
+}
+
 TEST(PathDiff, DifferentDropsAcrossHooksAreFound) {
   const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
   PathDiffResult d = Diff(ForwardRuleset("ip saddr 10.9.0.0/16 drop;", ""),
@@ -242,6 +254,43 @@ TEST(PathDiff, MasqueradeIsTheOutputDevicesAddress) {
                                 no_host);
   ASSERT_EQ(unknown.not_modelled.size(), 1u);
   EXPECT_NE(unknown.not_modelled[0].why.find("needs --host"), std::string::npos);
+}
+
+TEST(PathDiff, OutputPathMarkAndSnat) {
+  const PathOptions options{.path = PathKind::kOutput, .oif = "eth1"};
+  auto rs = [](const std::string& out, const std::string& post) {
+    return "table ip t {\n  chain out { type filter hook output priority -150; " + out +
+           " }\n  chain post { type filter hook postrouting priority 0; " + post +
+           " }\n  chain nat { type nat hook postrouting priority 100; udp dport 53 snat to "
+           "10.1.0.9; }\n}\n";
+  };
+  PathDiffResult d = Diff(rs("tcp dport 25 meta mark set 4;", "meta mark 4 drop;"),
+                          rs("", "tcp dport 25 drop;"), options);
+  EXPECT_TRUE(d.not_modelled.empty());
+  EXPECT_TRUE(d.regions.empty());
+  PathDiffResult e = Diff(rs("tcp dport 25 meta mark set 4;", "meta mark 4 drop;"),
+                          rs("", "tcp dport 26 drop;"), options);
+  ASSERT_EQ(e.regions.size(), 2u);
+  for (const PathDiffRegion& r : e.regions) {
+    EXPECT_NE(r.old_side.fate == PathFate::kSent, r.new_side.fate == PathFate::kSent);
+  }
+}
+
+TEST(PathDiff, MarkRestoredFromCtMark) {
+  const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
+  auto rs = [](int ct_mark) {
+    return absl::StrCat("table ip t {\n  chain pre { type filter hook prerouting priority -150; "
+                        "udp dport 53 ct mark set ", ct_mark,
+                        "; }\n  chain forwarding { type filter hook forward priority 0; "
+                        "meta mark set ct mark and 0xff; meta mark 5 drop; }\n}\n");
+  };
+  PathDiffResult d = Diff(rs(0x305), rs(0x306), options);  // 0x305 & 0xff = 5
+  EXPECT_TRUE(d.not_modelled.empty());
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_EQ(d.regions[0].old_side.fate, PathFate::kDropped);
+  EXPECT_EQ(d.regions[0].new_side.fate, PathFate::kForwarded);
+  EXPECT_EQ(d.regions[0].cube.get(Dim::kDport), IntervalSet::Single(53));
+  EXPECT_TRUE(Diff(rs(0x305), rs(0x405), options).regions.empty());
 }
 
 TEST(PathDiff, InputPathWithoutHostDelivers) {
