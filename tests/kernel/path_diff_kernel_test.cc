@@ -69,44 +69,32 @@ std::string NftPost(const char* nat) {
 })");
 }
 
-std::string IptMark(int dport) {
+// An iptables dump: `mangle` rules, then `filter` rules.
+std::string Ipt(const std::string& mangle, const std::string& filter) {
   return absl::StrCat(R"(*mangle
 :PREROUTING ACCEPT [0:0]
 :INPUT ACCEPT [0:0]
 :FORWARD ACCEPT [0:0]
 :OUTPUT ACCEPT [0:0]
 :POSTROUTING ACCEPT [0:0]
--A PREROUTING -p udp --dport )",
-                      dport, R"( -j MARK --set-mark 5
-COMMIT
+)", mangle, R"(COMMIT
 *filter
 :INPUT ACCEPT [0:0]
 :FORWARD ACCEPT [0:0]
 :OUTPUT ACCEPT [0:0]
--A FORWARD -m mark --mark 5 -j DROP
-COMMIT
-)");
+)", filter, "COMMIT\n");
+}
+
+std::string IptMark(int dport) {
+  return Ipt(absl::StrCat("-A PREROUTING -p udp --dport ", dport, " -j MARK --set-mark 5\n"),
+             "-A FORWARD -m mark --mark 5 -j DROP\n");
 }
 
 // CONNMARK: the ct mark set at prerouting, restored into the mark at forward.
 std::string IptConnmark(int dport) {
-  return absl::StrCat(R"(*mangle
-:PREROUTING ACCEPT [0:0]
-:INPUT ACCEPT [0:0]
-:FORWARD ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
-:POSTROUTING ACCEPT [0:0]
--A PREROUTING -p udp --dport )",
-                      dport, R"( -j CONNMARK --set-mark 9
--A FORWARD -j CONNMARK --restore-mark
-COMMIT
-*filter
-:INPUT ACCEPT [0:0]
-:FORWARD ACCEPT [0:0]
-:OUTPUT ACCEPT [0:0]
--A FORWARD -m mark --mark 9 -j DROP
-COMMIT
-)");
+  return Ipt(absl::StrCat("-A PREROUTING -p udp --dport ", dport,
+                          " -j CONNMARK --set-mark 9\n-A FORWARD -j CONNMARK --restore-mark\n"),
+             "-A FORWARD -m mark --mark 9 -j DROP\n");
 }
 
 std::vector<DiffCase> Cases() {
