@@ -97,11 +97,11 @@ TEST_F(DiffPathCliTest, NotModelledIsNamedNeverGuessed) {
                              "    tcp dport 80 dnat to 10.1.0.5-10.1.0.9\n  }\n"));
   Write("one.nft", Ruleset("counter", "",
                            "  chain nat {\n    type nat hook prerouting priority -100;\n"
-                           "    tcp dport 80 dnat to 10.1.0.5-10.1.0.9\n  }\n"));
+                           "    tcp dport 80 dnat to 10.1.0.5\n  }\n"));
   Outcome o = Run(std::string("diff range.nft one.nft") + kForward);
   EXPECT_EQ(o.exit_code, 2) << o.out;
   EXPECT_THAT(o.out, HasSubstr("not modelled: OLD range.nft:12: NAT to an address range"));
-  EXPECT_THAT(o.out, HasSubstr("not modelled: NEW one.nft:12: NAT to an address range"));
+  EXPECT_THAT(o.out, ::testing::Not(HasSubstr("not modelled: NEW")));
   EXPECT_THAT(o.out, HasSubstr("no difference found outside what is not modelled"));
 }
 
