@@ -293,6 +293,33 @@ TEST(PathDiff, MarkRestoredFromCtMark) {
   EXPECT_TRUE(Diff(rs(0x305), rs(0x405), options).regions.empty());
 }
 
+TEST(PathDiff, RedirectIsTheInputDevicesAddress) {
+  const HostModel host = Router();
+  const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .host = &host};
+  // eth0's address is 10.0.0.1.
+  PathDiffResult same = Diff(ForwardRuleset("", "", std::string(kNatPre) + "10.0.0.1:8080; }\n"),
+                             ForwardRuleset("", "", "  chain nat { type nat hook prerouting "
+                                                    "priority -100; tcp dport 80 redirect to "
+                                                    ":8080; }\n"),
+                             options, &host);
+  EXPECT_TRUE(same.not_modelled.empty());
+  EXPECT_TRUE(same.regions.empty());
+  PathDiffResult d = Diff(ForwardRuleset("", "", std::string(kNatPre) + "10.1.0.5:8080; }\n"),
+                          ForwardRuleset("", "", "  chain nat { type nat hook prerouting "
+                                                 "priority -100; tcp dport 80 redirect to "
+                                                 ":8080; }\n"),
+                          options, &host);
+  // Forwarded (or dropped by the router's checks: TTL, pkttype) against
+  // delivered to eth0's address.
+  bool forwarded = false;
+  for (const PathDiffRegion& r : d.regions) {
+    EXPECT_EQ(r.new_side.fate, PathFate::kDelivered);
+    EXPECT_NE(r.old_side.fate, PathFate::kDelivered);
+    forwarded |= r.old_side.fate == PathFate::kForwarded;
+  }
+  EXPECT_TRUE(forwarded);
+}
+
 TEST(PathDiff, InputPathWithoutHostDelivers) {
   const PathOptions options{.path = PathKind::kInput, .iif = "eth0"};
   auto rs = [](const std::string& in) {
