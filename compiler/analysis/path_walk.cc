@@ -185,8 +185,16 @@ Flows PathWalker::Walk(ir::Hook hook, int table, int chain, Flows flows, int dep
     const ir::RuleRef ref{table, chain, static_cast<int>(i)};
     const LiftedRule& lifted = Lifted(hook, ref);
     if (!lifted.exact) {
-      for (PathFlow& f : flows) NotModelled(std::move(f), ref, lifted.reason);
-      return returned;
+      if (!lifted.unknown_on) {  // what it matches is unknown: all stop here
+        for (PathFlow& f : flows) NotModelled(std::move(f), ref, lifted.reason);
+        return returned;
+      }
+      // Only a statement is not modelled: the packets it reaches stop.
+      Flows hit, rest;
+      SplitFlows(flows, *lifted.unknown_on, space(), hit, rest);
+      for (PathFlow& f : hit) NotModelled(std::move(f), ref, lifted.reason);
+      flows = std::move(rest);
+      continue;
     }
     Flows next;
     for (const LiftedBranch& branch : lifted.branches) {

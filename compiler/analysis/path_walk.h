@@ -38,7 +38,9 @@
 // groups, loopback and unspecified addresses is not modelled.
 //
 // Not modelled (the flow ends as PathFate::kNotModelled with the rule or
-// chain and the reason, never guessed): rules the cube lifter can't lift
+// chain and the reason, never guessed; where the rule's match is exact and
+// only a statement is not, LiftedRule::unknown_on, only the packets it
+// matches end there): rules the cube lifter can't lift
 // (lift_cube.h), NAT to a range or prefix, masquerade and redirect whose
 // device is not a named device of the host model (path_flow.h), netdev
 // ingress/egress chains, queue verdicts, local output delivered through lo.

@@ -141,6 +141,16 @@ bool RuleLifter::Verdict(ir::VerdictCode code, const std::string& target, size_t
 }
 
 bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
+  const bool was_exact = result_.exact;
+  const bool ok = Statement(expr);
+  // Path mode: the match so far is exact, only this statement is not.
+  if (!ok && was_exact && !result_.exact && path_effects_) {
+    result_.unknown_on = never_ ? Region{} : region_;
+  }
+  return ok;
+}
+
+bool RuleLifter::Statement(const ir::Expr& expr) {
   if (path_effects_) {
     const bool effect = std::holds_alternative<ir::MetaSet>(expr) ||
                         std::holds_alternative<ir::CtSet>(expr) ||
@@ -270,6 +280,10 @@ CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook 
 LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
   const ir::Family family = ruleset_.tables[table].family;
+  // Path mode: a failure names its family's reached packets; those of a
+  // family that lifted exactly are all its matches.
+  std::optional<LiftedRule> failed;
+  std::optional<std::vector<Cube>> reached = std::vector<Cube>{};
   for (uint32_t f : {kFamilyIpv4, kFamilyIpv6}) {
     if (!TableSees(family, f) || !(f == kFamilyIpv4 ? space_.ipv4 : space_.ipv6)) {
       continue;
@@ -278,11 +292,26 @@ LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
                                          path_effects_).Run(rule);
     if (!r.exact) {
       r.reason = absl::StrCat(f == kFamilyIpv6 ? "IPv6: " : "", r.reason);
-      return r;
+      if (!path_effects_) return r;
+      if (reached && r.unknown_on) {
+        reached->insert(reached->end(), r.unknown_on->begin(), r.unknown_on->end());
+      } else {
+        reached.reset();
+      }
+      if (!failed) failed = std::move(r);
+      continue;
+    }
+    for (const LiftedBranch& b : r.branches) {
+      if (reached) reached->push_back(b.match);
     }
     out.verdict = r.verdict;
     out.target = r.target;
     for (LiftedBranch& b : r.branches) out.branches.push_back(std::move(b));
+  }
+  if (failed) {
+    failed->branches.clear();
+    failed->unknown_on = std::move(reached);
+    return *std::move(failed);
   }
   if (out.branches.size() == 1) {
     out.match = out.branches[0].match;

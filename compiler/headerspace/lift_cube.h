@@ -98,6 +98,10 @@ struct LiftedRule {
   std::optional<Cube> match;
   ir::VerdictCode verdict = ir::VerdictCode::kContinue;  // of `match`
   std::string target;
+  // Path mode, !exact: the rule's matches were exact and only a statement
+  // was not (a limit, a NAT to a range, ...): the packets that reach that
+  // statement. Packets outside it pass the rule untouched.
+  std::optional<std::vector<Cube>> unknown_on;
 };
 
 class CubeLifter {

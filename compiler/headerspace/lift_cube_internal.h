@@ -115,6 +115,7 @@ class RuleLifter {
   bool Fused(const ir::FusedCmp& e);
   bool Verdict(ir::VerdictCode code, const std::string& target, size_t i);
   bool Other(const ir::Expr& e, size_t i);  // statements
+  bool Statement(const ir::Expr& e);
 
  private:
   using Test = std::function<bool(const uint8_t* regs)>;

@@ -320,6 +320,19 @@ TEST(PathDiff, RedirectIsTheInputDevicesAddress) {
   EXPECT_TRUE(forwarded);
 }
 
+TEST(PathDiff, AStatefulStatementStopsOnlyThePacketsItReaches) {
+  const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
+  const std::string limit = "tcp dport 22 limit rate 1/second accept; ";
+  PathDiffResult d = Diff(ForwardRuleset("", limit + "udp dport 53 drop;"),
+                          ForwardRuleset("", limit + "udp dport 54 drop;"), options);
+  ASSERT_EQ(d.not_modelled.size(), 2u);  // the limit rule, both sides
+  EXPECT_NE(d.not_modelled[0].why.find("rate limits"), std::string::npos);
+  ASSERT_EQ(d.regions.size(), 2u);  // udp 53 and udp 54, compared as usual
+  for (const PathDiffRegion& r : d.regions) {
+    EXPECT_EQ(r.cube.get(Dim::kProto), IntervalSet::Single(17));
+  }
+}
+
 TEST(PathDiff, InputPathWithoutHostDelivers) {
   const PathOptions options{.path = PathKind::kInput, .iif = "eth0"};
   auto rs = [](const std::string& in) {
