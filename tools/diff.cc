@@ -1,5 +1,7 @@
 // `rulejit diff OLD NEW [--hook H] [--iif IF] [--oif IF] [--json]
 //                       [--format F]`
+// (`--path P [--host HOST]` compares along a packet's whole path instead:
+// tools/diff_path.h)
 //
 // Compares two rulesets (either syntax, each detected from its content)
 // exactly over header space (compiler/analysis/: IPv4, and IPv6 when some
@@ -32,6 +34,7 @@
 #include "compiler/analysis/diff.h"
 #include "compiler/headerspace/packet_model.h"
 #include "tools/commands.h"
+#include "tools/diff_path.h"
 #include "tools/json.h"
 
 namespace rulejit::tools {
@@ -214,6 +217,13 @@ void PrintJson(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
 int RunDiff(const Args& args, Streams io) {
   absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
+  if (args.has("path")) {
+    std::optional<LoadedRuleset> old_rs = LoadRuleset(args.positional(0), *format, io.err);
+    std::optional<LoadedRuleset> new_rs = LoadRuleset(args.positional(1), *format, io.err);
+    if (!old_rs || !new_rs) return kExitError;
+    return RunPathDiff(args, old_rs->ruleset, new_rs->ruleset, io);
+  }
+  if (args.has("host")) return UsageError(kName, "--host needs --path", io.err);
   absl::StatusOr<analysis::SpaceOptions> options = ReadOptions(args);
   if (!options.ok()) {
     return UsageError(kName, options.status().message(), io.err);
@@ -263,12 +273,14 @@ int RunDiff(const Args& args, Streams io) {
 Command DiffCommand() {
   return Command{
       .name = kName,
-      .synopsis = "diff OLD NEW [--hook H] [--iif IF] [--oif IF] [--json] "
-                  "[--pcap OUT] [--format F]",
+      .synopsis = "diff OLD NEW [--hook H | --path forward|input|output [--host FILE|local]] "
+                  "[--iif IF] [--oif IF] [--json] [--pcap OUT] [--format F]",
       .summary = "exact difference of two rulesets: differing regions, "
                  "witness packets, deciding rules (exit 0 equivalent, "
                  "1 different, 2 error)",
       .spec = {.flags = {{"hook", true},
+                         {"path", true},
+                         {"host", true},
                          {"iif", true},
                          {"oif", true},
                          {"json", false},

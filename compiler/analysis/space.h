@@ -18,6 +18,7 @@ using headerspace::AddressText;
 using headerspace::BuildModelFrame;
 using headerspace::BuildModelMeta;
 using headerspace::BuildModelPacket;
+using headerspace::BuildPathWitness;
 using headerspace::BuildSpace;
 using headerspace::Covers;
 using headerspace::Cube;

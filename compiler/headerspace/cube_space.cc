@@ -132,6 +132,12 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
                  const SpaceOptions& options) {
   std::vector<NameCandidate> iif, oif;
   for (const ir::Ruleset* rs : rulesets) CollectNames(*rs, iif, oif);
+  for (const std::string& name : options.device_names) {
+    for (auto* names : {&iif, &oif}) {
+      NameCandidate c{name, true};
+      if (std::find(names->begin(), names->end(), c) == names->end()) names->push_back(c);
+    }
+  }
   Space space;
   space.has_iif = HookHasInputDevice(options.hook);
   space.has_oif = HookHasOutputDevice(options.hook);

@@ -119,6 +119,7 @@ bool RuleLifter::Constrain(const Sym& sym, const IntervalSet& set) {
 // A fused compare is a load, an optional mask and a cmp on a scratch
 // register: the walk steps it as that, and forgets the register after.
 bool RuleLifter::Fused(const ir::FusedCmp& e) {
+  if (AfterEffect()) return false;
   ir::PayloadLoad load = e.load;
   load.dreg = 1;
   return walk_.Scratch([&] {
@@ -140,6 +141,23 @@ bool RuleLifter::Verdict(ir::VerdictCode code, const std::string& target, size_t
 }
 
 bool RuleLifter::Other(const ir::Expr& expr, size_t /*i*/) {
+  const bool was_exact = result_.exact;
+  const bool ok = Statement(expr);
+  // Path mode: the match so far is exact, only this statement is not.
+  if (!ok && was_exact && !result_.exact && path_effects_) {
+    result_.unknown_on = never_ ? Region{} : region_;
+  }
+  return ok;
+}
+
+bool RuleLifter::Statement(const ir::Expr& expr) {
+  if (path_effects_) {
+    const bool effect = std::holds_alternative<ir::MetaSet>(expr) ||
+                        std::holds_alternative<ir::CtSet>(expr) ||
+                        std::holds_alternative<ir::Notrack>(expr) ||
+                        std::holds_alternative<ir::Nat>(expr);
+    if (effect) return RecordEffect(expr);
+  }
   return std::visit(
       Overloaded{
           [&](const ir::MetaSet& e) {
@@ -222,7 +240,7 @@ LiftedRule RuleLifter::Run(const ir::Rule& rule) {
     result_.branches.clear();
   } else if (!branched_) {
     for (Cube& c : region_) {
-      result_.branches.push_back({std::move(c), result_.verdict, result_.target});
+      result_.branches.push_back({std::move(c), effects_, result_.verdict, result_.target});
     }
   }
   return result_;
@@ -254,25 +272,46 @@ static bool ReadsCtMark(const ir::Ruleset& ruleset) {
   return false;
 }
 
-CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook)
+CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
+                       bool path_effects)
     : ruleset_(ruleset), space_(space), hook_(hook),
-      reads_ct_mark_(ReadsCtMark(ruleset)) {}
+      reads_ct_mark_(ReadsCtMark(ruleset)), path_effects_(path_effects) {}
 
 LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
   const ir::Family family = ruleset_.tables[table].family;
+  // Path mode: a failure names its family's reached packets; those of a
+  // family that lifted exactly are all its matches.
+  std::optional<LiftedRule> failed;
+  std::optional<std::vector<Cube>> reached = std::vector<Cube>{};
   for (uint32_t f : {kFamilyIpv4, kFamilyIpv6}) {
     if (!TableSees(family, f) || !(f == kFamilyIpv4 ? space_.ipv4 : space_.ipv6)) {
       continue;
     }
-    LiftedRule r = cube_lift::RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_).Run(rule);
+    LiftedRule r = cube_lift::RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_,
+                                         path_effects_).Run(rule);
     if (!r.exact) {
       r.reason = absl::StrCat(f == kFamilyIpv6 ? "IPv6: " : "", r.reason);
-      return r;
+      if (!path_effects_) return r;
+      if (reached && r.unknown_on) {
+        reached->insert(reached->end(), r.unknown_on->begin(), r.unknown_on->end());
+      } else {
+        reached.reset();
+      }
+      if (!failed) failed = std::move(r);
+      continue;
+    }
+    for (const LiftedBranch& b : r.branches) {
+      if (reached) reached->push_back(b.match);
     }
     out.verdict = r.verdict;
     out.target = r.target;
     for (LiftedBranch& b : r.branches) out.branches.push_back(std::move(b));
+  }
+  if (failed) {
+    failed->branches.clear();
+    failed->unknown_on = std::move(reached);
+    return *std::move(failed);
   }
   if (out.branches.size() == 1) {
     out.match = out.branches[0].match;

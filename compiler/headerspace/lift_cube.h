@@ -49,6 +49,9 @@ struct SpaceOptions {
   ir::Hook hook = ir::Hook::kInput;
   std::optional<std::string> iif;  // fixes the input device name
   std::optional<std::string> oif;
+  // Device names the domains must hold exactly (a host model's devices,
+  // which a path's routing decision makes the output device).
+  std::vector<std::string> device_names;
 };
 
 // The domains for comparing `rulesets` at a hook: interface-name classes
@@ -56,9 +59,31 @@ struct SpaceOptions {
 Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
                  const SpaceOptions& options);
 
+// A side effect that later hooks of a packet's path read, recorded only by
+// a lifter made for paths (CubeLifter's `path_effects`): a meta mark or ct
+// mark set to a constant (`value`: the dimension's coordinate), notrack,
+// a DNAT or SNAT to one address (`value`, as the address dimension) and at
+// most one port, and masquerade / redirect (to the device's address, which
+// the path walk resolves on its host model) with at most one port.
+// Anything else that writes state fails the rule ("not exact") as before.
+struct Effect {
+  enum class Kind : uint8_t { kSetMark, kSetCtMark, kNotrack, kDnat, kSnat, kMasq, kRedir };
+  Kind kind = Kind::kSetMark;
+  Value value = 0;
+  bool has_addr = false;  // NAT: an address is given
+  bool has_port = false;  // NAT: a port is given
+  uint16_t port = 0;
+  // A mark set from a mark (CONNMARK --save-mark / --restore-mark, MARK
+  // --set-xmark with a mask): (`from`'s value & mask) ^ xor, in the
+  // dimension's coordinates; `value` is unused then.
+  std::optional<Dim> from;
+  Value mask = 0xffffffff, xor_ = 0;
+};
+
 // Matching packets that get one verdict.
 struct LiftedBranch {
   Cube match;
+  std::vector<Effect> effects;  // in rule order, before the verdict
   // kContinue when the rule has no verdict (e.g. a counter only).
   ir::VerdictCode verdict = ir::VerdictCode::kContinue;
   std::string target;  // jump/goto
@@ -73,12 +98,19 @@ struct LiftedRule {
   std::optional<Cube> match;
   ir::VerdictCode verdict = ir::VerdictCode::kContinue;  // of `match`
   std::string target;
+  // Path mode, !exact: the rule's matches were exact and only a statement
+  // was not (a limit, a NAT to a range, ...): the packets that reach that
+  // statement. Packets outside it pass the rule untouched.
+  std::optional<std::vector<Cube>> unknown_on;
 };
 
 class CubeLifter {
  public:
   // `ruleset` and `space` must outlive the lifter.
-  CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook);
+  // `path_effects`: record the Effects above instead of failing on them
+  // (a path walk applies them; a one-hook diff must not see them).
+  CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
+             bool path_effects = false);
   const Space& space() const { return space_; }
   LiftedRule Lift(int table, const ir::Rule& rule) const;
 
@@ -87,6 +119,7 @@ class CubeLifter {
   const Space& space_;
   ir::Hook hook_;
   bool reads_ct_mark_;
+  bool path_effects_;
 };
 
 }  // namespace rulejit::headerspace

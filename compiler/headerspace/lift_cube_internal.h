@@ -79,9 +79,9 @@ inline IntervalSet Between(std::optional<Value> a, std::optional<Value> b) {
 class RuleLifter {
  public:
   RuleLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
-             int table, uint32_t family, bool reads_ct_mark)
+             int table, uint32_t family, bool reads_ct_mark, bool path_effects = false)
       : ruleset_(ruleset), space_(space), hook_(hook), table_(table),
-        reads_ct_mark_(reads_ct_mark),
+        reads_ct_mark_(reads_ct_mark), path_effects_(path_effects),
         family_(ruleset.tables[table].family), packet_family_(family),
         family_cube_(FamilyCube(space, family)),
         base_point_(PickPoint(family_cube_)),
@@ -115,11 +115,23 @@ class RuleLifter {
   bool Fused(const ir::FusedCmp& e);
   bool Verdict(ir::VerdictCode code, const std::string& target, size_t i);
   bool Other(const ir::Expr& e, size_t i);  // statements
+  bool Statement(const ir::Expr& e);
 
  private:
   using Test = std::function<bool(const uint8_t* regs)>;
   using Solver = std::function<std::optional<IntervalSet>()>;
 
+  // Path mode: a compare after a recorded effect would split the packets
+  // the effect already changed (not modelled).
+  bool AfterEffect() {
+    return !effects_.empty() &&
+           !Fail("a match after a statement with a side effect is not modelled");
+  }
+  // Path mode: records the statement's effect, or fails naming it.
+  bool RecordEffect(const ir::Expr& expr);
+  std::optional<Value> ConstantIn(std::optional<ir::Reg> reg, uint32_t len);
+  bool RecordNat(const ir::Nat& e);
+  std::optional<Effect> MarkFrom(ir::Reg reg, Effect::Kind kind);
   bool Fail(std::string reason) {
     if (result_.exact) {
       result_.exact = false;
@@ -191,6 +203,8 @@ class RuleLifter {
   ir::Hook hook_;
   int table_;
   bool reads_ct_mark_;       // some rule of the ruleset loads ct mark
+  bool path_effects_;        // record Effects (lift_cube.h) instead of failing
+  std::vector<Effect> effects_;
   ir::Family family_;        // the table's
   uint32_t packet_family_;   // kFamilyIpv4 / kFamilyIpv6
   Cube family_cube_;

@@ -10,6 +10,7 @@
 namespace rulejit::headerspace::cube_lift {
 
 bool RuleLifter::Lookup(const ir::Lookup& e) {
+  if (AfterEffect()) return false;
   const ir::Table& table = ruleset_.tables[table_];
   const ir::Set* set = table.FindSet(e.set);
   if (set == nullptr) return Fail(absl::StrCat("looks up unknown set ", e.set));
@@ -78,7 +79,7 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
       Cube b = c;
       if (!s.constant) b.set(s.dim) = c.get(s.dim).Intersect(per_element[i]);
       if (b.empty()) continue;
-      result_.branches.push_back({std::move(b), el.verdict->code, el.verdict->chain});
+      result_.branches.push_back({std::move(b), effects_, el.verdict->code, el.verdict->chain});
     }
   }
   branched_ = true;
@@ -147,7 +148,7 @@ bool RuleLifter::ConcatLookup(const ir::Lookup& e, const ir::Set& set) {
     const ir::SetElement& el = set.elements[owner[k]];
     if (!el.verdict) continue;
     for (Cube& b : Restrict(region_, {elements[k]}, false, space_)) {
-      result_.branches.push_back({std::move(b), el.verdict->code, el.verdict->chain});
+      result_.branches.push_back({std::move(b), effects_, el.verdict->code, el.verdict->chain});
     }
   }
   branched_ = true;

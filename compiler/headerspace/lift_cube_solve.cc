@@ -177,6 +177,7 @@ std::optional<IntervalSet> RuleLifter::MaskedEquals(const Sym& sym, const ir::Cm
 }
 
 bool RuleLifter::Compare(const Sym& src, const ir::Cmp& e) {
+  if (AfterEffect()) return false;
   const Sym s = src;
   if (s.merged) return MergedCmp(s, e);
   const Value max = DimMax(s);
@@ -209,6 +210,7 @@ bool RuleLifter::Compare(const Sym& src, const ir::Cmp& e) {
 }
 
 bool RuleLifter::Range(const ir::Range& e) {
+  if (AfterEffect()) return false;
   const Sym* sym = Read(e.sreg, std::max(e.from.size(), e.to.size()), "range");
   if (sym == nullptr) return false;
   const Sym s = *sym;

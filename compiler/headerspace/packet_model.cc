@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "packet/checksum.h"
 #include "packet/parse.h"
 
 namespace rulejit::headerspace {
@@ -96,6 +97,46 @@ ModelPacket BuildModelPacket(const Point& point, const Space& space,
   pkt.proto = static_cast<uint8_t>(point[static_cast<int>(Dim::kProto)]);
   pkt.meta = BuildModelMeta(point, space);
   pkt.link_visible = LinkVisible(hook);
+  return pkt;
+}
+
+namespace {
+
+// The Internet checksum of a ones'-complement sum.
+uint16_t Complement(uint32_t acc) {
+  while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
+  return static_cast<uint16_t>(~acc);
+}
+
+}  // namespace
+
+ModelPacket BuildPathWitness(const Point& point, const Space& space, ir::Hook hook) {
+  ModelPacket pkt = BuildModelPacket(point, space, hook);
+  std::vector<uint8_t>& f = pkt.frame;
+  uint8_t* ip = f.data() + kModelLinkLen;
+  const bool ipv6 = (ip[0] >> 4) == 6;
+  const uint32_t ip_len = ipv6 ? kModelIp6Len : kModelIpLen;
+  uint8_t* l4 = ip + ip_len;
+  const uint32_t l4_len = static_cast<uint32_t>(f.size()) - kModelLinkLen - ip_len;
+  uint32_t csum_off = 0;
+  bool pseudo = true;
+  switch (pkt.proto) {
+    case 6: csum_off = 16; break;
+    case 17: csum_off = 6; Put16(l4 + 4, l4_len); break;
+    case 136: csum_off = 6; break;  // UDP-Lite: coverage 0, the whole packet
+    case 1: csum_off = 2; pseudo = ipv6; break;
+    case 58: csum_off = 2; break;
+    default: break;
+  }
+  if (csum_off != 0) {
+    l4[csum_off] = l4[csum_off + 1] = 0;
+    uint32_t acc = packet::OnesSum(l4, l4_len);
+    if (pseudo) acc += packet::OnesSum(ip + (ipv6 ? 8 : 12), ipv6 ? 32 : 8) + pkt.proto + l4_len;
+    uint16_t sum = Complement(acc);
+    if (sum == 0 && pkt.proto == 17) sum = 0xffff;
+    Put16(l4 + csum_off, sum);
+  }
+  if (!ipv6) Put16(ip + 10, Complement(packet::OnesSum(ip, kModelIpLen)));
   return pkt;
 }
 

@@ -46,6 +46,13 @@ struct ModelPacket {
 ModelPacket BuildModelPacket(const Point& point, const Space& space,
                              ir::Hook hook);
 
+// The model packet as a real one that goes through the stack and
+// conntrack (a path's witness, `diff --path --pcap`): the IPv4 header
+// checksum, the UDP length, and the TCP, UDP, ICMP and ICMPv6 checksums
+// filled in (conntrack counts a bad checksum or UDP length as invalid).
+// None of these bytes is a dimension, so the cube analysis sees the same.
+ModelPacket BuildPathWitness(const Point& point, const Space& space, ir::Hook hook);
+
 // The parts of BuildModelPacket, for callers that probe many points without
 // allocating: the frame into `out` (kModelMaxLen bytes; returns its
 // length), the metadata, and whether the hook sees the link header.
