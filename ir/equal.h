@@ -143,6 +143,11 @@ template <typename H> H AbslHashValue(H h, const Rt& e) {
 template <typename H> H AbslHashValue(H h, const Synproxy& e) {
   return H::combine(std::move(h), e.mss, e.wscale);
 }
+template <typename H> H AbslHashValue(H h, const Dynset& e) {
+  // The element expressions hash by count only (they are equal or not by ==).
+  return H::combine(std::move(h), e.op, e.sreg_key, e.set, equal_internal::Opt(e.sreg_data),
+                    e.timeout_ms, e.exprs.size());
+}
 template <typename H> H AbslHashValue(H h, const FusedCmp& e) {
   return H::combine(std::move(h), e.load, e.mask, e.op, e.data);
 }

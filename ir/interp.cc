@@ -95,6 +95,46 @@ void EvalPayload(const PayloadLoad& e, Regs& regs, Ctx& ctx) {
   if (!EvalPayloadLoad(e, ctx.pkt, regs.data)) regs.code = VerdictCode::kBreak;
 }
 
+// The packet path's changes to set `set_idx` of the running table, if any.
+const DynamicSet* DynamicSetOf(const Ctx& ctx, int set_idx) {
+  if (ctx.state == nullptr || ctx.state->dynsets.sets.empty()) return nullptr;
+  auto it = ctx.state->dynsets.sets.find({ctx.table, set_idx});
+  return it == ctx.state->dynsets.sets.end() ? nullptr : &it->second;
+}
+
+// A lookup in a set that packets changed (never a verdict map: nft_dynset
+// refuses those).
+bool EvalDynamicLookup(const Lookup& e, const Set& set, const SetIndex& index,
+                       const DynamicSet& dyn, uint8_t* regs, uint64_t now_ns) {
+  const uint8_t* key = RegBytes(regs, e.sreg, set.key_len);
+  if (key == nullptr) return false;
+  const Bytes* data = nullptr;
+  const bool found = FindDynamic(set, index, &dyn, key, now_ns, &data);
+  if (found == e.invert) return false;
+  if (!found || !e.dreg || *e.dreg == kVerdictReg) return true;
+  uint8_t* dst = RegBytes(regs, *e.dreg, Pad4(set.data_len));
+  if (dst == nullptr || data->size() < set.data_len) return false;
+  StoreBytes(dst, data->data(), set.data_len);
+  return true;
+}
+
+// nft_dynset_eval on the running table's set (ir/dynset_eval.h). Without
+// state the set never changes, and the rule goes on as if the statement
+// had found its element.
+void EvalDynsetExpr(const Dynset& e, Regs& regs, Ctx& ctx) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  const Set* set = table.FindSet(e.set);
+  if (set == nullptr) {
+    regs.code = VerdictCode::kBreak;
+    return;
+  }
+  if (ctx.state == nullptr) return;
+  const int set_idx = static_cast<int>(set - table.sets.data());
+  DynamicSet& dyn = ctx.state->dynsets.sets[{ctx.table, set_idx}];
+  regs.BreakUnless(EvalDynset(e, *set, ctx.interp.set_index(ctx.table, set_idx), regs.data,
+                              SkbLen(ctx.pkt), ctx.state->now_ns, dyn));
+}
+
 void EvalLookupExpr(const Lookup& e, Regs& regs, Ctx& ctx) {
   const Table& table = ctx.interp.ruleset().tables[ctx.table];
   const Set* set = table.FindSet(e.set);
@@ -102,8 +142,12 @@ void EvalLookupExpr(const Lookup& e, Regs& regs, Ctx& ctx) {
     regs.code = VerdictCode::kBreak;
     return;
   }
-  const SetIndex& index =
-      ctx.interp.set_index(ctx.table, static_cast<int>(set - table.sets.data()));
+  const int set_idx = static_cast<int>(set - table.sets.data());
+  const SetIndex& index = ctx.interp.set_index(ctx.table, set_idx);
+  if (const DynamicSet* dyn = DynamicSetOf(ctx, set_idx)) {
+    regs.BreakUnless(EvalDynamicLookup(e, *set, index, *dyn, regs.data, ctx.state->now_ns));
+    return;
+  }
   int element;
   if (!EvalLookup(e, *set, index, regs.data, &element)) {
     regs.code = VerdictCode::kBreak;
@@ -371,6 +415,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           },
           [&](const Rt& e) { regs.BreakUnless(EvalRt(e, ctx.pkt, ctx.interp.host(), regs.data)); },
           [&](const Synproxy&) { regs.code = EvalSynproxy(ctx.pkt, ctx.meta); },
+          [&](const Dynset& e) { EvalDynsetExpr(e, regs, ctx); },
       },
       expr);
 }

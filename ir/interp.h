@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ir/expr_eval.h"
+#include "ir/dynset_eval.h"
 #include "ir/recent_eval.h"
 #include "ir/ir.h"
 #include "rulejit/host.h"
@@ -79,6 +80,8 @@ struct InterpState {
   // The recent match's tables, by name (shared by every rule, as in one
   // network namespace).
   RecentTables recent;
+  // What `add @s`, `update @s`, `delete @s` and meters changed in sets.
+  DynamicSets dynsets;
   // The last number of each `numgen inc` (absent: none drawn yet), keyed
   // like the limit buckets.
   struct NumgenSlot { uint64_t key; std::optional<uint32_t> last; };

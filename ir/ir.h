@@ -574,12 +574,34 @@ struct ChecksumFill {
   bool operator==(const ChecksumFill&) const = default;
 };
 
+// [ dynset add|update|delete reg_key R set NAME (sreg_data R) (timeout Tms)
+//   (expr [ ... ])* ]: nft's `add @s { KEY }`, `update @s { KEY timeout T
+// : DATA }`, `delete @s { KEY }` and meters (nft_dynset). Add and update
+// find or insert the element whose key is in the registers from
+// `sreg_key` (an insert fails when the set is full, and then the rule
+// stops); update also restarts an existing element's timeout; each
+// element runs its own copies of `exprs` (counter, limit, quota) and a
+// limit or quota that does not pass stops the rule. Delete removes the
+// element and always goes on. The set's contents are state across packets
+// (ir::InterpState), timed by the caller's clock.
+enum class DynsetOp : uint8_t { kAdd, kUpdate, kDelete };
+using DynsetElemExpr = std::variant<Counter, Limit, Quota>;
+struct Dynset {
+  DynsetOp op = DynsetOp::kAdd;
+  Reg sreg_key = 1;
+  std::string set;
+  std::optional<Reg> sreg_data;  // maps: the element's data
+  uint64_t timeout_ms = 0;       // 0: the set's own timeout
+  std::vector<DynsetElemExpr> exprs;
+  bool operator==(const Dynset&) const = default;
+};
+
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
                           ChecksumFill, Recent, FlowOffload, Objref, Numgen,
-                          ExthdrWrite, Rt, Synproxy>;
+                          ExthdrWrite, Rt, Synproxy, Dynset>;
 
 
 // An expression with the location it came from.
@@ -597,6 +619,7 @@ inline constexpr uint32_t kSetConstant = 0x2;
 inline constexpr uint32_t kSetInterval = 0x4;
 inline constexpr uint32_t kSetMap = 0x8;
 inline constexpr uint32_t kSetTimeout = 0x10;
+inline constexpr uint32_t kSetEval = 0x20;    // `dynamic`: updated from the packet path
 inline constexpr uint32_t kSetObject = 0x40;  // an object map (obj_type)
 inline constexpr uint32_t kSetConcat = 0x80;
 
@@ -619,6 +642,8 @@ struct Set {
   // Byte lengths of the concatenated fields (each padded to 4 in the key).
   std::vector<uint32_t> field_lens;
   std::vector<SetElement> elements;
+  uint64_t timeout_ms = 0;  // default element timeout (`timeout 1m`), with kSetTimeout
+  uint32_t size = 0;        // `size N`: most elements (0: none declared)
   SourceLoc loc;
   bool anonymous() const { return flags & kSetAnonymous; }
   bool interval() const { return flags & kSetInterval; }

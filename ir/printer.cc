@@ -316,6 +316,10 @@ std::string Body(const Fib& e) {
 
 std::string Body(const ChecksumFill&) { return "fill "; }
 
+const char* ElemExprName(const Counter&) { return "counter"; }
+const char* ElemExprName(const Limit&) { return "limit"; }
+const char* ElemExprName(const Quota&) { return "quota"; }
+
 // "update name ssh seconds 60 hitcount 4 rsource mask 0xffffffff ... "
 std::string Body(const Recent& e) {
   static constexpr const char* kOps[] = {"set", "rcheck", "update", "remove"};
@@ -389,6 +393,24 @@ std::string Body(const Numgen& e) {
   return out;
 }
 
+// libnftnl's dynset: "update reg_key 1 set s sreg_data 2 timeout 60000ms
+// expr [ counter pkts 0 bytes 0 ] ".
+std::string Body(const Dynset& e) {
+  static constexpr const char* kOps[] = {"add", "update", "delete"};
+  std::string out = absl::StrFormat("%s reg_key %u set %s ", kOps[static_cast<int>(e.op)],
+                                    e.sreg_key, SetDisplayName(e.set));
+  if (e.sreg_data) absl::StrAppendFormat(&out, "sreg_data %u ", *e.sreg_data);
+  if (e.timeout_ms != 0) absl::StrAppendFormat(&out, "timeout %ums ", e.timeout_ms);
+  for (const DynsetElemExpr& x : e.exprs) {
+    std::visit(
+        [&](const auto& inner) {
+          absl::StrAppend(&out, "expr [ ", ElemExprName(inner), " ", Body(inner), "] ");
+        },
+        x);
+  }
+  return out;
+}
+
 // The libnftnl expression name.
 struct NameOf {
   const char* operator()(const PayloadLoad&) const { return "payload"; }
@@ -422,6 +444,7 @@ struct NameOf {
   const char* operator()(const ExthdrWrite&) const { return "exthdr"; }
   const char* operator()(const Rt&) const { return "rt"; }
   const char* operator()(const Synproxy&) const { return "synproxy"; }
+  const char* operator()(const Dynset&) const { return "dynset"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:

@@ -417,6 +417,8 @@ BodyParser ParserFor(std::string_view name) {
 
 namespace reader_internal {
 
+BodyParser ExprParserFor(std::string_view name) { return ParserFor(name); }
+
 LineResult ParseLine(std::string_view line) {
   size_t lead = 0;
   while (lead < line.size() && absl::ascii_isspace(line[lead])) ++lead;

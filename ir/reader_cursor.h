@@ -157,6 +157,8 @@ using BodyParser = Expr (*)(Cursor&);
 // nat, masq, redir, fib, tcpmss, recent, checksum, flow_offload, objref,
 // numgen, notrack) by libnftnl name; null for other names.
 BodyParser StatementParserFor(std::string_view name);
+// Any expression's body parser, by name (reader.cc), or null.
+BodyParser ExprParserFor(std::string_view name);
 
 }  // namespace rulejit::ir::reader_internal
 

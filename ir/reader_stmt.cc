@@ -156,21 +156,27 @@ Expr ParseFib(Cursor& c) {
   return e;
 }
 
+// The first of `choices` (each word with its trailing space) at the
+// cursor: its value goes to `out`; none fails with `expected`.
+template <typename T, size_t N>
+void ParseChoice(Cursor& c, const std::pair<std::string_view, T> (&choices)[N], T* out,
+                 const char* expected) {
+  for (const auto& [word, value] : choices) {
+    if (c.TryLiteral(word)) {
+      *out = value;
+      return;
+    }
+  }
+  c.Fail(expected);
+}
+
 // The Body(Recent) text of ir/printer.cc.
 Expr ParseRecent(Cursor& c) {
   Recent e;
   static constexpr std::pair<std::string_view, RecentOp> kOps[] = {
       {"set ", RecentOp::kSet}, {"rcheck ", RecentOp::kCheck},
       {"update ", RecentOp::kUpdate}, {"remove ", RecentOp::kRemove}};
-  bool found = false;
-  for (const auto& [name, op] : kOps) {
-    if (c.TryLiteral(name)) {
-      e.op = op;
-      found = true;
-      break;
-    }
-  }
-  if (!found) c.Fail("expected set, rcheck, update or remove");
+  ParseChoice(c, kOps, &e.op, "expected set, rcheck, update or remove");
   c.Literal("name ");
   e.name = std::string(c.Token("the table name"));
   c.Literal(" ");
@@ -365,6 +371,42 @@ Expr ParseNumgen(Cursor& c) {
   return e;
 }
 
+// The Body(Dynset) text of ir/printer.cc; each "expr [ NAME BODY] " holds
+// a counter, limit or quota.
+Expr ParseDynset(Cursor& c) {
+  Dynset e;
+  static constexpr std::pair<std::string_view, DynsetOp> kOps[] = {
+      {"add ", DynsetOp::kAdd}, {"update ", DynsetOp::kUpdate}, {"delete ", DynsetOp::kDelete}};
+  ParseChoice(c, kOps, &e.op, "expected add, update or delete");
+  c.Literal("reg_key ");
+  e.sreg_key = c.Register();
+  c.Literal(" set ");
+  e.set = std::string(c.Token("the set name"));
+  c.Literal(" ");
+  if (c.TryLiteral("sreg_data ")) {
+    e.sreg_data = c.Register();
+    c.Literal(" ");
+  }
+  if (c.TryLiteral("timeout ")) {
+    e.timeout_ms = c.Number("the timeout");
+    if (e.timeout_ms == 0) c.Fail("timeout 0 is not printed");
+    c.Literal("ms ");
+  }
+  while (!c.failed() && c.TryLiteral("expr [ ")) {
+    std::string_view name = c.Token("an element expression");
+    c.Literal(" ");
+    if (name != "counter" && name != "limit" && name != "quota") {
+      c.Fail("expected counter, limit or quota");
+      break;
+    }
+    Expr inner = ExprParserFor(name)(c);
+    c.Literal("] ");
+    if (const auto* x = std::get_if<Counter>(&inner)) e.exprs.push_back(*x);
+    if (const auto* x = std::get_if<Limit>(&inner)) e.exprs.push_back(*x);
+    if (const auto* x = std::get_if<Quota>(&inner)) e.exprs.push_back(*x);
+  }
+  return e;
+}
 
 }  // namespace
 
@@ -379,6 +421,7 @@ BodyParser StatementParserFor(std::string_view name) {
       {"flow_offload", &ParseFlowOffload},
       {"objref", &ParseObjref},       {"numgen", &ParseNumgen},
       {"rt", &ParseRt},               {"synproxy", &ParseSynproxy},
+      {"dynset", &ParseDynset},
       {"checksum", [](Cursor& c) -> Expr {
          c.Literal("fill ");
          return ChecksumFill{};

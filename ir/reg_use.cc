@@ -49,6 +49,13 @@ struct Reads {
     if (e.proto_max) mask |= WordMask(*e.proto_max, 2);
     return mask;
   }
+  uint32_t operator()(const Dynset& e) const {
+    const Set* set = table.FindSet(e.set);
+    if (set == nullptr) return 0;
+    uint32_t mask = WordMask(e.sreg_key, set->key_len);
+    if (e.sreg_data) mask |= WordMask(*e.sreg_data, set->data_len);
+    return mask;
+  }
   uint32_t operator()(const Objref& e) const {
     const Set* set = e.sreg ? table.FindSet(e.set) : nullptr;
     return set ? WordMask(*e.sreg, set->key_len) : 0;

@@ -461,6 +461,38 @@ void Check(const Rt& e, RuleContext& ctx) { ctx.regs.Write(e.dreg, 2, "rt load")
 
 void Check(const Synproxy&, RuleContext&) {}
 
+// nft_dynset_init's refusals: a set it can update (a hash set, not an
+// interval, constant or object set; data from a register for maps and for
+// nothing else, never verdicts), a timeout only in a set with timeouts.
+void Check(const Dynset& e, RuleContext& ctx) {
+  const Set* set = ctx.table.FindSet(e.set);
+  if (set == nullptr) {
+    ctx.diags.Error(ctx.loc, absl::StrCat("dynset: no set ", Quoted(e.set), " in table ",
+                                          ctx.table.name));
+    return;
+  }
+  const bool is_map = (set->flags & kSetMap) != 0 || set->data_len > 0;
+  const char* refusal = nullptr;
+  if (set->flags & (kSetInterval | kSetConstant | kSetObject)) {
+    refusal = "an interval, constant or object set cannot be updated from the packet path";
+  } else if (!(set->flags & kSetEval)) {
+    refusal = "the set must be dynamic (flag 0x20)";
+  } else if (set->verdict_map || is_map != e.sreg_data.has_value()) {
+    refusal = "data comes from a register for maps only, never verdicts";
+  } else if (e.timeout_ms != 0 && !(set->flags & kSetTimeout)) {
+    refusal = "a timeout needs a set with timeouts";
+  }
+  if (refusal != nullptr) {
+    ctx.diags.Error(ctx.loc, absl::StrCat("dynset on ", Quoted(set->name), ": ", refusal));
+    return;
+  }
+  ctx.regs.Read(e.sreg_key, set->key_len, absl::StrCat("dynset key of ", Quoted(set->name)));
+  if (e.sreg_data) {
+    ctx.regs.Read(*e.sreg_data, set->data_len,
+                  absl::StrCat("dynset data of ", Quoted(set->name)));
+  }
+}
+
 // nft_fib_init: one of saddr/daddr, not both; not iif and oif together;
 // no oif flag with an oif/oifname result.
 void Check(const Fib& e, RuleContext& ctx) {

@@ -224,6 +224,9 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::Synproxy&) {
             return Fail("synproxy answers SYNs and checks cookies (outside accept/drop)");
           },
+          [&](const ir::Dynset&) {
+            return Fail("adds to or updates a set that later packets look up");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

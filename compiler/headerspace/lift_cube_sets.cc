@@ -14,6 +14,9 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
   const ir::Table& table = ruleset_.tables[table_];
   const ir::Set* set = table.FindSet(e.set);
   if (set == nullptr) return Fail(absl::StrCat("looks up unknown set ", e.set));
+  if (set->flags & ir::kSetEval) {
+    return Fail(absl::StrCat("looks up ", e.set, ", which packets change (a dynamic set)"));
+  }
   const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
   if (e.dreg && !vmap) {
     return Fail("data map lookups (the value goes to a register) are not "

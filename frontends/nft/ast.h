@@ -261,9 +261,30 @@ struct Objref {
   ir::SourceLoc loc;
 };
 
+// One part of a dynamic set statement's key or data: a field's value, or a
+// constant already encoded as the set's type holds it.
+struct DynsetPart {
+  std::optional<Field> field;
+  ir::Bytes constant;  // when !field
+  ir::SourceLoc loc;
+  uint32_t Len() const { return field ? field->LoadLen() : static_cast<uint32_t>(constant.size()); }
+};
+
+// `add|update|delete @SET { KEY [timeout T] [STMT ...] [: DATA] }`, the
+// older `set add|update KEY @SET`, and `meter NAME { KEY STMT }`.
+struct Dynset {
+  ir::DynsetOp op = ir::DynsetOp::kAdd;
+  std::string set;
+  std::vector<DynsetPart> key;
+  std::vector<DynsetPart> data;  // maps
+  uint64_t timeout_ms = 0;
+  std::vector<ir::DynsetElemExpr> exprs;
+  ir::SourceLoc loc;
+};
+
 using Statement = std::variant<Match, Verdict, Counter, Log, Limit, Quota, Queue, Notrack,
                                Reject, MetaCtSet, PayloadSet, Nat, FlowOffload, Objref,
-                               Synproxy>;
+                               Synproxy, Dynset>;
 
 }  // namespace ast
 }  // namespace rulejit::frontends::nft

@@ -120,20 +120,22 @@ void Linearizer::EmitKeyFieldLoads(ir::Rule& rule, const std::vector<Field>& fie
                                    bool interval) {
   int word = 0;
   for (const Field& f : fields) {
-    ir::Reg reg = ir::RegForWord(word);
-    EmitLoad(rule, f, reg, f.LoadLen());
-    if (f.NeedsMask()) EmitBitwise(rule, f, reg, BitsMask(f.len_bits), 0);
-    if ((named || fields.size() > 1) && IsShiftedBitfield(f)) {
-      EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
-    }
-    if (interval && f.host_order && f.LoadLen() > 1) {
-      ir::Byteorder bo;
-      bo.op = ir::ByteorderOp::kHton;
-      bo.sreg = bo.dreg = reg;
-      bo.len = bo.size = f.LoadLen();
-      Emit(rule, bo, f.loc);
-    }
+    EmitKeyFieldLoad(rule, f, ir::RegForWord(word), named || fields.size() > 1, interval);
     word += Pad4(f.LoadLen()) / 4;
+  }
+}
+
+void Linearizer::EmitKeyFieldLoad(ir::Rule& rule, const Field& f, ir::Reg reg, bool shift_down,
+                                  bool interval) {
+  EmitLoad(rule, f, reg, f.LoadLen());
+  if (f.NeedsMask()) EmitBitwise(rule, f, reg, BitsMask(f.len_bits), 0);
+  if (shift_down && IsShiftedBitfield(f)) EmitBitfieldShiftDown(rule, f, reg, f.LoadLen());
+  if (interval && f.host_order && f.LoadLen() > 1) {
+    ir::Byteorder bo;
+    bo.op = ir::ByteorderOp::kHton;
+    bo.sreg = bo.dreg = reg;
+    bo.len = bo.size = f.LoadLen();
+    Emit(rule, bo, f.loc);
   }
 }
 

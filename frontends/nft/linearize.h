@@ -97,6 +97,9 @@ class Linearizer {
   bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, const ir::Set* set);
   void EmitKeyFieldLoads(ir::Rule& rule, const std::vector<Field>& fields, bool named,
                          bool interval);
+  // One field of such a key, loaded into `reg`.
+  void EmitKeyFieldLoad(ir::Rule& rule, const Field& f, ir::Reg reg, bool shift_down,
+                        bool interval);
   void EmitBitwise(ir::Rule& rule, const Field& f, ir::Reg reg, U128 mask, U128 xr);
   void EmitBitfieldShiftDown(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t len);
   // Loads a map's key and looks it up; the data goes to reg 1 (lower_set.cc).
@@ -141,6 +144,9 @@ class Linearizer {
   bool LowerNat(ir::Rule& rule, const ast::Nat& s);
   bool LowerNatMap(ir::Rule& rule, const ast::Nat& s, ir::Nat nat);
   bool LowerObjref(ir::Rule& rule, const ast::Objref& s);
+  // ---- dynamic sets (lower_dynset.cc)
+  bool LowerDynset(ir::Rule& rule, const ast::Dynset& s);
+  void EmitDynsetParts(ir::Rule& rule, const std::vector<ast::DynsetPart>& parts, int word);
 
   // ---- matches (match.cc)
   bool LowerMatch(ir::Rule& rule, const ast::Match& m);

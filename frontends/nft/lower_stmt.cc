@@ -29,6 +29,7 @@ bool Linearizer::Lower(ir::Rule& rule, const ast::Statement& stmt) {
     bool operator()(const ast::PayloadSet& s) { return lin.LowerPayloadSet(rule, s); }
     bool operator()(const ast::Nat& s) { return lin.LowerNat(rule, s); }
     bool operator()(const ast::Objref& s) { return lin.LowerObjref(rule, s); }
+    bool operator()(const ast::Dynset& s) { return lin.LowerDynset(rule, s); }
     bool operator()(const ast::FlowOffload& s) {
       return lin.EmitStatement(rule, ir::FlowOffload{s.flowtable}, s.loc);
     }

@@ -39,8 +39,9 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
   while (!sink_.failed && SkipSeparators()) {
     if (!ParseBlockItem()) break;
   }
-  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs)) {
-    CheckFlowOffloads(rs);
+  if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs) &&
+      CheckFlowOffloads(rs)) {
+    MarkDynamicSets(rs);
   }
   return !sink_.failed;
 }
@@ -60,7 +61,10 @@ bool Parser::ParseRuleOnly(ir::Table& table, std::string_view chain_name) {
   if (!ParseRule(scratch, target, false)) return false;
   SkipSeparators();
   if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of rule");
-  if (sink_.failed) return false;
+  ir::Ruleset one;
+  one.tables.push_back(std::move(scratch));
+  if (sink_.failed || !MarkDynamicSets(one)) return false;
+  scratch = std::move(one.tables.front());
   table = std::move(scratch);
   return true;
 }
@@ -86,10 +90,12 @@ bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
         if (f == "interval") set.flags |= ir::kSetInterval;
         else if (f == "timeout") set.flags |= ir::kSetTimeout;
         else if (f == "constant") set.flags |= ir::kSetConstant;
-        else if (f != "dynamic") return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported set flag '", f, "'"));
+        else if (f == "dynamic") set.flags |= ir::kSetEval;
+        else return Error(toks_[pos_ - 1].loc, absl::StrCat("unsupported set flag '", f, "'"));
       } while (AcceptPunct(","));
-    } else if (AcceptWord("timeout") || AcceptWord("size") || AcceptWord("gc-interval") ||
-               AcceptWord("policy")) {
+    } else if (AtWord("timeout") || AtWord("size")) {
+      if (!ParseSetSizeOrTimeout(set)) return false;
+    } else if (AcceptWord("gc-interval") || AcceptWord("policy")) {
       std::string v;
       if (!ExpectWord(&v, "value")) return false;
     } else {

@@ -97,6 +97,7 @@ class Parser {
   bool ParseSetBlock(ir::Table& table, const std::string& name, bool is_map,
                      ir::SourceLoc loc);
   bool ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map);
+  bool ParseSetSizeOrTimeout(ir::Set& set);
   bool ParseTypeofExpr(std::vector<Field>* fields);
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool SkipBlock();
@@ -189,6 +190,16 @@ class Parser {
   bool ParseElementOptions();
   bool ParseMapValue(const SetType& st, Element* e);
   void SplitMapWord(const SetType& st);
+  // ---- dynamic set statements and meters (dynset.cc)
+  bool ParseDynset(ast::Statement* out);
+  bool ParseLegacySetStmt(ast::Statement* out);
+  bool ParseMeter(ast::Statement* out);
+  bool ParseDynsetElement(const SetType* st, ast::Dynset* d);
+  bool ParseDynsetParts(const std::vector<Field>* types, std::vector<ast::DynsetPart>* parts);
+  bool ParseDynsetOption(ast::Dynset* d, bool* done);
+  const SetType* KnownSetType(std::string_view set) const;
+  bool DeclareMeterSet(const ast::Dynset& d, uint32_t size, ir::SourceLoc loc);
+  bool MarkDynamicSets(ir::Ruleset& rs);
   // ---- set statements (set_stmt.cc)
   bool ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct);
   bool ParseSetValue(const Field& target, ast::SetValue* out);

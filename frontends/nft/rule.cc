@@ -27,7 +27,7 @@ const std::vector<std::string_view>& StatementWords() {
       "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
       "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
       "iif", "oif", "comment", "quota", "queue", "snat", "dnat", "masquerade",
-      "redirect", "fib", "flow"};
+      "redirect", "fib", "flow", "add", "update", "delete", "meter"};
   return kWords;
 }
 
@@ -100,6 +100,13 @@ bool Parser::ParseStatement(ir::Rule& rule) {
     ok = ParseSynproxyStmt(&stmt);
   } else if (w == "flow" && (PeekAt(1).text == "add" || PeekAt(1).text == "offload")) {
     ok = ParseFlowOffload(&stmt);
+  } else if ((w == "add" || w == "update" || w == "delete") &&
+             PeekAt(1).kind == Tok::kSetRef) {
+    ok = ParseDynset(&stmt);  // dynset.cc
+  } else if (w == "set" && (PeekAt(1).text == "add" || PeekAt(1).text == "update")) {
+    ok = ParseLegacySetStmt(&stmt);
+  } else if (w == "meter") {
+    ok = ParseMeter(&stmt);
   } else {
     return ParseOtherStatement(rule, w, loc);
   }

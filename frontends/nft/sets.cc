@@ -191,14 +191,15 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
         if (f == "interval") set.flags |= ir::kSetInterval;
         else if (f == "timeout") set.flags |= ir::kSetTimeout;
         else if (f == "constant") set.flags |= ir::kSetConstant;
-        else if (f == "dynamic") {
-        } else {
+        else if (f == "dynamic") set.flags |= ir::kSetEval;
+        else {
           return Error(floc, absl::StrCat("unknown set flag '", f, "'"),
                        ir::DidYouMean(f, {"interval", "timeout", "constant", "dynamic"}));
         }
       } while (AcceptPunct(","));
-    } else if (w == "timeout" || w == "gc-interval" || w == "size" ||
-               w == "policy") {
+    } else if (w == "timeout" || w == "size") {
+      if (!ParseSetSizeOrTimeout(set)) return false;
+    } else if (w == "gc-interval" || w == "policy") {
       Next();
       std::string v;
       if (!ExpectWord(&v, "value")) return false;
@@ -242,6 +243,27 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   } else {
     table.sets.push_back(std::move(set));
   }
+  return true;
+}
+
+// `timeout T` (a set with it has timeouts, as nft makes it) or `size N`.
+bool Parser::ParseSetSizeOrTimeout(ir::Set& set) {
+  const bool timeout = Next().text == "timeout";
+  std::string w;
+  if (!ExpectWord(&w, timeout ? "timeout" : "size")) return false;
+  const ir::SourceLoc loc = toks_[pos_ - 1].loc;
+  if (timeout) {
+    auto ms = ParseValue(DType::kTime, w, 64);
+    if (!ms || ms->num > UINT64_MAX / 1000000) {
+      return Error(loc, absl::StrCat("bad timeout '", w, "'"));
+    }
+    set.timeout_ms = static_cast<uint64_t>(ms->num);
+    if (set.timeout_ms != 0) set.flags |= ir::kSetTimeout;
+    return true;
+  }
+  auto n = ParseNumber(w);
+  if (!n || *n > UINT32_MAX) return Error(loc, absl::StrCat("bad set size '", w, "'"));
+  set.size = static_cast<uint32_t>(*n);
   return true;
 }
 

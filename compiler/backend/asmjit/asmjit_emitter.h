@@ -235,6 +235,7 @@ class Emitter {
   void Emit(const ir::TcpMss&, Label) {}
   void Emit(const ir::ChecksumFill&, Label) {}
   void Emit(const ir::Recent&, Label) {}
+  void Emit(const ir::Dynset&, Label) {}
   void Emit(const ir::FlowOffload&, Label) {}
   void Emit(const ir::Objref&, Label) {}
   void Emit(const ir::Numgen&, Label) {}

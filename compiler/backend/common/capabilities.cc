@@ -21,6 +21,7 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::ExthdrWrite>(e)) return "TCP option write";
   if (std::holds_alternative<ir::Rt>(e)) return "rt expression";
   if (std::holds_alternative<ir::Synproxy>(e)) return "synproxy statement";
+  if (std::holds_alternative<ir::Dynset>(e)) return "dynamic set statement";
   return nullptr;
 }
 

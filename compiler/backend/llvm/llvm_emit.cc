@@ -605,6 +605,7 @@ class LlvmEmitter {
   void Emit(const ir::ExthdrWrite&, llvm::BasicBlock*) {}
   void Emit(const ir::Rt&, llvm::BasicBlock*) {}
   void Emit(const ir::Synproxy&, llvm::BasicBlock*) {}
+  void Emit(const ir::Dynset&, llvm::BasicBlock*) {}
 
   void Emit(const ir::Reject& e, llvm::BasicBlock*) {
     StoreField(offsetof(JitContext, rejected), JitRejectWord(e));
