@@ -143,6 +143,10 @@ template <typename H> H AbslHashValue(H h, const Rt& e) {
 template <typename H> H AbslHashValue(H h, const Synproxy& e) {
   return H::combine(std::move(h), e.mss, e.wscale);
 }
+template <typename H> H AbslHashValue(H h, const TimeMatch& e) {
+  return H::combine(std::move(h), e.date_start, e.date_stop, e.daytime_start, e.daytime_stop,
+                    e.weekdays, e.monthdays, e.kerneltz, e.contiguous);
+}
 template <typename H> H AbslHashValue(H h, const FusedCmp& e) {
   return H::combine(std::move(h), e.load, e.mask, e.op, e.data);
 }

@@ -316,6 +316,14 @@ std::string Body(const Fib& e) {
 
 std::string Body(const ChecksumFill&) { return "fill "; }
 
+// "date 0-2147483647 daytime 0-86399 weekdays 254 monthdays 4294967294 "
+std::string Body(const TimeMatch& e) {
+  return absl::StrFormat("date %u-%u daytime %u-%u weekdays %u monthdays %u %s%s",
+                         e.date_start, e.date_stop, e.daytime_start, e.daytime_stop,
+                         e.weekdays, e.monthdays, e.kerneltz ? "kerneltz " : "",
+                         e.contiguous ? "contiguous " : "");
+}
+
 // "update name ssh seconds 60 hitcount 4 rsource mask 0xffffffff ... "
 std::string Body(const Recent& e) {
   static constexpr const char* kOps[] = {"set", "rcheck", "update", "remove"};
@@ -422,6 +430,7 @@ struct NameOf {
   const char* operator()(const ExthdrWrite&) const { return "exthdr"; }
   const char* operator()(const Rt&) const { return "rt"; }
   const char* operator()(const Synproxy&) const { return "synproxy"; }
+  const char* operator()(const TimeMatch&) const { return "time"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:

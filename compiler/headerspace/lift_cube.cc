@@ -224,6 +224,9 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::Synproxy&) {
             return Fail("synproxy answers SYNs and checks cookies (outside accept/drop)");
           },
+          [&](const ir::TimeMatch&) {
+            return Fail("time reads the clock (not a header-space field)");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },
