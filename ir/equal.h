@@ -148,6 +148,10 @@ template <typename H> H AbslHashValue(H h, const Dynset& e) {
   return H::combine(std::move(h), e.op, e.sreg_key, e.set, equal_internal::Opt(e.sreg_data),
                     e.timeout_ms, e.exprs.size());
 }
+template <typename H> H AbslHashValue(H h, const TimeMatch& e) {
+  return H::combine(std::move(h), e.date_start, e.date_stop, e.daytime_start, e.daytime_stop,
+                    e.weekdays, e.monthdays, e.kerneltz, e.contiguous);
+}
 template <typename H> H AbslHashValue(H h, const FusedCmp& e) {
   return H::combine(std::move(h), e.load, e.mask, e.op, e.data);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ir/time_eval.h"
 #include "ir/util.h"
 #include "packet/checksum.h"
 
@@ -395,8 +396,12 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
       if (!m.has_socket) return false;
       StoreWord(dst, m.sk_gid);
       return true;
+    // The clock the caller gives (ir/time_eval.h).
+    case MetaKey::kTimeNs:
+    case MetaKey::kTimeDay:
+    case MetaKey::kTimeHour: return EvalClockKey(e.key, m, dst);
     default:
-      // Routing, time, cgroups, cpu, bridge ports: not modelled.
+      // Routing, cgroups, cpu, bridge ports: not modelled.
       return false;
   }
 }

@@ -37,6 +37,7 @@
 #include "ir/synproxy_eval.h"
 #include "ir/tcpmss_eval.h"
 #include "ir/tcpopt_eval.h"
+#include "ir/time_eval.h"
 #include "ir/util.h"
 
 namespace rulejit::ir {
@@ -416,6 +417,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Rt& e) { regs.BreakUnless(EvalRt(e, ctx.pkt, ctx.interp.host(), regs.data)); },
           [&](const Synproxy&) { regs.code = EvalSynproxy(ctx.pkt, ctx.meta); },
           [&](const Dynset& e) { EvalDynsetExpr(e, regs, ctx); },
+          [&](const TimeMatch& e) { regs.BreakUnless(EvalTimeMatch(e, ctx.meta)); },
       },
       expr);
 }

@@ -596,12 +596,37 @@ struct Dynset {
   bool operator==(const Dynset&) const = default;
 };
 
+// [ time date D0-D1 daytime T0-T1 weekdays W monthdays M (kerneltz )(contiguous )]
+// iptables' time match (xt_time's time_mt; no nf_tables expression means
+// the same: nft's `meta day` always applies the kernel timezone, xt_time
+// only with --kerneltz, and nft has no month days). On the clock
+// (PacketMeta::clock_ns) in whole seconds, less the kernel timezone with
+// `kerneltz`, it matches when: the second lies in [date_start, date_stop];
+// its time of day in [daytime_start, daytime_stop], or when start >= stop
+// outside (daytime_stop, daytime_start) (with `contiguous` a time before
+// daytime_stop counts as the day before); its weekday's bit (1 Monday ..
+// 7 Sunday) is set in `weekdays`; its day of the month's bit (1..31) in
+// `monthdays`. Fails to match without a clock, or without the kernel
+// timezone when `kerneltz`.
+struct TimeMatch {
+  uint32_t date_start = 0;
+  uint32_t date_stop = 0x7fffffff;   // INT_MAX: no end
+  uint32_t daytime_start = 0;
+  uint32_t daytime_stop = 86399;     // 23:59:59
+  uint32_t weekdays = 0xfe;          // XT_TIME_ALL_WEEKDAYS
+  uint32_t monthdays = 0xfffffffe;   // XT_TIME_ALL_MONTHDAYS
+  bool kerneltz = false;
+  bool contiguous = false;
+  bool operator==(const TimeMatch&) const = default;
+};
+
 using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Bitwise, Byteorder, Cmp, Range, Lookup, Immediate,
                           Counter, Limit, Log, Reject, Notrack, FusedCmp,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
                           ChecksumFill, Recent, FlowOffload, Objref, Numgen,
-                          ExthdrWrite, Rt, Synproxy, Dynset>;
+                          ExthdrWrite, Rt, Synproxy, Dynset,
+                          TimeMatch>;
 
 
 // An expression with the location it came from.

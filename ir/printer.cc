@@ -320,6 +320,14 @@ const char* ElemExprName(const Counter&) { return "counter"; }
 const char* ElemExprName(const Limit&) { return "limit"; }
 const char* ElemExprName(const Quota&) { return "quota"; }
 
+// "date 0-2147483647 daytime 0-86399 weekdays 254 monthdays 4294967294 "
+std::string Body(const TimeMatch& e) {
+  return absl::StrFormat("date %u-%u daytime %u-%u weekdays %u monthdays %u %s%s",
+                         e.date_start, e.date_stop, e.daytime_start, e.daytime_stop,
+                         e.weekdays, e.monthdays, e.kerneltz ? "kerneltz " : "",
+                         e.contiguous ? "contiguous " : "");
+}
+
 // "update name ssh seconds 60 hitcount 4 rsource mask 0xffffffff ... "
 std::string Body(const Recent& e) {
   static constexpr const char* kOps[] = {"set", "rcheck", "update", "remove"};
@@ -445,6 +453,7 @@ struct NameOf {
   const char* operator()(const Rt&) const { return "rt"; }
   const char* operator()(const Synproxy&) const { return "synproxy"; }
   const char* operator()(const Dynset&) const { return "dynset"; }
+  const char* operator()(const TimeMatch&) const { return "time"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:

@@ -201,6 +201,30 @@ Expr ParseRecent(Cursor& c) {
   return e;
 }
 
+// The Body(TimeMatch) text of ir/printer.cc.
+Expr ParseTimeMatch(Cursor& c) {
+  TimeMatch e;
+  auto pair = [&](std::string_view name, uint32_t* lo, uint32_t* hi) {
+    c.Literal(name);
+    *lo = static_cast<uint32_t>(c.Number("a number"));
+    c.Literal("-");
+    *hi = static_cast<uint32_t>(c.Number("a number"));
+    c.Literal(" ");
+  };
+  auto one = [&](std::string_view name, uint32_t* v) {
+    c.Literal(name);
+    *v = static_cast<uint32_t>(c.Number("a bit mask"));
+    c.Literal(" ");
+  };
+  pair("date ", &e.date_start, &e.date_stop);
+  pair("daytime ", &e.daytime_start, &e.daytime_stop);
+  one("weekdays ", &e.weekdays);
+  one("monthdays ", &e.monthdays);
+  e.kerneltz = c.TryLiteral("kerneltz ");
+  e.contiguous = c.TryLiteral("contiguous ");
+  return e;
+}
+
 // "set N " or "clamp ".
 Expr ParseTcpMss(Cursor& c) {
   TcpMss e;
@@ -418,6 +442,7 @@ BodyParser StatementParserFor(std::string_view name) {
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"fib", &ParseFib},
       {"tcpmss", &ParseTcpMss},       {"recent", &ParseRecent},
+      {"time", &ParseTimeMatch},
       {"flow_offload", &ParseFlowOffload},
       {"objref", &ParseObjref},       {"numgen", &ParseNumgen},
       {"rt", &ParseRt},               {"synproxy", &ParseSynproxy},

@@ -493,6 +493,17 @@ void Check(const Dynset& e, RuleContext& ctx) {
   }
 }
 
+// time_mt_check: times of day up to 23:59:59; contiguous only when the
+// window wraps past midnight.
+void Check(const TimeMatch& e, RuleContext& ctx) {
+  if (e.daytime_start > 86399 || e.daytime_stop > 86399) {
+    ctx.diags.Error(ctx.loc, "time: start or stop time greater than 23:59:59");
+  }
+  if (e.contiguous && e.daytime_start < e.daytime_stop) {
+    ctx.diags.Error(ctx.loc, "time: contiguous needs a stop time below the start time");
+  }
+}
+
 // nft_fib_init: one of saddr/daddr, not both; not iif and oif together;
 // no oif flag with an oif/oifname result.
 void Check(const Fib& e, RuleContext& ctx) {

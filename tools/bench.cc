@@ -15,6 +15,8 @@
 // (runtime/path.h, as `eval --path`: every hook, conntrack, NAT, routing
 // on --host), one frame at a time with one connection table across the
 // repeated trace; mismatches are then not checked.
+// --time T and --kernel-tz give the clock inputs (tools/clock_option.h) to
+// every frame.
 // --json ends the output with one JSON object with the keys packets mpps
 // ns_per_packet build_ms memory_bytes mismatches.
 #include <chrono>
@@ -28,6 +30,7 @@
 #include "rulejit/rulejit.h"
 #include "runtime/conntrack.h"
 #include "runtime/path.h"
+#include "tools/clock_option.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
 #include "tools/host_option.h"
@@ -120,7 +123,8 @@ Measurement Measure(const Program& program, Hook hook, const TraceFrames& trace,
 
 // The trace along the whole path, frame by frame.
 Measurement MeasurePath(const Program& program, const HostModel& host,
-                        const runtime::PathOptions& path, const TraceFrames& trace) {
+                        const runtime::PathOptions& path, const TraceFrames& trace,
+                        const PacketMeta& meta) {
   runtime::Conntrack conntrack;
   runtime::PathRunner runner(program, host, conntrack);
   RunState state;
@@ -128,7 +132,7 @@ Measurement MeasurePath(const Program& program, const HostModel& host,
   const auto start = std::chrono::steady_clock::now();
   while (m.seconds < kMinSeconds) {
     for (const std::vector<uint8_t>& f : trace.frames) {
-      runner.Run(path, f.data(), static_cast<uint32_t>(f.size()), PacketMeta{}, &state);
+      runner.Run(path, f.data(), static_cast<uint32_t>(f.size()), meta, &state);
     }
     m.packets += trace.frames.size();
     m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -164,6 +168,12 @@ int RunBench(const Args& args, Streams io) {
     if (!along.ok()) return UsageError(kName, along.status().message(), io.err);
     path = *along;
   }
+  absl::StatusOr<ClockOptions> clock = ReadClockOptions(args);
+  if (!clock.ok()) return UsageError(kName, clock.status().message(), io.err);
+  if (clock->from_frames) return UsageError(kName, "--time pcap: give one time (T)", io.err);
+  if (!CheckClockInputs(loaded->ruleset, *clock, /*frames=*/false, io.err)) {
+    return kExitInputError;
+  }
   CompileOptions options{.backend = *backend};
   options.classify = !args.has("no-classify");
   options.host = *host;
@@ -176,6 +186,7 @@ int RunBench(const Args& args, Streams io) {
 
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;
+  ApplyClock(*clock, 0, &meta);
   uint64_t mismatches = 0;
   if (!trace->expected.empty() && !path) {  // one checked pass over the trace
     RunState state;
@@ -186,7 +197,10 @@ int RunBench(const Args& args, Streams io) {
     }
   }
   const HostModel fallback = LoopbackHost();
-  Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace)
+  PacketMeta path_meta;
+  ApplyClock(*clock, 0, &path_meta);
+  Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace,
+                                     path_meta)
                        : Measure(*program, *hook, *trace, meta);
   const double ns = m.seconds * 1e9 / m.packets;
   const double mpps = m.packets / m.seconds / 1e6;
@@ -215,7 +229,8 @@ Command BenchCommand() {
       .name = kName,
       .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
-                  "[--host FILE|local]] [--json] [--format F]",
+                  "[--host FILE|local]] [--time T] [--kernel-tz +HH:MM|UTC|local] [--json] "
+                  "[--format F]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
@@ -225,6 +240,8 @@ Command BenchCommand() {
                          {"iif", true},
                          {"oif", true},
                          {"host", true},
+                         {"time", true},
+                         {"kernel-tz", true},
                          {"json", false},
                          {"format", true}},
                .positionals = {"FILE"}},

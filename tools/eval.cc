@@ -18,6 +18,8 @@
 // in pcap order, where accepted packets create or confirm flows. Frames
 // with an Ethernet header lose it at output/postrouting, where the kernel
 // has none yet; at egress it is built, and `meta length` counts it.
+// The wall clock is --time T (every frame) or --time pcap (each frame's
+// capture time); the kernel timezone --kernel-tz (tools/clock_option.h).
 #include <cstring>
 #include <string>
 
@@ -28,6 +30,7 @@
 #include "rulejit/rulejit.h"
 #include "tools/json.h"
 #include "runtime/conntrack.h"
+#include "tools/clock_option.h"
 #include "tools/conntrack_option.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
@@ -53,6 +56,7 @@ struct EvalOptions {
   bool ct = false;  // --ct
   std::optional<runtime::PathOptions> path;  // --path
   runtime::ConntrackOptions conntrack;        // --sysctl
+  ClockOptions clock;                         // --time, --kernel-tz
 };
 
 // Packets leave the stack at these hooks before any link header is built.
@@ -107,6 +111,9 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   absl::StatusOr<runtime::ConntrackOptions> conntrack = ParseConntrackSysctls(args.value("sysctl"));
   if (!conntrack.ok()) return conntrack.status();
   options.conntrack = *conntrack;
+  absl::StatusOr<ClockOptions> clock = ReadClockOptions(args);
+  if (!clock.ok()) return clock.status();
+  options.clock = *clock;
   if (std::optional<std::string> path = args.value("path")) {
     if (args.has("hook")) return absl::InvalidArgumentError("--path and --hook exclude each other");
     absl::StatusOr<runtime::PathOptions> along =
@@ -198,6 +205,7 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
   // At egress skb->data is the link header (meta length counts it).
   if (run.options.hook == ir::Hook::kEgress) view.skb_off = view.link_off;
   PacketMeta meta = run.device_meta;
+  ApplyClock(run.options.clock, frame.time_ns, &meta);
   // Locally sent packets are PACKET_HOST whatever MAC the capture shows.
   meta.pkttype =
       HookSeesNoLinkHeader(run.options.hook) ? kPktHost : frame.pkttype;
@@ -237,6 +245,9 @@ int RunEval(const Args& args, Streams io) {
               "(ip -j addr/route output, see rulejit/host.h) or --host local\n";
     return kExitInputError;
   }
+  if (!CheckClockInputs(loaded->ruleset, options->clock, /*frames=*/true, io.err)) {
+    return kExitInputError;
+  }
   absl::StatusOr<PacketMeta> device_meta = DeviceMeta(*options);
   if (!device_meta.ok()) return UsageError(kName, device_meta.status().message(), io.err);
   CompileOptions compile{.backend = options->backend};
@@ -251,7 +262,8 @@ int RunEval(const Args& args, Streams io) {
                           .json = options->json,
                           .ct = options->ct,
                           .write_pcap = args.value_or("write-pcap", ""),
-                          .conntrack = options->conntrack},
+                          .conntrack = options->conntrack,
+                          .clock = options->clock},
                          args.positional(1), io);
   }
   EvalRun run{.options = *options,
@@ -277,7 +289,7 @@ Command EvalCommand() {
       .name = kName,
       .synopsis =
           "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] "
-          "[--sysctl nf_conntrack_NAME=V,...] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F]",
+          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
@@ -288,6 +300,8 @@ Command EvalCommand() {
                          {"oif", true},
                          {"host", true},
                          {"sysctl", true},
+                         {"time", true},
+                         {"kernel-tz", true},
                          {"explain", false},
                          {"ct", false},
                          {"json", false},

@@ -139,6 +139,7 @@ int EvalAlongPath(const Program& program, const HostModel& host,
     std::vector<uint8_t> bytes = EthernetFrame(frame.view);
     PacketMeta meta;
     meta.pkttype = frame.pkttype;
+    ApplyClock(output.clock, frame.time_ns, &meta);
     state.set_now_ns(frame.time_ns);
     conntrack.set_now_ns(frame.time_ns);
     runtime::PathResult r = runner.Run(path, bytes.data(), static_cast<uint32_t>(bytes.size()),

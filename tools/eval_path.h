@@ -30,6 +30,7 @@
 #include "rulejit/host.h"
 #include "rulejit/rulejit.h"
 #include "runtime/path.h"
+#include "tools/clock_option.h"
 #include "tools/commands.h"
 
 namespace rulejit::tools {
@@ -58,6 +59,7 @@ struct PathOutput {
   // dropped packets are left out. Empty: none written.
   std::string write_pcap;
   runtime::ConntrackOptions conntrack;  // --sysctl
+  ClockOptions clock;                   // --time, --kernel-tz
 };
 
 // Runs every frame of `pcap` along the path; returns the exit code.

@@ -8,6 +8,8 @@
 // of device B; conntrack and NAT), and those no hook dropped are sent out
 // of B (NATed, partial checksums completed); the same from B to A. The
 // host is this machine (ReadLocalHost); --sysctl sets conntrack's sysctls.
+// Time matches read this machine's real-time clock and kernel timezone
+// (sys_tz), as the kernel does: its own explicit inputs, once per burst.
 // A reject sends its RST or ICMP error back out of the interface the frame
 // came in on (runtime/reject.h); log statements (LOG, nft log, NFLOG) write
 // the kernel's log line (runtime/log_line.h) to stderr, or appended to

@@ -227,6 +227,9 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::Dynset&) {
             return Fail("adds to or updates a set that later packets look up");
           },
+          [&](const ir::TimeMatch&) {
+            return Fail("time reads the clock (not a header-space field)");
+          },
           // No effect on the verdict of this or later rules in the space.
           [&](const ir::Counter&) { return true; },
           [&](const ir::Log&) { return true; },

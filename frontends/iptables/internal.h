@@ -223,6 +223,7 @@ bool LowerMh(LowerCtx& ctx, const MatchUse& m);
 bool LowerEcn(LowerCtx& ctx, const MatchUse& m);
 bool LowerTcpmssMatch(LowerCtx& ctx, const MatchUse& m);
 bool LowerStatistic(LowerCtx& ctx, const MatchUse& m);  // match_statistic.cc
+bool LowerTime(LowerCtx& ctx, const MatchUse& m);       // match_time.cc
 bool LowerU32(LowerCtx& ctx, const MatchUse& m);        // match_u32.cc
 // IPv6 extension headers found as ipv6_find_hdr finds them (match_ip6ext.cc):
 // `len` bytes at `offset` into the header of `type` (exthdr load), and

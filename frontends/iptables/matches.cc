@@ -507,6 +507,11 @@ const std::vector<Module>& Modules() {
        LowerStatistic},
       {"u32", {{"--u32"}}, LowerU32},
       {"quota", {{"--quota"}}, LowerQuota},
+      {"time",
+       {{"--datestart", 1, false}, {"--datestop", 1, false}, {"--timestart", 1, false},
+        {"--timestop", 1, false}, {"--weekdays"}, {"--monthdays"}, {"--contiguous", 0, false},
+        {"--kerneltz", 0, false}, {"--localtz", 0, false}, {"--utc", 0, false}},
+       LowerTime},
   };
   return *kModules;
 }
@@ -533,9 +538,7 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 13> kReasons = {{
-      {"time", "rulejit has no wall clock input for matches yet (only the packet clock that "
-               "limits read)"},
+  static constexpr std::array<Why, 12> kReasons = {{
       {"string", "the kernel's text search over the packet (--algo bm|kmp, --from, --to) has "
                  "no IR expression"},
       {"hashlimit", "per-key token buckets are not modelled (limit is)"},

@@ -11,6 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "ir/util.h"
 
 namespace rulejit::frontends::nft {
 namespace {
@@ -285,22 +286,14 @@ long UtcOffsetNow() {
   return local.tm_gmtoff;
 }
 
-// Fixed-width decimal field of `w` at [pos, pos + n); -1 when not digits.
-int Digits(std::string_view w, size_t pos, size_t n) {
-  if (pos + n > w.size()) return -1;
-  int v = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(w[i]))) return -1;
-    v = v * 10 + (w[i] - '0');
-  }
-  return v;
-}
+using ir::DecimalField;
 
 // "HH:MM" or "HH:MM:SS" (local time, seconds up to 60) → seconds since
 // midnight UTC, as nft's hour_type_parse.
 std::optional<U128> ParseHour(std::string_view w) {
   if (w.size() != 5 && w.size() != 8) return std::nullopt;
-  int h = Digits(w, 0, 2), m = Digits(w, 3, 2), s = w.size() == 8 ? Digits(w, 6, 2) : 0;
+  int h = DecimalField(w, 0, 2), m = DecimalField(w, 3, 2);
+  int s = w.size() == 8 ? DecimalField(w, 6, 2) : 0;
   if (w[2] != ':' || (w.size() == 8 && w[5] != ':')) return std::nullopt;
   if (h < 0 || h > 23 || m < 0 || m > 59 || s < 0 || s > 60) return std::nullopt;
   long secs = (h * 3600L + m * 60L + s - UtcOffsetNow()) % 86400;
@@ -317,18 +310,18 @@ std::optional<U128> ParseDate(std::string_view w) {
   }
   if (w.size() != 10 && w.size() != 16 && w.size() != 19) return std::nullopt;
   struct tm tm = {};
-  int y = Digits(w, 0, 4), mo = Digits(w, 5, 2), d = Digits(w, 8, 2);
+  int y = DecimalField(w, 0, 4), mo = DecimalField(w, 5, 2), d = DecimalField(w, 8, 2);
   if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || w[4] != '-' || w[7] != '-') {
     return std::nullopt;
   }
   int h = 0, mi = 0, s = 0;
   if (w.size() >= 16) {
-    h = Digits(w, 11, 2);
-    mi = Digits(w, 14, 2);
+    h = DecimalField(w, 11, 2);
+    mi = DecimalField(w, 14, 2);
     if (w[10] != ' ' || w[13] != ':' || h < 0 || h > 23 || mi < 0 || mi > 59) return std::nullopt;
   }
   if (w.size() == 19) {
-    s = Digits(w, 17, 2);
+    s = DecimalField(w, 17, 2);
     if (w[16] != ':' || s < 0 || s > 60) return std::nullopt;
   }
   tm.tm_year = y - 1900;

@@ -157,6 +157,21 @@ struct PacketMeta {
   // scales to its modulus: an input, so that a run is reproducible (vary it
   // to see every choice).
   uint32_t random = 0;
+
+  // The wall clock (CLOCK_REALTIME, ns since the epoch) when the packet is
+  // evaluated: what `meta time`, `meta day`, `meta hour` and iptables' time
+  // match read (the kernel's ktime_get_real_ns). An input like `random`, so
+  // that a run is reproducible. Without one (has_clock false) those loads
+  // fail to match: callers refuse a ruleset that reads the clock when they
+  // have none to give (tools/clock_option.h), never guess one.
+  bool has_clock = false;
+  uint64_t clock_ns = 0;
+  // The kernel's timezone (sys_tz.tz_minuteswest: minutes WEST of UTC, as
+  // settimeofday(2) sets it), which `meta day` and iptables'
+  // `-m time --kerneltz` apply to the clock. has_kernel_tz false: not
+  // given, and those fail to match as above.
+  bool has_kernel_tz = false;
+  int32_t kernel_tz_minuteswest = 0;
 };
 
 // Parses a frame that starts at its Ethernet header (VLAN tags, IPv4,

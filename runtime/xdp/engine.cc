@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <thread>
 
@@ -85,6 +87,23 @@ uint64_t MonotonicNs() {
                                    .count());
 }
 
+// The machine's own clock inputs (PacketMeta): the real-time clock, as the
+// kernel's ktime_get_real_ns, and the kernel's timezone (sys_tz, which
+// gettimeofday reports). `run` reads them once per burst.
+PacketMeta MachineClock() {
+  PacketMeta meta;
+  struct timezone tz = {};
+  struct timeval tv;
+  gettimeofday(&tv, &tz);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  meta.has_clock = true;
+  meta.clock_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+  meta.has_kernel_tz = true;
+  meta.kernel_tz_minuteswest = tz.tz_minuteswest;
+  return meta;
+}
+
 // The CPUs this process may run on, in order.
 std::vector<int> AllowedCpus() {
   cpu_set_t set;
@@ -128,9 +147,9 @@ bool RejectReplyOf(const Program& program, const PathResult& r, const uint8_t* f
 // checksum completed as the kernel completes it on the way out; or a
 // reject's reply.
 Outcome PassFrame(const Program& program, const PathRunner& path, const PathOptions& options,
-                  RunState* state, IcmpRateLimit& limit, uint64_t now_ns, const uint8_t* frame,
-                  uint32_t len, std::vector<uint8_t>* out) {
-  PacketMeta meta;
+                  RunState* state, IcmpRateLimit& limit, uint64_t now_ns, const PacketMeta& clock,
+                  const uint8_t* frame, uint32_t len, std::vector<uint8_t>* out) {
+  PacketMeta meta = clock;
   meta.csum_partial = ChecksumIsPartial(ParseFrame(frame, len));
   PathResult r = path.Run(options, frame, len, meta, state);
   if (r.fate != Fate::kForwarded) {
@@ -338,6 +357,7 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   if (n == 0) return 0;
   // Packet time for conntrack's timeouts and the rules' limits.
   const uint64_t now = MonotonicNs();
+  const PacketMeta clock = MachineClock();  // what time matches read
   worker.conntrack->set_now_ns(now);
   slot.state.set_now_ns(now);
   uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0, dropped = 0;
@@ -346,7 +366,7 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   for (uint32_t i = 0; i < n; ++i) {
     rx_bytes += lens[i];
     const Outcome outcome = PassFrame(*gen.program, *slot.path, paths_[from], &slot.state,
-                                      worker.icmp_limit, now, frames[i], lens[i], &out);
+                                      worker.icmp_limit, now, clock, frames[i], lens[i], &out);
     if (outcome != Outcome::kForward) {
       ++dropped;
       // The reply goes back where the frame came from (copied into a TX

@@ -90,7 +90,6 @@ TEST(IptablesUnsupportedMatches, RefusedWithTheReason) {
   EXPECT_TRUE(Refused(Lower("-m string --string foo --algo bm"), "no IR expression"));
   EXPECT_TRUE(Refused(Lower("-m physdev --physdev-in eth0"), "bridge ports"));
   EXPECT_TRUE(Refused(Lower("-m set --match-set s src"), "ipset contents"));
-  EXPECT_TRUE(Refused(Lower("-m time --timestart 08:00"), "wall clock"));
   EXPECT_TRUE(Refused(Lower("-m hashlimit --hashlimit-upto 1/s --hashlimit-name x"),
                       "per-key token buckets"));
 }

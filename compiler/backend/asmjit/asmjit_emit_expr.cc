@@ -111,6 +111,10 @@ void Emitter::Emit(const ir::Fib& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitFib), &e, next);
 }
 
+void Emitter::Emit(const ir::TimeMatch& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitTimeMatch), &e, next);
+}
+
 void Emitter::Emit(const ir::CtLoad& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
 }

@@ -169,6 +169,7 @@ class Emitter {
 
   void Emit(const ir::Exthdr& e, Label next);
   void Emit(const ir::Fib& e, Label next);
+  void Emit(const ir::TimeMatch& e, Label next);
 
   void Emit(const ir::CtLoad& e, Label next);
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ir/fib_eval.h"
+#include "ir/time_eval.h"
 
 namespace rulejit::backend {
 namespace {
@@ -63,6 +64,10 @@ uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op) {
 
 uint32_t JitFib(JitContext* ctx, const ir::Fib* op) {
   return ir::EvalFib(*op, ctx->hook, *ctx->view, *ctx->meta, *ctx->host, Regs(ctx));
+}
+
+uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op) {
+  return ir::EvalTimeMatch(*op, *ctx->meta);
 }
 
 uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {

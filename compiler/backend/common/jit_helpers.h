@@ -43,6 +43,7 @@ uint32_t JitRange(JitContext* ctx, const ir::Range* op);
 uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op);
 uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op);
 uint32_t JitFib(JitContext* ctx, const ir::Fib* op);
+uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op);
 
 struct JitLimitOp {
   ir::Limit limit;

@@ -25,7 +25,8 @@ namespace {
 // Helper symbols: (name, address). The order is the HelperId order.
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
-  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHelperCount,
+  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHTimeMatch,
+  kHelperCount,
 };
 
 template <typename Op>
@@ -50,6 +51,7 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_exthdr", Address(&JitExthdr)},
       {"rulejit_fib", Address(&JitFib)},
       {"rulejit_log", Address(&JitLog)},
+      {"rulejit_time_match", Address(&JitTimeMatch)},
   };
   return kHelpers[id];
 }
@@ -548,6 +550,7 @@ class LlvmEmitter {
 
   void Emit(const ir::Exthdr& e, llvm::BasicBlock* next) { CallHelper(kHExthdr, &e, next); }
   void Emit(const ir::Fib& e, llvm::BasicBlock* next) { CallHelper(kHFib, &e, next); }
+  void Emit(const ir::TimeMatch& e, llvm::BasicBlock* next) { CallHelper(kHTimeMatch, &e, next); }
   // Never reached: CompileLlvm refuses rulesets that write packets.
   void Emit(const ir::PayloadWrite&, llvm::BasicBlock*) {}
 
