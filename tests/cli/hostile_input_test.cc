@@ -144,6 +144,24 @@ TEST_F(HostileInputTest, IncludedFileCount) {
   EXPECT_THAT(r.err, StartsWith(dir_ + "/l1_3.nft:1:1: error: more than 4096 included files"));
 }
 
+// The shadowed-rule analysis of a rule that looks up a huge set costs more
+// than everything else `check` does: skipped, with a note, as for many rules.
+TEST_F(HostileInputTest, CheckSkipsAnalysisOfHugeSets) {
+  std::string elements;
+  for (int i = 0; i <= 100000; ++i) {
+    elements += "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." +
+                std::to_string(i & 255) + ",\n";
+  }
+  const std::string path = Write(
+      "big.nft", "table ip t {\n  set s {\n    type ipv4_addr\n    elements = {\n" + elements +
+                     "    }\n  }\n  chain c {\n    type filter hook input priority 0;\n"
+                     "    ip saddr @s drop\n  }\n}\n");
+  ToolResult r = Run({"check", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
+  EXPECT_EQ(r.err, path + ": note: 100001 set elements: shadowed-rule analysis skipped "
+                          "(--lint runs it)\n");
+}
+
 // iptables-restore's own bounds (frontends/iptables/limits.h).
 TEST_F(HostileInputTest, IptablesLineLength) {
   // iptables-legacy-restore 1.8.9 reads the first whole and cuts the
