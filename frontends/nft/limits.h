@@ -26,7 +26,8 @@ inline constexpr uintmax_t kMaxIncludeBytes = uintmax_t{256} << 20;
 // Each level is one or two recursive calls. nft has no nesting limit of its
 // own, only its bison parser stack (YYMAXDEPTH, 10,000 symbols): nft 1.0.6
 // says "memory exhausted" at about 5,000 nested braces. 1,000 levels keep
-// the deepest allowed input well inside an 8 MiB stack under ASan.
+// the deepest allowed input well inside an 8 MiB stack under ASan
+// (measured: about 0.7 MiB in RelWithDebInfo, under 2.5 MiB with ASan).
 inline constexpr int kMaxNesting = 1000;
 
 // One token (a word or a quoted string): names are at most 256 bytes in
