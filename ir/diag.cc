@@ -77,12 +77,25 @@ std::string Diagnostics::Format(const Diagnostic& d) const {
   absl::StrAppend(&out, ": ", SeverityName(d.severity), ": ", d.message, "\n");
   if (known_file) {
     std::string_view line = LineOf(texts_[d.loc.file], d.loc.line);
+    size_t col = d.loc.col;
+    // A line too long to show whole (a megabyte of set elements, a hostile
+    // input) is shown around the column, "..." marking what is cut.
+    constexpr size_t kMaxShown = 1024, kAround = 200;
+    std::string before, after;
+    if (line.size() > kMaxShown) {
+      const size_t at = col > 0 ? std::min<size_t>(col - 1, line.size()) : 0;
+      const size_t start = at > kAround ? at - kAround : 0;
+      if (start > 0) before = "...";
+      if (start + 2 * kAround < line.size()) after = "...";
+      line = line.substr(start, 2 * kAround);
+      if (col > 0) col -= start;
+    }
     if (!line.empty()) {
-      absl::StrAppend(&out, std::string(line), "\n");
-      if (d.loc.col > 0 && d.loc.col <= line.size() + 1) {
-        std::string caret;
+      absl::StrAppend(&out, before, std::string(line), after, "\n");
+      if (col > 0 && col <= line.size() + 1) {
+        std::string caret(before.size(), ' ');
         // Keep tabs so the caret lines up under the same column.
-        for (uint32_t i = 0; i + 1 < d.loc.col; ++i) {
+        for (size_t i = 0; i + 1 < col; ++i) {
           caret += line[i] == '\t' ? '\t' : ' ';
         }
         absl::StrAppend(&out, caret, "^\n");

@@ -155,6 +155,8 @@ void ControlServer::ServeOne(const Handler& handler) {
     if (!text.empty() && text.back() != '\n') text += '\n';
     text += reply.ok ? "ok\n" : absl::StrCat("error: ", reply.error, "\n");
     WriteAll(client, text);
+  } else if (got && request.size() >= kMaxRequest) {
+    WriteAll(client, absl::StrCat("error: request longer than ", kMaxRequest, " bytes\n"));
   }
   close(client);
 }

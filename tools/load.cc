@@ -26,13 +26,20 @@ std::optional<std::string> ReadFile(const std::string& path,
     error = absl::StrCat(path, ": error: cannot open: ", std::strerror(errno));
     return std::nullopt;
   }
-  std::ostringstream content;
-  content << in.rdbuf();
+  std::string content;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    content.append(buf, static_cast<size_t>(in.gcount()));
+    if (content.size() > kMaxInputBytes) {
+      error = absl::StrCat(path, ": error: larger than ", kMaxInputBytes >> 20, " MiB");
+      return std::nullopt;
+    }
+  }
   if (in.bad()) {
     error = absl::StrCat(path, ": error: cannot read: ", std::strerror(errno));
     return std::nullopt;
   }
-  return std::move(content).str();
+  return content;
 }
 
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,

@@ -43,7 +43,13 @@ std::unique_ptr<const Program> CompileOrReport(absl::string_view command,
                                                const CompileOptions& options,
                                                std::ostream& err);
 
-// The whole content of a file, or nullopt (with `error` set) if unreadable.
+// Inputs are untrusted: a file over this (or a device such as /dev/zero)
+// is an error, not a read without end. The nft frontend's includes have
+// the same bound.
+inline constexpr size_t kMaxInputBytes = size_t{256} << 20;
+
+// The whole content of a file, or nullopt (with `error` set) if unreadable
+// or over kMaxInputBytes.
 std::optional<std::string> ReadFile(const std::string& path,
                                     std::string& error);
 

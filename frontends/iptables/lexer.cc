@@ -7,7 +7,9 @@
 // are byte offsets + 1, so diagnostics point at the token's first byte.
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "frontends/iptables/internal.h"
+#include "frontends/iptables/limits.h"
 
 namespace rulejit::frontends::iptables_internal {
 
@@ -19,6 +21,17 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 bool TokenizeLine(std::string_view line, ir::SourceLoc line_loc,
                   ir::Diagnostics& diags, std::vector<Token>* out) {
+  auto error = [&](size_t col, std::string msg, std::string hint = "") {
+    ir::SourceLoc loc = line_loc;
+    loc.col = static_cast<uint32_t>(col);
+    diags.Error(loc, std::move(msg), std::move(hint));
+    return false;
+  };
+  if (line.size() > kMaxLineBytes) {
+    return error(kMaxLineBytes + 1, absl::StrCat("line longer than ", kMaxLineBytes, " bytes"),
+                 "iptables-restore reads lines into a 10240-byte buffer and would cut this one "
+                 "in two");
+  }
   size_t i = 0;
   while (i < line.size()) {
     if (IsSpace(line[i])) {
@@ -47,12 +60,15 @@ bool TokenizeLine(std::string_view line, ir::SourceLoc line_loc,
         if (c == '"' && line[i] == '\\' && i + 1 < line.size()) ++i;
         tok.text += line[i++];
       }
-      if (!closed) {
-        ir::SourceLoc loc = line_loc;
-        loc.col = static_cast<uint32_t>(open + 1);
-        diags.Error(loc, "unterminated quoted string");
-        return false;
-      }
+      if (!closed) return error(open + 1, "unterminated quoted string");
+    }
+    if (tok.text.size() > kMaxParamBytes) {
+      return error(tok.col, absl::StrCat("word longer than ", kMaxParamBytes, " bytes"),
+                   "iptables-restore refuses it: \"Parameter too long!\"");
+    }
+    if (out->size() == kMaxArgs) {
+      return error(tok.col, absl::StrCat("more than ", kMaxArgs, " words on one line"),
+                   "iptables-restore refuses it: \"Parser cannot handle more arguments\"");
     }
     out->push_back(std::move(tok));
   }

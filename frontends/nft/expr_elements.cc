@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "frontends/nft/limits.h"
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
@@ -115,7 +116,8 @@ bool Parser::ParseElementOptions() {
 // `{ a, b-c, d/24, e . f, k : v }` with newlines allowed; nested sets and
 // $variables that hold sets are flattened.
 bool Parser::ParseSetElements(const SetType& st, std::vector<Element>* elems) {
-  if (!ExpectPunct("{")) return false;
+  Nesting nesting(*this, Peek().loc);
+  if (!nesting.ok() || !ExpectPunct("{")) return false;
   while (!sink_.failed) {
     SkipNewlines();
     if (AcceptPunct("}")) return true;
@@ -139,6 +141,9 @@ bool Parser::ParseSetElements(const SetType& st, std::vector<Element>* elems) {
           Next();
         }
         if (!ParseMapValue(st, &e)) return false;
+      }
+      if (elems->size() >= kMaxElements) {
+        return Error(e.loc, absl::StrCat("more than ", kMaxElements, " elements"));
       }
       elems->push_back(std::move(e));
     }

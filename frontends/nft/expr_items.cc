@@ -80,8 +80,9 @@ bool Parser::ParseBinops(Lhs* lhs) {
 }
 
 bool Parser::ParseBinopOperand(const Field& f, U128* out) {
-  if (AcceptPunct("(")) {
-    if (!ParseConstExpr(f, out)) return false;
+  if (AtPunct("(")) {
+    Nesting nesting(*this, Next().loc);
+    if (!nesting.ok() || !ParseConstExpr(f, out)) return false;
     return ExpectPunct(")");
   }
   Item item;
@@ -109,9 +110,9 @@ bool Parser::ParseItem(const Field& f, Item* item) {
   const Token& t = Peek();
   item->loc = t.loc;
   if (t.kind == Tok::kPunct && t.text == "(") {
-    Next();
+    Nesting nesting(*this, Next().loc);
     U128 v = 0;
-    if (!ParseConstExpr(f, &v)) return false;
+    if (!nesting.ok() || !ParseConstExpr(f, &v)) return false;
     if (!ExpectPunct(")")) return false;
     item->kind = Item::Kind::kValue;
     item->lo.num = v;

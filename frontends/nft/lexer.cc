@@ -3,6 +3,9 @@
 
 #include <cctype>
 
+#include "absl/strings/str_cat.h"
+#include "frontends/nft/limits.h"
+
 namespace rulejit::frontends::nft {
 namespace {
 
@@ -30,6 +33,7 @@ class Cursor {
     return c;
   }
   ir::SourceLoc loc() const { return {file_, line_, col_}; }
+  uint32_t col() const { return col_; }
 
  private:
   std::string_view text_;
@@ -42,7 +46,8 @@ class Cursor {
 std::string LexString(Cursor& cur) {
   std::string out;
   cur.next();  // opening quote
-  while (!cur.done() && cur.peek() != '"' && cur.peek() != '\n') {
+  while (!cur.done() && cur.peek() != '"' && cur.peek() != '\n' &&
+         out.size() <= kMaxTokenBytes) {
     char c = cur.next();
     if (c == '\\' && !cur.done() && cur.peek() != '\n') {
       char e = cur.next();
@@ -56,13 +61,35 @@ std::string LexString(Cursor& cur) {
   return out;
 }
 
+// Records the first lexical error; returns true (stop lexing).
+bool Fail(LexError* bad, ir::SourceLoc loc, std::string message) {
+  if (bad->loc.line == 0) *bad = {loc, std::move(message)};
+  return true;
+}
+
+// The bytes before the cursor on its line are over kMaxLineBytes.
+bool LineTooLong(const Cursor& cur, LexError* bad) {
+  if (cur.col() - 1 <= kMaxLineBytes) return false;
+  ir::SourceLoc loc = cur.loc();
+  loc.col = kMaxLineBytes + 1;
+  return Fail(bad, loc, absl::StrCat("line longer than ", kMaxLineBytes, " bytes"));
+}
+
+bool TokenTooLong(const Token& tok, LexError* bad) {
+  if (tok.text.size() <= kMaxTokenBytes) return false;
+  return Fail(bad, tok.loc, absl::StrCat(tok.kind == Tok::kString ? "string" : "word",
+                                         " longer than ", kMaxTokenBytes, " bytes"));
+}
+
 }  // namespace
 
-std::vector<Token> Lex(std::string_view text, int file, ir::SourceLoc* bad) {
+std::vector<Token> Lex(std::string_view text, int file, LexError* bad) {
   std::vector<Token> out;
   Cursor cur(text, file);
   bool space = true;
+  *bad = LexError{};
   while (!cur.done()) {
+    if (LineTooLong(cur, bad)) break;
     char c = cur.peek();
     if (c == ' ' || c == '\t' || c == '\r') {
       cur.next();
@@ -100,12 +127,14 @@ std::vector<Token> Lex(std::string_view text, int file, ir::SourceLoc* bad) {
       while (!cur.done() &&
              (std::isalnum(static_cast<unsigned char>(cur.peek())) ||
               cur.peek() == '_' || cur.peek() == '.' || cur.peek() == '-' ||
-              cur.peek() == '/')) {
+              cur.peek() == '/') && tok.text.size() <= kMaxTokenBytes) {
         tok.text.push_back(cur.next());
       }
     } else if (IsWordChar(c)) {
       tok.kind = Tok::kWord;
-      while (!cur.done() && IsWordChar(cur.peek())) tok.text.push_back(cur.next());
+      while (!cur.done() && IsWordChar(cur.peek()) && tok.text.size() <= kMaxTokenBytes) {
+        tok.text.push_back(cur.next());
+      }
     } else if (std::string_view("{}()[],;=!<>&|^+").find(c) !=
                std::string_view::npos) {
       tok.kind = Tok::kPunct;
@@ -117,12 +146,14 @@ std::vector<Token> Lex(std::string_view text, int file, ir::SourceLoc* bad) {
         tok.text.push_back(cur.next());
       }
     } else {
-      if (bad != nullptr && bad->line == 0) *bad = tok.loc;
+      if (bad->loc.line == 0) *bad = {tok.loc, "unexpected character"};  // lexing goes on
       cur.next();
       continue;
     }
+    if (TokenTooLong(tok, bad)) break;
     out.push_back(std::move(tok));
   }
+  LineTooLong(cur, bad);  // a last line without a newline
   Token end;
   end.kind = Tok::kEnd;
   end.loc = cur.loc();

@@ -34,10 +34,16 @@ struct Token {
   bool space_before = false;  // whitespace between this and the previous token
 };
 
+// The first lexical error: a character that starts no token (lexing goes
+// on), or a token or line over its limit (limits.h; lexing stops there).
+struct LexError {
+  ir::SourceLoc loc;  // line 0: none
+  std::string message;
+};
+
 // Splits `text` into tokens; comments (`#` to end of line) are dropped,
-// backslash-newline joins lines. Characters that start no token produce an
-// error token recorded in `bad` (location of the first one), or none.
-std::vector<Token> Lex(std::string_view text, int file, ir::SourceLoc* bad);
+// backslash-newline joins lines. The first error, if any, goes to `bad`.
+std::vector<Token> Lex(std::string_view text, int file, LexError* bad);
 
 }  // namespace rulejit::frontends::nft
 

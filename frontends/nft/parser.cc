@@ -24,11 +24,9 @@ std::optional<ir::Family> FamilyFromName(std::string_view w) {
 Parser::Parser(ir::Diagnostics& diags, int file, std::string_view text,
                std::string base_dir, int depth)
     : diags_(diags), file_(file), base_dir_(std::move(base_dir)), depth_(depth) {
-  ir::SourceLoc bad;
+  LexError bad;
   toks_ = Lex(text, file, &bad);
-  if (bad.line != 0) {
-    Error(bad, "unexpected character");
-  }
+  if (bad.loc.line != 0) Error(bad.loc, bad.message);
 }
 
 // ---------------------------------------------------------------------------

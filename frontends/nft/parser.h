@@ -72,6 +72,21 @@ class Parser {
   bool Error(ir::SourceLoc loc, std::string msg, std::string hint = "");
   bool ErrorUnexpected(std::string_view what);
   bool ExpandVar();
+  // One level deeper in `{ }` or `( )` for as long as it lives: `ok()` is
+  // false (and a located error recorded) past kMaxNesting (limits.h), so
+  // that the recursive descent cannot run out of stack.
+  class Nesting {
+   public:
+    Nesting(Parser& parser, ir::SourceLoc loc);
+    ~Nesting() { --parser_.nesting_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    bool ok() const { return ok_; }
+
+   private:
+    Parser& parser_;
+    bool ok_;
+  };
 
   // ---- ruleset grammar (parser.cc)
   bool ParseTopLevel();
@@ -100,6 +115,7 @@ class Parser {
   bool ParseSetSizeOrTimeout(ir::Set& set);
   bool ParseTypeofExpr(std::vector<Field>* fields);
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
+  bool FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
   bool CheckHookLimits(const ir::Ruleset& rs);  // hook_limits.cc
@@ -235,6 +251,8 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   size_t expansions_ = 0;
+  size_t expanded_tokens_ = 0;
+  int nesting_ = 0;  // see Nesting
   // Defined symbols, one map per open scope (the file, then each table,
   // chain or set block inside it), innermost last.
   using Scope = absl::flat_hash_map<std::string, std::vector<Token>>;

@@ -5,13 +5,9 @@
 #include "frontends/nft/parser.h"
 
 #include "absl/strings/str_cat.h"
+#include "frontends/nft/limits.h"
 
 namespace rulejit::frontends::nft {
-namespace {
-
-constexpr size_t kMaxExpansions = 100000;
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // Tokens
@@ -30,17 +26,29 @@ bool Parser::ExpandVar() {
       toks_[pos_].kind = Tok::kEnd;
       return false;
     }
-    if (++expansions_ > kMaxExpansions) {
-      Error(var.loc, "too many variable expansions");
+    expanded_tokens_ += value->size();
+    if (++expansions_ > kMaxExpansions || expanded_tokens_ > kMaxExpandedTokens) {
+      Error(var.loc, absl::StrCat("too many variable expansions (over ", kMaxExpansions,
+                                  ", or over ", kMaxExpandedTokens, " tokens)"));
       toks_[pos_].kind = Tok::kEnd;
       return false;
     }
-    std::vector<Token> body = *value;
-    if (!body.empty()) body.front().space_before = var.space_before;
-    toks_.erase(toks_.begin() + pos_);
-    toks_.insert(toks_.begin() + pos_, body.begin(), body.end());
+    if (value->empty()) {
+      toks_.erase(toks_.begin() + pos_);
+      continue;
+    }
+    // The first token replaces the $var in place: a one-token value (an
+    // address, an interface) does not move the rest of the file.
+    toks_.insert(toks_.begin() + pos_ + 1, value->begin() + 1, value->end());
+    toks_[pos_] = value->front();
+    toks_[pos_].space_before = var.space_before;
   }
   return true;
+}
+
+Parser::Nesting::Nesting(Parser& parser, ir::SourceLoc loc) : parser_(parser) {
+  ok_ = ++parser_.nesting_ <= kMaxNesting ||
+        parser_.Error(loc, absl::StrCat("nested deeper than ", kMaxNesting, " levels of '{' or '('"));
 }
 
 const Token& Parser::Peek() {

@@ -22,14 +22,10 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "frontends/nft/limits.h"
 #include "frontends/nft/parser.h"
 
 namespace rulejit::frontends::nft {
-namespace {
-
-constexpr int kMaxIncludeDepth = 16;
-
-}  // namespace
 
 bool Parser::IsScopeWord(std::string_view w) {
   return w == "define" || w == "redefine" || w == "undefine" || w == "include";
@@ -105,7 +101,7 @@ bool Parser::ParseInclude(const Block& where) {
   const ir::SourceLoc loc = Next().loc;
   if (Peek().kind != Tok::kString) return ErrorUnexpected("file name string");
   const std::string path = Next().text;
-  if (depth_ >= kMaxIncludeDepth) return Error(loc, "includes nested too deeply");
+  if (depth_ >= kMaxIncludeDepth) return Error(loc, absl::StrCat("includes nested too deeply (max ", kMaxIncludeDepth, ")"));
   std::string full = path;
   if (!path.empty() && path[0] != '/' && !base_dir_.empty()) {
     full = absl::StrCat(base_dir_, "/", path);
@@ -133,7 +129,9 @@ bool Parser::ParseInclude(const Block& where) {
 bool Parser::IncludeFile(const std::string& full, ir::SourceLoc loc, const Block& where) {
   // Rulesets are untrusted: only regular files, and not huge ones (a
   // device such as /dev/zero would be read forever).
-  constexpr uintmax_t kMaxIncludeBytes = 256u << 20;
+  if (static_cast<int>(diags_.file_names().size()) > kMaxIncludedFiles) {
+    return Error(loc, absl::StrCat("more than ", kMaxIncludedFiles, " included files"));
+  }
   std::error_code ec;
   if (!std::filesystem::exists(full, ec)) {
     return Error(loc, absl::StrCat("cannot open include file '", full, "'"));

@@ -19,6 +19,7 @@ namespace rulejit::frontends::nft {
 
 bool Linearizer::FillSet(ir::Set& set, const SetType& st,
                          const std::vector<Element>& elems) {
+  if (set.elements.empty()) set.elements.reserve(elems.size());  // (later adds grow geometrically)
   for (const Element& e : elems) {
     ir::SetElement out;
     out.loc = e.loc;

@@ -279,10 +279,7 @@ bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
   if (known != set_types_.end()) {
     std::vector<Element> elems;
     if (!ParseSetElements(known->second, &elems)) return false;
-    ir::Set updated = set;  // all or nothing
-    if (!lin_.FillSet(updated, known->second, elems) || !lin_.CheckOverlaps(updated)) return false;
-    set = std::move(updated);
-    return true;
+    return FillSetAtomically(set, known->second, elems);
   }
   SetType st;
   // A set declared through another entry point (ParseNftSetDecl): its key
@@ -308,10 +305,16 @@ bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
   }
   std::vector<Element> elems;
   if (!ParseSetElements(st, &elems)) return false;
-  ir::Set updated = set;  // all or nothing
-  if (!lin_.FillSet(updated, st, elems) || !lin_.CheckOverlaps(updated)) return false;
-  set = std::move(updated);
-  return true;
+  return FillSetAtomically(set, st, elems);
+}
+
+// All or nothing: the elements added, or none of them. (Not a copy of the
+// set: one `add element` line per element would copy it once per line.)
+bool Parser::FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems) {
+  const size_t before = set.elements.size();
+  if (lin_.FillSet(set, st, elems) && lin_.CheckOverlaps(set)) return true;
+  set.elements.resize(before);
+  return false;
 }
 
 }  // namespace rulejit::frontends::nft

@@ -78,8 +78,8 @@ bool Parser::IsValueExprTarget(const Field& target) const {
 bool Parser::ParseValuePrimary(const Field& target, ValueExpr* out) {
   const Token& t = Peek();
   if (t.kind == Tok::kPunct && t.text == "(") {
-    Next();
-    if (!ParseValueExpr(target, 1, out)) return false;
+    Nesting nesting(*this, Next().loc);
+    if (!nesting.ok() || !ParseValueExpr(target, 1, out)) return false;
     return ExpectPunct(")");
   }
   if (t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" || t.text == "ct" ||
