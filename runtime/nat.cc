@@ -293,6 +293,20 @@ bool DeviceRange(const Conntrack::Flow& flow, const NatChange& change, const Nat
   return true;
 }
 
+// A prefix mapping (xt_NETMAP's netmap_tg4/6, nft_nat_setup_netmap): the
+// address keeps its host part and takes the range's network part, where
+// the network bits are those min and max share; the range becomes that one
+// address.
+void NetmapRange(const Key& current, Manip manip, NatRange& range) {
+  std::array<uint8_t, 16> addr = manip == Manip::kSrc ? current.src : current.dst;
+  for (size_t i = 0; i < AddrLen(current); ++i) {
+    const uint8_t net = static_cast<uint8_t>(~(range.min_addr[i] ^ range.max_addr[i]));
+    addr[i] = static_cast<uint8_t>((addr[i] & ~net) | (range.min_addr[i] & net));
+  }
+  range.flags |= kNatMapIps;
+  range.min_addr = range.max_addr = addr;
+}
+
 }  // namespace
 
 NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
@@ -305,8 +319,8 @@ NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
     range.flags = kNatMapIps;
     range.min_addr = range.max_addr = manip == Manip::kSrc ? current.src : current.dst;
   } else {
-    if (change->flags & kNatNetmap) return NatOutcome::kUnsupported;
     range = RangeOf(*change);
+    if (change->flags & kNatNetmap) NetmapRange(current, manip, range);
     if ((change->kind == NatKind::kMasq || change->kind == NatKind::kRedir) &&
         !DeviceRange(flow, *change, site, range)) {
       return NatOutcome::kDrop;

@@ -12,8 +12,9 @@
 // identifier) is kept when in range and unused, else searched from an
 // offset the kernel draws at random: here `NatSite::random`, an explicit
 // input. MASQUERADE takes the output device's address, REDIRECT the input
-// device's first address (loopback at output). NETMAP-style prefix
-// mappings are not rewritten (BindNat refuses them); SCTP's CRC32c is
+// device's first address (loopback at output). A prefix mapping (NETMAP,
+// nft's `snat ip prefix to`) keeps the host part of the address and takes
+// the range's network part; SCTP's CRC32c is
 // computed anew when a port changes, as sctp_manip_pkt does.
 //
 // An ICMP error RELATED to a NATed flow (nf_nat_icmp_reply_translation,
@@ -57,12 +58,12 @@ struct NatSite {
 
 // kBoundRandomPort: bound, with a port (or echo id) found from the random
 // draw: the kernel draws its own, so its port differs.
-enum class NatOutcome { kBound, kBoundRandomPort, kDrop, kUnsupported };
+enum class NatOutcome { kBound, kBoundRandomPort, kDrop };
 
 // Binds `manip` of the unconfirmed `flow` by `change` (null: the null
 // binding), marking it done and setting its NAT status bit when the tuple
 // changed. kDrop where the kernel drops (masquerade or redirect without
-// an address); kUnsupported for what is not modelled (NETMAP).
+// an address).
 NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
                    const NatChange* change, const NatSite& site);
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 
+#include "rulejit/route_input.h"
 #include "runtime/nat.h"
 
 namespace rulejit::runtime {
@@ -57,10 +58,6 @@ void DecreaseTtl(std::vector<uint8_t>& f, uint32_t ip) {
   --f[ip + 8];
 }
 
-bool Loopback4(const uint8_t* a) { return a[0] == 127; }
-bool Multicast4(const uint8_t* a) { return (a[0] & 0xf0) == 0xe0; }
-bool Limited4(const uint8_t* a) { return a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255; }
-
 // One packet's walk along its path.
 class Walk {
  public:
@@ -99,12 +96,10 @@ class Walk {
   bool RouterChecks();
   bool Forward(bool bridged);
   bool Postrouting();
-  // The routing decision: true = local; else oif_ is the output device.
+  // The routing decision: kOut with oif_ the output device.
   enum class Route { kLocal, kOut, kDrop };
-  Route Decide(const PathOptions& options);
-  // ip_route_input_slow's martian checks on an arriving IPv4 packet
-  // (route_localnet off); true when it dropped.
-  bool Martian4(const PathOptions& options);
+  Route Decide(const PathOptions& options, bool arriving);
+  void SetOif(uint32_t index);
   void SetDevices(Hook hook);
 
   const Program& program_;
@@ -205,7 +200,6 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
       case NatOutcome::kBound: break;
       case NatOutcome::kBoundRandomPort: out_.random_port = true; break;
       case NatOutcome::kDrop: return Drop("NAT: the device has no address to map to");
-      case NatOutcome::kUnsupported: return Drop("NAT: prefix mappings are not modelled");
     }
   }
   // The chains after the step see the binding in `ct status`.
@@ -247,7 +241,15 @@ bool Walk::RunHook(Hook hook) {
   return ok;
 }
 
-Walk::Route Walk::Decide(const PathOptions& options) {
+void Walk::SetOif(uint32_t index) {
+  oif_ = index;
+  const HostInterface* dev = host_.FindInterface(index);
+  oifname_ = dev ? dev->name : "";
+}
+
+// An arriving packet is routed as ip_route_input_noref / ip6_route_input
+// route it (rulejit/route_input.h); a local one by its route alone.
+Walk::Route Walk::Decide(const PathOptions& options, bool arriving) {
   const bool v6 = view_.nfproto == kNfProtoIpv6;
   if (options.route != RouteChoice::kHost) {
     if (options.route == RouteChoice::kLocal) return Route::kLocal;
@@ -257,7 +259,16 @@ Walk::Route Walk::Decide(const PathOptions& options) {
     return Route::kOut;
   }
   if (view_.network_off == kAbsent) return Drop("no route: not an IP packet"), Route::kDrop;
+  const uint8_t* saddr = view_.data + view_.network_off + (v6 ? 8 : 12);
   const uint8_t* daddr = view_.data + view_.network_off + (v6 ? 24 : 16);
+  if (arriving) {
+    const InputRoute in = RouteInput(host_, v6 ? 6 : 4, saddr, daddr, iif_);
+    switch (in.kind) {
+      case InputRouteKind::kLocal: return Route::kLocal;
+      case InputRouteKind::kForward: SetOif(in.oif); return Route::kOut;
+      case InputRouteKind::kDrop: return Drop(in.why), Route::kDrop;
+    }
+  }
   const HostRoute* route = host_.LookupRoute(v6 ? 6 : 4, daddr);
   if (route == nullptr) return Drop("no route to the destination"), Route::kDrop;
   switch (route->type) {
@@ -267,25 +278,12 @@ Walk::Route Walk::Decide(const PathOptions& options) {
       return Route::kLocal;
     case RouteType::kUnicast: {
       if (route->oifs.empty()) return Drop("route without a device"), Route::kDrop;
-      oif_ = route->oifs.front();
-      const HostInterface* dev = host_.FindInterface(oif_);
-      oifname_ = dev ? dev->name : "";
+      SetOif(route->oifs.front());
       return Route::kOut;
     }
     default:
       return Drop("the route is blackhole, unreachable or prohibit"), Route::kDrop;
   }
-}
-
-bool Walk::Martian4(const PathOptions& options) {
-  if (options.route != RouteChoice::kHost) return false;
-  const uint8_t* ip = view_.data + view_.network_off;
-  const uint8_t* src = ip + 12;
-  const uint8_t* dst = ip + 16;
-  if (Multicast4(src) || Limited4(src) || Loopback4(src)) return !Drop("martian source");
-  if (Loopback4(dst)) return !Drop("martian destination");
-  if (src[0] == 0 && !Limited4(dst)) return !Drop("martian source");
-  return false;
 }
 
 bool Walk::Deliver() {
@@ -298,7 +296,9 @@ bool Walk::Deliver() {
 
 // ip_forward / ip6_forward's checks before the forward hook: the frame is
 // for this host's MAC, its TTL or hop limit allows one more hop (then
-// decremented), IPv6 link-local addresses stay on their link.
+// decremented), IPv6 link-local addresses stay on their link and an
+// unspecified source is not forwarded (ip6_forward; its multicast and
+// loopback sources ip6_rcv_core dropped already).
 bool Walk::RouterChecks() {
   if (meta_.pkttype != kPktHost) return Drop("not addressed to this host's MAC");
   const uint32_t ip = view_.network_off;
@@ -311,6 +311,9 @@ bool Walk::RouterChecks() {
     const uint8_t* dst = &bytes_[ip + 24];
     auto link_local = [](const uint8_t* a) { return a[0] == 0xfe && (a[1] & 0xc0) == 0x80; };
     if (link_local(src) || link_local(dst)) return Drop("link-local addresses are not forwarded");
+    if (std::all_of(src, src + 16, [](uint8_t b) { return b == 0; })) {
+      return Drop("unspecified source address");
+    }
     --bytes_[hop_off];
   } else {
     DecreaseTtl(bytes_, ip);
@@ -367,13 +370,17 @@ bool Walk::Arrive(const PathOptions& options) {
   if (view_.network_off == kAbsent) {
     if (!options.bridged) return Drop("not an IP packet (no IP hook sees it)");
     // A bridge passes other protocols (ARP) without the IP hooks.
-    if (Decide(options) != Route::kOut || !RunHook(Hook::kEgress)) return false;
+    if (Decide(options, true) != Route::kOut || !RunHook(Hook::kEgress)) return false;
     out_.fate = Fate::kForwarded;
     return true;
   }
+  // ip6_rcv_core's address checks come before prerouting.
+  if (view_.nfproto == kNfProtoIpv6 && options.route == RouteChoice::kHost && !options.bridged) {
+    const uint8_t* ip = view_.data + view_.network_off;
+    if (const char* why = Ipv6ReceiveDrop(ip + 8, ip + 24)) return Drop(why);
+  }
   if (!RunHook(Hook::kPrerouting)) return false;
-  if (view_.nfproto == kNfProtoIpv4 && Martian4(options)) return false;
-  switch (Decide(options)) {
+  switch (Decide(options, true)) {
     case Route::kDrop: return false;
     case Route::kLocal: {
       const bool ok = Deliver();
@@ -388,7 +395,7 @@ bool Walk::Arrive(const PathOptions& options) {
 bool Walk::LocalOut(const PathOptions& options) {
   link_visible_ = false;
   meta_.pkttype = kPktHost;
-  Route route = Decide(options);
+  Route route = Decide(options, false);
   if (route == Route::kDrop) return false;
   if (route == Route::kLocal) {
     const HostInterface* lo = DeviceNamed(host_, "lo");
@@ -398,7 +405,7 @@ bool Walk::LocalOut(const PathOptions& options) {
   if (!RunHook(Hook::kOutput)) return false;
   // ip_route_me_harder: a DNAT at output routes the packet again.
   if (options.route == RouteChoice::kHost) {
-    route = Decide(options);
+    route = Decide(options, false);
     if (route == Route::kDrop) return false;
   }
   if (!Postrouting()) return false;

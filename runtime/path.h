@@ -32,9 +32,12 @@
 //
 // The routing decision reads the host model (rulejit/host.h) with the
 // packet as prerouting left it (so a DNAT may turn a forwarded packet into
-// a local one or the reverse): local and broadcast routes deliver,
-// unicast routes forward through their first device, no route or a
-// blackhole, unreachable or prohibit route drops. Without a host the
+// a local one or the reverse), with the kernel's checks of special
+// addresses (rulejit/route_input.h: martian sources and destinations,
+// limited broadcast, multicast groups; IPv6's receive checks run before
+// prerouting): local and broadcast routes deliver, unicast routes forward
+// through their first device, no route or a blackhole, unreachable or
+// prohibit route drops. Without a host the
 // caller fixes the decision (PathOptions::route). Not modelled: policy
 // routing (`ip rule`), rp_filter, fragmentation and reassembly, the link
 // header a forwarded packet gets at egress (it keeps the one it arrived

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "rulejit/route_input.h"
 
 namespace rulejit::analysis {
 namespace {
@@ -39,11 +40,6 @@ Value AddressValue(const uint8_t* a, int len) {
 
 void AddressBytes(Value v, int len, uint8_t* out) {
   for (int i = len - 1; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
-}
-
-IntervalSet Prefix4(uint32_t net, int len) {
-  const Value size = Value{1} << (32 - len);
-  return IntervalSet::Range(net, net + size - 1);
 }
 
 // The destinations of one family cut where the host's routes begin and
@@ -88,34 +84,115 @@ std::map<std::string, IntervalSet> RoutePieces(const HostModel& host, bool v6) {
   return pieces;
 }
 
-// ip_route_input_slow's martian checks (route_localnet off), as
-// runtime/path.cc's Martian4.
-void Martians4(const Flows& in, const Space& space, Flows& pass, std::vector<StackDrop>& dropped) {
-  IntervalSet bad_src = Prefix4(0xe0000000, 4).Union(Prefix4(0xffffffff, 32))
-                            .Union(Prefix4(0x7f000000, 8));
-  // A destination in 0.0.0.0/8 or 127.0.0.0/8 (ip_route_input_slow).
-  const IntervalSet loop_dst = Prefix4(0x7f000000, 8).Union(Prefix4(0, 8));
-  for (const PathFlow& f : in) {
-    if (IsIpv6(f)) {
-      pass.push_back(f);
-      continue;
+// The address ranges between consecutive cuts (rulejit/route_input.h) as
+// Values of one family.
+std::vector<IntervalSet> CutRanges(const std::vector<std::array<uint8_t, 16>>& cuts, bool v6) {
+  const Value max = v6 ? kValueMax : Value{0xffffffff};
+  std::vector<IntervalSet> ranges;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    const Value lo = AddressValue(cuts[i].data(), 16);
+    const Value hi = i + 1 < cuts.size() ? AddressValue(cuts[i + 1].data(), 16) - 1 : max;
+    ranges.push_back(IntervalSet::Range(lo, hi));
+  }
+  return ranges;
+}
+
+std::string InputKey(const InputRoute& r, const HostModel& host) {
+  switch (r.kind) {
+    case InputRouteKind::kLocal: return "local";
+    case InputRouteKind::kForward: {
+      const HostInterface* dev = host.FindInterface(r.oif);
+      return dev == nullptr ? "drop:route without a device" : absl::StrCat("out:", dev->name);
     }
-    Flows hit, rest, hit2, rest2;
-    SplitFlow(f, Dim::kSaddr, bad_src, space, hit, rest);
-    for (PathFlow& h : hit) dropped.push_back({std::move(h), "martian source"});
-    for (const PathFlow& r : rest) SplitFlow(r, Dim::kDaddr, loop_dst, space, hit2, rest2);
-    for (PathFlow& h : hit2) dropped.push_back({std::move(h), "martian destination"});
-    // A source of 0.0.0.0/8 only to the limited broadcast address.
-    for (const PathFlow& r : rest2) {
-      Flows zero, fine;
-      SplitFlow(r, Dim::kSaddr, Prefix4(0, 8), space, zero, fine);
-      for (PathFlow& z : zero) {
-        Flows bcast, other;
-        SplitFlow(z, Dim::kDaddr, Prefix4(0xffffffff, 32), space, bcast, other);
-        for (PathFlow& b : bcast) pass.push_back(std::move(b));
-        for (PathFlow& o : other) dropped.push_back({std::move(o), "martian source"});
+    case InputRouteKind::kDrop: break;
+  }
+  return absl::StrCat("drop:", r.why);
+}
+
+// RouteInput over ranges: for each class of input devices that decide
+// alike, the classes of sources that decide alike, each with the
+// destinations of every decision ("local", "out:DEV", "drop:WHY").
+struct SourceClass {
+  IntervalSet sources;
+  std::map<std::string, IntervalSet> by_key;
+};
+struct DeviceClass {
+  IntervalSet iifs;  // values of Dim::kIifName
+  std::vector<SourceClass> sources;
+};
+
+std::vector<DeviceClass> InputClasses(const HostModel& host, const Space& space, bool v6) {
+  const uint8_t family = v6 ? 6 : 4;
+  const auto src_cuts = RouteInputCuts(host, family, true);
+  const auto dst_cuts = RouteInputCuts(host, family, false);
+  const std::vector<IntervalSet> dst_ranges = CutRanges(dst_cuts, v6);
+  const std::vector<IntervalSet> src_ranges = CutRanges(src_cuts, v6);
+  // Per device: the decision for every source range (rows) and
+  // destination range (columns); devices with the same table decide alike.
+  using Table = std::vector<std::vector<std::string>>;
+  std::map<Table, IntervalSet> devices_by_table;
+  const size_t iifs = std::max<size_t>(space.iif.size(), 1);
+  for (size_t v = 0; v < iifs; ++v) {
+    const HostInterface* dev = v < space.iif.size() ? host.FindInterface(space.iif[v].name) : nullptr;
+    const uint32_t iif = dev != nullptr ? dev->index : 0;
+    Table table;
+    for (const auto& src : src_cuts) {
+      std::vector<std::string>& row = table.emplace_back();
+      for (const auto& dst : dst_cuts) {
+        const int skip = v6 ? 0 : 12;
+        row.push_back(InputKey(RouteInput(host, family, src.data() + skip, dst.data() + skip, iif), host));
       }
-      for (PathFlow& x : fine) pass.push_back(std::move(x));
+    }
+    IntervalSet& devices = devices_by_table[table];
+    devices = devices.Union(IntervalSet::Single(static_cast<Value>(v)));
+  }
+  std::vector<DeviceClass> out;
+  for (const auto& [table, devices] : devices_by_table) {
+    DeviceClass& d = out.emplace_back();
+    d.iifs = devices;
+    std::map<std::vector<std::string>, IntervalSet> sources_by_row;
+    for (size_t r = 0; r < table.size(); ++r) {
+      sources_by_row[table[r]] = sources_by_row[table[r]].Union(src_ranges[r]);
+    }
+    for (const auto& [row, sources] : sources_by_row) {
+      SourceClass& c = d.sources.emplace_back();
+      c.sources = sources;
+      for (size_t i = 0; i < row.size(); ++i) c.by_key[row[i]] = c.by_key[row[i]].Union(dst_ranges[i]);
+    }
+  }
+  return out;
+}
+
+// The arriving flows routed by RouteInput: split by input device, source
+// and destination where its answer changes.
+void RouteArriving(const Flows& in, const HostModel& host, const Space& space, Flows& pieces,
+                   std::vector<std::string>& keys) {
+  const std::vector<DeviceClass> classes[2] = {InputClasses(host, space, false),
+                                               InputClasses(host, space, true)};
+  for (const PathFlow& f : in) {
+    for (const DeviceClass& d : classes[IsIpv6(f) ? 1 : 0]) {
+      Flows on_dev, rest;
+      if (space.iif.empty()) {
+        on_dev = {f};
+      } else {
+        SplitFlow(f, Dim::kIifName, d.iifs, space, on_dev, rest);
+      }
+      for (const PathFlow& g : on_dev) {
+        for (const SourceClass& c : d.sources) {
+          Flows from, rest2;
+          SplitFlow(g, Dim::kSaddr, c.sources, space, from, rest2);
+          for (const PathFlow& h : from) {
+            for (const auto& [key, dsts] : c.by_key) {
+              Flows hit, rest3;
+              SplitFlow(h, Dim::kDaddr, dsts, space, hit, rest3);
+              for (PathFlow& x : hit) {
+                pieces.push_back(std::move(x));
+                keys.push_back(key);
+              }
+            }
+          }
+        }
+      }
     }
   }
 }
@@ -332,7 +409,11 @@ void RouterChecks(const Flows& in, const Space& space, Flows& pass,
           for (const PathFlow& g : good) SplitFlow(g, Dim::kDaddr, link_local, space, bad2, good2);
           for (PathFlow& b : bad) dropped.push_back({std::move(b), "link-local addresses are not forwarded"});
           for (PathFlow& b : bad2) dropped.push_back({std::move(b), "link-local addresses are not forwarded"});
-          ok = std::move(good2);
+          // ip6_forward: an unspecified source is not forwarded.
+          Flows any, named;
+          for (const PathFlow& g : good2) SplitFlow(g, Dim::kSaddr, IntervalSet::Single(0), space, any, named);
+          for (PathFlow& b : any) dropped.push_back({std::move(b), "unspecified source address"});
+          ok = std::move(named);
         }
         for (PathFlow& g : ok) {
           const int t = static_cast<int>(Dim::kTtl);
@@ -345,40 +426,89 @@ void RouterChecks(const Flows& in, const Space& space, Flows& pass,
   }
 }
 
+// Sends each flow (with its decision key) where the decision says.
+void Place(PathFlow h, const std::string& key, const Space& space, Routed& out) {
+  if (key == "local") {
+    out.local.push_back(std::move(h));
+  } else if (key.starts_with("out:")) {
+    const std::string dev = key.substr(4);
+    const auto it = std::find_if(space.oif.begin(), space.oif.end(),
+                                 [&](const NameValue& v) { return v.name == dev; });
+    if (it == space.oif.end()) {
+      out.dropped.push_back({std::move(h), "output device outside the name domain"});
+      return;
+    }
+    SetConst(h, Dim::kOifName, static_cast<Value>(it - space.oif.begin()));
+    out.out.push_back(std::move(h));
+  } else {
+    out.dropped.push_back({std::move(h), key.substr(5)});
+  }
+}
+
 Routed RouteOnHost(const Flows& in, const HostModel& host, const Space& space, bool arriving) {
   Routed out;
-  Flows checked;
   if (arriving) {
-    Martians4(in, space, checked, out.dropped);
-  } else {
-    checked = in;
+    Flows pieces;
+    std::vector<std::string> keys;
+    RouteArriving(in, host, space, pieces, keys);
+    for (size_t i = 0; i < pieces.size(); ++i) Place(std::move(pieces[i]), keys[i], space, out);
+    return out;
   }
   const std::map<std::string, IntervalSet> pieces[2] = {RoutePieces(host, false),
                                                         RoutePieces(host, true)};
-  for (const PathFlow& f : checked) {
+  for (const PathFlow& f : in) {
     for (const auto& [key, set] : pieces[IsIpv6(f) ? 1 : 0]) {
       Flows hit, rest;
       SplitFlow(f, Dim::kDaddr, set, space, hit, rest);
-      for (PathFlow& h : hit) {
-        if (key == "local") {
-          out.local.push_back(std::move(h));
-        } else if (key.starts_with("out:")) {
-          const std::string dev = key.substr(4);
-          const auto it = std::find_if(space.oif.begin(), space.oif.end(),
-                                       [&](const NameValue& v) { return v.name == dev; });
-          if (it == space.oif.end()) {
-            out.dropped.push_back({std::move(h), "output device outside the name domain"});
-            continue;
-          }
-          SetConst(h, Dim::kOifName, static_cast<Value>(it - space.oif.begin()));
-          out.out.push_back(std::move(h));
-        } else {
-          out.dropped.push_back({std::move(h), key.substr(5)});
-        }
-      }
+      for (PathFlow& h : hit) Place(std::move(h), key, space, out);
     }
   }
   return out;
+}
+
+void Ipv6ReceiveChecks(const Flows& in, const Space& space, Flows& pass,
+                       std::vector<StackDrop>& dropped) {
+  // Ipv6ReceiveDrop's answer for a source is the same with any
+  // destination that passes, and the reverse: each range asked once.
+  static constexpr uint8_t kFine[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9};
+  std::map<std::string, IntervalSet> bad_src, bad_dst;
+  const auto src_cuts = Ipv6ReceiveCuts(true), dst_cuts = Ipv6ReceiveCuts(false);
+  const std::vector<IntervalSet> src_ranges = CutRanges(src_cuts, true);
+  const std::vector<IntervalSet> dst_ranges = CutRanges(dst_cuts, true);
+  IntervalSet good_src, good_dst;
+  for (size_t i = 0; i < src_cuts.size(); ++i) {
+    const char* why = Ipv6ReceiveDrop(src_cuts[i].data(), kFine);
+    if (why != nullptr) bad_src[why] = bad_src[why].Union(src_ranges[i]);
+    else good_src = good_src.Union(src_ranges[i]);
+  }
+  for (size_t i = 0; i < dst_cuts.size(); ++i) {
+    const char* why = Ipv6ReceiveDrop(kFine, dst_cuts[i].data());
+    if (why != nullptr) bad_dst[why] = bad_dst[why].Union(dst_ranges[i]);
+    else good_dst = good_dst.Union(dst_ranges[i]);
+  }
+  for (const PathFlow& f : in) {
+    if (!IsIpv6(f)) {
+      pass.push_back(f);
+      continue;
+    }
+    Flows ok_dst, rest;
+    for (const auto& [why, set] : bad_dst) {
+      Flows hit;
+      SplitFlow(f, Dim::kDaddr, set, space, hit, rest);
+      for (PathFlow& h : hit) dropped.push_back({std::move(h), why});
+    }
+    SplitFlow(f, Dim::kDaddr, good_dst, space, ok_dst, rest);
+    for (const PathFlow& g : ok_dst) {
+      for (const auto& [why, set] : bad_src) {
+        Flows hit;
+        SplitFlow(g, Dim::kSaddr, set, space, hit, rest);
+        for (PathFlow& h : hit) dropped.push_back({std::move(h), why});
+      }
+      Flows ok;
+      SplitFlow(g, Dim::kSaddr, good_src, space, ok, rest);
+      for (PathFlow& o : ok) pass.push_back(std::move(o));
+    }
+  }
 }
 
 }  // namespace rulejit::analysis

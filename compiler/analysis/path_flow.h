@@ -60,7 +60,14 @@ void RewriteNat(const PathFlow& f, const Effect& binding, const Space& space, Fl
 // ip_forward's checks and the TTL / hop limit decrement.
 void RouterChecks(const Flows& in, const Space& space, Flows& pass, std::vector<StackDrop>& dropped);
 
-// The routing decision on `host` for the destination as the flow has it.
+// ip6_rcv_core's address checks (rulejit/route_input.h's Ipv6ReceiveDrop),
+// before prerouting; IPv4 flows pass.
+void Ipv6ReceiveChecks(const Flows& in, const Space& space, Flows& pass,
+                       std::vector<StackDrop>& dropped);
+
+// The routing decision on `host` for the addresses as the flow has them:
+// an arriving flow's as rulejit/route_input.h's RouteInput makes it (by
+// input device, source and destination), a local one's by its route.
 struct Routed {
   Flows local;
   Flows out;  // `now`'s oif set to the route's device

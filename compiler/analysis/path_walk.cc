@@ -330,7 +330,15 @@ void PathWalker::Forward(Flows flows) {
 }
 
 void PathWalker::Arrive(Flows flows) {
-  flows = RunHook(ir::Hook::kPrerouting, Netdev(ir::Hook::kIngress, std::move(flows)));
+  flows = Netdev(ir::Hook::kIngress, std::move(flows));
+  if (options_.host != nullptr) {  // as runtime/path.cc, with a host only
+    Flows pass;
+    std::vector<StackDrop> drops;
+    Ipv6ReceiveChecks(flows, space(), pass, drops);
+    Stack(drops);
+    flows = std::move(pass);
+  }
+  flows = RunHook(ir::Hook::kPrerouting, std::move(flows));
   if (options_.host == nullptr) {
     if (options_.path == PathKind::kInput) {
       Flows in = RunHook(ir::Hook::kInput, std::move(flows));

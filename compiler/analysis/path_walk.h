@@ -44,12 +44,13 @@
 // (lift_cube.h), NAT to a range or prefix, masquerade and redirect whose
 // device is not a named device of the host model (path_flow.h), netdev
 // ingress/egress chains, queue verdicts, local output delivered through lo.
-// The routing decision: with a host model (rulejit/host.h) the route of the
-// destination as prerouting left it (local, forwarded through the route's
-// device, dropped without a route), after the stack's martian checks
-// (IPv4: sources in 0/8, 127/8, 224/4, 255.255.255.255; destinations in
-// 0/8 and 127/8); without one, fixed by the path as `rulejit eval --path` does
-// (input: delivered, forward and output: out through --oif).
+// The routing decision: with a host model (rulejit/host.h) the kernel's
+// for the addresses as prerouting left them (rulejit/route_input.h: local,
+// forwarded through the route's device, dropped as martian, without a
+// route or for a multicast group not joined; IPv6's receive checks before
+// prerouting), as runtime/path.cc makes it; without one, fixed by the path
+// as `rulejit eval --path` does (input: delivered, forward and output: out
+// through --oif).
 #ifndef RULEJIT_COMPILER_ANALYSIS_PATH_WALK_H_
 #define RULEJIT_COMPILER_ANALYSIS_PATH_WALK_H_
 

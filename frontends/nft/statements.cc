@@ -126,7 +126,7 @@ bool Parser::ParseNatAddress(std::string_view word, int family, ir::SourceLoc lo
   return true;
 }
 
-// `snat|dnat [ip|ip6] [to] ADDR[-ADDR|/LEN][:PORT[-PORT]] [FLAGS]`,
+// `snat|dnat [ip|ip6 [prefix]] [to] ADDR[-ADDR|/LEN][:PORT[-PORT]] [FLAGS]`,
 // `masquerade [to :PORT[-PORT]] [FLAGS]`, `redirect [to [:]PORT[-PORT]] [FLAGS]`.
 // The statement is lowered before the check that nothing follows it.
 bool Parser::ParseNat(ir::Rule& rule) {
@@ -145,6 +145,9 @@ bool Parser::ParseNat(ir::Rule& rule) {
   const bool bare = addresses && !AtWord("to") && !AtStmtEnd() && !AtWord("comment") &&
                     (AtPunct("[") || (Peek().kind == Tok::kWord && NatFlagBit(Peek().text) == 0));
   if ((AcceptWord("to") || bare) && !ParseNatTarget(rule, w, family, &s)) return false;
+  if ((s.nat.flags & ir::kNatNetmap) && !s.map && s.addrs.empty()) {
+    return Error(s.loc, absl::StrCat(w, " prefix needs an address: 'to ADDR/LEN'"));
+  }
   if (!s.map && !ParseNatFlags(&s.nat.flags)) return false;
   if (!lin_.Lower(rule, s)) return false;
   // nft: NAT statements are terminal.
@@ -157,7 +160,12 @@ bool Parser::ParseNat(ir::Rule& rule) {
 bool Parser::ParseNatFamily(ast::Nat* s, int* family) {
   if (AcceptWord("ip")) *family = 4;
   else if (AcceptWord("ip6")) *family = 6;
-  if (AtWord("prefix")) return Error(Peek().loc, "unsupported nat prefix mapping");
+  // `snat ip prefix to NET/LEN`: a prefix mapping (NF_NAT_RANGE_NETMAP).
+  if (AtWord("prefix")) {
+    if (*family == 0) return Error(Peek().loc, "nat prefix mapping needs ip or ip6");
+    Next();
+    s->nat.flags |= ir::kNatNetmap;
+  }
   // `addr . port`: the map's data is an address and a port (nft 1.0.6
   // takes the data type from the map either way).
   if (*family != 0 && AtWord("addr") && PeekAt(1).text == "." && PeekAt(2).text == "port") {

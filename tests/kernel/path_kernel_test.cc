@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/kernel/kernel_oracle.h"
+#include "tests/kernel/path_case.h"
 #include "tests/kernel/rulejit_runner.h"
 #include "tests/support/frames.h"
 
@@ -62,13 +63,7 @@ Frames PathFrames() {
   return frames;
 }
 
-struct Case {
-  std::string name;
-  OracleSyntax syntax;
-  std::string text;
-};
-
-std::vector<Case> Cases() {
+std::vector<PathCase> Cases() {
   return {
       {"mark_in_prerouting_tested_in_forward", OracleSyntax::kNft, R"(table inet t {
   chain pre { type filter hook prerouting priority -150; udp dport 1000 meta mark set 7; }
@@ -194,33 +189,17 @@ COMMIT
 }
 
 TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
-  for (OracleSyntax syntax : {OracleSyntax::kNft, OracleSyntax::kIptablesSave}) {
-    if (absl::Status s = OracleAvailable(syntax); !s.ok()) GTEST_SKIP() << s.message();
-  }
-  ScratchDir dir("rulejit-path");
-  ASSERT_FALSE(dir.path.empty());
-  const Frames frames = PathFrames();
-  absl::StatusOr<Frames> injected = PrepareOracleFrames(frames);
-  ASSERT_TRUE(injected.ok()) << injected.status();
-  const std::string pcap = dir.path + "/frames.pcap";
-  ASSERT_TRUE(WritePcap(pcap, *injected));
-  const std::vector<std::string> tiers = SupportedTiers(dir.path);
-  for (const Case& c : Cases()) {
-    std::string host;
-    absl::StatusOr<std::vector<PathOutcome>> kernel =
-        KernelPathOutcomes({.syntax = c.syntax, .text = c.text}, frames, {.fw_host_json = &host});
+  if (absl::Status s = PathOracleAvailable(); !s.ok()) GTEST_SKIP() << s.message();
+  const PathBench bench("rulejit-path", PathFrames());
+  ASSERT_TRUE(bench.status.ok()) << bench.status;
+  for (const PathCase& c : Cases()) {
+    size_t compared = 0;
+    absl::StatusOr<std::vector<PathOutcome>> kernel = bench.Check(c, &compared);
     ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
     std::vector<std::string> want;
     for (const PathOutcome& o : *kernel) want.push_back(KernelFate(o));
     // A case whose frames all end alike tests nothing.
     EXPECT_GE(std::set<std::string>(want.begin(), want.end()).size(), 2u) << c.name;
-    const std::string file =
-        absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
-    std::ofstream(file) << c.text;
-    std::ofstream(dir.path + "/host.json") << host;
-    const size_t compared = ExpectKernelPath(c.name, file, pcap,
-                                             absl::StrCat("--iif fwin --host ", dir.path, "/host.json"),
-                                             *kernel, tiers, dir.path);
     EXPECT_GT(compared, 0u) << c.name << ": no forwarded frame to compare";
   }
 }
@@ -283,7 +262,7 @@ std::vector<PathPacket> ConnectionPackets() {
   };
 }
 
-std::vector<Case> ConnectionCases() {
+std::vector<PathCase> ConnectionCases() {
   return {
       {"stateful_nat_nft", OracleSyntax::kNft, R"(table ip nat {
   chain pre { type nat hook prerouting priority dstnat; ip daddr 198.18.0.1 udp dport 53 dnat to 10.30.0.9:5353; }
@@ -331,7 +310,7 @@ TEST(PathKernel, ConnectionsBothWaysWithNat) {
   const Frames& frames = traffic->frames;
   const std::vector<bool>& from_server = traffic->from_server;
   const std::vector<std::string> tiers = SupportedTiers(dir.path);
-  for (const Case& c : ConnectionCases()) {
+  for (const PathCase& c : ConnectionCases()) {
     std::string host;
     absl::StatusOr<std::vector<PathOutcome>> kernel = KernelPathOutcomes(
         {.syntax = c.syntax, .text = c.text}, frames, {.fw_host_json = &host}, from_server);

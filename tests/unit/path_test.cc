@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rulejit/rulejit.h"
 #include "tests/support/frames.h"
@@ -59,7 +60,11 @@ std::unique_ptr<Fixture> Make(const std::string& nft, Backend backend) {
   return f;
 }
 
-PathResult Arrive(Fixture& f, const FrameSpec& spec, const std::string& iif = "eth0") {
+// FrameSpec's default source, 10.0.0.1, is the router's own address, a
+// martian source to ip_route_input_slow: frames come from a client
+// (10.0.0.9) unless the spec names a source.
+PathResult Arrive(Fixture& f, FrameSpec spec, const std::string& iif = "eth0") {
+  if (spec.src == FrameSpec{}.src) spec.src = "10.0.0.9";
   std::vector<uint8_t> frame = BuildFrame(spec);
   PathRunner runner(*f.program, f.host, f.conntrack);
   PathOptions options{.start = PathStart::kArrives, .route = RouteChoice::kHost, .iif = iif};
@@ -130,6 +135,29 @@ TEST(Path, RoutingDecisionDeliversOrForwards) {
   PathResult nowhere = Arrive(*f, {.dst = "172.16.0.1", .dport = 23});
   EXPECT_EQ(nowhere.fate, Fate::kDropped);
   EXPECT_EQ(nowhere.stack_drop, "no route to the destination");
+}
+
+// rulejit/route_input.h's special addresses (checked against the kernel in
+// tests/kernel/path_addresses_kernel_test.cc).
+TEST(Path, SpecialAddressesAreRoutedAsTheKernelRoutesThem) {
+  auto f = Make("table ip t {\n  chain in { type filter hook input priority 0; }\n}\n", Backend::kInterp);
+  auto fate = [&](const char* src, const char* dst) {
+    PathResult r = Arrive(*f, {.src = src, .dst = dst, .proto = 17});
+    return absl::StrCat(static_cast<int>(r.fate), " ", r.stack_drop);
+  };
+  const std::string delivered = "0 ", forwarded = "1 ";
+  EXPECT_EQ(fate("10.0.0.9", "255.255.255.255"), delivered);
+  EXPECT_EQ(fate("0.0.0.0", "255.255.255.255"), delivered);
+  EXPECT_EQ(fate("10.0.0.9", "10.0.0.255"), delivered);  // eth0's subnet broadcast
+  EXPECT_EQ(fate("10.0.0.9", "224.0.0.1"), delivered);
+  EXPECT_EQ(fate("10.0.0.9", "224.0.0.251"), "3 multicast group not joined");
+  EXPECT_EQ(fate("10.0.0.9", "0.0.0.0"), "3 martian destination");
+  EXPECT_EQ(fate("10.0.0.9", "0.1.2.3"), "3 no route to the destination");
+  EXPECT_EQ(fate("0.0.0.0", "192.168.1.9"), "3 martian source");
+  EXPECT_EQ(fate("0.1.2.3", "192.168.1.9"), forwarded);
+  EXPECT_EQ(fate("192.168.1.1", "192.168.1.9"), "3 martian source");  // its own address
+  EXPECT_EQ(fate("127.0.0.1", "192.168.1.9"), "3 martian source");
+  EXPECT_EQ(fate("10.0.0.9", "127.0.0.1"), "3 martian destination");
 }
 
 TEST(Path, TtlIsCheckedAndDecrementedBeforeForward) {
