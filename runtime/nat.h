@@ -34,6 +34,7 @@
 #include "rulejit/packet.h"
 #include "rulejit/types.h"
 #include "runtime/conntrack.h"
+#include "runtime/flow_table.h"
 
 namespace rulejit::runtime {
 
@@ -63,7 +64,7 @@ enum class NatOutcome { kBound, kBoundRandomPort, kDrop, kUnsupported };
 // binding), marking it done and setting its NAT status bit when the tuple
 // changed. kDrop where the kernel drops (masquerade or redirect without
 // an address); kUnsupported for what is not modelled (NETMAP).
-NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
+NatOutcome BindNat(const FlowTable& ct, Conntrack::Flow& flow, Manip manip,
                    const NatChange* change, const NatSite& site);
 
 // Rewrites a packet of `flow` travelling in direction `reply` at a NAT step

@@ -1,6 +1,6 @@
 // `rulejit bench FILE --trace T [--backend B] [--no-classify]
-//                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]]
-//                     [--json] [--format F]`
+//                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]
+//                                [--shared-conntrack]] [--json] [--format F]`
 //
 // Classification throughput of the compiled ruleset over a trace: a pcap of
 // Ethernet frames, or a ClassBench trace (`SRC DST SPORT DPORT PROTO
@@ -14,7 +14,9 @@
 // --path forward|input|output measures the whole path instead
 // (runtime/path.h, as `eval --path`: every hook, conntrack, NAT, routing
 // on --host), one frame at a time with one connection table across the
-// repeated trace; mismatches are then not checked.
+// repeated trace; mismatches are then not checked. --shared-conntrack
+// runs the path over the table `run --queues N` shares
+// (runtime/shared_conntrack.h), from one thread: what its locks cost.
 // --json ends the output with one JSON object with the keys packets mpps
 // ns_per_packet build_ms memory_bytes mismatches.
 #include <chrono>
@@ -28,6 +30,7 @@
 #include "rulejit/rulejit.h"
 #include "runtime/conntrack.h"
 #include "runtime/path.h"
+#include "runtime/shared_conntrack.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
 #include "tools/host_option.h"
@@ -120,9 +123,14 @@ Measurement Measure(const Program& program, Hook hook, const TraceFrames& trace,
 
 // The trace along the whole path, frame by frame.
 Measurement MeasurePath(const Program& program, const HostModel& host,
-                        const runtime::PathOptions& path, const TraceFrames& trace) {
+                        const runtime::PathOptions& path, const TraceFrames& trace,
+                        bool shared) {
   runtime::Conntrack conntrack;
-  runtime::PathRunner runner(program, host, conntrack);
+  runtime::LocalFlowTable local(conntrack);
+  runtime::SharedConntrack shared_table({});
+  runtime::SharedConntrack::Handle handle(shared_table);
+  runtime::PathRunner runner(program, host, shared ? static_cast<runtime::FlowTable&>(handle)
+                                                   : static_cast<runtime::FlowTable&>(local));
   RunState state;
   Measurement m;
   const auto start = std::chrono::steady_clock::now();
@@ -186,7 +194,8 @@ int RunBench(const Args& args, Streams io) {
     }
   }
   const HostModel fallback = LoopbackHost();
-  Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace)
+  Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace,
+                                     args.has("shared-conntrack"))
                        : Measure(*program, *hook, *trace, meta);
   const double ns = m.seconds * 1e9 / m.packets;
   const double mpps = m.packets / m.seconds / 1e6;
@@ -215,7 +224,7 @@ Command BenchCommand() {
       .name = kName,
       .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
-                  "[--host FILE|local]] [--json] [--format F]",
+                  "[--host FILE|local] [--shared-conntrack]] [--json] [--format F]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
@@ -225,6 +234,7 @@ Command BenchCommand() {
                          {"iif", true},
                          {"oif", true},
                          {"host", true},
+                         {"shared-conntrack", false},
                          {"json", false},
                          {"format", true}},
                .positionals = {"FILE"}},

@@ -93,12 +93,7 @@ class XdpNat : public ::testing::Test {
     return err.empty();
   }
   // A listening TCP socket on the server at `port`.
-  int Listen(uint16_t port) {
-    listeners_.push_back(std::make_unique<Socket>(SocketIn(topo.dst(), SOCK_STREAM)));
-    const int fd = listeners_.back()->fd;
-    if (fd < 0 || !BindTo(fd, kDstAddr, port) || listen(fd, 32) != 0) return -1;
-    return fd;
-  }
+  int Listen(uint16_t port) { return listeners_.Listen(topo.dst(), port); }
 
   Topology topo;
   std::unique_ptr<Child> fw;
@@ -106,7 +101,7 @@ class XdpNat : public ::testing::Test {
 
  private:
   std::vector<std::string> files_;
-  std::vector<std::unique_ptr<Socket>> listeners_;
+  Listeners listeners_;
 };
 
 // kConnections echoes of kTransfer bytes to `ip`:`port` from the client;
