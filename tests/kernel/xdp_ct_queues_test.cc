@@ -64,29 +64,15 @@ std::vector<std::string> SteerTx(const std::string& ns, const std::string& dev, 
                        "/xps_cpus")};
 }
 
-class XdpCtQueues : public ::testing::Test {
+class XdpCtQueues : public XdpRunTest {
  protected:
-  void SetUp() override {
-    if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
-    RemoveStaleNamespaces();
-    ctl_ = absl::StrCat("/run/rulejit/", topo.fw(), ".sock");
-  }
-  void TearDown() override {
-    if (fw) EXPECT_EQ(fw->Stop(SIGTERM), 0) << fw->text();
-    for (const std::string& f : files_) unlink(f.c_str());
-  }
   // `run --queues 2` on `rules`, the two directions steered apart.
-  bool Start(const std::string& name, const std::string& rules,
-             std::vector<std::vector<std::string>> setup = {}) {
-    files_.push_back(WriteFile(name, rules));
+  bool StartSteered(const std::string& name, const std::string& rules,
+                    std::vector<std::vector<std::string>> setup = {}) {
     setup.push_back(SteerTx(topo.src(), "s0", 0));
     setup.push_back(SteerTx(topo.dst(), "d0", 1));
-    std::string err = StartRun(topo, files_.back(), ctl_, &fw, setup, /*queues=*/2);
-    if (!err.empty()) ADD_FAILURE() << err;
-    return err.empty();
+    return Start(name, rules, setup, /*queues=*/2);
   }
-  // A listening TCP socket on the server at `port`.
-  int Listen(uint16_t port) { return listeners_.Listen(topo.dst(), port); }
   // kConnections echoes to the server's 8080 at once; how many came back
   // intact.
   int EchoAll() {
@@ -109,17 +95,10 @@ class XdpCtQueues : public ::testing::Test {
     EXPECT_EQ(LineValue(stats.text, "queue 0", "fwout", "rx_packets"), 0) << stats.text;
   }
 
-  Topology topo;
-  std::unique_ptr<Child> fw;
-  std::string ctl_;
-
- private:
-  std::vector<std::string> files_;
-  Listeners listeners_;
 };
 
 TEST_F(XdpCtQueues, RepliesOnAnotherWorkersQueueAreEstablished) {
-  ASSERT_TRUE(Start("ct_queues.ipt", kFilterIpt));
+  ASSERT_TRUE(StartSteered("ct_queues.ipt", kFilterIpt));
   EXPECT_TRUE(absl::StrContains(fw->text(), "queues=2")) << fw->text();
   const int listener = Listen(8080);
   ASSERT_GE(listener, 0);
@@ -152,7 +131,7 @@ TEST_F(XdpCtQueues, RepliesOnAnotherWorkersQueueAreEstablished) {
 TEST_F(XdpCtQueues, SnatBindingsServeRepliesOnAnotherQueue) {
   // The server reaches the translated address at the client's MAC,
   // through the bridge.
-  ASSERT_TRUE(Start("ct_queues_snat.ipt", absl::StrCat(kSnatIpt, kFilterIpt),
+  ASSERT_TRUE(StartSteered("ct_queues_snat.ipt", absl::StrCat(kSnatIpt, kFilterIpt),
                     {{"ip", "-n", topo.dst(), "neigh", "add", "10.77.0.100", "lladdr",
                       kSrcMacText, "dev", "d0"}}));
   const int listener = Listen(8080);

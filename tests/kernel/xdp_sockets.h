@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -190,6 +191,42 @@ class EchoServer {
  private:
   std::vector<std::string> peers_;
   std::thread thread_;
+};
+
+// A test fixture: the topology, `run` started by Start (with control
+// socket ctl_), listening sockets; all taken down after the test.
+class XdpRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+    RemoveStaleNamespaces();
+    ctl_ = absl::StrCat("/run/rulejit/", topo.fw(), ".sock");
+  }
+  void TearDown() override {
+    if (fw) {
+      EXPECT_EQ(fw->Stop(SIGTERM), 0) << fw->text();
+    }
+    for (const std::string& f : files_) unlink(f.c_str());
+  }
+  // `run` on `rules` after `setup`, on `queues` queues; fails the test
+  // when it cannot start.
+  bool Start(const std::string& name, const std::string& rules,
+             const std::vector<std::vector<std::string>>& setup = {}, int queues = 1) {
+    files_.push_back(WriteFile(name, rules));
+    std::string err = StartRun(topo, files_.back(), ctl_, &fw, setup, queues);
+    if (!err.empty()) ADD_FAILURE() << err;
+    return err.empty();
+  }
+  // A listening TCP socket on the server at `port`.
+  int Listen(uint16_t port) { return listeners_.Listen(topo.dst(), port); }
+
+  Topology topo;
+  std::unique_ptr<Child> fw;
+  std::string ctl_;
+
+ private:
+  std::vector<std::string> files_;
+  Listeners listeners_;
 };
 
 }  // namespace rulejit::xdp_test
