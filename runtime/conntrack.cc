@@ -195,6 +195,33 @@ bool Conntrack::FindInZone(Key key, const CtZone& zone, uint32_t* flow, bool* re
 
 bool Conntrack::ReplyTupleTaken(const Key& candidate) const { return TupleLive(candidate); }
 
+bool Conntrack::Tracks(Key key, const CtZone& zone) const {
+  for (bool reply : {false, true}) {
+    key.zone = zone.IdOf(reply);
+    if (TupleLive(key)) return true;
+  }
+  return false;
+}
+
+// Track's choice of tuple, without the table.
+bool Conntrack::LookupTuple(const PacketView& pkt, Key* key) {
+  const bool v6 = pkt.nfproto == kNfProtoIpv6;
+  if ((pkt.nfproto != kNfProtoIpv4 && !v6) || pkt.data == nullptr ||
+      pkt.network_off == kAbsent || !pkt.l4proto_valid || pkt.fragoff != 0) {
+    return false;
+  }
+  if (IsIcmp(pkt.l4proto)) {
+    const IcmpClass c = ClassifyIcmp(pkt, /*verify_checksum=*/false);
+    if (c.kind == IcmpClass::kError) {
+      if (!QuotedKey(pkt, c.quoted_off, *key) || !key->Invertible()) return false;
+      *key = key->Reversed();
+      return true;
+    }
+    if (c.kind != IcmpClass::kQuery) return false;
+  }
+  return PacketKey(pkt, *key);
+}
+
 // The kernel's gc worker, a few slots at a time: expired flows free their
 // slots even when no packet of theirs comes again, so the table holds what
 // lives (a long `rulejit run` does not grow without end).
@@ -252,6 +279,7 @@ void Conntrack::Kill(uint32_t index) {
     auto it = tuples_.find(flow.tuple[dir]);
     if (it != tuples_.end() && it->second >> 1 == index) tuples_.erase(it);
   }
+  if (on_kill_) on_kill_(flow);
 }
 
 // ------------------------------------------------------------- protocols

@@ -76,6 +76,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -195,6 +196,7 @@ class Conntrack {
 
   // The packet time (ns) of the packets that follow: flows expire by it.
   void set_now_ns(uint64_t now_ns) { now_ns_ = now_ns; }
+  uint64_t now_ns() const { return now_ns_; }
 
   // nf_conntrack_in for `pkt`: finds or starts its flow and sets
   // meta.ct_valid, ct_state, ct_dir, ct_status and ct_mark as the chains
@@ -218,6 +220,17 @@ class Conntrack {
   bool Live(size_t index) const;
   // Flows not yet killed (some may have expired unseen).
   size_t live_flows() const;
+  // The tuple In looks `pkt` up by, if it looks one up: the packet's own,
+  // or for an ICMP error the flow tuple its quoted packet belongs to.
+  // (The shared table picks a packet's stripe by it.)
+  static bool LookupTuple(const PacketView& pkt, Key* key);
+  // Whether a live flow has tuple `key` with either direction's zone id of
+  // `zone` (FindInZone's candidates; nothing is reaped).
+  bool Tracks(Key key, const CtZone& zone) const;
+  // Called with each flow the table kills (expired, evicted, ended), once
+  // its tuples have left the index; not by Flush.
+  void set_on_kill(std::function<void(const Flow&)> on_kill) { on_kill_ = std::move(on_kill); }
+
   // Forgets every flow, NAT bindings with them (`conntrack -F`). No Entry
   // of an earlier packet may be used after it.
   void Flush() {
@@ -267,6 +280,7 @@ class Conntrack {
   uint32_t evict_at_ = 0;
   // tuple -> flow index << 1 | direction
   absl::flat_hash_map<Key, uint32_t> tuples_;
+  std::function<void(const Flow&)> on_kill_;
 };
 
 }  // namespace rulejit::runtime

@@ -176,11 +176,11 @@ bool InRange(const Key& t, Manip manip, const NatRange& range) {
 }
 
 // nf_nat_used_tuple: another flow's tuple is this one's reply.
-bool Used(const Conntrack& ct, const Key& t) { return ct.ReplyTupleTaken(t.Reversed()); }
+bool Used(const FlowTable& ct, const Key& t) { return ct.ReplyTupleTaken(t.Reversed()); }
 
 // nf_nat_l4proto_unique_tuple. True when the port came from the random
 // draw (the kernel's choice is then another).
-bool UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
+bool UniquePort(const FlowTable& ct, Key& t, Manip manip, const NatRange& range,
                 uint32_t random) {
   uint32_t min = 0, size = 0;
   const bool specified = range.flags & kNatProtoSpecified;
@@ -220,30 +220,29 @@ bool UniquePort(const Conntrack& ct, Key& t, Manip manip, const NatRange& range,
 
 // find_appropriate_src: another flow from the same source, mapped into the
 // range, lends its mapping.
-bool ReuseSourceMapping(const Conntrack& ct, const Key& orig, const NatRange& range,
+bool ReuseSourceMapping(const FlowTable& ct, const Key& orig, const NatRange& range,
                         Key& out) {
-  for (size_t i = 0; i < ct.flows(); ++i) {
-    if (!ct.Live(i)) continue;
-    const Conntrack::Flow& f = ct.flow(i);
+  bool found = false;
+  ct.ForEachLiveFlow([&](const Conntrack::Flow& f) {
     const Key& t = f.tuple[0];
     if (t.family != orig.family || t.proto != orig.proto || t.src != orig.src ||
         t.sport != orig.sport) {
-      continue;
+      return false;
     }
     Key candidate = f.tuple[1].Reversed();
     candidate.dst = orig.dst;
     candidate.dport = orig.dport;
     if (IsIcmp(orig.proto)) candidate.dport = candidate.sport;
-    if (InRange(candidate, Manip::kSrc, range)) {
-      out = candidate;
-      return true;
-    }
-  }
-  return false;
+    if (!InRange(candidate, Manip::kSrc, range)) return false;
+    out = candidate;
+    found = true;
+    return true;
+  });
+  return found;
 }
 
 // get_unique_tuple. `drew`: the port came from the random draw.
-Key UniqueTuple(const Conntrack& ct, const Key& orig, Manip manip, const NatRange& range,
+Key UniqueTuple(const FlowTable& ct, const Key& orig, Manip manip, const NatRange& range,
                 uint32_t random, bool* drew) {
   *drew = false;
   const bool random_all = range.flags & (kNatProtoRandom | kNatProtoRandomFully);
@@ -309,7 +308,7 @@ void NetmapRange(const Key& current, Manip manip, NatRange& range) {
 
 }  // namespace
 
-NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
+NatOutcome BindNat(const FlowTable& ct, Conntrack::Flow& flow, Manip manip,
                    const NatChange* change, const NatSite& site) {
   // What we've got looks like the inverse of the reply tuple.
   const Key current = flow.tuple[1].Reversed();

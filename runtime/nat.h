@@ -35,6 +35,7 @@
 #include "rulejit/packet.h"
 #include "rulejit/types.h"
 #include "runtime/conntrack.h"
+#include "runtime/flow_table.h"
 
 namespace rulejit::runtime {
 
@@ -64,7 +65,7 @@ enum class NatOutcome { kBound, kBoundRandomPort, kDrop };
 // binding), marking it done and setting its NAT status bit when the tuple
 // changed. kDrop where the kernel drops (masquerade or redirect without
 // an address).
-NatOutcome BindNat(const Conntrack& ct, Conntrack::Flow& flow, Manip manip,
+NatOutcome BindNat(const FlowTable& ct, Conntrack::Flow& flow, Manip manip,
                    const NatChange* change, const NatSite& site);
 
 // Rewrites a packet of `flow` travelling in direction `reply` at a NAT step

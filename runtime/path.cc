@@ -61,7 +61,7 @@ void DecreaseTtl(std::vector<uint8_t>& f, uint32_t ip) {
 // One packet's walk along its path.
 class Walk {
  public:
-  Walk(const Program& program, const HostModel& host, Conntrack& conntrack,
+  Walk(const Program& program, const HostModel& host, FlowTable& conntrack,
        const std::vector<PathRunner::HookChains>& hooks, bool nat, RunState* state)
       : program_(program), host_(host), conntrack_(conntrack), hooks_(hooks), nat_(nat),
         state_(state) {}
@@ -104,7 +104,7 @@ class Walk {
 
   const Program& program_;
   const HostModel& host_;
-  Conntrack& conntrack_;
+  FlowTable& conntrack_;
   const std::vector<PathRunner::HookChains>& hooks_;
   const bool nat_;
   RunState* state_;
@@ -440,7 +440,15 @@ PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t 
 }  // namespace
 
 PathRunner::PathRunner(const Program& program, const HostModel& host, Conntrack& conntrack)
-    : program_(program), host_(host), conntrack_(conntrack) {
+    : PathRunner(program, host, std::make_unique<LocalFlowTable>(conntrack), nullptr) {}
+
+PathRunner::PathRunner(const Program& program, const HostModel& host, FlowTable& table)
+    : PathRunner(program, host, nullptr, &table) {}
+
+PathRunner::PathRunner(const Program& program, const HostModel& host,
+                       std::unique_ptr<LocalFlowTable> local, FlowTable* table)
+    : program_(program), host_(host), local_(std::move(local)),
+      conntrack_(table != nullptr ? *table : *local_) {
   for (int h = 0; h <= static_cast<int>(Hook::kEgress); ++h) {
     HookChains& chains = hooks_.emplace_back();
     for (const BaseChainInfo& c : program.BaseChains(static_cast<Hook>(h))) {

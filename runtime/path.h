@@ -46,12 +46,14 @@
 #define RULEJIT_RUNTIME_PATH_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "rulejit/host.h"
 #include "rulejit/rulejit.h"
 #include "runtime/conntrack.h"
+#include "runtime/flow_table.h"
 
 namespace rulejit::runtime {
 
@@ -120,6 +122,8 @@ class PathRunner {
  public:
   // `program`, `host` and `conntrack` must outlive the runner.
   PathRunner(const Program& program, const HostModel& host, Conntrack& conntrack);
+  // The same over any connection table (a shared one's handle).
+  PathRunner(const Program& program, const HostModel& host, FlowTable& table);
 
   // One frame along its path. `meta` gives what the frame does not carry
   // (mark, socket owner, random draw); devices come from `options`.
@@ -135,9 +139,13 @@ class PathRunner {
   };
 
  private:
+  PathRunner(const Program& program, const HostModel& host,
+             std::unique_ptr<LocalFlowTable> local, FlowTable* table);
+
   const Program& program_;
   const HostModel& host_;
-  Conntrack& conntrack_;
+  std::unique_ptr<LocalFlowTable> local_;  // the first constructor's
+  FlowTable& conntrack_;
   std::vector<HookChains> hooks_;  // by Hook
   bool nat_ = false;  // some chain is of type nat: the NAT steps run
 };

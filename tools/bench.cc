@@ -1,6 +1,6 @@
 // `rulejit bench FILE --trace T [--backend B] [--no-classify]
-//                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]]
-//                     [--json] [--format F]`
+//                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]
+//                                [--shared-conntrack]] [--json] [--format F]`
 //
 // Classification throughput of the compiled ruleset over a trace: a pcap of
 // Ethernet frames, or a ClassBench trace (`SRC DST SPORT DPORT PROTO
@@ -17,6 +17,8 @@
 // repeated trace; mismatches are then not checked.
 // --time T and --kernel-tz give the clock inputs (tools/clock_option.h) to
 // every frame.
+// --shared-conntrack runs the path over the table `run --queues N` shares
+// (runtime/shared_conntrack.h), from one thread: what its locks cost.
 // --json ends the output with one JSON object with the keys packets mpps
 // ns_per_packet build_ms memory_bytes mismatches.
 #include <chrono>
@@ -31,6 +33,7 @@
 #include "runtime/conntrack.h"
 #include "runtime/path.h"
 #include "tools/clock_option.h"
+#include "runtime/shared_conntrack.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
 #include "tools/host_option.h"
@@ -124,9 +127,13 @@ Measurement Measure(const Program& program, Hook hook, const TraceFrames& trace,
 // The trace along the whole path, frame by frame.
 Measurement MeasurePath(const Program& program, const HostModel& host,
                         const runtime::PathOptions& path, const TraceFrames& trace,
-                        const PacketMeta& meta) {
+                        const PacketMeta& meta, bool shared) {
   runtime::Conntrack conntrack;
-  runtime::PathRunner runner(program, host, conntrack);
+  runtime::LocalFlowTable local(conntrack);
+  runtime::SharedConntrack shared_table({});
+  runtime::SharedConntrack::Handle handle(shared_table);
+  runtime::PathRunner runner(program, host, shared ? static_cast<runtime::FlowTable&>(handle)
+                                                   : static_cast<runtime::FlowTable&>(local));
   RunState state;
   Measurement m;
   const auto start = std::chrono::steady_clock::now();
@@ -198,9 +205,9 @@ int RunBench(const Args& args, Streams io) {
   }
   const HostModel fallback = LoopbackHost();
   PacketMeta path_meta;
-  ApplyClock(*clock, 0, &path_meta);
+  ApplyClock(*clock, 0, &path_meta, args.has("shared-conntrack"));
   Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace,
-                                     path_meta)
+                                     path_meta, args.has("shared-conntrack"))
                        : Measure(*program, *hook, *trace, meta);
   const double ns = m.seconds * 1e9 / m.packets;
   const double mpps = m.packets / m.seconds / 1e6;
@@ -229,8 +236,8 @@ Command BenchCommand() {
       .name = kName,
       .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
-                  "[--host FILE|local]] [--time T] [--kernel-tz +HH:MM|UTC|local] [--json] "
-                  "[--format F]",
+                  "[--host FILE|local] [--shared-conntrack]] [--time T] "
+                  "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
@@ -242,6 +249,7 @@ Command BenchCommand() {
                          {"host", true},
                          {"time", true},
                          {"kernel-tz", true},
+                         {"shared-conntrack", false},
                          {"json", false},
                          {"format", true}},
                .positionals = {"FILE"}},

@@ -209,10 +209,11 @@ struct Engine::Worker {
   uint32_t index = 0;
   std::unique_ptr<XskPort> ports[2];
   AtomicStats stats[2];  // by interface
-  // This worker's flows: they outlive reloads, as the kernel's conntrack
-  // outlives an `nft -f`. One table per worker; Open refuses more than one
-  // queue for rulesets that read it.
+  // The flows: they outlive reloads, as the kernel's conntrack outlives
+  // an `nft -f`. With one queue the worker owns its table (`conntrack`);
+  // with more, `table` is its handle on the engine's shared one.
   std::unique_ptr<Conntrack> conntrack;
+  std::unique_ptr<FlowTable> table;
   Mailbox mailbox;
   IcmpRateLimit icmp_limit;  // the kernel's ICMP rate limits, this worker's
   std::thread thread;
@@ -266,10 +267,8 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
                        available, " RX queue", available == 1 ? "" : "s"));
     }
   }
-  if (options.queues > 1 && program->TracksConnections()) {
-    return absl::InvalidArgumentError(
-        "--queues: the ruleset tracks connections (ct, NAT), and each worker would see only "
-        "the flows of its own queue; run it with one queue");
+  if (options.queues > 1) {
+    engine->shared_conntrack_ = std::make_unique<SharedConntrack>(options.conntrack);
   }
   for (Side side : {kIn, kOut}) {
     engine->paths_[side] = PathOptions{.start = PathStart::kArrives,
@@ -281,7 +280,12 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
   for (uint32_t q = 0; q < options.queues; ++q) {
     auto worker = std::make_unique<Worker>();
     worker->index = q;
-    worker->conntrack = std::make_unique<Conntrack>(options.conntrack);
+    if (engine->shared_conntrack_ != nullptr) {
+      worker->table = std::make_unique<SharedConntrack::Handle>(*engine->shared_conntrack_);
+    } else {
+      worker->conntrack = std::make_unique<Conntrack>(options.conntrack);
+      worker->table = std::make_unique<LocalFlowTable>(*worker->conntrack);
+    }
     worker->mailbox.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (worker->mailbox.wake_fd < 0) return absl::InternalError("eventfd failed");
     for (Side side : {kIn, kOut}) {
@@ -311,7 +315,7 @@ std::unique_ptr<Engine::Generation> Engine::MakeGeneration(
     // read it while they run.
     program->PrepareState(&slot.state);
     if (options_.log_fd >= 0) slot.state.set_log_sink(LogWriter(options_.log_fd));
-    slot.path = std::make_unique<PathRunner>(*program, *options_.host, *workers_[w]->conntrack);
+    slot.path = std::make_unique<PathRunner>(*program, *options_.host, *workers_[w]->table);
   }
   for (Side from : {kIn, kOut}) {
     gen->hooks[from] = HooksSeen(*program, *attach_[from], *attach_[from == kIn ? kOut : kIn]);
@@ -358,7 +362,7 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   // Packet time for conntrack's timeouts and the rules' limits.
   const uint64_t now = MonotonicNs();
   const PacketMeta clock = MachineClock();  // what time matches read
-  worker.conntrack->set_now_ns(now);
+  worker.table->set_now_ns(now);
   slot.state.set_now_ns(now);
   uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0, dropped = 0;
   uint64_t replies = 0, reply_bytes = 0;
@@ -566,6 +570,10 @@ void Engine::AskWorkers(CtRequest request) {
 }
 
 std::vector<Conntrack::Flow> Engine::ConntrackFlows(uint64_t* now_ns) {
+  if (shared_conntrack_ != nullptr) {
+    *now_ns = MonotonicNs();
+    return shared_conntrack_->Flows(*now_ns);
+  }
   AskWorkers(CtRequest::kList);
   std::vector<Conntrack::Flow> flows;
   *now_ns = 0;
@@ -580,6 +588,7 @@ std::vector<Conntrack::Flow> Engine::ConntrackFlows(uint64_t* now_ns) {
 }
 
 size_t Engine::FlushConntrack() {
+  if (shared_conntrack_ != nullptr) return shared_conntrack_->Flush(MonotonicNs());
   AskWorkers(CtRequest::kFlush);
   size_t flushed = 0;
   for (auto& worker : workers_) flushed += worker->mailbox.flushed;

@@ -23,11 +23,13 @@
 // statements write the kernel's nf_log line (runtime/log_line.h) to
 // EngineOptions::log_fd from the worker that ran them.
 //
-// Connection tracking: each worker owns its Conntrack, which outlives
-// reloads (flows and NAT bindings survive a reload, as they survive an
-// `nft -f`); packet time is the monotonic clock. A ruleset that tracks
-// connections (Program::TracksConnections) runs on one queue: with more,
-// a reply could land on another worker's table.
+// Connection tracking: the table outlives reloads (flows and NAT bindings
+// survive a reload, as they survive an `nft -f`); packet time is the
+// monotonic clock. With one queue the worker owns a Conntrack and takes no
+// lock. With more, the workers share one SharedConntrack
+// (runtime/shared_conntrack.h: striped locks, one stripe held per packet),
+// so a flow is tracked whatever queue its packets and replies land on, and
+// NAT bindings never clash across workers.
 //
 // Queues: one worker thread per RX queue q (0 <= q < queues), pinned to a
 // CPU, owning the AF_XDP sockets of queue q on both interfaces (each with
@@ -41,7 +43,7 @@
 // every frame of the bursts of that turn with it, so each frame is decided
 // wholly by one generation. Reload publishes a new generation, waits until
 // every worker has passed it or is idle (quiescence.h), then frees the old
-// one. Workers take no lock at all.
+// one. Workers take no lock for it.
 //
 // Counters across a reload are carried over by rule identity
 // (Program::CarryCountersFrom): a rule of
@@ -61,8 +63,9 @@
 // path (0.4-0.47 Mpps): under 5%. It would also lose exact counters (a hit
 // skips the counters of matching non-terminal rules).
 //
-// Conntrack requests (`ctl conntrack list|flush`): the control thread
-// posts a request in a worker's mailbox and wakes it (an eventfd in the
+// Conntrack requests (`ctl conntrack list|flush`): the shared table is read
+// and flushed under its stripe locks. A worker's own table: the control
+// thread posts a request in the worker's mailbox and wakes it (an eventfd in the
 // poll set of an idle worker); the worker serves it between two loop turns,
 // where it holds no entry of a packet, and marks it served. The worker
 // checks the mailbox once per loop turn (one relaxed load), never per
@@ -88,6 +91,7 @@
 #include "rulejit/rulejit.h"
 #include "runtime/conntrack.h"
 #include "runtime/path.h"
+#include "runtime/shared_conntrack.h"
 #include "runtime/xdp/quiescence.h"
 #include "runtime/xdp/xdp_attach.h"
 #include "runtime/xdp/xsk_port.h"
@@ -187,6 +191,7 @@ class Engine {
   EngineOptions options_;
   PathOptions paths_[2];  // a frame's path from each side
   std::unique_ptr<XdpAttachment> attach_[2];  // outlive the sockets
+  std::unique_ptr<SharedConntrack> shared_conntrack_;  // queues > 1
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<Generation*> current_{nullptr};
   std::unique_ptr<Generation> owned_;  // what current_ points to

@@ -71,43 +71,7 @@ std::string WithoutTimeout(const std::string& line, int64_t* seconds) {
   return absl::StrJoin(f, " ");
 }
 
-class XdpNat : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
-    RemoveStaleNamespaces();
-    ctl_ = absl::StrCat("/run/rulejit/", topo.fw(), ".sock");
-  }
-  void TearDown() override {
-    if (fw) {
-      EXPECT_EQ(fw->Stop(SIGTERM), 0) << fw->text();
-    }
-    for (const std::string& f : files_) unlink(f.c_str());
-  }
-  // `run` on `rules` after `setup`; skips the test when it cannot start.
-  bool Start(const std::string& name, const std::string& rules,
-             const std::vector<std::vector<std::string>>& setup = {}) {
-    files_.push_back(WriteFile(name, rules));
-    std::string err = StartRun(topo, files_.back(), ctl_, &fw, setup);
-    if (!err.empty()) ADD_FAILURE() << err;
-    return err.empty();
-  }
-  // A listening TCP socket on the server at `port`.
-  int Listen(uint16_t port) {
-    listeners_.push_back(std::make_unique<Socket>(SocketIn(topo.dst(), SOCK_STREAM)));
-    const int fd = listeners_.back()->fd;
-    if (fd < 0 || !BindTo(fd, kDstAddr, port) || listen(fd, 32) != 0) return -1;
-    return fd;
-  }
-
-  Topology topo;
-  std::unique_ptr<Child> fw;
-  std::string ctl_;
-
- private:
-  std::vector<std::string> files_;
-  std::vector<std::unique_ptr<Socket>> listeners_;
-};
+class XdpNat : public XdpRunTest {};
 
 // kConnections echoes of kTransfer bytes to `ip`:`port` from the client;
 // how many came back intact.

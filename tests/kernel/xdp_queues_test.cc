@@ -78,17 +78,6 @@ TEST(XdpQueues, OneWorkerPerQueueEachSeesItsQueue) {
   EXPECT_TRUE(absl::StrContains(too_many.text, "has only 2 RX queues"))
       << too_many.text;
 
-  // A ruleset that tracks connections would see each queue's flows apart:
-  // refused with more than one queue.
-  const std::string stateful = rules + ".stateful.ipt";
-  std::ofstream(stateful) << "*filter\n:FORWARD DROP [0:0]\n"
-                             "-A FORWARD -m conntrack --ctstate ESTABLISHED -j ACCEPT\nCOMMIT\n";
-  Output tracking = RunCmd({"ip", "netns", "exec", topo.fw(), RULEJIT_TOOL, "run", stateful,
-                            "--in", "fwin", "--out", "fwout", "--queues", "2", "--ctl", "none"});
-  EXPECT_EQ(tracking.exit_code, 2) << tracking.text;
-  EXPECT_TRUE(absl::StrContains(tracking.text, "tracks connections")) << tracking.text;
-  unlink(stateful.c_str());
-
   Child fw({"ip", "netns", "exec", topo.fw(), RULEJIT_TOOL, "run", rules,
             "--in", "fwin", "--out", "fwout", "--queues", "2", "--ctl", ctl});
   ASSERT_TRUE(fw.WaitForLine("ready ", 10000)) << fw.text();

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -77,12 +78,14 @@ inline std::string WriteFile(const std::string& name, const std::string& text) {
 
 // The topology with addresses on the end hosts, `setup` commands (e.g.
 // neighbour entries, an address on fwout) run, and `rulejit run` in fw
-// with `rules` and control socket `ctl` ("none" for none); empty on
-// success, else why not.
+// with `rules` and control socket `ctl` ("none" for none), serving
+// `queues` queues of veths that have as many; empty on success, else why
+// not.
 inline std::string StartRun(Topology& topo, const std::string& rules, const std::string& ctl,
                             std::unique_ptr<Child>* fw,
-                            const std::vector<std::vector<std::string>>& setup = {}) {
-  if (std::string err = topo.Create(); !err.empty()) return err;
+                            const std::vector<std::vector<std::string>>& setup = {},
+                            int queues = 1) {
+  if (std::string err = topo.Create(queues); !err.empty()) return err;
   for (const auto& [ns, dev, addr] :
        {std::tuple{topo.src(), "s0", kSrcAddr}, std::tuple{topo.dst(), "d0", kDstAddr}}) {
     Output r = RunCmd({"ip", "-n", ns, "addr", "add", absl::StrCat(addr, "/24"), "dev", dev});
@@ -94,7 +97,7 @@ inline std::string StartRun(Topology& topo, const std::string& rules, const std:
   }
   *fw = std::make_unique<Child>(std::vector<std::string>{
       "ip", "netns", "exec", topo.fw(), RULEJIT_TOOL, "run", rules, "--in", "fwin", "--out",
-      "fwout", "--ctl", ctl});
+      "fwout", "--ctl", ctl, "--queues", std::to_string(queues)});
   if (!(*fw)->WaitForLine("ready ", 10000)) return "run did not get ready:\n" + (*fw)->text();
   return "";
 }
@@ -141,6 +144,21 @@ inline bool EchoThrough(const std::string& ns, const char* ip, uint16_t port, si
   return back == out;
 }
 
+// Listening TCP sockets, closed with this.
+class Listeners {
+ public:
+  // A socket of namespace `ns` listening on kDstAddr:`port`; -1 if not.
+  int Listen(const std::string& ns, uint16_t port) {
+    sockets_.push_back(std::make_unique<Socket>(SocketIn(ns, SOCK_STREAM)));
+    const int fd = sockets_.back()->fd;
+    if (fd < 0 || !BindTo(fd, kDstAddr, port) || listen(fd, 32) != 0) return -1;
+    return fd;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Socket>> sockets_;
+};
+
 // A TCP server on `listener` that accepts `count` connections, echoes
 // each and records the peer address accept() gave (the source the
 // server sees).
@@ -173,6 +191,42 @@ class EchoServer {
  private:
   std::vector<std::string> peers_;
   std::thread thread_;
+};
+
+// A test fixture: the topology, `run` started by Start (with control
+// socket ctl_), listening sockets; all taken down after the test.
+class XdpRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = SkipReason(); !why.empty()) GTEST_SKIP() << why;
+    RemoveStaleNamespaces();
+    ctl_ = absl::StrCat("/run/rulejit/", topo.fw(), ".sock");
+  }
+  void TearDown() override {
+    if (fw) {
+      EXPECT_EQ(fw->Stop(SIGTERM), 0) << fw->text();
+    }
+    for (const std::string& f : files_) unlink(f.c_str());
+  }
+  // `run` on `rules` after `setup`, on `queues` queues; fails the test
+  // when it cannot start.
+  bool Start(const std::string& name, const std::string& rules,
+             const std::vector<std::vector<std::string>>& setup = {}, int queues = 1) {
+    files_.push_back(WriteFile(name, rules));
+    std::string err = StartRun(topo, files_.back(), ctl_, &fw, setup, queues);
+    if (!err.empty()) ADD_FAILURE() << err;
+    return err.empty();
+  }
+  // A listening TCP socket on the server at `port`.
+  int Listen(uint16_t port) { return listeners_.Listen(topo.dst(), port); }
+
+  Topology topo;
+  std::unique_ptr<Child> fw;
+  std::string ctl_;
+
+ private:
+  std::vector<std::string> files_;
+  Listeners listeners_;
 };
 
 }  // namespace rulejit::xdp_test
