@@ -205,7 +205,7 @@ int RunBench(const Args& args, Streams io) {
   }
   const HostModel fallback = LoopbackHost();
   PacketMeta path_meta;
-  ApplyClock(*clock, 0, &path_meta, args.has("shared-conntrack"));
+  ApplyClock(*clock, 0, &path_meta);
   Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace,
                                      path_meta, args.has("shared-conntrack"))
                        : Measure(*program, *hook, *trace, meta);

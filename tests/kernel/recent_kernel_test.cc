@@ -9,7 +9,6 @@
 //
 // Needs root, `ip netns`, iptables-legacy-restore and the rulejit binary;
 // skips with the reason otherwise. About ten seconds.
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/kernel/kernel_oracle.h"
 #include "tests/kernel/rulejit_runner.h"
+#include "tests/kernel/sequence_cases.h"
 #include "tests/support/frames.h"
 
 namespace rulejit::testing {
@@ -41,11 +41,7 @@ std::string Dump(const std::string& rules) {
                       rules, "COMMIT\n");
 }
 
-struct Case {
-  std::string name, dump;
-};
-
-std::vector<Case> Cases() {
+std::vector<SequenceCase> Cases() {
   return {
       {"update_hitcount",
        Dump("-A FORWARD -m recent --update --seconds 60 --hitcount 3 --name t --rsource -j DROP\n"
@@ -69,35 +65,7 @@ std::vector<Case> Cases() {
 }
 
 TEST(RecentKernel, EveryTierAgreesWithTheKernelOverSequences) {
-  if (absl::Status s = OracleAvailable(OracleSyntax::kIptablesSave); !s.ok()) {
-    GTEST_SKIP() << s.message();
-  }
-  ScratchDir dir("rulejit-recent");
-  ASSERT_FALSE(dir.path.empty());
-  const std::vector<std::string> tiers = SupportedTiers(dir.path);
-  absl::StatusOr<Frames> frames = PrepareOracleFrames(RecentFrames());
-  ASSERT_TRUE(frames.ok()) << frames.status();
-  const std::string pcap = dir.path + "/frames.pcap";
-  ASSERT_TRUE(WritePcap(pcap, *frames));
-  int disagreements = 0;
-  bool first = true;
-  for (const Case& c : Cases()) {
-    OracleOptions options{.control_run = first};
-    first = false;
-    absl::StatusOr<std::vector<bool>> kernel =
-        KernelVerdicts({.syntax = OracleSyntax::kIptablesSave, .text = c.dump}, *frames, options);
-    ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
-    ExpectSeparates(c.name, *kernel);
-    const std::string file = absl::StrCat(dir.path, "/", c.name, ".ipt");
-    std::ofstream(file) << c.dump;
-    for (const std::string& tier : tiers) {
-      absl::StatusOr<std::vector<bool>> ours = RulejitVerdicts(file, pcap, tier, frames->size());
-      ASSERT_TRUE(ours.ok()) << c.name << " " << tier << ": " << ours.status();
-      disagreements += ReportDisagreements(absl::StrCat(c.name, " tier ", tier), *kernel, *ours);
-    }
-  }
-  std::cout << "recent: " << Cases().size() << " dumps x " << frames->size() << " frames x "
-            << tiers.size() << " tiers, " << disagreements << " disagreements with the kernel\n";
+  ExpectSequencesAgree("recent", OracleSyntax::kIptablesSave, ".ipt", Cases(), RecentFrames());
 }
 
 }  // namespace

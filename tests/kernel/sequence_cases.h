@@ -1,0 +1,29 @@
+// Rulesets whose verdicts depend on earlier packets (recent, dynamic sets),
+// each run over one frame sequence in the kernel (a fresh namespace per
+// ruleset, frames in order) and in `rulejit eval` on every tier (one run
+// state over the pcap): verdict lists compared frame by frame.
+#ifndef RULEJIT_TESTS_KERNEL_SEQUENCE_CASES_H_
+#define RULEJIT_TESTS_KERNEL_SEQUENCE_CASES_H_
+
+#include <string>
+#include <vector>
+
+#include "tests/kernel/kernel_oracle.h"
+#include "tests/kernel/rulejit_runner.h"
+
+namespace rulejit::testing {
+
+struct SequenceCase {
+  std::string name, text;
+};
+
+// Runs every case (skipping the test when the oracle is unavailable),
+// expects each to show both verdicts in the kernel and reports every
+// disagreement as a failure; prints a summary line naming `what`.
+// `extension`: the ruleset file's, ".ipt" or ".nft".
+void ExpectSequencesAgree(const char* what, OracleSyntax syntax, const std::string& extension,
+                          const std::vector<SequenceCase>& cases, const Frames& frames);
+
+}  // namespace rulejit::testing
+
+#endif  // RULEJIT_TESTS_KERNEL_SEQUENCE_CASES_H_
