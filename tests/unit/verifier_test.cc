@@ -417,7 +417,8 @@ TEST(VerifyValid, CorpusRuleBlocksPass) {
         // Sets and named objects (anonymous blocks or named ones the corpus
         // declares in the .t file) are not rebuilt here.
         if (l[0] == '_' || l.rfind("element", 0) == 0 ||
-            l.rfind("[ lookup", 0) == 0 || l.rfind("[ objref", 0) == 0) {
+            l.rfind("[ lookup", 0) == 0 || l.rfind("[ objref", 0) == 0 ||
+            l.rfind("[ dynset", 0) == 0) {
           usable = false;
         }
         if (l[0] == '[' && !ParseExprLine(l).ok()) usable = false;
