@@ -109,6 +109,23 @@ bool RunElementExprs(const Dynset& e, DynElement& el, uint32_t skb_len, uint64_t
 
 }  // namespace
 
+const char* DynsetRefusal(const Set& set, const Dynset& e) {
+  const bool is_map = (set.flags & kSetMap) != 0 || set.data_len > 0;
+  if (set.flags & (kSetInterval | kSetConstant)) {
+    return "an interval or constant set cannot be changed from a rule";
+  }
+  if (set.verdict_map || set.obj_type != 0 || (set.flags & kSetObject)) {
+    return "verdict and object maps cannot be changed from a rule";
+  }
+  if (is_map != e.sreg_data.has_value()) {
+    return e.sreg_data ? "data given for a set that is not a map" : "a map needs data (KEY : DATA)";
+  }
+  if (e.timeout_ms != 0 && !(set.flags & kSetTimeout)) {
+    return "a timeout needs a set with timeouts (flags timeout)";
+  }
+  return nullptr;
+}
+
 bool FindDynamic(const Set& set, const SetIndex& index, const DynamicSet* dyn, const uint8_t* key,
                  uint64_t now_ns, const Bytes** data) {
   if (dyn != nullptr) {

@@ -46,6 +46,13 @@ struct DynamicSets {
   std::map<std::pair<int, int>, DynamicSet> sets;
 };
 
+// nft_dynset_init's refusals of `e` on `set`: a set it can change (a hash
+// set, not an interval, constant, verdict or object set), data from a
+// register for maps and for nothing else, a timeout only in a set with
+// timeouts. nullptr when the kernel accepts it. Whether the set is marked
+// dynamic is the caller's to check (the nft frontend marks it).
+const char* DynsetRefusal(const Set& set, const Dynset& e);
+
 // The set's element for `key` (key_len bytes) at `now_ns`, whether static
 // or added by packets: false when there is none (expired ones are gone).
 // `data` receives the map data, when not null.

@@ -96,6 +96,15 @@ void EvalPayload(const PayloadLoad& e, Regs& regs, Ctx& ctx) {
   if (!EvalPayloadLoad(e, ctx.pkt, regs.data)) regs.code = VerdictCode::kBreak;
 }
 
+// The running table's set `name` and its index there; nullptr when there
+// is none (the verifier refuses such rulesets; the rule breaks).
+const Set* RunningTableSet(const Ctx& ctx, std::string_view name, int* set_idx) {
+  const Table& table = ctx.interp.ruleset().tables[ctx.table];
+  const Set* set = table.FindSet(name);
+  if (set != nullptr) *set_idx = static_cast<int>(set - table.sets.data());
+  return set;
+}
+
 // The packet path's changes to set `set_idx` of the running table, if any.
 const DynamicSet* DynamicSetOf(const Ctx& ctx, int set_idx) {
   if (ctx.state == nullptr || ctx.state->dynsets.sets.empty()) return nullptr;
@@ -123,27 +132,25 @@ bool EvalDynamicLookup(const Lookup& e, const Set& set, const SetIndex& index,
 // state the set never changes, and the rule goes on as if the statement
 // had found its element.
 void EvalDynsetExpr(const Dynset& e, Regs& regs, Ctx& ctx) {
-  const Table& table = ctx.interp.ruleset().tables[ctx.table];
-  const Set* set = table.FindSet(e.set);
+  int set_idx = 0;
+  const Set* set = RunningTableSet(ctx, e.set, &set_idx);
   if (set == nullptr) {
     regs.code = VerdictCode::kBreak;
     return;
   }
   if (ctx.state == nullptr) return;
-  const int set_idx = static_cast<int>(set - table.sets.data());
   DynamicSet& dyn = ctx.state->dynsets.sets[{ctx.table, set_idx}];
   regs.BreakUnless(EvalDynset(e, *set, ctx.interp.set_index(ctx.table, set_idx), regs.data,
                               SkbLen(ctx.pkt), ctx.state->now_ns, dyn));
 }
 
 void EvalLookupExpr(const Lookup& e, Regs& regs, Ctx& ctx) {
-  const Table& table = ctx.interp.ruleset().tables[ctx.table];
-  const Set* set = table.FindSet(e.set);
+  int set_idx = 0;
+  const Set* set = RunningTableSet(ctx, e.set, &set_idx);
   if (set == nullptr) {
     regs.code = VerdictCode::kBreak;
     return;
   }
-  const int set_idx = static_cast<int>(set - table.sets.data());
   const SetIndex& index = ctx.interp.set_index(ctx.table, set_idx);
   if (const DynamicSet* dyn = DynamicSetOf(ctx, set_idx)) {
     regs.BreakUnless(EvalDynamicLookup(e, *set, index, *dyn, regs.data, ctx.state->now_ns));

@@ -27,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/dynset_eval.h"
 #include "ir/util.h"
 
 namespace rulejit::ir {
@@ -461,9 +462,7 @@ void Check(const Rt& e, RuleContext& ctx) { ctx.regs.Write(e.dreg, 2, "rt load")
 
 void Check(const Synproxy&, RuleContext&) {}
 
-// nft_dynset_init's refusals: a set it can update (a hash set, not an
-// interval, constant or object set; data from a register for maps and for
-// nothing else, never verdicts), a timeout only in a set with timeouts.
+// nft_dynset_init's refusals (DynsetRefusal) on a set marked dynamic.
 void Check(const Dynset& e, RuleContext& ctx) {
   const Set* set = ctx.table.FindSet(e.set);
   if (set == nullptr) {
@@ -471,17 +470,8 @@ void Check(const Dynset& e, RuleContext& ctx) {
                                           ctx.table.name));
     return;
   }
-  const bool is_map = (set->flags & kSetMap) != 0 || set->data_len > 0;
-  const char* refusal = nullptr;
-  if (set->flags & (kSetInterval | kSetConstant | kSetObject)) {
-    refusal = "an interval, constant or object set cannot be updated from the packet path";
-  } else if (!(set->flags & kSetEval)) {
-    refusal = "the set must be dynamic (flag 0x20)";
-  } else if (set->verdict_map || is_map != e.sreg_data.has_value()) {
-    refusal = "data comes from a register for maps only, never verdicts";
-  } else if (e.timeout_ms != 0 && !(set->flags & kSetTimeout)) {
-    refusal = "a timeout needs a set with timeouts";
-  }
+  const char* refusal = DynsetRefusal(*set, e);
+  if (refusal == nullptr && !(set->flags & kSetEval)) refusal = "the set must be dynamic (flag 0x20)";
   if (refusal != nullptr) {
     ctx.diags.Error(ctx.loc, absl::StrCat("dynset on ", Quoted(set->name), ": ", refusal));
     return;

@@ -13,6 +13,7 @@
 // an error at the statement.
 #include "absl/strings/str_cat.h"
 #include "frontends/nft/parser.h"
+#include "ir/dynset_eval.h"
 #include "ir/util.h"
 
 namespace rulejit::frontends::nft {
@@ -22,8 +23,7 @@ namespace {
 bool StartsField(const Token& t) {
   if (t.kind != Tok::kWord) return false;
   const std::string& w = t.text;
-  return IsPayloadProto(w) || IsUnqualifiedMeta(w) || w == "meta" || w == "ct" ||
-         w == "numgen" || w == "fib" || w == "rt" || w == "exthdr" || w == "jhash" ||
+  return StartsSourceField(w) || w == "fib" || w == "rt" || w == "exthdr" || w == "jhash" ||
          w == "symhash";
 }
 
@@ -209,18 +209,7 @@ bool Parser::MarkDynamicSets(ir::Ruleset& rs) {
           if (set == nullptr) {
             return Error(n.loc, absl::StrCat("no set '", d->set, "' in table '", t.name, "'"));
           }
-          const char* refusal = nullptr;
-          if (set->flags & (ir::kSetInterval | ir::kSetConstant)) {
-            refusal = "an interval or constant set cannot be changed from a rule";
-          } else if (set->verdict_map || set->obj_type != 0) {
-            refusal = "verdict and object maps cannot be changed from a rule";
-          } else if (((set->flags & ir::kSetMap) || set->data_len > 0) !=
-                     d->sreg_data.has_value()) {
-            refusal = d->sreg_data ? "data given for a set that is not a map"
-                                   : "a map needs data (KEY : DATA)";
-          } else if (d->timeout_ms != 0 && !(set->flags & ir::kSetTimeout)) {
-            refusal = "a timeout needs a set with timeouts (flags timeout)";
-          }
+          const char* refusal = ir::DynsetRefusal(*set, *d);
           if (refusal != nullptr) return Error(n.loc, refusal);
           set->flags |= ir::kSetEval;
         }

@@ -308,6 +308,11 @@ bool IsUnqualifiedMeta(std::string_view key) {
   return false;
 }
 
+bool StartsSourceField(std::string_view word) {
+  return IsPayloadProto(word) || word == "meta" || word == "ct" || word == "numgen" ||
+         IsUnqualifiedMeta(word);
+}
+
 std::optional<Field> LookupCtField(std::string_view key, ir::CtDir dir, int net) {
   Field out;
   out.kind = Field::Kind::kCt;

@@ -94,6 +94,9 @@ std::optional<Field> LookupMetaField(std::string_view key);
 std::vector<std::string_view> MetaKeyNames();
 // True for keys nft accepts without the `meta` keyword.
 bool IsUnqualifiedMeta(std::string_view key);
+// True when `word` starts a packet field that a statement can take a value
+// from (payload, meta, ct, numgen) rather than a constant.
+bool StartsSourceField(std::string_view word);
 
 // `ct KEY` (state, status, mark, direction, ...); `dir` for
 // `ct original|reply KEY`. `net` (4 or 6, 0 unknown) picks the address

@@ -43,9 +43,7 @@ bool Parser::ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct) {
 // or a constant.
 bool Parser::ParseSetValue(const Field& target, ast::SetValue* out) {
   const Token& t = Peek();
-  bool source_field =
-      t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" ||
-                               t.text == "ct" || t.text == "numgen" || IsUnqualifiedMeta(t.text));
+  bool source_field = t.kind == Tok::kWord && StartsSourceField(t.text);
   // `KEY map { ... }` / `KEY map @m` comes before the first '{' or '@'.
   bool is_map = false;
   for (size_t i = 0; source_field && i < 16; ++i) {

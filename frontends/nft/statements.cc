@@ -196,9 +196,7 @@ bool Parser::ParseNatTarget(ir::Rule& rule, const std::string& w, int family, as
     if (!ParseBracketedNatAddress(&addr_text, &port_text)) return false;
   } else {
     const Token& a = Peek();
-    const bool key_field = a.kind == Tok::kWord &&
-                           (IsPayloadProto(a.text) || a.text == "meta" || a.text == "ct" ||
-                            a.text == "numgen" || IsUnqualifiedMeta(a.text));
+    const bool key_field = a.kind == Tok::kWord && StartsSourceField(a.text);
     if (addresses && key_field && family != 0) return ParseNatMap(w, family, vloc, s);
     if (s->addr_port) return Error(vloc, absl::StrCat(w, " addr . port needs 'to KEY map'"));
     if (a.kind != Tok::kWord || key_field || a.text == "jhash" ||
