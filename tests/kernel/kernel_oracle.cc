@@ -142,13 +142,60 @@ absl::Status Send(const Sender& tx, const Frame& frame) {
   return absl::OkStatus();
 }
 
-// Sends every frame (from src0, or from dst0 where `from_dst` says so) and
-// reports which arrived on the other side.
+// fw's own raw sockets (IPPROTO_RAW: the IP header comes with the data),
+// which send an IP packet through fw's output path.
+struct RawSenders {
+  Fd v4;
+  Fd v6;
+};
+
+absl::StatusOr<RawSenders> OpenRawSenders(const std::string& ns) {
+  absl::StatusOr<NetnsEntry> in = NetnsEntry::Enter(ns);
+  if (!in.ok()) return in.status();
+  RawSenders s{Fd(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW)),
+               Fd(socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW))};
+  if (!s.v4.valid() || !s.v6.valid()) return absl::ErrnoToStatus(errno, "raw IP socket");
+  return s;
+}
+
+// Sends the IP packet of `frame` to its own destination address.
+absl::Status SendRaw(const RawSenders& tx, const Frame& frame) {
+  const bool v6 = Load16(frame, 12) == 0x86dd;
+  const size_t len = v6 ? 40 + Load16(frame, kEthLen + 4) : Load16(frame, kEthLen + 2);
+  if (frame.size() < kEthLen + len) return absl::InvalidArgumentError("truncated IP packet");
+  const uint8_t* packet = frame.data() + kEthLen;
+  ssize_t sent = 0;
+  if (v6) {
+    sockaddr_in6 to{};
+    to.sin6_family = AF_INET6;
+    std::memcpy(&to.sin6_addr, packet + 24, 16);
+    sent = sendto(tx.v6.get(), packet, len, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  } else {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    std::memcpy(&to.sin_addr, packet + 16, 4);
+    sent = sendto(tx.v4.get(), packet, len, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  }
+  // A drop at the output hook is EPERM: that is an outcome, not an error.
+  if (sent < 0 && errno != EPERM) return absl::ErrnoToStatus(errno, "sendto on fw's raw socket");
+  return absl::OkStatus();
+}
+
+// Where each frame starts: src0 (default), dst0 where `from_dst` says so,
+// or, with `from_fw`, fw's raw sockets for every frame.
+struct Origins {
+  const std::vector<bool>* from_dst = nullptr;
+  const RawSenders* from_fw = nullptr;
+};
+
+// Sends every frame from its origin and reports which arrived on the other
+// side (on src0 too when frames may come back out of fwin).
 absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
                                          const std::vector<Frame>& frames,
                                          const OracleOptions& options,
                                          std::vector<Frame>* arrived_frames = nullptr,
-                                         const std::vector<bool>* from_dst = nullptr) {
+                                         Origins origins = {}) {
+  const std::vector<bool>* from_dst = origins.from_dst;
   std::vector<Fd> captures;
   absl::StatusOr<Fd> at_dst = CaptureSocket(net.dst(), kDstIf);
   if (!at_dst.ok()) return at_dst.status();
@@ -156,6 +203,11 @@ absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
   absl::StatusOr<Sender> from_src = OpenSender(net.src(), kSrcIf, kFwInMac);
   if (!from_src.ok()) return from_src.status();
   std::optional<Sender> from_dst_side;
+  if (origins.from_fw != nullptr) {
+    absl::StatusOr<Fd> at_src = CaptureSocket(net.src(), kSrcIf);
+    if (!at_src.ok()) return at_src.status();
+    captures.push_back(*std::move(at_src));
+  }
   if (from_dst != nullptr) {
     absl::StatusOr<Fd> at_src = CaptureSocket(net.src(), kSrcIf);
     if (!at_src.ok()) return at_src.status();
@@ -178,7 +230,10 @@ absl::StatusOr<std::vector<bool>> Inject(const TestNetwork& net,
       total += drain_all(0);
     }
     const bool reverse = from_dst != nullptr && (*from_dst)[i];
-    if (absl::Status s = Send(reverse ? *from_dst_side : *from_src, frames[i]); !s.ok()) return s;
+    absl::Status s = origins.from_fw != nullptr ? SendRaw(*origins.from_fw, frames[i])
+                                                : Send(reverse ? *from_dst_side : *from_src,
+                                                       frames[i]);
+    if (!s.ok()) return s;
     usleep(static_cast<useconds_t>(options.pace_us));
     total += drain_all(0);
   }
@@ -302,7 +357,17 @@ absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
   if (!prepared.ok()) return prepared.status();
   CleanupStaleOracleNamespaces();
   const bool both_ways = !from_dst.empty();
-  absl::StatusOr<TestNetwork> net = TestNetwork::Create(both_ways);
+  if (options.send_from_fw && both_ways) {
+    return absl::InvalidArgumentError("frames are sent from fw or from the edges, not both");
+  }
+  for (size_t i = 0; options.send_from_fw && i < prepared->size(); ++i) {
+    const Frame& f = (*prepared)[i];
+    if (Load16(f, 12) == 0x0800 && Load16(f, kEthLen + 4) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "frame ", i, ": an IPv4 id of 0 is filled in at random by a raw socket; give one"));
+    }
+  }
+  absl::StatusOr<TestNetwork> net = TestNetwork::Create(both_ways || options.send_from_fw);
   if (!net.ok()) return net.status();
   if (absl::Status s = LoadRuleset(ruleset.syntax, ruleset.text, net->fw()); !s.ok()) return s;
   if (absl::Status s = LoadRuleset(OracleSyntax::kNft, ObserverRuleset(*prepared), net->fw());
@@ -315,9 +380,17 @@ absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
     if (!host.ok()) return host.status();
     *options.fw_host_json = *std::move(host);
   }
+  std::optional<RawSenders> from_fw;
+  if (options.send_from_fw) {
+    absl::StatusOr<RawSenders> senders = OpenRawSenders(net->fw());
+    if (!senders.ok()) return senders.status();
+    from_fw = *std::move(senders);
+  }
   std::vector<Frame> arrived_frames(prepared->size());
   absl::StatusOr<std::vector<bool>> forwarded =
-      Inject(*net, *prepared, options, &arrived_frames, both_ways ? &from_dst : nullptr);
+      Inject(*net, *prepared, options, &arrived_frames,
+             {.from_dst = both_ways ? &from_dst : nullptr,
+              .from_fw = from_fw ? &*from_fw : nullptr});
   if (!forwarded.ok()) return forwarded.status();
   absl::StatusOr<std::vector<bool>> delivered = ObservedDeliveries(net->fw(), prepared->size());
   if (!delivered.ok()) return delivered.status();

@@ -134,6 +134,14 @@ struct OracleOptions {
   // Path mode: milliseconds to wait before sending each frame (none when
   // shorter than the frames), so conntrack's timeouts can pass.
   std::vector<int> wait_ms_before;
+  // Path mode, the output path: fw itself sends each frame's IP packet
+  // from a raw socket (IPPROTO_RAW: the header as given, but the kernel
+  // fills an IPv4 id of 0 and sets the IPv4 total length and header
+  // checksum), routed by its destination; the client prefixes are routed
+  // out of fwin. `forwarded`: it left fw (captured on dst0 or src0);
+  // `delivered`: a local destination's packet came back through lo to
+  // fw's input hook. The frames' link headers are ignored.
+  bool send_from_fw = false;
 };
 
 // OK when the harness can run here: root, `ip netns`, and the tool for the

@@ -15,8 +15,9 @@ absl::Status PathOracleAvailable() {
   return absl::OkStatus();
 }
 
-PathBench::PathBench(const char* stem, Frames frames_in)
-    : dir(stem), frames(std::move(frames_in)), pcap(dir.path + "/frames.pcap") {
+PathBench::PathBench(const char* stem, Frames frames_in, bool output_path)
+    : dir(stem), frames(std::move(frames_in)), pcap(dir.path + "/frames.pcap"),
+      output(output_path) {
   if (dir.path.empty()) {
     status = absl::InternalError("no scratch directory");
     return;
@@ -33,16 +34,17 @@ PathBench::PathBench(const char* stem, Frames frames_in)
 absl::StatusOr<std::vector<PathOutcome>> PathBench::Check(const PathCase& c,
                                                           size_t* compared) const {
   std::string host;
-  absl::StatusOr<std::vector<PathOutcome>> kernel =
-      KernelPathOutcomes({.syntax = c.syntax, .text = c.text}, frames, {.fw_host_json = &host});
+  absl::StatusOr<std::vector<PathOutcome>> kernel = KernelPathOutcomes(
+      {.syntax = c.syntax, .text = c.text}, frames,
+      {.fw_host_json = &host, .send_from_fw = output});
   if (!kernel.ok()) return kernel.status();
   const std::string file =
       absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");
   std::ofstream(file) << c.text;
   std::ofstream(dir.path + "/host.json") << host;
-  const size_t n = ExpectKernelPath(c.name, file, pcap,
-                                    absl::StrCat("--iif fwin --host ", dir.path, "/host.json"),
-                                    *kernel, tiers, dir.path);
+  const size_t n = ExpectKernelPath(
+      c.name, file, pcap, absl::StrCat(output ? "" : "--iif fwin ", "--host ", dir.path, "/host.json"),
+      *kernel, tiers, dir.path, nullptr, output ? "output" : "forward");
   if (compared != nullptr) *compared = n;
   return kernel;
 }

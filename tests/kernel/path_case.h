@@ -1,9 +1,10 @@
 // One hand-written ruleset of a path test, checked the way every path
 // test checks it: its frames through fw (kernel_oracle.h, path mode, with
 // fw's host model read back) and through `rulejit eval --path forward
-// --iif fwin --host` on that model on every tier (ExpectKernelPath).
+// --iif fwin --host` (or `--path output --host`) on that model on every
+// tier (ExpectKernelPath).
 // Shared by path_kernel_test.cc, path_addresses_kernel_test.cc and
-// path_netmap_kernel_test.cc.
+// path_netmap_kernel_test.cc and path_output_kernel_test.cc.
 #ifndef RULEJIT_TESTS_KERNEL_PATH_CASE_H_
 #define RULEJIT_TESTS_KERNEL_PATH_CASE_H_
 
@@ -28,9 +29,10 @@ absl::Status PathOracleAvailable();
 
 // A path test's frames, written once as the oracle injects them into a
 // scratch directory, and the tiers to run; `status` says whether it is
-// ready.
+// ready. `output`: the frames start on fw's output path (sent by fw's
+// own raw sockets, `eval --path output`) instead of arriving on fwin.
 struct PathBench {
-  PathBench(const char* stem, Frames frames);
+  PathBench(const char* stem, Frames frames, bool output = false);
 
   // Runs case `c` in the kernel and on every tier in rulejit; rulejit's
   // disagreements are gtest failures under c.name. The kernel's outcomes
@@ -42,6 +44,7 @@ struct PathBench {
   Frames frames;
   std::string pcap;
   std::vector<std::string> tiers;
+  bool output = false;
   absl::Status status;
 };
 

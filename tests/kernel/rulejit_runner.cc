@@ -247,14 +247,17 @@ std::vector<uint8_t> IpPacket(const std::vector<uint8_t>& frame) {
 size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
                         const std::string& args, const std::vector<PathOutcome>& kernel,
                         const std::vector<std::string>& tiers, const std::string& dir,
-                        std::vector<PathRun>* runs) {
+                        std::vector<PathRun>* runs, const char* path) {
   size_t compared = 0;
   for (const std::string& tier : tiers) {
     const std::string left = absl::StrCat(dir, "/left-", tier, ".pcap");
-    ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path forward ", args,
+    ToolOutput run = RunTool(absl::StrCat("eval ", file, " ", pcap, " --path ", path, " ", args,
                                           " --backend ", tier, " --write-pcap ", left));
     EXPECT_EQ(run.exit_code, 0) << what << ": " << run.out;
     std::vector<std::string> ours = ParsePathFates(run.out, kernel.size());
+    for (std::string& fate : ours) {
+      if (fate == "sent") fate = "forwarded";
+    }
     std::vector<bool> random_port = ParseRandomPorts(run.out, kernel.size());
     absl::StatusOr<Frames> written = ReadPcap(left);
     if (!written.ok()) {

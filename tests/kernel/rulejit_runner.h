@@ -85,16 +85,17 @@ struct PathRun {
   Frames written;                  // per frame: what rulejit sent on (empty: nothing)
 };
 
-// Runs `rulejit eval FILE PCAP --path forward ARGS` on every tier and
+// Runs `rulejit eval FILE PCAP --path PATH ARGS` on every tier and
 // expects the kernel's fate for every frame, and for every frame both
 // forwarded the IP packet the other side captured, but for the ports and
 // L4 checksum where rulejit says it drew a port at random (gtest failures
-// under `what`). Returns the forwarded frames compared on the last tier;
-// `runs`, when given, receives each tier's run.
+// under `what`). On the output path rulejit's `sent` is the kernel's
+// `forwarded` (the packet left fw). Returns the forwarded frames compared
+// on the last tier; `runs`, when given, receives each tier's run.
 size_t ExpectKernelPath(const std::string& what, const std::string& file, const std::string& pcap,
                         const std::string& args, const std::vector<PathOutcome>& kernel,
                         const std::vector<std::string>& tiers, const std::string& dir,
-                        std::vector<PathRun>* runs = nullptr);
+                        std::vector<PathRun>* runs = nullptr, const char* path = "forward");
 
 // The frames where rulejit's verdicts differ from the kernel's, each
 // reported as a test failure under `what` ("CASE tier T").
