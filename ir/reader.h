@@ -19,6 +19,7 @@
 #ifndef RULEJIT_IR_READER_H_
 #define RULEJIT_IR_READER_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,9 @@ struct RuleBlock {
 };
 absl::StatusOr<RuleBlock> ParseRuleBlock(std::string_view text, int file = -1,
                                          uint32_t first_line = 1);
+
+// The family nft names `name` (ip, ip6, inet, netdev, bridge, arp).
+std::optional<Family> FamilyFromName(std::string_view name);
 
 }  // namespace rulejit::ir
 

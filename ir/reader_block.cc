@@ -23,14 +23,6 @@ using reader_internal::ParseLine;
 // take that type, so std::string_view arguments go through this.
 absl::string_view Sv(std::string_view s) { return {s.data(), s.size()}; }
 
-std::optional<Family> FamilyFromName(std::string_view name) {
-  for (Family f : {Family::kIp, Family::kIp6, Family::kInet, Family::kNetdev,
-                   Family::kBridge, Family::kArp}) {
-    if (name == FamilyName(f)) return f;
-  }
-  return std::nullopt;
-}
-
 size_t Words(size_t bytes) { return (bytes + 3) / 4; }
 
 // Tracks, per 32-bit register word, the byte length of the value a rule last
@@ -110,6 +102,14 @@ absl::Status BlockError(uint32_t line, size_t col, std::string_view message) {
 }
 
 }  // namespace
+
+std::optional<Family> FamilyFromName(std::string_view name) {
+  for (Family f : {Family::kIp, Family::kIp6, Family::kInet, Family::kNetdev,
+                   Family::kBridge, Family::kArp}) {
+    if (name == FamilyName(f)) return f;
+  }
+  return std::nullopt;
+}
 
 absl::StatusOr<RuleBlock> ParseRuleBlock(std::string_view text, int file,
                                          uint32_t first_line) {

@@ -244,10 +244,11 @@ void Check(const Byteorder& e, RuleContext& ctx) {
                                           ": must be 2, 4 or 8"));
     return;
   }
-  if (e.len == 0 || e.len % e.size != 0) {
-    ctx.diags.Error(ctx.loc, absl::StrCat("byteorder length ", e.len,
-                                          " is not a multiple of the size ",
-                                          e.size));
+  // KERNEL: nft_byteorder_init takes any length but 0 (a register load
+  // of nothing); the eval converts len / size elements, so nft's own
+  // `hton(reg 10, 2, 1)` of a concatenated range changes nothing.
+  if (e.len == 0) {
+    ctx.diags.Error(ctx.loc, "byteorder length 0");
     return;
   }
   ctx.regs.Read(e.sreg, e.len, "byteorder");

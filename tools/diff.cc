@@ -1,7 +1,9 @@
 // `rulejit diff OLD NEW [--hook H] [--iif IF] [--oif IF] [--json]
 //                       [--format F]`
 // (`--path P [--host HOST]` compares along a packet's whole path instead:
-// tools/diff_path.h)
+// tools/diff_path.h; `--against-kernel FILE` compares FILE as rulejit
+// reads it with what the kernel holds once nft loaded it:
+// tools/against_kernel.h)
 //
 // Compares two rulesets (either syntax, each detected from its content)
 // exactly over header space (compiler/analysis/: IPv4, and IPv6 when some
@@ -33,6 +35,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/analysis/diff.h"
 #include "compiler/headerspace/packet_model.h"
+#include "tools/against_kernel.h"
 #include "tools/commands.h"
 #include "tools/diff_path.h"
 #include "tools/json.h"
@@ -214,26 +217,15 @@ void PrintJson(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
   out << "]}\n";
 }
 
-int RunDiff(const Args& args, Streams io) {
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
-  if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
-  if (args.has("path")) {
-    std::optional<LoadedRuleset> old_rs = LoadRuleset(args.positional(0), *format, io.err);
-    std::optional<LoadedRuleset> new_rs = LoadRuleset(args.positional(1), *format, io.err);
-    if (!old_rs || !new_rs) return kExitError;
-    return RunPathDiff(args, old_rs->ruleset, new_rs->ruleset, io);
-  }
+// Compares OLD and NEW over header space at one hook, or along a path.
+int Compare(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
+            Streams io) {
+  if (args.has("path")) return RunPathDiff(args, old_rs, new_rs, io);
   if (args.has("host")) return UsageError(kName, "--host needs --path", io.err);
   absl::StatusOr<analysis::SpaceOptions> options = ReadOptions(args);
   if (!options.ok()) {
     return UsageError(kName, options.status().message(), io.err);
   }
-  std::optional<LoadedRuleset> old_rs =
-      LoadRuleset(args.positional(0), *format, io.err);
-  std::optional<LoadedRuleset> new_rs =
-      LoadRuleset(args.positional(1), *format, io.err);
-  if (!old_rs || !new_rs) return kExitError;
-
   // The analysis allocates and frees many large vectors: keep freed memory
   // for reuse rather than returning it to the kernel and faulting it back
   // in (a third of the time on a 10000-rule diff).
@@ -243,12 +235,12 @@ int RunDiff(const Args& args, Streams io) {
   analysis::DiffResult d;
   {
     ProgressBar bar(io.err);
-    d = analysis::DiffRulesets(old_rs->ruleset, new_rs->ruleset, *options,
+    d = analysis::DiffRulesets(old_rs, new_rs, *options,
                                [&bar](double f) { bar.Update(f); });
   }
   if (!d.exact()) {
-    ReportInexact("OLD", old_rs->ruleset, d.old_inexact, io.err);
-    ReportInexact("NEW", new_rs->ruleset, d.new_inexact, io.err);
+    ReportInexact("OLD", old_rs, d.old_inexact, io.err);
+    ReportInexact("NEW", new_rs, d.new_inexact, io.err);
     io.err << "rulejit diff: error: some rules are not reasoned about "
               "exactly; no verdict on equivalence\n";
     return kExitError;
@@ -260,12 +252,45 @@ int RunDiff(const Args& args, Streams io) {
     }
   }
   if (args.has("json")) {
-    PrintJson(d, old_rs->ruleset, new_rs->ruleset, io.out);
+    PrintJson(d, old_rs, new_rs, io.out);
   } else {
-    PrintText(d, old_rs->ruleset, new_rs->ruleset, io.out);
+    PrintText(d, old_rs, new_rs, io.out);
   }
   io.out.flush();
   return d.regions.empty() ? kExitOk : kExitDifferent;
+}
+
+// OLD: rulejit's reading of FILE; NEW: what the kernel holds after loading
+// it (tools/against_kernel.h).
+int RunAgainstKernel(const Args& args, const std::string& file,
+                     std::optional<InputFormat> format, Streams io) {
+  if (args.positional_count() != 0) {
+    return UsageError(kName, "--against-kernel FILE compares FILE alone: no OLD NEW", io.err);
+  }
+  std::optional<LoadedRuleset> ours = LoadRuleset(file, format, io.err);
+  if (!ours) return kExitError;
+  std::optional<ir::Ruleset> kernel = KernelReading(file, *ours, io.err);
+  if (!kernel) return kExitError;
+  if (!args.has("json")) {
+    io.out << "OLD: rulejit's reading of " << file
+           << "; NEW: the kernel's bytecode after nft -f " << file << "\n";
+  }
+  return Compare(args, ours->ruleset, *kernel, io);
+}
+
+int RunDiff(const Args& args, Streams io) {
+  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
+  if (std::optional<std::string> file = args.value("against-kernel")) {
+    return RunAgainstKernel(args, *file, *format, io);
+  }
+  if (args.positional_count() != 2) {
+    return UsageError(kName, "needs OLD and NEW (or --against-kernel FILE)", io.err);
+  }
+  std::optional<LoadedRuleset> old_rs = LoadRuleset(args.positional(0), *format, io.err);
+  std::optional<LoadedRuleset> new_rs = LoadRuleset(args.positional(1), *format, io.err);
+  if (!old_rs || !new_rs) return kExitError;
+  return Compare(args, old_rs->ruleset, new_rs->ruleset, io);
 }
 
 }  // namespace
@@ -273,12 +298,14 @@ int RunDiff(const Args& args, Streams io) {
 Command DiffCommand() {
   return Command{
       .name = kName,
-      .synopsis = "diff OLD NEW [--hook H | --path forward|input|output [--host FILE|local]] "
-                  "[--iif IF] [--oif IF] [--json] [--pcap OUT] [--format F]",
-      .summary = "exact difference of two rulesets: differing regions, "
-                 "witness packets, deciding rules (exit 0 equivalent, "
-                 "1 different, 2 error)",
-      .spec = {.flags = {{"hook", true},
+      .synopsis = "diff OLD NEW | --against-kernel FILE [--hook H | --path "
+                  "forward|input|output [--host FILE|local]] [--iif IF] [--oif IF] [--json] "
+                  "[--pcap OUT] [--format F]",
+      .summary = "exact difference of two rulesets (or of FILE as rulejit and as the "
+                 "kernel read it): differing regions, witness packets, deciding rules "
+                 "(exit 0 equivalent, 1 different, 2 error)",
+      .spec = {.flags = {{"against-kernel", true},
+                         {"hook", true},
                          {"path", true},
                          {"host", true},
                          {"iif", true},
@@ -286,7 +313,7 @@ Command DiffCommand() {
                          {"json", false},
                          {"pcap", true},
                          {"format", true}},
-               .positionals = {"OLD", "NEW"}},
+               .positionals = {"[OLD]", "[NEW]"}},
       .run = RunDiff,
   };
 }

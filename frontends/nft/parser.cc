@@ -5,19 +5,12 @@
 #include "frontends/nft/parser.h"
 
 #include "absl/strings/str_cat.h"
+#include "ir/reader.h"
 
 namespace rulejit::frontends::nft {
 namespace {
 
-std::optional<ir::Family> FamilyFromName(std::string_view w) {
-  if (w == "ip") return ir::Family::kIp;
-  if (w == "ip6") return ir::Family::kIp6;
-  if (w == "inet") return ir::Family::kInet;
-  if (w == "netdev") return ir::Family::kNetdev;
-  if (w == "bridge") return ir::Family::kBridge;
-  if (w == "arp") return ir::Family::kArp;
-  return std::nullopt;
-}
+using ir::FamilyFromName;
 
 }  // namespace
 

@@ -164,16 +164,20 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   std::vector<Element> pending;
   bool auto_merge = false;
   PushScope();  // a define in a set block is the block's own
+  // nft's grammar ends `elements = { ... }` and `auto-merge` without a
+  // separator: the block may close right after them.
+  bool closes_bare = false;
   while (!sink_.failed) {
     SkipSeparators();
     if (AtBlockClose()) {
-      if (!CloseBlock()) return false;
+      if (!CloseBlock(!closes_bare)) return false;
       break;
     }
     const Token& t = Peek();
     if (t.kind != Tok::kWord) return ErrorUnexpected("set property");
     std::string w = t.text;
     ir::SourceLoc wloc = t.loc;
+    closes_bare = w == "elements" || w == "auto-merge";
     if (w == "define" || w == "redefine") {
       if (!ParseDefine()) return false;
     } else if (w == "undefine") {
