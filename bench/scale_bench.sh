@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Time and peak memory of `rulejit check` and `rulejit compile` on large
 # ordinary rulesets (bench/scale_inputs.py: an nft set of 10^3..10^6 IPv4
-# addresses, nft and iptables chains of 10^3..10^5 rules), beside what nft
+# addresses, nft and iptables chains of 10^3..10^5 rules; 10^3..10^5 chains
+# jumping to the next, interval `add element` lines, `ADDR:MARK` map
+# elements: the shapes that were quadratic), beside what nft
 # (`nft -c -f`) and iptables-restore (`iptables-legacy-restore --test`)
 # take on the same files. Run as root (nft -c asks the kernel); nft and
 # iptables run in a fresh network namespace so nothing on the host changes.
@@ -35,7 +37,7 @@ inputs=()
 for n in 1000 10000 100000 1000000; do
   ((n <= max_set)) && inputs+=("set $n")
 done
-for n in 1000 10000 100000; do inputs+=("nft $n" "ipt $n"); done
+for n in 1000 10000 100000; do inputs+=("nft $n" "ipt $n" "jump $n" "iset $n" "map $n"); done
 for input in "${inputs[@]}"; do
   read -r kind n <<<"$input"
   file="$work/$kind$n.$([[ $kind == ipt ]] && echo ipt || echo nft)"

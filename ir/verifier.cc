@@ -27,6 +27,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/chain_index.h"
 #include "ir/dynset_eval.h"
 #include "ir/util.h"
 
@@ -131,16 +132,17 @@ class RegisterState {
 struct RuleContext {
   const Ruleset& ruleset;
   const Table& table;
+  ChainIndex& chains;  // the table's, hashed
   Diagnostics& diags;
   RegisterState& regs;
   SourceLoc loc;
 };
 
-void CheckJumpTarget(const Table& table, const Verdict& v, SourceLoc loc,
+void CheckJumpTarget(const Table& table, ChainIndex& chains, const Verdict& v, SourceLoc loc,
                      Diagnostics& diags) {
   if (v.code != VerdictCode::kJump && v.code != VerdictCode::kGoto) return;
   const char* kind = v.code == VerdictCode::kJump ? "jump" : "goto";
-  const Chain* target = table.FindChain(v.chain);
+  const Chain* target = chains.Find(table, v.chain);
   if (target == nullptr) {
     std::vector<std::string_view> names;
     for (const Chain& c : table.chains) names.push_back(c.name);
@@ -331,7 +333,7 @@ void Check(const Immediate& e, RuleContext& ctx) {
       ctx.diags.Error(ctx.loc, "immediate verdict must be accept, drop, continue, "
                                "return, jump or goto");
     }
-    CheckJumpTarget(ctx.table, e.verdict, ctx.loc, ctx.diags);
+    CheckJumpTarget(ctx.table, ctx.chains, e.verdict, ctx.loc, ctx.diags);
     return;
   }
   if (e.data.empty()) {
@@ -528,13 +530,13 @@ void Check(const FusedCmp& e, RuleContext& ctx) {
   }
 }
 
-void CheckRule(const Ruleset& ruleset, const Table& table, const Rule& rule,
+void CheckRule(const Ruleset& ruleset, const Table& table, ChainIndex& chains, const Rule& rule,
                Diagnostics& diags) {
   RegisterState regs(diags, rule.loc);
   for (const Node& node : rule.exprs) {
     SourceLoc loc = node.loc.line > 0 ? node.loc : rule.loc;
     regs.At(loc);
-    RuleContext ctx{ruleset, table, diags, regs, loc};
+    RuleContext ctx{ruleset, table, chains, diags, regs, loc};
     std::visit([&ctx](const auto& e) { Check(e, ctx); }, node.expr);
   }
 }
@@ -542,7 +544,7 @@ void CheckRule(const Ruleset& ruleset, const Table& table, const Rule& rule,
 // ---------------------------------------------------------------------------
 // Sets, chains, tables
 
-void CheckSet(const Table& table, const Set& set, Diagnostics& diags) {
+void CheckSet(const Table& table, ChainIndex& chains, const Set& set, Diagnostics& diags) {
   if (set.key_len == 0 || set.key_len > kRegBytes) {
     diags.Error(set.loc, absl::StrCat("set ", Quoted(set.name), ": key length ",
                                       set.key_len, " must be 1..64 bytes"));
@@ -573,7 +575,7 @@ void CheckSet(const Table& table, const Set& set, Diagnostics& diags) {
                                     e.data.size(), " bytes of data, the map's "
                                     "values are ", set.data_len, " bytes"));
     }
-    if (e.verdict) CheckJumpTarget(table, *e.verdict, loc, diags);
+    if (e.verdict) CheckJumpTarget(table, chains, *e.verdict, loc, diags);
   }
 }
 
@@ -756,10 +758,11 @@ class LoopFinder {
 void CheckTable(const Ruleset& ruleset, const Table& table, Diagnostics& diags) {
   CheckDuplicates(ruleset, table.chains, "chain", diags);
   CheckDuplicates(ruleset, table.sets, "set", diags);
-  for (const Set& set : table.sets) CheckSet(table, set, diags);
+  ChainIndex chains(table);
+  for (const Set& set : table.sets) CheckSet(table, chains, set, diags);
   for (const Chain& chain : table.chains) {
     if (chain.base) CheckBaseChain(table, chain, diags);
-    for (const Rule& rule : chain.rules) CheckRule(ruleset, table, rule, diags);
+    for (const Rule& rule : chain.rules) CheckRule(ruleset, table, chains, rule, diags);
   }
   LoopFinder(table, diags).Run();
 }

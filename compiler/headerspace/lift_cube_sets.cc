@@ -1,5 +1,6 @@
 // Set lookups in cube lifting: plain sets, verdict maps (a branch per
 // element), concatenated keys (see lift_cube_internal.h).
+#include <map>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,46 @@
 #include "ir/util.h"
 
 namespace rulejit::headerspace::cube_lift {
+namespace {
+
+// The values of [lo, hi] not in `taken` (disjoint intervals, lo -> hi);
+// then [lo, hi] is taken too. O(log n) and the intervals it swallows, so a
+// set of n elements in any order is O(n log n) (an IntervalSet that grows
+// one element at a time costs O(n) per element).
+IntervalSet TakeFresh(std::map<Value, Value>& taken, Value lo, Value hi) {
+  IntervalSet fresh;
+  auto it = taken.upper_bound(lo);
+  if (it != taken.begin() && std::prev(it)->second >= lo) --it;
+  Value from = lo;
+  bool rest = true;  // [from, hi] not yet covered
+  Value new_lo = lo, new_hi = hi;
+  while (it != taken.end() && it->first <= hi) {
+    if (rest && it->first > from) fresh.Add(from, it->first - 1);
+    if (it->second >= hi) rest = false;
+    else from = it->second + 1;
+    new_lo = std::min(new_lo, it->first);
+    new_hi = std::max(new_hi, it->second);
+    it = taken.erase(it);
+  }
+  if (rest) fresh.Add(from, hi);
+  taken[new_lo] = new_hi;
+  return fresh;
+}
+
+// The union of many sets, pairwise (O(n log n), not O(n^2)).
+IntervalSet UnionAll(std::vector<IntervalSet> parts) {
+  if (parts.empty()) return {};
+  while (parts.size() > 1) {
+    std::vector<IntervalSet> next;
+    next.reserve(parts.size() / 2 + 1);
+    for (size_t i = 0; i + 1 < parts.size(); i += 2) next.push_back(parts[i].Union(parts[i + 1]));
+    if (parts.size() % 2) next.push_back(std::move(parts.back()));
+    parts = std::move(next);
+  }
+  return std::move(parts.front());
+}
+
+}  // namespace
 
 bool RuleLifter::Lookup(const ir::Lookup& e) {
   if (AfterEffect()) return false;
@@ -36,6 +77,7 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
   IntervalSet taken;
   const Value max = DimMax(s);
   if (Searchable(s)) {
+    std::map<Value, Value> taken_so_far;
     for (size_t i = 0; i < set->elements.size(); ++i) {
       const ir::SetElement& el = set->elements[i];
       if (el.key.size() < set->key_len) continue;  // never found
@@ -45,9 +87,14 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
         end = KeyBytes(*el.key_end, 0, set->key_len);
       }
       IntervalSet in = Between(FirstGte(s, e.sreg, key), LastLte(s, e.sreg, end));
-      per_element[i] = in.Minus(taken, max);
-      taken = taken.Union(in);
+      for (const Interval& iv : in.intervals()) {
+        per_element[i] = per_element[i].Union(TakeFresh(taken_so_far, iv.lo, iv.hi));
+      }
     }
+    std::vector<IntervalSet> parts;
+    parts.reserve(taken_so_far.size());
+    for (const auto& [lo, hi] : taken_so_far) parts.push_back(IntervalSet::Range(lo, hi));
+    taken = UnionAll(std::move(parts));
   } else {
     if (!s.constant && (s.dim == Dim::kIifName || s.dim == Dim::kOifName) &&
         (set->interval() || s.chain.size() != 1)) {

@@ -24,10 +24,7 @@ std::optional<int32_t> NamedPriority(std::string_view w) {
 bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
                              ir::SourceLoc loc) {
   ir::Table* table = &rs_->tables[table_index];
-  ir::Chain* chain = nullptr;
-  for (ir::Chain& c : table->chains) {
-    if (c.name == name) chain = &c;
-  }
+  ir::Chain* chain = const_cast<ir::Chain*>(FindChain(*table, name));
   if (chain == nullptr) {
     ir::Chain c;
     c.name = name;
@@ -48,6 +45,10 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
     if (!ParseChainItem(table_index, chain_index)) return false;
   }
   return false;
+}
+
+const ir::Chain* Parser::FindChain(const ir::Table& table, std::string_view name) {
+  return chain_index_[SetKey(table, "")].Find(table, name);
 }
 
 // One item of a chain block: a header line, define, include, or a rule.

@@ -35,10 +35,8 @@ void Parser::SplitMapWord(const SetType& st) {
   right.text = right_text;
   right.loc.col += colon + 1;
   right.space_before = false;
-  std::vector<Token> repl = {left, sep};
-  if (!right.text.empty()) repl.push_back(right);
-  toks_.erase(toks_.begin() + pos_);
-  toks_.insert(toks_.begin() + pos_, repl.begin(), repl.end());
+  const Token repl[] = {std::move(left), std::move(sep), std::move(right)};
+  SpliceAtCursor(repl, repl[2].text.empty() ? 2 : 3);
 }
 
 // Interval map data: an item, or `LO - HI` written with spaces.

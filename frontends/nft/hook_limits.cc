@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "frontends/nft/parser.h"
+#include "ir/chain_index.h"
 
 namespace rulejit::frontends::nft {
 namespace {
@@ -16,11 +17,12 @@ namespace {
 uint32_t Bit(ir::Hook h) { return 1u << static_cast<int>(h); }
 
 // The chains a rule jumps or goes to, directly or through a verdict map.
-std::vector<const ir::Chain*> Targets(const ir::Table& t, const ir::Rule& r) {
+std::vector<const ir::Chain*> Targets(const ir::Table& t, ir::ChainIndex& chains,
+                                      const ir::Rule& r) {
   std::vector<const ir::Chain*> out;
   auto add = [&](const ir::Verdict& v) {
     if (v.code != ir::VerdictCode::kJump && v.code != ir::VerdictCode::kGoto) return;
-    if (const ir::Chain* c = t.FindChain(v.chain)) out.push_back(c);
+    if (const ir::Chain* c = chains.Find(t, v.chain)) out.push_back(c);
   };
   for (const ir::Node& n : r.exprs) {
     if (const auto* imm = std::get_if<ir::Immediate>(&n.expr)) {
@@ -59,21 +61,31 @@ uint32_t AllowedHooks(const ir::Table& t, const ir::Expr& e, const char** what) 
 
 bool Parser::CheckHookLimits(const ir::Ruleset& rs) {
   for (const ir::Table& t : rs.tables) {
-    // The hooks that reach each chain, to a fixed point.
+    // The hooks that reach each chain, to a fixed point: a chain goes back
+    // on the work list when its hooks grow (at most once per hook), so a
+    // long jump chain written in any order takes linear time.
+    ir::ChainIndex chains(t);
+    std::vector<std::vector<size_t>> jumps(t.chains.size());
     std::vector<uint32_t> reach(t.chains.size(), 0);
+    std::vector<size_t> work;
     for (size_t i = 0; i < t.chains.size(); ++i) {
-      if (t.chains[i].base) reach[i] = Bit(t.chains[i].base->hook);
-    }
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t i = 0; i < t.chains.size(); ++i) {
-        for (const ir::Rule& r : t.chains[i].rules) {
-          for (const ir::Chain* c : Targets(t, r)) {
-            uint32_t& to = reach[static_cast<size_t>(c - t.chains.data())];
-            changed |= (to | reach[i]) != to;
-            to |= reach[i];
-          }
+      for (const ir::Rule& r : t.chains[i].rules) {
+        for (const ir::Chain* c : Targets(t, chains, r)) {
+          jumps[i].push_back(static_cast<size_t>(c - t.chains.data()));
         }
+      }
+      if (t.chains[i].base) {
+        reach[i] = Bit(t.chains[i].base->hook);
+        work.push_back(i);
+      }
+    }
+    while (!work.empty()) {
+      const size_t i = work.back();
+      work.pop_back();
+      for (size_t j : jumps[i]) {
+        if ((reach[j] | reach[i]) == reach[j]) continue;
+        reach[j] |= reach[i];
+        work.push_back(j);
       }
     }
     for (size_t i = 0; i < t.chains.size(); ++i) {

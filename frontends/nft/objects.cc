@@ -215,7 +215,8 @@ bool Parser::SynproxyValidHere(ir::SourceLoc loc) {
 // keyword: parsed as the statement.
 bool Parser::ParseObjectStatementBody(std::string_view keyword, ir::Object* obj) {
   if (obj->type == ir::kObjCounter && AtPunct("}")) return true;
-  toks_.insert(toks_.begin() + pos_, Token{Tok::kWord, std::string(keyword), Peek().loc, true});
+  const Token repl[] = {Token{Tok::kWord, std::string(keyword), Peek().loc, true}, Peek()};
+  SpliceAtCursor(repl, 2);
   ast::Statement stmt;
   if (obj->type == ir::kObjCounter && !ParseCounter(&stmt)) return false;
   if (obj->type == ir::kObjQuota && !ParseQuota(&stmt)) return false;

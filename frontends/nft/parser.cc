@@ -134,6 +134,8 @@ bool Parser::ParseTopLevel() {
     if (AcceptWord("ruleset")) {
       // Applies to the ruleset as far as this file is concerned.
       rs_->tables.clear();
+      chain_index_.clear();
+      interval_index_.clear();
       return true;
     }
     if (AcceptWord("table")) return ParseFlushTable();
@@ -302,10 +304,7 @@ bool Parser::ParseCommandObject(bool insert, std::string* what) {
 // `add rule FAMILY TABLE CHAIN RULE`, the chain `name` resolved.
 bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::SourceLoc name_loc,
                               bool insert) {
-  ir::Chain* chain = nullptr;
-  for (ir::Chain& c : table.chains) {
-    if (c.name == name) chain = &c;
-  }
+  ir::Chain* chain = const_cast<ir::Chain*>(FindChain(table, name));
   if (chain == nullptr) {
     std::vector<std::string_view> names;
     for (const ir::Chain& c : table.chains) names.push_back(c.name);
@@ -326,7 +325,7 @@ bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::Sou
 bool Parser::CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule) {
   auto check = [&](const ir::Verdict& v, ir::SourceLoc loc) {
     if ((v.code != ir::VerdictCode::kJump && v.code != ir::VerdictCode::kGoto) ||
-        table.FindChain(v.chain) != nullptr) {
+        FindChain(table, v.chain) != nullptr) {
       return true;
     }
     return Error(loc, absl::StrCat("jump to chain '", v.chain,
@@ -430,7 +429,7 @@ bool Parser::CheckJumpTargets(const ir::Ruleset& rs) {
           if (imm == nullptr || imm->dreg != ir::kVerdictReg) continue;
           const ir::Verdict& v = imm->verdict;
           if ((v.code == ir::VerdictCode::kJump || v.code == ir::VerdictCode::kGoto) &&
-              t.FindChain(v.chain) == nullptr) {
+              FindChain(t, v.chain) == nullptr) {
             return Error(n.loc, absl::StrCat("jump to unknown chain '", v.chain, "'"));
           }
         }
@@ -440,7 +439,7 @@ bool Parser::CheckJumpTargets(const ir::Ruleset& rs) {
       for (const ir::SetElement& e : s.elements) {
         if (e.verdict && (e.verdict->code == ir::VerdictCode::kJump ||
                           e.verdict->code == ir::VerdictCode::kGoto) &&
-            t.FindChain(e.verdict->chain) == nullptr) {
+            FindChain(t, e.verdict->chain) == nullptr) {
           return Error(e.loc, absl::StrCat("jump to unknown chain '", e.verdict->chain, "'"));
         }
       }

@@ -10,6 +10,7 @@
 #ifndef RULEJIT_FRONTENDS_NFT_PARSER_H_
 #define RULEJIT_FRONTENDS_NFT_PARSER_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include "frontends/nft/lexer.h"
 #include "frontends/nft/linearize.h"
 #include "frontends/nft/values.h"
+#include "ir/chain_index.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 
@@ -72,6 +74,9 @@ class Parser {
   bool Error(ir::SourceLoc loc, std::string msg, std::string hint = "");
   bool ErrorUnexpected(std::string_view what);
   bool ExpandVar();
+  // Replaces the token at the cursor by `n` tokens (none: removes it), the
+  // cursor on the first of them; O(n) however long the file is.
+  void SpliceAtCursor(const Token* repl, size_t n);
   // One level deeper in `{ }` or `( )` for as long as it lives: `ok()` is
   // false (and a located error recorded) past kMaxNesting (limits.h), so
   // that the recursive descent cannot run out of stack.
@@ -116,6 +121,7 @@ class Parser {
   bool ParseTypeofExpr(std::vector<Field>* fields);
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
+  bool CheckAddedIntervals(const ir::Table& table, const ir::Set& set, size_t before);
   bool SkipBlock();
   bool CheckJumpTargets(const ir::Ruleset& rs);
   bool CheckHookLimits(const ir::Ruleset& rs);  // hook_limits.cc
@@ -262,6 +268,18 @@ class Parser {
   // keeps only sizes; `add element` needs the types to encode values).
   absl::flat_hash_map<std::string, SetType> set_types_;
   std::string SetKey(const ir::Table& table, std::string_view set) const;
+  // The chains of each table by name, by "FAMILY/TABLE/" (chains are only
+  // appended; `flush ruleset` starts over). Handed to included files as
+  // set_types_ is.
+  absl::flat_hash_map<std::string, ir::ChainIndex> chain_index_;
+  const ir::Chain* FindChain(const ir::Table& table, std::string_view name);
+  // The elements of interval sets that `add element` added to, ordered by
+  // key (element index by key bytes), by SetKey: each command checks its
+  // elements against their neighbours only (sets.cc). Rebuilt when the set
+  // does not have as many elements as the index; dropped when the set is
+  // declared again.
+  using IntervalIndex = std::multimap<ir::Bytes, size_t>;
+  absl::flat_hash_map<std::string, IntervalIndex> interval_index_;
   ir::Ruleset* rs_ = nullptr;
   ir::Table* table_ = nullptr;       // table of the rule being parsed
   const ir::Chain* chain_ = nullptr;  // chain of the rule being parsed

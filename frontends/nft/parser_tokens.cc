@@ -33,17 +33,37 @@ bool Parser::ExpandVar() {
       toks_[pos_].kind = Tok::kEnd;
       return false;
     }
-    if (value->empty()) {
-      toks_.erase(toks_.begin() + pos_);
-      continue;
-    }
-    // The first token replaces the $var in place: a one-token value (an
-    // address, an interface) does not move the rest of the file.
-    toks_.insert(toks_.begin() + pos_ + 1, value->begin() + 1, value->end());
-    toks_[pos_] = value->front();
-    toks_[pos_].space_before = var.space_before;
+    SpliceAtCursor(value->data(), value->size());
+    if (!value->empty()) toks_[pos_].space_before = var.space_before;
   }
   return true;
+}
+
+// The consumed tokens are not looked at again, except the last two (error
+// messages point at the previous token, CloseBlock asks what it was). So
+// when there is room, those two move back (or forward) over older consumed
+// tokens and the replacement is written in place: the rest of the file does
+// not move, and a file that expands or splits a token per element or per
+// rule stays linear. Near the start of the file it is an ordinary insert.
+void Parser::SpliceAtCursor(const Token* repl, size_t n) {
+  constexpr size_t kKept = 2;
+  if (pos_ < kKept || pos_ + 1 < n + kKept) {  // not enough consumed tokens to write over
+    if (n == 0) {
+      toks_.erase(toks_.begin() + pos_);
+    } else {
+      toks_[pos_] = repl[0];
+      toks_.insert(toks_.begin() + pos_ + 1, repl + 1, repl + n);
+    }
+    return;
+  }
+  const size_t first = pos_ + 1 - n;  // where repl[0] goes
+  if (first > pos_) {  // n == 0: the kept tokens move forward, the last first
+    for (size_t i = kKept; i-- > 0;) toks_[first - kKept + i] = std::move(toks_[pos_ - kKept + i]);
+  } else if (first < pos_) {
+    for (size_t i = 0; i < kKept; ++i) toks_[first - kKept + i] = std::move(toks_[pos_ - kKept + i]);
+  }
+  std::copy(repl, repl + n, toks_.begin() + first);
+  pos_ = first;
 }
 
 Parser::Nesting::Nesting(Parser& parser, ir::SourceLoc loc) : parser_(parser) {

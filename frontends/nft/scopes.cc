@@ -154,6 +154,8 @@ bool Parser::IncludeFile(const std::string& full, ir::SourceLoc loc, const Block
   sub.block_ = where;
   sub.scopes_ = scopes_;
   sub.set_types_ = set_types_;
+  sub.chain_index_ = std::move(chain_index_);
+  sub.interval_index_ = std::move(interval_index_);
   sub.lin_.set_anon_counter(lin_.anon_counter());
   if (sub.sink_.failed || !sub.ParseFile(*rs_)) {
     sink_.failed = true;
@@ -162,6 +164,8 @@ bool Parser::IncludeFile(const std::string& full, ir::SourceLoc loc, const Block
   lin_.set_anon_counter(sub.lin_.anon_counter());
   scopes_ = std::move(sub.scopes_);
   set_types_ = std::move(sub.set_types_);
+  chain_index_ = std::move(sub.chain_index_);
+  interval_index_ = std::move(sub.interval_index_);
   return true;
 }
 

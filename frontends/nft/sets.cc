@@ -242,6 +242,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   }
   if (!lin_.CheckOverlaps(set)) return false;
   if (have_type) set_types_[SetKey(table, name)] = st;
+  interval_index_.erase(SetKey(table, name));
   if (existing != nullptr) {
     *existing = std::move(set);
   } else {
@@ -316,9 +317,53 @@ bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
 // set: one `add element` line per element would copy it once per line.)
 bool Parser::FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems) {
   const size_t before = set.elements.size();
-  if (lin_.FillSet(set, st, elems) && lin_.CheckOverlaps(set)) return true;
+  // CheckOverlaps finds nothing in other sets (concatenations included).
+  const bool checked_interval = set.interval() && set.field_lens.empty();
+  if (before == 0 || !checked_interval) interval_index_.erase(SetKey(*table_, set.name));
+  if (lin_.FillSet(set, st, elems) &&
+      (!checked_interval || (before > 0 ? CheckAddedIntervals(*table_, set, before)
+                                        : lin_.CheckOverlaps(set)))) {
+    return true;
+  }
   set.elements.resize(before);
   return false;
+}
+
+// Linearizer::CheckOverlaps for elements [before, end) added to an interval
+// set whose elements before them passed it, without sorting the whole set
+// again (a set built by 10^5 `add element` lines would sort 10^5 times):
+// sorted, the old elements do not overlap their neighbours, so only the
+// pairs the new ones form with theirs can, and the first of those in key
+// order is the one CheckOverlaps reports.
+bool Parser::CheckAddedIntervals(const ir::Table& table, const ir::Set& set, size_t before) {
+  IntervalIndex& index = interval_index_[SetKey(table, set.name)];
+  if (index.size() != before) {
+    index.clear();
+    for (size_t i = 0; i < before; ++i) index.emplace(set.elements[i].key, i);
+  }
+  std::vector<IntervalIndex::iterator> added;
+  for (size_t i = before; i < set.elements.size(); ++i) {
+    added.push_back(index.emplace(set.elements[i].key, i));
+  }
+  auto overlap = [&](IntervalIndex::iterator a, IntervalIndex::iterator b) {
+    const ir::SetElement& x = set.elements[a->second];
+    const ir::SetElement& y = set.elements[b->second];
+    const ir::Bytes& x_end = x.key_end ? *x.key_end : x.key;
+    if (x_end < y.key) return false;
+    return !(x.key == y.key && x.key_end == y.key_end);  // the same element twice
+  };
+  std::optional<std::pair<IntervalIndex::iterator, IntervalIndex::iterator>> first;
+  auto consider = [&](IntervalIndex::iterator a, IntervalIndex::iterator b) {
+    if (overlap(a, b) && (!first || a->first < first->first->first)) first.emplace(a, b);
+  };
+  for (IntervalIndex::iterator it : added) {
+    if (it != index.begin()) consider(std::prev(it), it);
+    if (std::next(it) != index.end()) consider(it, std::next(it));
+  }
+  if (!first) return true;
+  const ir::SetElement& bad = set.elements[first->second->second];
+  for (IntervalIndex::iterator it : added) index.erase(it);
+  return Error(bad.loc, absl::StrCat("interval overlaps another element of set '", set.name, "'"));
 }
 
 }  // namespace rulejit::frontends::nft
