@@ -30,6 +30,8 @@ namespace rulejit::frontends::nft {
 // Words that start statements or expressions nft has and this frontend
 // does not support (a located "unsupported" error, not "unknown").
 bool IsUnsupportedStatement(std::string_view w);
+// Why one of those cannot be given the kernel's meaning (a hint), or "".
+std::string UnsupportedWhy(std::string_view w);
 
 // Words nft's scanner always makes keywords, which nft refuses where a
 // name (table, chain, set, object, device) goes (keywords.cc).

@@ -151,7 +151,8 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     return ParseMatch(rule);
   }
   if (IsUnsupportedStatement(w)) {
-    return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"));
+    return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"),
+                 UnsupportedWhy(w));
   }
   return Error(loc, absl::StrCat("unknown statement '", w, "'"),
                ir::DidYouMean(w, StatementWords()));

@@ -67,6 +67,18 @@ TEST(NftParserErrors, LinkLayerRulesAndDropPolicyAreLocated) {
               3, 35, "priority 'dstnat' is not valid in the bridge family at hook input");
 }
 
+// What depends on the host beyond rulejit's inputs is refused with why.
+TEST(NftParserErrors, HostDependentExpressionsSayWhy) {
+  ExpectError("table ip t {\n chain c {\n  tcp dport 80 tproxy to :1088\n }\n}\n", 3, 16,
+              "unsupported statement or expression 'tproxy'", "host's sockets");
+  ExpectError("table ip t {\n chain c {\n  osf name \"Linux\"\n }\n}\n", 3, 3,
+              "unsupported", "OS fingerprints");
+  ExpectError("table ip t {\n chain c {\n  ipsec in reqid 1\n }\n}\n", 3, 3, "unsupported",
+              "secpath");
+  ExpectError("table ip t {\n chain c {\n  rt ipsec exists\n }\n}\n", 3, 6,
+              "unsupported expression 'rt ipsec'", "secpath");
+}
+
 TEST(NftParserErrors, NestedChainBindingIsLocated) {
   ExpectError("table ip t {\n chain c {\n  jump { jump { accept; }; }\n }\n}\n", 3, 15,
               "a chain binding inside a chain binding");
