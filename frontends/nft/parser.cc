@@ -243,8 +243,12 @@ bool Parser::ParseFamily(ir::Family* family) {
   return true;
 }
 
+// A table declaration (`table F T`, `add table F T`, with or without a
+// block). nft sends the table's flags with each one, 0 without `flags
+// dormant`: the last declaration of the batch decides whether it is dormant.
 ir::Table& Parser::GetTable(ir::Family family, const std::string& name,
                             ir::SourceLoc loc) {
+  dormant_.erase(absl::StrCat(ir::FamilyName(family), "/", name));
   for (ir::Table& t : rs_->tables) {
     if (t.family == family && t.name == name) return t;
   }

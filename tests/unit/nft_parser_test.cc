@@ -184,6 +184,16 @@ TEST(NftParser, ChainBindingsAndDormantTables) {
   EXPECT_EQ(t.chains[3].rules.size(), 1u);
   EXPECT_TRUE(t.chains[1].base.has_value());
   EXPECT_FALSE(r->rs->tables[1].chains[0].base.has_value());
+  // The last declaration of a table sets its flags (as `nft -f` does).
+  for (const auto& [text, dormant] : std::vector<std::pair<std::string, bool>>{
+           {"table ip t {\n flags dormant\n chain b {\n  type filter hook output priority 0;\n }\n}\n"
+            "add table ip t\n", false},
+           {"table ip t {\n chain b {\n  type filter hook input priority 0;\n }\n}\n"
+            "add table ip t { flags dormant; }\n", true}}) {
+    auto d = Parse(text);
+    ASSERT_TRUE(d->rs.ok()) << d->diags.Format();
+    EXPECT_EQ(d->rs->tables[0].chains.back().base.has_value(), !dormant) << text;
+  }
   ExpectError("table ip t {\n chain c {\n  jump { accept; }\n }\n chain __chain0 {\n }\n}\n", 5, 8,
               "chain '__chain0' is the name of an anonymous chain binding");
 }
