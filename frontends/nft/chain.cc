@@ -1,7 +1,8 @@
 // The grammar of nft chains: the chain block and its items, the base
 // chain header (`type filter hook input device "eth0" priority filter;
 // policy drop;`) with named and signed priorities, as nftables' parser
-// reads them. Rules inside a chain are parsed in rule.cc.
+// reads them, and the bodies of anonymous chain bindings (`jump { ... }`).
+// Rules inside a chain are parsed in rule.cc.
 #include "frontends/nft/parser.h"
 
 #include "absl/strings/str_cat.h"
@@ -19,12 +20,44 @@ std::optional<int32_t> NamedPriority(std::string_view w) {
   return std::nullopt;
 }
 
+// nft's standard priorities of the bridge family, and the hook each one is
+// valid at (nft 1.0.6 refuses the others: "invalid priority expression
+// value in this context"); `filter` goes everywhere.
+std::optional<int32_t> BridgePriority(std::string_view w, ir::Hook hook) {
+  if (w == "filter") return -200;
+  if (w == "dstnat" && hook == ir::Hook::kPrerouting) return -300;
+  if (w == "out" && hook == ir::Hook::kOutput) return 100;
+  if (w == "srcnat" && hook == ir::Hook::kPostrouting) return 300;
+  return std::nullopt;
+}
+
+// The hooks of the link-layer families: arp has input and output, bridge
+// the five of ip (nft 1.0.6 refuses ingress and egress for bridge).
+bool LinkLayerHookValid(ir::Family family, ir::Hook hook) {
+  if (family == ir::Family::kArp) return hook == ir::Hook::kInput || hook == ir::Hook::kOutput;
+  return hook != ir::Hook::kIngress && hook != ir::Hook::kEgress;
+}
+
+bool LinkLayer(ir::Family family) {
+  return family == ir::Family::kArp || family == ir::Family::kBridge;
+}
+
+// arp has `filter` (0) only.
+std::optional<int32_t> LinkLayerPriority(ir::Family family, std::string_view w, ir::Hook hook) {
+  if (family == ir::Family::kBridge) return BridgePriority(w, hook);
+  if (w == "filter") return 0;
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
                              ir::SourceLoc loc) {
   ir::Table* table = &rs_->tables[table_index];
   ir::Chain* chain = const_cast<ir::Chain*>(FindChain(*table, name));
+  if (chain != nullptr && bound_.contains(absl::StrCat(table_index, "/", name))) {
+    return Error(loc, absl::StrCat("chain '", name, "' is the name of an anonymous chain binding"));
+  }
   if (chain == nullptr) {
     ir::Chain c;
     c.name = name;
@@ -49,6 +82,76 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
 
 const ir::Chain* Parser::FindChain(const ir::Table& table, std::string_view name) {
   return chain_index_[SetKey(table, "")].Find(table, name);
+}
+
+// `{` of `jump { RULE; ... }`: names the bound chain "__chainN" (N the
+// lowest number free in the table, as the kernel names bindings) and skips
+// the body to the matching '}'; ParseBindings parses it after the rule.
+bool Parser::SkipBindingBody(ir::Verdict* v) {
+  const ir::SourceLoc loc = Peek().loc;
+  const size_t body = pos_;
+  int depth = 0;
+  do {
+    const Token& t = Peek();
+    if (t.kind == Tok::kEnd) return ErrorUnexpected("'}' closing the chain binding");
+    if (t.kind == Tok::kPunct && t.text == "{") ++depth;
+    if (t.kind == Tok::kPunct && t.text == "}") --depth;
+    Next();
+  } while (!sink_.failed && depth > 0);
+  if (!in_rule_ || table_ == nullptr) return Error(loc, "anonymous chain binding outside a rule");
+  if (in_binding_) {  // nft: "too many levels of nesting"; the kernel: EOPNOTSUPP
+    return Error(loc, "a chain binding inside a chain binding (too many levels of nesting)");
+  }
+  auto taken = [&](const std::string& name) {
+    if (FindChain(*table_, name) != nullptr) return true;
+    for (const PendingBinding& b : bindings_) {
+      if (b.chain == name) return true;
+    }
+    return false;
+  };
+  std::string name;
+  for (int n = 0; name.empty() || taken(name); ++n) name = absl::StrCat("__chain", n);
+  bindings_.push_back({name, body, loc});
+  v->chain = name;
+  return !sink_.failed;
+}
+
+// Parses the bodies SkipBindingBody skipped into new chains of `table`
+// (each rule of a body may bind chains of its own).
+bool Parser::ParseBindings(ir::Table& table) {
+  std::vector<PendingBinding> pending = std::move(bindings_);
+  bindings_.clear();
+  if (pending.empty()) return true;
+  const size_t resume = pos_;
+  for (const PendingBinding& b : pending) {
+    ir::Chain c;
+    c.name = b.chain;
+    c.loc = b.loc;
+    table.chains.push_back(std::move(c));
+    bound_.insert(absl::StrCat(&table - rs_->tables.data(), "/", b.chain));
+    const size_t chain_index = table.chains.size() - 1;
+    pos_ = b.body;
+    Next();  // {
+    PushScope();
+    in_binding_ = true;
+    while (!sink_.failed) {
+      SkipSeparators();
+      if (AtPunct("}")) break;
+      if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
+      if (!ParseRule(table, table.chains[chain_index], false)) return false;
+    }
+    in_binding_ = false;
+    PopScope();
+    // As in a chain block, its rules end with a newline or ';' (the rule
+    // may go on after the '}', as nft's grammar has it).
+    const Token& last = toks_[pos_ - 1];
+    if (last.kind != Tok::kNewline && !(last.kind == Tok::kPunct &&
+                                        (last.text == ";" || last.text == "{"))) {
+      return Error(Peek().loc, "expected newline or ';' before '}'");
+    }
+  }
+  pos_ = resume;
+  return !sink_.failed;
 }
 
 // One item of a chain block: a header line, define, include, or a rule.
@@ -127,6 +230,14 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
                                        "postrouting", "ingress", "egress"}));
   }
   base.hook = *h;
+  if (LinkLayer(family) && !LinkLayerHookValid(family, *h)) {
+    return Error(hook_loc, absl::StrCat("the ", ir::FamilyName(family),
+                                        " family does not support hook ", hook));
+  }
+  if (LinkLayer(family) && base.type != "filter") {
+    return Error(hook_loc, absl::StrCat("unsupported ", base.type, " chain in the ",
+                                        ir::FamilyName(family), " family"));
+  }
   if (base.type == "nat" &&
       (*h == ir::Hook::kForward || *h == ir::Hook::kIngress || *h == ir::Hook::kEgress ||
        (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
@@ -185,7 +296,14 @@ bool Parser::ParsePriority(int32_t* prio, ir::Family family, std::optional<ir::H
       delta = parse_signed(w.substr(dash));
       if (!delta) return Error(loc, absl::StrCat("bad priority '", w, "'"));
     }
-    std::optional<int32_t> named = NamedPriority(base);
+    if (LinkLayer(family) && hook && !LinkLayerPriority(family, base, *hook)) {
+      return Error(loc, absl::StrCat("priority '", base, "' is not valid in the ",
+                                     ir::FamilyName(family), " family at hook ",
+                                     ir::HookName(*hook)));
+    }
+    std::optional<int32_t> named = LinkLayer(family) && hook
+                                       ? LinkLayerPriority(family, base, *hook)
+                                       : NamedPriority(base);
     const bool ip_family = family == ir::Family::kIp || family == ir::Family::kIp6 ||
                            family == ir::Family::kInet;
     if (named && hook && ip_family &&

@@ -29,6 +29,24 @@ bool IsUnsupportedStatement(std::string_view w) {
   return false;
 }
 
+// Why rulejit cannot give the kernel's meaning to what nft's `w` reads,
+// for those whose answer lies outside the packet and rulejit's inputs
+// ("" for the others, merely not written yet).
+std::string UnsupportedWhy(std::string_view w) {
+  if (w == "tproxy") {
+    return "tproxy hands the packet to a local listening socket: what it does depends on "
+           "the host's sockets, which rulejit has no input for";
+  }
+  if (w == "osf") {
+    return "osf compares the SYN with the OS fingerprints loaded into the kernel (nfnl_osf, "
+           "pf.os), which rulejit has no input for";
+  }
+  if (w == "ipsec") {
+    return "ipsec reads the IPsec state (secpath) the host's xfrm decapsulation left on the "
+           "packet, which rulejit's packets do not carry";
+  }
+  return "";
+}
 
 bool Parser::ParseField(Field* field) {
   const Token& t = Peek();
@@ -72,7 +90,7 @@ bool Parser::ParseField(Field* field) {
   } else if (w == "rt") {
     if (!ParseRtField(field)) return false;
   } else if (IsUnsupportedStatement(w)) {
-    return Error(loc, absl::StrCat("unsupported expression '", w, "'"));
+    return Error(loc, absl::StrCat("unsupported expression '", w, "'"), UnsupportedWhy(w));
   } else {
     std::vector<std::string_view> c = PayloadProtoNames();
     c.push_back("meta");
@@ -320,7 +338,8 @@ bool Parser::ParseRtField(Field* field) {
   const ir::SourceLoc kloc = Peek().loc;
   if (!ExpectWord(&key, "rt key")) return false;
   if (key == "classid" || key == "nexthop" || key == "ipsec" || key == "ip" || key == "ip6") {
-    return Error(kloc, absl::StrCat("unsupported expression 'rt ", key, "' (only rt mtu)"));
+    return Error(kloc, absl::StrCat("unsupported expression 'rt ", key, "' (only rt mtu)"),
+                 UnsupportedWhy(key));
   }
   if (key != "mtu") {
     return Error(kloc, absl::StrCat("unknown rt key '", key, "'"),

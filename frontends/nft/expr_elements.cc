@@ -61,6 +61,10 @@ bool Parser::ParseMapValue(const SetType& st, Element* e) {
   if (st.obj_type != 0) return ExpectName(&e->object, "object name");
   if (st.verdict_map) {
     ir::Verdict v;
+    if ((AtWord("jump") || AtWord("goto")) && PeekAt(1).kind == Tok::kPunct &&
+        PeekAt(1).text == "{") {
+      return Error(PeekAt(1).loc, "a chain binding is not a map value (nft takes a chain name)");
+    }
     if (!ParseVerdict(&v)) return false;
     e->verdict = v;
     return true;

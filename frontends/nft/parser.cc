@@ -31,10 +31,40 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
     if (!ParseBlockItem()) break;
   }
   if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs) &&
-      CheckFlowOffloads(rs)) {
+      CheckFlowOffloads(rs) && CheckLinkLayerChains(rs)) {
     MarkDynamicSets(rs);
   }
+  if (!sink_.failed) DetachDormantChains(rs);
   return !sink_.failed;
+}
+
+// arp and bridge tables see ARP packets and bridged frames, which rulejit
+// does not model (its packets are IP packets at the ip hooks): their base
+// chains load, but a policy that drops is refused, as rules are
+// (ParseRule), rather than silently never applied.
+bool Parser::CheckLinkLayerChains(const ir::Ruleset& rs) {
+  for (const ir::Table& t : rs.tables) {
+    if (t.family != ir::Family::kArp && t.family != ir::Family::kBridge) continue;
+    for (const ir::Chain& c : t.chains) {
+      if (c.base && c.base->policy == ir::VerdictCode::kDrop &&
+          !dormant_.contains(absl::StrCat(ir::FamilyName(t.family), "/", t.name))) {
+        return Error(c.loc, absl::StrCat("unsupported policy drop in a ", ir::FamilyName(t.family),
+                                         " table (ARP packets and bridged frames are not modelled)"));
+      }
+    }
+  }
+  return true;
+}
+
+// A dormant table (`flags dormant`) is loaded but its base chains are not
+// registered at their hooks: they see no packets, and jumps into them
+// cannot happen either (only base chains start a traversal). They become
+// regular chains, after the checks that hold for them as declared.
+void Parser::DetachDormantChains(ir::Ruleset& rs) const {
+  for (ir::Table& t : rs.tables) {
+    if (!dormant_.contains(absl::StrCat(ir::FamilyName(t.family), "/", t.name))) continue;
+    for (ir::Chain& c : t.chains) c.base.reset();
+  }
 }
 
 bool Parser::ParseRuleOnly(ir::Table& table, std::string_view chain_name) {
@@ -203,16 +233,17 @@ bool Parser::ParseFamily(ir::Family* family) {
   // `table ip {` would be a table named ip: a family needs a name after it.
   const Token& after = PeekAt(1);
   if (after.kind != Tok::kWord && after.kind != Tok::kString) return true;
-  if (*f == ir::Family::kBridge || *f == ir::Family::kArp) {
-    return Error(t.loc, absl::StrCat("unsupported family '", t.text, "'"));
-  }
   Next();
   *family = *f;
   return true;
 }
 
+// A table declaration (`table F T`, `add table F T`, with or without a
+// block). nft sends the table's flags with each one, 0 without `flags
+// dormant`: the last declaration of the batch decides whether it is dormant.
 ir::Table& Parser::GetTable(ir::Family family, const std::string& name,
                             ir::SourceLoc loc) {
+  dormant_.erase(absl::StrCat(ir::FamilyName(family), "/", name));
   for (ir::Table& t : rs_->tables) {
     if (t.family == family && t.name == name) return t;
   }
@@ -314,8 +345,10 @@ bool Parser::ParseRuleCommand(ir::Table& table, const std::string& name, ir::Sou
   if (AtWord("position") || AtWord("index") || AtWord("handle")) {
     return Error(Peek().loc, "unsupported rule position");
   }
-  if (!ParseRule(table, *chain, insert)) return false;
-  return CheckJumpsAddedBefore(table, insert ? chain->rules.front() : chain->rules.back());
+  const size_t chain_index = chain - table.chains.data();
+  if (!ParseRule(table, *chain, insert)) return false;  // may add bound chains
+  const ir::Chain& added = table.chains[chain_index];
+  return CheckJumpsAddedBefore(table, insert ? added.rules.front() : added.rules.back());
 }
 
 // The kernel adds a batch in order: a rule added by a command may jump only
@@ -388,7 +421,10 @@ bool Parser::ParseTableItem(size_t table_index) {
     if (f != "dormant" && f != "owner" && f != "persist") {
       return Error(loc, absl::StrCat("unknown table flag '", f, "'"));
     }
-    if (f == "dormant") return Error(loc, "unsupported table flag 'dormant'");
+    if (f == "dormant") {
+      const ir::Table& t = rs_->tables[table_index];
+      dormant_.insert(absl::StrCat(ir::FamilyName(t.family), "/", t.name));
+    }
     return true;
   }
   if (w == "comment") {

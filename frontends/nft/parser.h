@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "frontends/nft/ast.h"
 #include "frontends/nft/fields.h"
 #include "frontends/nft/lexer.h"
@@ -31,6 +32,8 @@ namespace rulejit::frontends::nft {
 // Words that start statements or expressions nft has and this frontend
 // does not support (a located "unsupported" error, not "unknown").
 bool IsUnsupportedStatement(std::string_view w);
+// Why one of those cannot be given the kernel's meaning (a hint), or "".
+std::string UnsupportedWhy(std::string_view w);
 
 // Words nft's scanner always makes keywords, which nft refuses where a
 // name (table, chain, set, object, device) goes (keywords.cc).
@@ -108,6 +111,12 @@ class Parser {
   bool ParseChainBlock(size_t table_index, const std::string& name,
                        ir::SourceLoc loc);
   bool ParseChainItem(size_t table_index, size_t chain_index);
+  // Anonymous chain bindings, `jump { RULE; ... }` (the kernel's
+  // NFT_CHAIN_BINDING): the verdict names a new chain and its body is
+  // skipped; once the rule is added, ParseBindings parses each body into
+  // that chain.
+  bool SkipBindingBody(ir::Verdict* v);
+  bool ParseBindings(ir::Table& table);
   bool ParseChainHeader(ir::Chain& chain, ir::Family family);
   bool ParseChainPolicy(ir::Chain& chain, const Token& t);
   bool ParseChainDevice(ir::Chain& chain);
@@ -123,6 +132,8 @@ class Parser {
   bool FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
   bool CheckAddedIntervals(const ir::Table& table, const ir::Set& set, size_t before);
   bool SkipBlock();
+  void DetachDormantChains(ir::Ruleset& rs) const;
+  bool CheckLinkLayerChains(const ir::Ruleset& rs);
   bool CheckJumpTargets(const ir::Ruleset& rs);
   bool CheckHookLimits(const ir::Ruleset& rs);  // hook_limits.cc
   bool CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule);
@@ -281,6 +292,16 @@ class Parser {
   using IntervalIndex = std::multimap<ir::Bytes, size_t>;
   absl::flat_hash_map<std::string, IntervalIndex> interval_index_;
   ir::Ruleset* rs_ = nullptr;
+  struct PendingBinding {
+    std::string chain;  // "__chainN"
+    size_t body = 0;    // token index of its '{'
+    ir::SourceLoc loc;
+  };
+  std::vector<PendingBinding> bindings_;  // of the rule being parsed
+  absl::flat_hash_set<std::string> dormant_;  // "FAMILY/TABLE" with flags dormant
+  bool in_rule_ = false;  // inside ParseRule (where bindings may be)
+  bool in_binding_ = false;
+  absl::flat_hash_set<std::string> bound_;  // "TABLE-INDEX/CHAIN" of bindings  // parsing a binding's body (no bindings in it)
   ir::Table* table_ = nullptr;       // table of the rule being parsed
   const ir::Chain* chain_ = nullptr;  // chain of the rule being parsed
   ErrorSink sink_{diags_};

@@ -37,11 +37,17 @@ const std::vector<std::string_view>& StatementWords() {
 // Rules and statements
 
 bool Parser::ParseRule(ir::Table& table, ir::Chain& chain, bool insert) {
+  bindings_.clear();
+  in_rule_ = true;
   table_ = &table;
   chain_ = &chain;
   lin_.StartRule(table);
   ir::Rule rule;
   rule.loc = Peek().loc;
+  if (table.family == ir::Family::kArp || table.family == ir::Family::kBridge) {
+    return Error(rule.loc, absl::StrCat("unsupported rule in a ", ir::FamilyName(table.family),
+                                        " table (ARP packets and bridged frames are not modelled)"));
+  }
   while (!sink_.failed && !AtStmtEnd()) {
     if (AcceptWord("comment")) {
       if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
@@ -59,7 +65,8 @@ bool Parser::ParseRule(ir::Table& table, ir::Chain& chain, bool insert) {
   } else {
     chain.rules.push_back(std::move(rule));
   }
-  return true;
+  in_rule_ = false;
+  return ParseBindings(table);  // `chain` may move from here on
 }
 
 bool Parser::ParseStatement(ir::Rule& rule) {
@@ -144,7 +151,8 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     return ParseMatch(rule);
   }
   if (IsUnsupportedStatement(w)) {
-    return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"));
+    return Error(loc, absl::StrCat("unsupported statement or expression '", w, "'"),
+                 UnsupportedWhy(w));
   }
   return Error(loc, absl::StrCat("unknown statement '", w, "'"),
                ir::DidYouMean(w, StatementWords()));
@@ -160,7 +168,7 @@ bool Parser::ParseVerdict(ir::Verdict* v) {
   else if (w == "return") v->code = ir::VerdictCode::kReturn;
   else if (w == "jump" || w == "goto") {
     v->code = w == "jump" ? ir::VerdictCode::kJump : ir::VerdictCode::kGoto;
-    if (AtPunct("{")) return Error(Peek().loc, "unsupported anonymous chain binding");
+    if (AtPunct("{")) return SkipBindingBody(v);
     if (!ExpectIdentifier(&v->chain, "chain name")) return false;
   } else {
     return Error(toks_[pos_ - 1].loc, absl::StrCat("unknown verdict '", w, "'"),

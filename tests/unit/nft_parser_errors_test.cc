@@ -52,8 +52,38 @@ TEST(NftParserErrors, BadServiceNameHasHint) {
               "invalid value 'shh'", "ssh");
 }
 
-TEST(NftParserErrors, UnsupportedFamilyIsLocated) {
-  ExpectError("flush ruleset\ntable bridge b {\n}\n", 2, 7, "unsupported family 'bridge'");
+// arp and bridge tables and their empty base chains load; what would act
+// on ARP packets or bridged frames (not modelled) is refused, located.
+TEST(NftParserErrors, LinkLayerRulesAndDropPolicyAreLocated) {
+  ExpectError("flush ruleset\ntable bridge b {\n chain c {\n  type filter hook input priority 0;\n"
+              "  ether type ip drop\n }\n}\n",
+              5, 3, "unsupported rule in a bridge table");
+  ExpectError("table arp a {\n chain c {\n  type filter hook input priority filter; policy drop;\n"
+              " }\n}\n",
+              2, 8, "unsupported policy drop in a arp table");
+  ExpectError("table arp a {\n chain c {\n  type filter hook forward priority 0;\n }\n}\n", 3, 20,
+              "the arp family does not support hook forward");
+  ExpectError("table bridge b {\n chain c {\n  type filter hook input priority dstnat;\n }\n}\n",
+              3, 35, "priority 'dstnat' is not valid in the bridge family at hook input");
+}
+
+// What depends on the host beyond rulejit's inputs is refused with why.
+TEST(NftParserErrors, HostDependentExpressionsSayWhy) {
+  ExpectError("table ip t {\n chain c {\n  tcp dport 80 tproxy to :1088\n }\n}\n", 3, 16,
+              "unsupported statement or expression 'tproxy'", "host's sockets");
+  ExpectError("table ip t {\n chain c {\n  osf name \"Linux\"\n }\n}\n", 3, 3,
+              "unsupported", "OS fingerprints");
+  ExpectError("table ip t {\n chain c {\n  ipsec in reqid 1\n }\n}\n", 3, 3, "unsupported",
+              "secpath");
+  ExpectError("table ip t {\n chain c {\n  rt ipsec exists\n }\n}\n", 3, 6,
+              "unsupported expression 'rt ipsec'", "secpath");
+}
+
+TEST(NftParserErrors, NestedChainBindingIsLocated) {
+  ExpectError("table ip t {\n chain c {\n  jump { jump { accept; }; }\n }\n}\n", 3, 15,
+              "a chain binding inside a chain binding");
+  ExpectError("table ip t {\n chain c {\n  tcp dport vmap { 1 : jump { accept; } }\n }\n}\n", 3,
+              29, "a chain binding is not a map value");
 }
 
 TEST(NftParserErrors, UnsupportedStatementIsLocated) {

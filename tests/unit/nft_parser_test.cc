@@ -150,6 +150,54 @@ TEST(NftParser, NamedPriorities) {
               35, "priority 'srcnat' is not valid at hook input");
 }
 
+// Bridge standard priorities (filter -200, dstnat -300, out 100, srcnat
+// 300), arp's filter 0.
+TEST(NftParser, LinkLayerPriorities) {
+  auto r = Parse("table bridge b {\n chain a { type filter hook prerouting priority dstnat; }\n"
+                 " chain b { type filter hook input priority filter + 3; }\n"
+                 " chain c { type filter hook output priority out; }\n"
+                 " chain d { type filter hook postrouting priority srcnat; }\n}\n"
+                 "table arp a {\n chain i { type filter hook input priority filter; }\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  std::vector<int32_t> got;
+  for (const ir::Table& t : r->rs->tables) {
+    for (const ir::Chain& c : t.chains) got.push_back(c.base->priority);
+  }
+  EXPECT_EQ(got, (std::vector<int32_t>{-300, -197, 100, 300, 0}));
+}
+
+// `jump { ... }` binds a new chain "__chainN" holding the body's rules; a
+// dormant table's chains are not at their hooks.
+TEST(NftParser, ChainBindingsAndDormantTables) {
+  auto r = Parse("table ip t {\n chain __chain1 {\n }\n chain c {\n  type filter hook input priority 0;\n"
+                 "  tcp dport 1 jump {\n   udp dport 2 drop\n   accept\n  }\n"
+                 "  goto { accept; }\n  drop\n }\n}\n"
+                 "table ip off {\n chain c {\n  type filter hook input priority 0;\n }\n"
+                 " flags dormant\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Table& t = r->rs->tables[0];
+  ASSERT_EQ(t.chains.size(), 4u);
+  ASSERT_EQ(t.chains[1].rules.size(), 3u);
+  EXPECT_EQ(t.chains[2].name, "__chain0");
+  EXPECT_EQ(t.chains[2].rules.size(), 2u);
+  EXPECT_EQ(t.chains[3].name, "__chain2");  // __chain1 is taken
+  EXPECT_EQ(t.chains[3].rules.size(), 1u);
+  EXPECT_TRUE(t.chains[1].base.has_value());
+  EXPECT_FALSE(r->rs->tables[1].chains[0].base.has_value());
+  // The last declaration of a table sets its flags (as `nft -f` does).
+  for (const auto& [text, dormant] : std::vector<std::pair<std::string, bool>>{
+           {"table ip t {\n flags dormant\n chain b {\n  type filter hook output priority 0;\n }\n}\n"
+            "add table ip t\n", false},
+           {"table ip t {\n chain b {\n  type filter hook input priority 0;\n }\n}\n"
+            "add table ip t { flags dormant; }\n", true}}) {
+    auto d = Parse(text);
+    ASSERT_TRUE(d->rs.ok()) << d->diags.Format();
+    EXPECT_EQ(d->rs->tables[0].chains.back().base.has_value(), !dormant) << text;
+  }
+  ExpectError("table ip t {\n chain c {\n  jump { accept; }\n }\n chain __chain0 {\n }\n}\n", 5, 8,
+              "chain '__chain0' is the name of an anonymous chain binding");
+}
+
 TEST(NftLowering, InetSaddrPrefix) {
   EXPECT_EQ(Lower("inet", "ip saddr 10.0.0.0/10 drop"),
             "  [ meta load nfproto => reg 1 ]\n"
