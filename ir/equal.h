@@ -64,6 +64,15 @@ template <typename H> H AbslHashValue(H h, const Recent& e) {
   return H::combine(std::move(h), e.op, e.name, e.invert, e.rdest, e.reap, e.rttl, e.seconds,
                     e.hitcount, std::string(e.mask.begin(), e.mask.end()));
 }
+template <typename H> H AbslHashValue(H h, const StringMatch& e) {
+  return H::combine(std::move(h), e.algo, e.from, e.to,
+                    std::string(e.pattern.begin(), e.pattern.end()), e.icase, e.invert);
+}
+template <typename H> H AbslHashValue(H h, const Hashlimit& e) {
+  return H::combine(std::move(h), e.name, e.mode, e.invert, e.bytes, e.rate_match, e.avg,
+                    e.burst, e.interval, e.size, e.max, e.gc_interval, e.expire, e.srcmask,
+                    e.dstmask);
+}
 template <typename H> H AbslHashValue(H h, const TcpMss& e) {
   return H::combine(std::move(h), e.mss, e.clamp);
 }

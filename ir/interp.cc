@@ -37,6 +37,7 @@
 #include "ir/synproxy_eval.h"
 #include "ir/tcpmss_eval.h"
 #include "ir/tcpopt_eval.h"
+#include "ir/string_eval.h"
 #include "ir/time_eval.h"
 #include "ir/util.h"
 
@@ -404,6 +405,17 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
                                           ctx.state ? ctx.state->recent : none);
             regs.BreakUnless(match);
           },
+          [&](const Hashlimit& e) {
+            // Without state every key starts afresh.
+            HashlimitTables none;
+            const HashlimitResult r = EvalHashlimit(e, ctx.pkt, ctx.state ? ctx.state->now_ns : 0,
+                                                    ctx.state ? ctx.state->hashlimit : none);
+            if (r == HashlimitResult::kHotdrop) {
+              regs.code = VerdictCode::kDrop;
+            } else {
+              regs.BreakUnless(r == HashlimitResult::kMatch);
+            }
+          },
           [&](const ChecksumFill&) { EvalChecksumFill(ctx.pkt, ctx.meta, ctx.writable); },
           [&](const TcpMss& e) {
             if (!EvalTcpMss(e, ctx.interp.host(), *ctx.view, *ctx.buffer)) {
@@ -425,6 +437,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Synproxy&) { regs.code = EvalSynproxy(ctx.pkt, ctx.meta); },
           [&](const Dynset& e) { EvalDynsetExpr(e, regs, ctx); },
           [&](const TimeMatch& e) { regs.BreakUnless(EvalTimeMatch(e, ctx.meta)); },
+          [&](const StringMatch& e) { regs.BreakUnless(EvalStringMatch(e, ctx.pkt)); },
       },
       expr);
 }

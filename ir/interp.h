@@ -23,6 +23,7 @@
 
 #include "ir/expr_eval.h"
 #include "ir/dynset_eval.h"
+#include "ir/hashlimit_eval.h"
 #include "ir/recent_eval.h"
 #include "ir/ir.h"
 #include "rulejit/host.h"
@@ -80,6 +81,8 @@ struct InterpState {
   // The recent match's tables, by name (shared by every rule, as in one
   // network namespace).
   RecentTables recent;
+  // The hashlimit match's buckets, by name and family (shared likewise).
+  HashlimitTables hashlimit;
   // What `add @s`, `update @s`, `delete @s` and meters changed in sets.
   DynamicSets dynsets;
   // The last number of each `numgen inc` (absent: none drawn yet), keyed

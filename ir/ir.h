@@ -566,6 +566,55 @@ struct Recent {
   bool operator==(const Recent&) const = default;
 };
 
+// [ hashlimit name N mode M avg A burst B ... ]: iptables' hashlimit match
+// (xt_hashlimit revision 3, the one iptables 1.8.9 loads; no nf_tables
+// expression keeps the kernel's units). A per-name table of token buckets
+// keyed by the packet's fields in `mode` (addresses under srcmask/dstmask,
+// ports); `avg` and `burst` in the match's own units (avg: 1/1000000 s
+// per packet, or the byte cost with `bytes`). Matches when the key's
+// bucket holds the packet's cost (`invert`: when it does not); with
+// `rate_match`, when the key's rate over `interval` seconds stays within
+// the burst. A new key in a full table (`max`) drops the packet, as the
+// kernel's hotdrop does. State across packets (ir::InterpState), on the
+// caller's clock (ir/hashlimit_eval.cc).
+inline constexpr uint32_t kHashlimitDstIp = 0x01;   // XT_HASHLIMIT_HASH_DIP
+inline constexpr uint32_t kHashlimitDstPort = 0x02; // XT_HASHLIMIT_HASH_DPT
+inline constexpr uint32_t kHashlimitSrcIp = 0x04;   // XT_HASHLIMIT_HASH_SIP
+inline constexpr uint32_t kHashlimitSrcPort = 0x08; // XT_HASHLIMIT_HASH_SPT
+struct Hashlimit {
+  std::string name;
+  uint32_t mode = 0;  // kHashlimit* bits
+  bool invert = false;      // --hashlimit-above (or ! --hashlimit-upto)
+  bool bytes = false;       // a byte rate ("1kb/s")
+  bool rate_match = false;  // --hashlimit-rate-match
+  uint64_t avg = 0;
+  uint64_t burst = 0;
+  uint32_t interval = 0;     // seconds (rate_match)
+  uint32_t size = 0;         // 0: the kernel's default
+  uint32_t max = 0;          // 0: 8 x size
+  uint32_t gc_interval = 1000;  // ms
+  uint32_t expire = 0;          // ms
+  uint8_t srcmask = 32, dstmask = 32;
+  bool operator==(const Hashlimit&) const = default;
+};
+
+// [ string algo bm from F to T pattern 0x.. (icase )(invert )]: iptables'
+// string match (xt_string; no nf_tables expression). Matches when
+// `pattern` occurs within the bytes [from, to) counted from where the
+// kernel's skb->data points (the network header at the IP hooks), the
+// search ending at the packet's end; `icase` compares as the kernel's
+// toupper does (ASCII and Latin-1 letters); `invert` turns the answer.
+// `algo` (bm or kmp) names the kernel's search; both find the same.
+struct StringMatch {
+  std::string algo = "bm";
+  uint16_t from = 0;
+  uint16_t to = 65535;
+  Bytes pattern;
+  bool icase = false;
+  bool invert = false;
+  bool operator==(const StringMatch&) const = default;
+};
+
 // [ checksum fill ]: iptables' CHECKSUM --checksum-fill (xt_CHECKSUM; no
 // nf_tables expression). Completes the TCP or UDP checksum of a packet
 // whose checksum was left partial (PacketMeta::csum_partial), as
@@ -626,7 +675,7 @@ using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
                           ChecksumFill, Recent, FlowOffload, Objref, Numgen,
                           ExthdrWrite, Rt, Synproxy, Dynset,
-                          TimeMatch>;
+                          TimeMatch, Hashlimit, StringMatch>;
 
 
 // An expression with the location it came from.

@@ -328,6 +328,35 @@ std::string Body(const TimeMatch& e) {
                          e.contiguous ? "contiguous " : "");
 }
 
+// "algo bm from 0 to 65535 len 3 pattern 0x00636261 icase invert "
+std::string Body(const StringMatch& e) {
+  std::string out = absl::StrFormat("algo %s from %u to %u len %u pattern %s", e.algo, e.from,
+                                    e.to, e.pattern.size(), DataPieces(e.pattern));
+  if (e.icase) absl::StrAppend(&out, "icase ");
+  if (e.invert) absl::StrAppend(&out, "invert ");
+  return out;
+}
+
+// "name ssh mode srcip,dstport avg 1000000 burst 5 invert bytes rate-match
+// interval 1 srcmask 32 dstmask 32 size 0 max 0 gcinterval 1000 expire 10000 "
+std::string Body(const Hashlimit& e) {
+  static constexpr std::pair<uint32_t, const char*> kModes[] = {
+      {kHashlimitSrcIp, "srcip"}, {kHashlimitSrcPort, "srcport"},
+      {kHashlimitDstIp, "dstip"}, {kHashlimitDstPort, "dstport"}};
+  std::string modes;
+  for (const auto& [bit, word] : kModes) {
+    if (e.mode & bit) absl::StrAppend(&modes, modes.empty() ? "" : ",", word);
+  }
+  std::string out = absl::StrFormat("name %s mode %s avg %u burst %u ", e.name,
+                                    modes.empty() ? "none" : modes, e.avg, e.burst);
+  if (e.invert) absl::StrAppend(&out, "invert ");
+  if (e.bytes) absl::StrAppend(&out, "bytes ");
+  if (e.rate_match) absl::StrAppendFormat(&out, "rate-match interval %u ", e.interval);
+  absl::StrAppendFormat(&out, "srcmask %u dstmask %u size %u max %u gcinterval %u expire %u ",
+                        e.srcmask, e.dstmask, e.size, e.max, e.gc_interval, e.expire);
+  return out;
+}
+
 // "update name ssh seconds 60 hitcount 4 rsource mask 0xffffffff ... "
 std::string Body(const Recent& e) {
   static constexpr const char* kOps[] = {"set", "rcheck", "update", "remove"};
@@ -443,6 +472,8 @@ struct NameOf {
   const char* operator()(const TcpMss&) const { return "tcpmss"; }
   const char* operator()(const ChecksumFill&) const { return "checksum"; }
   const char* operator()(const Recent&) const { return "recent"; }
+  const char* operator()(const Hashlimit&) const { return "hashlimit"; }
+  const char* operator()(const StringMatch&) const { return "string"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }

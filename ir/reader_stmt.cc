@@ -1,7 +1,8 @@
 // The IR reader's parsers of statements and of the expressions beyond
 // plain loads and compares (log, reject, exthdr, queue, quota, NAT, fib,
-// tcpmss, recent, checksum, flow_offload, objref, numgen, rt, synproxy,
+// tcpmss, recent, hashlimit, string, checksum, flow_offload, objref, numgen, rt, synproxy,
 // notrack): each reads the body its ir/printer.cc Body() prints.
+#include <limits>
 #include <vector>
 
 #include "ir/reader_cursor.h"
@@ -198,6 +199,69 @@ Expr ParseRecent(Cursor& c) {
   }
   c.Literal("mask ");
   e.mask = c.DataPieces();
+  return e;
+}
+
+// The Body(StringMatch) text of ir/printer.cc.
+Expr ParseStringMatch(Cursor& c) {
+  StringMatch e;
+  c.Literal("algo ");
+  e.algo = std::string(c.Token("the algorithm"));
+  c.Literal(" from ");
+  e.from = static_cast<uint16_t>(c.Number("the start offset", 65535));
+  c.Literal(" to ");
+  e.to = static_cast<uint16_t>(c.Number("the end offset", 65535));
+  c.Literal(" len ");
+  const size_t len = c.Number("the pattern length", 128);
+  c.Literal(" pattern ");
+  e.pattern = c.DataPieces();
+  if (!c.failed() && (len == 0 || len > e.pattern.size() || e.pattern.size() - len >= 4)) {
+    c.Fail("the pattern length does not fit its words");
+  }
+  if (!c.failed()) e.pattern.resize(len);
+  e.icase = c.TryLiteral("icase ");
+  e.invert = c.TryLiteral("invert ");
+  return e;
+}
+
+// The Body(Hashlimit) text of ir/printer.cc.
+Expr ParseHashlimit(Cursor& c) {
+  Hashlimit e;
+  constexpr uint64_t kMax64 = std::numeric_limits<uint64_t>::max();
+  auto number = [&](std::string_view name, uint64_t max) {
+    c.Literal(name);
+    const uint64_t v = c.Number(name, max);
+    c.Literal(" ");
+    return v;
+  };
+  c.Literal("name ");
+  e.name = std::string(c.Token("the table name"));
+  c.Literal(" mode ");
+  static constexpr std::pair<std::string_view, uint32_t> kModes[] = {
+      {"srcip", kHashlimitSrcIp}, {"srcport", kHashlimitSrcPort},
+      {"dstip", kHashlimitDstIp}, {"dstport", kHashlimitDstPort}};
+  if (!c.TryLiteral("none")) {
+    do {
+      uint32_t bit = 0;
+      ParseChoice(c, kModes, &bit, "expected srcip, srcport, dstip or dstport");
+      e.mode |= bit;
+    } while (c.TryLiteral(","));
+  }
+  c.Literal(" ");
+  e.avg = number("avg ", kMax64);
+  e.burst = number("burst ", kMax64);
+  e.invert = c.TryLiteral("invert ");
+  e.bytes = c.TryLiteral("bytes ");
+  if (c.TryLiteral("rate-match ")) {
+    e.rate_match = true;
+    e.interval = static_cast<uint32_t>(number("interval ", 0xffffffff));
+  }
+  e.srcmask = static_cast<uint8_t>(number("srcmask ", 128));
+  e.dstmask = static_cast<uint8_t>(number("dstmask ", 128));
+  e.size = static_cast<uint32_t>(number("size ", 0xffffffff));
+  e.max = static_cast<uint32_t>(number("max ", 0xffffffff));
+  e.gc_interval = static_cast<uint32_t>(number("gcinterval ", 0xffffffff));
+  e.expire = static_cast<uint32_t>(number("expire ", 0xffffffff));
   return e;
 }
 
@@ -442,6 +506,7 @@ BodyParser StatementParserFor(std::string_view name) {
       {"nat", &ParseNat},             {"masq", &ParseMasq},
       {"redir", &ParseRedir},         {"fib", &ParseFib},
       {"tcpmss", &ParseTcpMss},       {"recent", &ParseRecent},
+      {"hashlimit", &ParseHashlimit}, {"string", &ParseStringMatch},
       {"time", &ParseTimeMatch},
       {"flow_offload", &ParseFlowOffload},
       {"objref", &ParseObjref},       {"numgen", &ParseNumgen},

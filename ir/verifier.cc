@@ -522,6 +522,22 @@ void Check(const Recent& e, RuleContext& ctx) {
   }
 }
 
+void Check(const StringMatch& e, RuleContext& ctx) {
+  if ((e.algo != "bm" && e.algo != "kmp") || e.from > e.to || e.pattern.empty() ||
+      e.pattern.size() > 128) {
+    ctx.diags.Error(ctx.loc, "string: needs bm or kmp, from <= to, and 1 to 128 pattern bytes");
+  }
+}
+
+void Check(const Hashlimit& e, RuleContext& ctx) {
+  if (e.name.empty() || e.srcmask > 128 || e.dstmask > 128 || e.gc_interval == 0 ||
+      e.expire == 0 || e.avg == 0 || (e.rate_match && e.interval == 0) ||
+      (!e.bytes && !e.rate_match && e.burst == 0)) {
+    ctx.diags.Error(ctx.loc, "hashlimit: needs a name, a rate, a burst, an expiry, a "
+                             "collection interval, and masks of at most 128 bits");
+  }
+}
+
 void Check(const FusedCmp& e, RuleContext& ctx) {
   const uint32_t padded = Pad4(e.load.len);
   if (e.load.len < 1 || e.load.len > 64 || e.data.empty() ||

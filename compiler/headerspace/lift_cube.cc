@@ -180,6 +180,9 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::Recent&) {
             return Fail("recent keeps state across packets (not a header-space field)");
           },
+          [&](const ir::Hashlimit&) {
+            return Fail("hashlimit keeps state across packets (not a header-space field)");
+          },
           [&](const ir::ChecksumFill&) {
             return Fail("CHECKSUM writes packet bytes (a side effect later rules may see)");
           },
@@ -226,6 +229,9 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           },
           [&](const ir::Dynset&) {
             return Fail("adds to or updates a set that later packets look up");
+          },
+          [&](const ir::StringMatch&) {
+            return Fail("string searches the payload (not a header-space field)");
           },
           [&](const ir::TimeMatch&) {
             return Fail("time reads the clock (not a header-space field)");

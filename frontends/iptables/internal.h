@@ -195,6 +195,8 @@ void CheckHookLimitedUses(const ir::Table& table, const std::vector<HookLimitedU
 bool LowerTcp(LowerCtx& ctx, const MatchUse& m);
 bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m);
 bool LowerRecent(LowerCtx& ctx, const MatchUse& m);
+bool LowerHashlimit(LowerCtx& ctx, const MatchUse& m);
+bool LowerString(LowerCtx& ctx, const MatchUse& m);
 // "FIN,SYN,RST,ACK" → flag bits (ALL, NONE too); nullopt on an unknown flag.
 std::optional<uint8_t> ParseTcpFlags(std::string_view text);
 bool LowerTcpMss(LowerCtx& ctx, const TargetUse& t);

@@ -478,6 +478,19 @@ const std::vector<Module>& Modules() {
         {"--seconds", 1, false}, {"--hitcount", 1, false}, {"--reap", 0, false},
         {"--rttl", 0, false}, {"--mask", 1, false}},
        LowerRecent},
+      {"hashlimit",
+       {{"--hashlimit-upto"}, {"--hashlimit-above"}, {"--hashlimit"},
+        {"--hashlimit-srcmask", 1, false}, {"--hashlimit-dstmask", 1, false},
+        {"--hashlimit-burst", 1, false}, {"--hashlimit-htable-size", 1, false},
+        {"--hashlimit-htable-max", 1, false}, {"--hashlimit-htable-gcinterval", 1, false},
+        {"--hashlimit-htable-expire", 1, false}, {"--hashlimit-mode", 1, false},
+        {"--hashlimit-name", 1, false}, {"--hashlimit-rate-match", 0, false},
+        {"--hashlimit-rate-interval", 1, false}},
+       LowerHashlimit},
+      {"string",
+       {{"--algo", 1, false}, {"--from", 1, false}, {"--to", 1, false}, {"--string"},
+        {"--hex-string"}, {"--icase", 0, false}},
+       LowerString},
       {"addrtype",
        {{"--src-type"}, {"--dst-type"}, {"--limit-iface-in", 0, false},
         {"--limit-iface-out", 0, false}},
@@ -538,10 +551,7 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 12> kReasons = {{
-      {"string", "the kernel's text search over the packet (--algo bm|kmp, --from, --to) has "
-                 "no IR expression"},
-      {"hashlimit", "per-key token buckets are not modelled (limit is)"},
+  static constexpr std::array<Why, 10> kReasons = {{
       {"connlimit", "counting a host's connections needs the conntrack table, not modelled"},
       {"helper", "the helper of a connection's master is not an input of the conntrack model"},
       {"cpu", "the CPU a packet is processed on is not an input of rulejit's model"},

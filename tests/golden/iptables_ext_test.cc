@@ -72,6 +72,7 @@ const std::map<std::string, int>& Thresholds() {
       {"libip6t_mh.t", 11},        {"libxt_ecn.t", 4},
       {"libxt_tcpmss.t", 9},       {"libxt_statistic.t", 7},
       {"libxt_u32.t", 1},          {"libxt_quota.t", 6},
+      {"libxt_hashlimit.t", 27},   {"libxt_string.t", 10},
   };
   return *kThresholds;
 }

@@ -22,24 +22,9 @@
 namespace rulejit::testing {
 namespace {
 
-Frames RecentFrames() {
-  const char* kSources[] = {"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.2.0.9"};
-  const int kOrder[] = {0, 0, 1, 0, 2, 0, 1, 1, 0, 3, 1, 2, 0, 1, 3, 3, 2, 0, 1, 2, 3, 0, 0, 1};
-  Frames frames;
-  uint16_t port = 2000;
-  for (size_t i = 0; i < std::size(kOrder); ++i) {
-    frames.push_back(BuildFrame(FrameSpec{.src = kSources[kOrder[i]],
-                                          .dst = i % 3 == 0 ? "192.0.2.1" : "192.0.2.2",
-                                          .proto = 17, .sport = port++, .dport = 53,
-                                          .payload = {0, 0, 0, 0}}));
-  }
-  return frames;
-}
+Frames RecentFrames() { return InterleavedSources(53, 53, 4); }
 
-std::string Dump(const std::string& rules) {
-  return absl::StrCat("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
-                      rules, "COMMIT\n");
-}
+std::string Dump(const std::string& rules) { return FilterDump(rules); }
 
 std::vector<SequenceCase> Cases() {
   return {

@@ -5,8 +5,29 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/support/frames.h"
 
 namespace rulejit::testing {
+
+std::string FilterDump(const std::string& rules) {
+  return absl::StrCat("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n",
+                      rules, "COMMIT\n");
+}
+
+Frames InterleavedSources(uint16_t dport, uint16_t odd_dport, size_t payload) {
+  const char* kSources[] = {"10.1.0.1", "10.1.0.2", "10.1.0.3", "10.2.0.9"};
+  const int kOrder[] = {0, 0, 1, 0, 2, 0, 1, 1, 0, 3, 1, 2, 0, 1, 3, 3, 2, 0, 1, 2, 3, 0, 0, 1};
+  Frames frames;
+  uint16_t port = 2000;
+  for (size_t i = 0; i < std::size(kOrder); ++i) {
+    frames.push_back(BuildFrame(FrameSpec{.src = kSources[kOrder[i]],
+                                          .dst = i % 3 == 0 ? "192.0.2.1" : "192.0.2.2",
+                                          .proto = 17, .sport = port++,
+                                          .dport = static_cast<uint16_t>(i % 2 ? odd_dport : dport),
+                                          .payload = std::vector<uint8_t>(payload, 0)}));
+  }
+  return frames;
+}
 
 void ExpectSequencesAgree(const char* what, OracleSyntax syntax, const std::string& extension,
                           const std::vector<SequenceCase>& cases, const Frames& frames) {

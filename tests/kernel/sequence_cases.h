@@ -17,6 +17,16 @@ struct SequenceCase {
   std::string name, text;
 };
 
+// An iptables-save dump of the filter table (INPUT, FORWARD, OUTPUT
+// accepting) with `rules` ("-A ...\n" lines).
+std::string FilterDump(const std::string& rules);
+
+// UDP frames from four sources in a fixed interleaving (10.1.0.1, .2, .3
+// and 10.2.0.9), every third to 192.0.2.1 and the others to 192.0.2.2,
+// source ports from 2000 up, to `dport` (odd frames to `odd_dport`), with
+// `payload` zero bytes: per-address state fills, runs out, and differs.
+Frames InterleavedSources(uint16_t dport, uint16_t odd_dport, size_t payload);
+
 // Runs every case (skipping the test when the oracle is unavailable),
 // expects each to show both verdicts in the kernel and reports every
 // disagreement as a failure; prints a summary line naming `what`.

@@ -87,11 +87,9 @@ TEST(IptablesQuota, NftsQuotaOfTheSameBytes) {
 
 
 TEST(IptablesUnsupportedMatches, RefusedWithTheReason) {
-  EXPECT_TRUE(Refused(Lower("-m string --string foo --algo bm"), "no IR expression"));
+  EXPECT_TRUE(Refused(Lower("-m connlimit --connlimit-above 2"), "conntrack table"));
   EXPECT_TRUE(Refused(Lower("-m physdev --physdev-in eth0"), "bridge ports"));
   EXPECT_TRUE(Refused(Lower("-m set --match-set s src"), "ipset contents"));
-  EXPECT_TRUE(Refused(Lower("-m hashlimit --hashlimit-upto 1/s --hashlimit-name x"),
-                      "per-key token buckets"));
 }
 
 }  // namespace

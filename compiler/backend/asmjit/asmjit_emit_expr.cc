@@ -115,6 +115,10 @@ void Emitter::Emit(const ir::TimeMatch& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitTimeMatch), &e, next);
 }
 
+void Emitter::Emit(const ir::StringMatch& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitStringMatch), &e, next);
+}
+
 void Emitter::Emit(const ir::CtLoad& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
 }

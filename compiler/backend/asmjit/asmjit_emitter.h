@@ -170,6 +170,7 @@ class Emitter {
   void Emit(const ir::Exthdr& e, Label next);
   void Emit(const ir::Fib& e, Label next);
   void Emit(const ir::TimeMatch& e, Label next);
+  void Emit(const ir::StringMatch& e, Label next);
 
   void Emit(const ir::CtLoad& e, Label next);
 
@@ -236,6 +237,7 @@ class Emitter {
   void Emit(const ir::TcpMss&, Label) {}
   void Emit(const ir::ChecksumFill&, Label) {}
   void Emit(const ir::Recent&, Label) {}
+  void Emit(const ir::Hashlimit&, Label) {}
   void Emit(const ir::Dynset&, Label) {}
   void Emit(const ir::FlowOffload&, Label) {}
   void Emit(const ir::Objref&, Label) {}

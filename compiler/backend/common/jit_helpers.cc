@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ir/fib_eval.h"
+#include "ir/string_eval.h"
 #include "ir/time_eval.h"
 
 namespace rulejit::backend {
@@ -68,6 +69,10 @@ uint32_t JitFib(JitContext* ctx, const ir::Fib* op) {
 
 uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op) {
   return ir::EvalTimeMatch(*op, *ctx->meta);
+}
+
+uint32_t JitStringMatch(JitContext* ctx, const ir::StringMatch* op) {
+  return ir::EvalStringMatch(*op, *ctx->view);
 }
 
 uint32_t JitLimit(JitContext* ctx, const JitLimitOp* op) {

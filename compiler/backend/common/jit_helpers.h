@@ -44,6 +44,7 @@ uint32_t JitFusedCmp(JitContext* ctx, const ir::FusedCmp* op);
 uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op);
 uint32_t JitFib(JitContext* ctx, const ir::Fib* op);
 uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op);
+uint32_t JitStringMatch(JitContext* ctx, const ir::StringMatch* op);
 
 struct JitLimitOp {
   ir::Limit limit;

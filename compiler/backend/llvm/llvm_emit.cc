@@ -25,7 +25,7 @@ namespace {
 // Helper symbols: (name, address). The order is the HelperId order.
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
-  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHTimeMatch,
+  kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHTimeMatch, kHStringMatch,
   kHelperCount,
 };
 
@@ -52,6 +52,7 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_fib", Address(&JitFib)},
       {"rulejit_log", Address(&JitLog)},
       {"rulejit_time_match", Address(&JitTimeMatch)},
+      {"rulejit_string_match", Address(&JitStringMatch)},
   };
   return kHelpers[id];
 }
@@ -551,6 +552,9 @@ class LlvmEmitter {
   void Emit(const ir::Exthdr& e, llvm::BasicBlock* next) { CallHelper(kHExthdr, &e, next); }
   void Emit(const ir::Fib& e, llvm::BasicBlock* next) { CallHelper(kHFib, &e, next); }
   void Emit(const ir::TimeMatch& e, llvm::BasicBlock* next) { CallHelper(kHTimeMatch, &e, next); }
+  void Emit(const ir::StringMatch& e, llvm::BasicBlock* next) {
+    CallHelper(kHStringMatch, &e, next);
+  }
   // Never reached: CompileLlvm refuses rulesets that write packets.
   void Emit(const ir::PayloadWrite&, llvm::BasicBlock*) {}
 
@@ -602,6 +606,7 @@ class LlvmEmitter {
   void Emit(const ir::TcpMss&, llvm::BasicBlock*) {}
   void Emit(const ir::ChecksumFill&, llvm::BasicBlock*) {}
   void Emit(const ir::Recent&, llvm::BasicBlock*) {}
+  void Emit(const ir::Hashlimit&, llvm::BasicBlock*) {}
   void Emit(const ir::FlowOffload&, llvm::BasicBlock*) {}
   void Emit(const ir::Objref&, llvm::BasicBlock*) {}
   void Emit(const ir::Numgen&, llvm::BasicBlock*) {}
