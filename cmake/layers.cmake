@@ -12,7 +12,8 @@
 # "No such file or directory" instead of shipping (tests/cli/layers_test.cc
 # tries such includes). HEADERS names single public headers
 # (include/rulejit/packet.h) a low layer may use without seeing the API.
-# The objects of all layers make the one installed library (rulejit).
+# The objects of all layers make both installed libraries (rulejit and
+# rulejit_shared), compiled once.
 
 set(RULEJIT_LAYERS "")
 
@@ -61,6 +62,9 @@ function(rulejit_layer name)
   endforeach()
   list(FILTER sources EXCLUDE REGEX ".*_(test|fuzz)\\.cc$")
   add_library(rulejit_${name} OBJECT ${sources})
+  # -fPIC: the same objects make the static and the shared library.
+  set_target_properties(rulejit_${name} PROPERTIES
+    POSITION_INDEPENDENT_CODE ${RULEJIT_SHARED_LIB})
   target_include_directories(rulejit_${name} PRIVATE ${scope})
   target_link_libraries(rulejit_${name} PRIVATE
     absl::status absl::statusor absl::strings absl::str_format

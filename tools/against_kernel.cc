@@ -51,29 +51,24 @@ absl::StatusOr<std::string> ListingAfterLoading(const std::string& path) {
 
 }  // namespace
 
-std::optional<ir::Ruleset> KernelReading(const std::string& path, const LoadedRuleset& ours,
-                                         std::ostream& err) {
+absl::StatusOr<ir::Ruleset> KernelReading(const std::string& path, const LoadedRuleset& ours) {
   if (ours.format != InputFormat::kNft) {
-    err << "rulejit diff: error: --against-kernel reads nft rulesets (" << path << " is "
-        << FormatName(ours.format) << ")\n";
-    return std::nullopt;
+    return absl::InvalidArgumentError(absl::StrCat("--against-kernel reads nft rulesets (this is ",
+                                                   FormatName(ours.format), ")"));
   }
   absl::StatusOr<std::string> listing = ListingAfterLoading(path);
   absl::StatusOr<ir::KernelListing> parsed =
       listing.ok() ? ir::ParseKernelListing(*listing) : listing.status();
   absl::StatusOr<ir::Ruleset> kernel =
       parsed.ok() ? ir::WithKernelBytecode(ours.ruleset, *parsed) : parsed.status();
-  if (!kernel.ok()) {
-    err << "rulejit diff: error: " << kernel.status().message() << "\n";
-    return std::nullopt;
-  }
+  if (!kernel.ok()) return kernel.status();
   ir::Diagnostics diags;
   for (const std::string& file : kernel->files) diags.AddFile(file, "");
   if (!ir::Verify(*kernel, diags)) {
-    err << "rulejit diff: error: the kernel's bytecode does not verify:\n" << diags.Format();
-    return std::nullopt;
+    return absl::InvalidArgumentError(
+        absl::StrCat("the kernel's bytecode does not verify: ", diags.Format()));
   }
-  return *std::move(kernel);
+  return kernel;
 }
 
 }  // namespace rulejit::tools

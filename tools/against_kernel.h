@@ -8,19 +8,19 @@
 #ifndef RULEJIT_TOOLS_AGAINST_KERNEL_H_
 #define RULEJIT_TOOLS_AGAINST_KERNEL_H_
 
-#include <optional>
-#include <ostream>
 #include <string>
+
+#include "absl/status/statusor.h"
 
 #include "ir/ir.h"
 #include "tools/load.h"
 
 namespace rulejit::tools {
 
-// The kernel's reading of `path`, whose rulejit reading is `ours`; nullopt
-// with the reason printed to `err` ("rulejit diff: error: ...").
-std::optional<ir::Ruleset> KernelReading(const std::string& path, const LoadedRuleset& ours,
-                                         std::ostream& err);
+// The kernel's reading of `path`, whose rulejit reading is `ours`, or why
+// there is none (not nft, nft or the kernel refused it, a listing that
+// cannot be matched to `ours`).
+absl::StatusOr<ir::Ruleset> KernelReading(const std::string& path, const LoadedRuleset& ours);
 
 }  // namespace rulejit::tools
 

@@ -254,6 +254,12 @@ Command BenchCommand() {
                          {"format", true}},
                .positionals = {"FILE"}},
       .run = RunBench,
+      .description =
+          "Builds the program (timed) and classifies the frames of the trace in bursts, "
+          "repeating it for at least half a second; prints packets, Mpps, ns/packet, build "
+          "time, code size and mismatches against a ClassBench trace's expected rules.",
+      .examples = {{"rulejit bench fw1_1K --trace fw1_1K_trace --backend jit",
+                    "Throughput of the jit tier on a ClassBench ruleset and trace."}},
   };
 }
 

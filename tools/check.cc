@@ -12,6 +12,15 @@
 // `--lint` also reports redundant rules (removing them changes no
 // verdict). Warnings do not change the exit code: 0 unless there is an
 // error (then the located diagnostics go to stderr and the exit is 1).
+// FILE "-" reads standard input.
+//
+// `--json` prints one JSON document on stdout instead, errors, warnings and
+// notes alike in the shape of tools/diagnostic_output.h:
+//   {"file":"rules.ipt","ok":true,"tables":1,"chains":5,"rules":12,
+//    "diagnostics":[{"file":"rules.ipt","line":14,"column":1,
+//                    "severity":"warning","message":"rule is shadowed: ...",
+//                    "hint":""}]}
+// (the counts only when ok); the exit code is the same as without it.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -19,6 +28,7 @@
 #include "compiler/analysis/lint.h"
 #include "ir/diag.h"
 #include "tools/commands.h"
+#include "tools/json.h"
 
 namespace rulejit::tools {
 namespace {
@@ -75,9 +85,9 @@ std::string ShadowMessage(const ir::Ruleset& ruleset,
                       covering, ")");
 }
 
-// Prints the lint findings as located warnings, quoting the source lines.
+// Reports the lint findings as located warnings, quoting the source lines.
 void ReportLint(const ir::Ruleset& ruleset, const analysis::LintResult& lint,
-                std::ostream& err) {
+                DiagnosticOutput& out) {
   if (lint.findings.empty()) return;
   ir::Diagnostics diags;
   for (const std::string& name : ruleset.files) {
@@ -89,7 +99,25 @@ void ReportLint(const ir::Ruleset& ruleset, const analysis::LintResult& lint,
         ruleset.tables[f.rule.table].chains[f.rule.chain].rules[f.rule.rule];
     diags.Warning(rule.loc, ShadowMessage(ruleset, f));
   }
-  err << diags.Format();
+  out.Add(diags);
+}
+
+// The shadowed-rule analysis, or a note saying why it was skipped.
+void Analyse(const std::string& name, const ir::Ruleset& ruleset, const Counts& counts,
+             bool lint, DiagnosticOutput& out) {
+  if (lint || (counts.rules <= kShadowCheckMaxRules &&
+               counts.elements <= kShadowCheckMaxElements)) {
+    ReportLint(ruleset, analysis::LintRuleset(ruleset, {.redundant = lint}), out);
+    return;
+  }
+  const bool many_rules = counts.rules > kShadowCheckMaxRules;
+  out.Add(ToolDiagnostic{
+      .file = name,
+      .severity = ir::Severity::kNote,
+      .message = absl::StrFormat("%d %s: shadowed-rule analysis skipped (--lint runs it)",
+                                 many_rules ? counts.rules : counts.elements,
+                                 many_rules ? "rules" : "set elements"),
+      .hint = ""});
 }
 
 int RunCheck(const Args& args, Streams io) {
@@ -97,26 +125,28 @@ int RunCheck(const Args& args, Streams io) {
   if (!format.ok())
     return UsageError("check", format.status().message(), io.err);
   const std::string& path = args.positional(0);
-  std::optional<LoadedRuleset> loaded = LoadRuleset(path, *format, io.err);
-  if (!loaded) return kExitInputError;
-  Counts counts = CountRuleset(loaded->ruleset);
-  const bool lint = args.has("lint");
-  if (lint || (counts.rules <= kShadowCheckMaxRules &&
-               counts.elements <= kShadowCheckMaxElements)) {
-    ReportLint(loaded->ruleset,
-               analysis::LintRuleset(loaded->ruleset, {.redundant = lint}), io.err);
-  } else if (counts.rules > kShadowCheckMaxRules) {
-    io.err << absl::StrFormat(
-        "%s: note: %d rules: shadowed-rule analysis skipped (--lint runs it)\n", path,
-        counts.rules);
-  } else {
-    io.err << absl::StrFormat(
-        "%s: note: %d set elements: shadowed-rule analysis skipped (--lint runs it)\n", path,
-        counts.elements);
+  const std::string name = DisplayName(path);
+  DiagnosticOutput diags(args.has("json"), io.err);
+  std::optional<LoadedRuleset> loaded = LoadRuleset(path, *format, diags);
+  Counts counts;
+  if (loaded) {
+    counts = CountRuleset(loaded->ruleset);
+    Analyse(name, loaded->ruleset, counts, args.has("lint"), diags);
   }
-  io.out << absl::StrFormat("%s: ok, %d tables, %d chains, %d rules\n", path,
-                            counts.tables, counts.chains, counts.rules);
-  return kExitOk;
+  if (!diags.json()) {
+    if (loaded) {
+      io.out << absl::StrFormat("%s: ok, %d tables, %d chains, %d rules\n", name,
+                                counts.tables, counts.chains, counts.rules);
+    }
+  } else {
+    io.out << "{\"file\":" << JsonString(name) << ",\"ok\":" << (loaded ? "true" : "false");
+    if (loaded) {
+      io.out << ",\"tables\":" << counts.tables << ",\"chains\":" << counts.chains
+             << ",\"rules\":" << counts.rules;
+    }
+    io.out << ",\"diagnostics\":" << diags.JsonArray() << "}\n";
+  }
+  return loaded ? kExitOk : kExitInputError;
 }
 
 }  // namespace
@@ -124,11 +154,27 @@ int RunCheck(const Args& args, Streams io) {
 Command CheckCommand() {
   return Command{
       .name = "check",
-      .synopsis = "check FILE [--format F] [--lint]",
+      .synopsis = "check FILE [--format F] [--lint] [--json]",
       .summary = "parse and verify FILE; located errors, shadowed (and with "
                  "--lint redundant) rules on stderr",
-      .spec = {.flags = {{"format", true}, {"lint", false}}, .positionals = {"FILE"}},
+      .spec = {.flags = {{"format", true}, {"lint", false}, {"json", false}}, .positionals = {"FILE"}},
       .run = RunCheck,
+      .description =
+          "Parses FILE, verifies it as the kernel would load it, and prints a summary line: "
+          "FILE: ok, T tables, C chains, R rules. Errors are located (FILE:LINE:COL, the "
+          "source line, a caret, and a hint when one helps). Rules no packet can reach or "
+          "match are warnings naming the earlier rules that take their packets; --lint also "
+          "reports redundant rules (removing them changes no verdict). Warnings do not change "
+          "the exit status.\n\n"
+          "--json prints one JSON document instead: {\"file\", \"ok\", \"tables\", "
+          "\"chains\", \"rules\", \"diagnostics\"}, each diagnostic {\"file\", \"line\", "
+          "\"column\", \"severity\", \"message\", \"hint\"} (line and column null when "
+          "unknown).",
+      .examples = {{"rulejit check rules.ipt", "Checks an iptables-save dump."},
+                   {"iptables-save | rulejit check -",
+                    "Checks the ruleset loaded now, read from standard input."},
+                   {"nft list ruleset | rulejit check --lint --json -",
+                    "Every finding, redundant rules included, as JSON."}},
   };
 }
 

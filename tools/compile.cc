@@ -125,6 +125,15 @@ Command CompileCommand() {
                          {"format", true}},
                .positionals = {"FILE"}},
       .run = RunCompile,
+      .description =
+          "Prints one stage of the compilation of FILE to stdout: ir (the IR as the frontend "
+          "lowered it), opt-ir (after the optimizer passes), plan (the lowered plan the code "
+          "follows), asm (the x86-64 code of the compiled tier), llvm-ir or llvm-asm (the llvm "
+          "tier's LLVM IR or machine code). --dump-after PASS prints the IR before and after "
+          "that pass to stderr; --no-pass turns passes off.",
+      .examples = {{"rulejit compile rules.nft", "The IR of an nft ruleset."},
+                   {"rulejit compile rules.ipt --emit asm --backend jit",
+                    "The machine code the jit tier generates."}},
   };
 }
 

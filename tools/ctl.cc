@@ -39,7 +39,6 @@ namespace rulejit::tools {
 namespace {
 
 constexpr absl::string_view kName = "ctl";
-constexpr int kExitNoServer = 3;
 
 // The only *.sock in /run/rulejit, or an error listing what is there.
 absl::StatusOr<std::string> DefaultSocket() {
@@ -108,7 +107,7 @@ int RunCtl(const Args& args, Streams io) {
     absl::StatusOr<std::string> found = DefaultSocket();
     if (!found.ok()) {
       io.err << "rulejit ctl: error: " << found.status().message() << "\n";
-      return absl::IsNotFound(found.status()) ? kExitNoServer : kExitUsage;
+      return absl::IsNotFound(found.status()) ? kExitUnavailable : kExitUsage;
     }
     path = *found;
   }
@@ -116,7 +115,7 @@ int RunCtl(const Args& args, Streams io) {
       ControlRequest(path, request, static_cast<int>(timeout * 1000));
   if (!reply.ok()) {
     io.err << "rulejit ctl: error: " << reply.status().message() << "\n";
-    return kExitNoServer;
+    return kExitUnavailable;
   }
   if (!reply->ok) {
     io.err << reply->body << "rulejit ctl: error: " << reply->error << "\n";
@@ -150,6 +149,13 @@ Command CtlCommand() {
       .spec = {.flags = {{"socket", true}, {"timeout", true}, {"json", false}},
                .positionals = {"REQUEST", "[FILE]"}},
       .run = RunCtl,
+      .description =
+          "Talks to a running `rulejit run` over its control socket (--socket defaults to "
+          "the only one in /run/rulejit/): interface stats, per-rule counters, its "
+          "connection table, a reload (of FILE or the file it started with), a flush.",
+      .examples = {{"rulejit ctl counters", "Per-rule packet and byte counters."},
+                   {"rulejit ctl reload new.nft",
+                    "Swaps in a new ruleset; on error the old one keeps running."}},
   };
 }
 

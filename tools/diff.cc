@@ -21,6 +21,11 @@
 // order) to a pcap file; replaying it with `rulejit eval` reproduces the
 // verdicts when eval's own model gives the same metadata (--iif/--oif for
 // names, conntrack from the frames: a lone SYN or UDP packet is new, mark 0).
+// OLD or NEW may be "-" (standard input). With --json, errors (and the
+// loading's warnings) are diagnostics of tools/diagnostic_output.h's shape,
+// in the document on stdout:
+//   {"equivalent":false,"scope":"...","regions":[...],"diagnostics":[...]}
+// or, when there is no verdict (exit 2): {"error":true,"diagnostics":[...]}.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -37,6 +42,7 @@
 #include "compiler/headerspace/packet_model.h"
 #include "tools/against_kernel.h"
 #include "tools/commands.h"
+#include "tools/diagnostic_output.h"
 #include "tools/diff_path.h"
 #include "tools/json.h"
 
@@ -44,8 +50,6 @@ namespace rulejit::tools {
 namespace {
 
 constexpr absl::string_view kName = "diff";
-constexpr int kExitDifferent = 1;
-constexpr int kExitError = 2;
 constexpr size_t kIfNameMax = 15;
 
 // What the comparison covers.
@@ -165,18 +169,40 @@ absl::Status WritePcap(const std::string& path, const analysis::DiffResult& d,
   return absl::OkStatus();
 }
 
+// The file, line and column of a rule, for a diagnostic.
+ToolDiagnostic RuleDiagnostic(const ir::Ruleset& rs, const ir::RuleRef& ref) {
+  ToolDiagnostic d;
+  if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return d;
+  const ir::SourceLoc& loc = rs.tables[ref.table].chains[ref.chain].rules[ref.rule].loc;
+  if (loc.file >= 0 && static_cast<size_t>(loc.file) < rs.files.size()) {
+    d.file = rs.files[loc.file];
+    d.line = loc.line;
+    d.column = loc.col;
+  }
+  return d;
+}
+
 void ReportInexact(const char* side, const ir::Ruleset& rs,
                    const std::vector<analysis::InexactRule>& rules,
-                   std::ostream& err) {
+                   DiagnosticOutput& out) {
   for (const analysis::InexactRule& r : rules) {
     // rule == -1 here names a whole chain, not its policy.
     std::string what =
         r.rule.rule >= 0 || r.rule.table < 0
             ? RuleName(rs, r.rule)
             : absl::StrCat("chain ", rs.tables[r.rule.table].chains[r.rule.chain].name);
-    err << "rulejit diff: " << side << " " << what
-        << ": not reasoned about exactly: " << r.reason << "\n";
+    ToolDiagnostic d = RuleDiagnostic(rs, r.rule);
+    d.message = absl::StrCat(side, " ", what, ": not reasoned about exactly: ", r.reason);
+    if (d.file.empty()) d.file = "rulejit diff";
+    out.Add(std::move(d));
   }
+}
+
+// Ends a comparison without a verdict: the diagnostics (JSON: in a
+// document on stdout) and exit 2.
+int NoVerdict(DiagnosticOutput& diags, Streams io) {
+  if (diags.json()) io.out << "{\"error\":true,\"diagnostics\":" << diags.JsonArray() << "}\n";
+  return kExitDiffError;
 }
 
 void PrintText(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
@@ -199,7 +225,7 @@ void PrintText(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
 }
 
 void PrintJson(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
-               const ir::Ruleset& new_rs, std::ostream& out) {
+               const ir::Ruleset& new_rs, const DiagnosticOutput& diags, std::ostream& out) {
   out << "{\"equivalent\":" << (d.regions.empty() ? "true" : "false")
       << ",\"scope\":" << JsonString(Scope(d.space).substr(7)) << ",\"regions\":[";
   for (size_t i = 0; i < d.regions.size(); ++i) {
@@ -214,18 +240,13 @@ void PrintJson(const analysis::DiffResult& d, const ir::Ruleset& old_rs,
         << "\",\"rule\":" << JsonString(RuleName(new_rs, r.new_side.rule))
         << "}}";
   }
-  out << "]}\n";
+  out << "],\"diagnostics\":" << diags.JsonArray() << "}\n";
 }
 
 // Compares OLD and NEW over header space at one hook, or along a path.
 int Compare(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
-            Streams io) {
+            const analysis::SpaceOptions& options, DiagnosticOutput& diags, Streams io) {
   if (args.has("path")) return RunPathDiff(args, old_rs, new_rs, io);
-  if (args.has("host")) return UsageError(kName, "--host needs --path", io.err);
-  absl::StatusOr<analysis::SpaceOptions> options = ReadOptions(args);
-  if (!options.ok()) {
-    return UsageError(kName, options.status().message(), io.err);
-  }
   // The analysis allocates and frees many large vectors: keep freed memory
   // for reuse rather than returning it to the kernel and faulting it back
   // in (a third of the time on a 10000-rule diff).
@@ -235,24 +256,25 @@ int Compare(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& new_
   analysis::DiffResult d;
   {
     ProgressBar bar(io.err);
-    d = analysis::DiffRulesets(old_rs, new_rs, *options,
-                               [&bar](double f) { bar.Update(f); });
+    d = analysis::DiffRulesets(old_rs, new_rs, options, [&bar](double f) { bar.Update(f); });
   }
   if (!d.exact()) {
-    ReportInexact("OLD", old_rs, d.old_inexact, io.err);
-    ReportInexact("NEW", new_rs, d.new_inexact, io.err);
-    io.err << "rulejit diff: error: some rules are not reasoned about "
-              "exactly; no verdict on equivalence\n";
-    return kExitError;
+    ReportInexact("OLD", old_rs, d.old_inexact, diags);
+    ReportInexact("NEW", new_rs, d.new_inexact, diags);
+    diags.Add(ToolDiagnostic{.file = "rulejit diff",
+                             .message = "some rules are not reasoned about exactly; "
+                                        "no verdict on equivalence",
+                             .hint = ""});
+    return NoVerdict(diags, io);
   }
   if (std::optional<std::string> pcap = args.value("pcap")) {
-    if (absl::Status s = WritePcap(*pcap, d, options->hook); !s.ok()) {
-      io.err << "rulejit diff: error: " << s.message() << "\n";
-      return kExitError;
+    if (absl::Status s = WritePcap(*pcap, d, options.hook); !s.ok()) {
+      diags.Add(ToolDiagnostic{.file = *pcap, .message = std::string(s.message()), .hint = ""});
+      return NoVerdict(diags, io);
     }
   }
-  if (args.has("json")) {
-    PrintJson(d, old_rs, new_rs, io.out);
+  if (diags.json()) {
+    PrintJson(d, old_rs, new_rs, diags, io.out);
   } else {
     PrintText(d, old_rs, new_rs, io.out);
   }
@@ -263,34 +285,48 @@ int Compare(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& new_
 // OLD: rulejit's reading of FILE; NEW: what the kernel holds after loading
 // it (tools/against_kernel.h).
 int RunAgainstKernel(const Args& args, const std::string& file,
-                     std::optional<InputFormat> format, Streams io) {
+                     std::optional<InputFormat> format, const analysis::SpaceOptions& options,
+                     DiagnosticOutput& diags, Streams io) {
   if (args.positional_count() != 0) {
     return UsageError(kName, "--against-kernel FILE compares FILE alone: no OLD NEW", io.err);
   }
-  std::optional<LoadedRuleset> ours = LoadRuleset(file, format, io.err);
-  if (!ours) return kExitError;
-  std::optional<ir::Ruleset> kernel = KernelReading(file, *ours, io.err);
-  if (!kernel) return kExitError;
-  if (!args.has("json")) {
+  if (file == "-") return UsageError(kName, "--against-kernel needs a file nft can load", io.err);
+  std::optional<LoadedRuleset> ours = LoadRuleset(file, format, diags);
+  if (!ours) return NoVerdict(diags, io);
+  absl::StatusOr<ir::Ruleset> kernel = KernelReading(file, *ours);
+  if (!kernel.ok()) {
+    diags.Add(ToolDiagnostic{.file = file, .message = std::string(kernel.status().message()),
+                             .hint = ""});
+    return NoVerdict(diags, io);
+  }
+  if (!diags.json()) {
     io.out << "OLD: rulejit's reading of " << file
            << "; NEW: the kernel's bytecode after nft -f " << file << "\n";
   }
-  return Compare(args, ours->ruleset, *kernel, io);
+  return Compare(args, ours->ruleset, *kernel, options, diags, io);
 }
 
 int RunDiff(const Args& args, Streams io) {
   absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
+  const bool path_diff = args.has("path");
+  if (!path_diff && args.has("host")) return UsageError(kName, "--host needs --path", io.err);
+  absl::StatusOr<analysis::SpaceOptions> options = analysis::SpaceOptions{};
+  if (!path_diff) options = ReadOptions(args);
+  if (!options.ok()) {
+    return UsageError(kName, options.status().message(), io.err);
+  }
+  DiagnosticOutput diags(args.has("json"), io.err);
   if (std::optional<std::string> file = args.value("against-kernel")) {
-    return RunAgainstKernel(args, *file, *format, io);
+    return RunAgainstKernel(args, *file, *format, *options, diags, io);
   }
   if (args.positional_count() != 2) {
     return UsageError(kName, "needs OLD and NEW (or --against-kernel FILE)", io.err);
   }
-  std::optional<LoadedRuleset> old_rs = LoadRuleset(args.positional(0), *format, io.err);
-  std::optional<LoadedRuleset> new_rs = LoadRuleset(args.positional(1), *format, io.err);
-  if (!old_rs || !new_rs) return kExitError;
-  return Compare(args, old_rs->ruleset, new_rs->ruleset, io);
+  std::optional<LoadedRuleset> old_rs = LoadRuleset(args.positional(0), *format, diags);
+  std::optional<LoadedRuleset> new_rs = LoadRuleset(args.positional(1), *format, diags);
+  if (!old_rs || !new_rs) return NoVerdict(diags, io);
+  return Compare(args, old_rs->ruleset, new_rs->ruleset, *options, diags, io);
 }
 
 }  // namespace
@@ -315,6 +351,24 @@ Command DiffCommand() {
                          {"format", true}},
                .positionals = {"[OLD]", "[NEW]"}},
       .run = RunDiff,
+      .description =
+          "Compares two rulesets (either syntax) exactly over header space and prints every "
+          "region where their verdicts differ, with a witness packet and the deciding rule "
+          "on each side, then a summary line. Rules that can't be reasoned about exactly are "
+          "listed and give no verdict (exit 2), never a silent \"equivalent\". --pcap OUT "
+          "writes the witnesses as frames `rulejit eval` replays; --path compares along a "
+          "packet's whole path. --against-kernel FILE compares an nft FILE as rulejit reads "
+          "it (OLD) with the kernel's bytecode once nft loaded it into a throwaway network "
+          "namespace (NEW): a difference is a miscompile on one side.\n\n"
+          "--json prints {\"equivalent\", \"scope\", \"regions\", \"diagnostics\"}, or "
+          "{\"error\": true, \"diagnostics\"} when there is no verdict; diagnostics have "
+          "check --json's shape.",
+      .examples = {{"rulejit diff old.ipt new.nft",
+                    "Does the nft translation decide every packet as the iptables dump did?"},
+                   {"iptables-save | rulejit diff - proposed.ipt --json",
+                    "What loading proposed.ipt would change, as JSON."},
+                   {"rulejit diff --against-kernel /etc/nftables.conf",
+                    "Does the kernel run what the file says?"}},
   };
 }
 

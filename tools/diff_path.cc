@@ -16,8 +16,6 @@ namespace rulejit::tools {
 namespace {
 
 constexpr absl::string_view kName = "diff";
-constexpr int kExitDifferent = 1;
-constexpr int kExitError = 2;
 constexpr size_t kIfNameMax = 15;
 
 using analysis::PathKind;
@@ -207,7 +205,7 @@ int RunPathDiff(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& 
   if (std::optional<std::string> pcap = args.value("pcap")) {
     if (absl::Status s = WritePcap(*pcap, d, options->path); !s.ok()) {
       io.err << "rulejit diff: error: " << s.message() << "\n";
-      return kExitError;
+      return kExitDiffError;
     }
   }
   const std::string scope = Scope(d.spaces->base(), options->path, *host != nullptr);
@@ -218,7 +216,7 @@ int RunPathDiff(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& 
   }
   io.out.flush();
   if (!d.regions.empty()) return kExitDifferent;
-  return d.not_modelled.empty() ? kExitOk : kExitError;
+  return d.not_modelled.empty() ? kExitOk : kExitDiffError;
 }
 
 }  // namespace rulejit::tools

@@ -309,6 +309,16 @@ Command EvalCommand() {
                          {"format", true}},
                .positionals = {"FILE", "PCAP"}},
       .run = RunEval,
+      .description =
+          "Runs every frame of PCAP through the ruleset at one hook and "
+          "prints \"INDEX VERDICT\" per frame; --explain adds the deciding rule (FILE:LINE, "
+          "or policy), --json prints one JSON object per frame. --path forward|input|output "
+          "runs each frame along its whole path instead (every hook, conntrack, NAT, "
+          "routing on --host). PCAP \"-\" reads the capture from standard input.",
+      .examples = {{"rulejit eval rules.ipt capture.pcap --explain",
+                    "Verdicts of the input hook, with the deciding rules."},
+                   {"tcpdump -w - -c 100 | rulejit eval rules.nft - --hook forward --iif eth0",
+                    "Verdicts for live traffic captured on stdin, as if forwarded from eth0."}},
   };
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -13,49 +14,91 @@
 
 namespace rulejit::tools {
 
-std::optional<std::string> ReadFile(const std::string& path,
-                                    std::string& error) {
-  // A directory opens fine as a stream and then reads as empty.
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) {
-    error = absl::StrCat(path, ": error: cannot read: is a directory");
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = absl::StrCat(path, ": error: cannot open: ", std::strerror(errno));
-    return std::nullopt;
-  }
+namespace {
+
+// Reads `in` to its end, bounded by kMaxInputBytes.
+std::optional<std::string> ReadStream(std::istream& in, std::string& reason) {
   std::string content;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     content.append(buf, static_cast<size_t>(in.gcount()));
     if (content.size() > kMaxInputBytes) {
-      error = absl::StrCat(path, ": error: larger than ", kMaxInputBytes >> 20, " MiB");
+      reason = absl::StrCat("larger than ", kMaxInputBytes >> 20, " MiB");
       return std::nullopt;
     }
   }
   if (in.bad()) {
-    error = absl::StrCat(path, ": error: cannot read: ", std::strerror(errno));
+    reason = absl::StrCat("cannot read: ", std::strerror(errno));
     return std::nullopt;
   }
+  return content;
+}
+
+std::optional<std::string> ReadStdin(std::string& reason) {
+  static std::optional<std::string> content;
+  static std::string failure;
+  static bool read = false;
+  if (!read) {
+    read = true;
+    content = ReadStream(std::cin, failure);
+  }
+  if (!content) reason = failure;
+  return content;
+}
+
+}  // namespace
+
+std::string DisplayName(const std::string& path) {
+  return path == kStdinArgument ? std::string(kStdinName) : path;
+}
+
+std::optional<std::string> ReadFileOrReason(const std::string& path,
+                                            std::string& reason) {
+  if (path == kStdinArgument || path == kStdinName) return ReadStdin(reason);
+  // A directory opens fine as a stream and then reads as empty.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    reason = "cannot read: is a directory";
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    reason = absl::StrCat("cannot open: ", std::strerror(errno));
+    return std::nullopt;
+  }
+  return ReadStream(in, reason);
+}
+
+std::optional<std::string> ReadFile(const std::string& path,
+                                    std::string& error) {
+  std::string reason;
+  std::optional<std::string> content = ReadFileOrReason(path, reason);
+  if (!content) error = absl::StrCat(DisplayName(path), ": error: ", reason);
   return content;
 }
 
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
                                          std::optional<InputFormat> forced,
                                          std::ostream& err) {
-  std::string read_error;
-  std::optional<std::string> text = ReadFile(path, read_error);
+  DiagnosticOutput diags(/*json=*/false, err);
+  return LoadRuleset(path, forced, diags);
+}
+
+std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
+                                         std::optional<InputFormat> forced,
+                                         DiagnosticOutput& out) {
+  const std::string name = DisplayName(path);
+  std::string reason;
+  std::optional<std::string> text = ReadFileOrReason(path, reason);
   if (!text) {
-    err << read_error << "\n";
+    out.Add(ToolDiagnostic{.file = name, .message = reason, .hint = ""});
     return std::nullopt;
   }
   ir::Diagnostics diags;
   InputFormat format = InputFormat::kIptables;
   std::optional<ir::Ruleset> ruleset =
-      frontends::ParseRuleset(*text, path, forced, diags, &format);
-  if (!diags.all().empty()) err << diags.Format();
+      frontends::ParseRuleset(*text, name, forced, diags, &format);
+  out.Add(diags);
   if (!ruleset) return std::nullopt;
   return LoadedRuleset{format, *std::move(ruleset)};
 }

@@ -1,6 +1,7 @@
 // Loading a ruleset file for the `rulejit` subcommands.
 //
-// Reads FILE, picks the frontend from the content (or from --format), parses
+// Reads FILE ("-": standard input, named "<stdin>" in diagnostics; its nft
+// includes resolve against the current directory), picks the frontend from the content (or from --format), parses
 // and verifies (frontends/frontend.h). Every problem is printed to the error
 // stream as a located diagnostic (`FILE:LINE:COL: error: ...` with the source
 // line and a caret); on any error nothing is returned, so no command ever
@@ -17,6 +18,7 @@
 #include "frontends/frontend.h"
 #include "ir/ir.h"
 #include "rulejit/rulejit.h"
+#include "tools/diagnostic_output.h"
 
 namespace rulejit::tools {
 
@@ -35,6 +37,10 @@ struct LoadedRuleset {
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
                                          std::optional<InputFormat> forced,
                                          std::ostream& err);
+// The same, with the diagnostics going to `diags` (text or JSON).
+std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
+                                         std::optional<InputFormat> forced,
+                                         DiagnosticOutput& diags);
 
 // Compiles a loaded ruleset; on failure prints "rulejit COMMAND: error: ..."
 // to `err` and returns null (the caller exits with kExitInputError).
@@ -48,10 +54,22 @@ std::unique_ptr<const Program> CompileOrReport(absl::string_view command,
 // the same bound.
 inline constexpr size_t kMaxInputBytes = size_t{256} << 20;
 
-// The whole content of a file, or nullopt (with `error` set) if unreadable
-// or over kMaxInputBytes.
+// The name standard input goes by: the file argument "-" reads it, and
+// diagnostics name it "<stdin>".
+inline constexpr absl::string_view kStdinArgument = "-";
+inline constexpr absl::string_view kStdinName = "<stdin>";
+// "<stdin>" for "-", else `path`.
+std::string DisplayName(const std::string& path);
+
+// The whole content of a file, or nullopt (with `error` set to
+// "PATH: error: ...") if unreadable or over kMaxInputBytes. "-" (or
+// "<stdin>") is standard input, read once and kept, so a second read (a
+// diagnostic quoting its lines) sees the same text.
 std::optional<std::string> ReadFile(const std::string& path,
                                     std::string& error);
+// The same with `error` the bare reason ("cannot open: No such file ...").
+std::optional<std::string> ReadFileOrReason(const std::string& path,
+                                            std::string& reason);
 
 }  // namespace rulejit::tools
 

@@ -1,40 +1,50 @@
 // The `rulejit` command: picks the subcommand, parses its flags, runs it.
 //
-//   rulejit check FILE [--format F]
-//   rulejit compile FILE [--emit ir] [--format F]
-//   rulejit eval FILE PCAP [--hook H] [--iif IF] [--oif IF] [--explain]
-//                          [--json] [--backend interp] [--format F]
+//   rulejit COMMAND ARGS...     (commands.h lists them, help.cc prints them)
+//   rulejit help [COMMAND]      the usage text, or one command's page
+//   rulejit help --man          the man page (troff), rulejit.1 at build time
+//   rulejit help --bash-completion
+//   rulejit --version
 //
 // See commands.h for the exit codes and the per-subcommand files for what
 // each one does.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "rulejit/rulejit_c.h"
 #include "tools/commands.h"
+#include "tools/help.h"
 
 namespace rulejit::tools {
 namespace {
 
-std::vector<Command> AllCommands() {
-  return {CheckCommand(), CompileCommand(), EvalCommand(), DiffCommand(),
-          BenchCommand(),
-          RunCommand(), CtlCommand()};
-}
-
-void PrintUsage(std::ostream& os) {
-  os << "usage: rulejit COMMAND ARGS...\n\ncommands:\n";
-  for (const Command& command : AllCommands()) {
-    os << "  rulejit " << command.synopsis << "\n      " << command.summary
-       << "\n";
+// `rulejit help [COMMAND | --man | --bash-completion]`.
+int Help(const std::vector<std::string>& words) {
+  if (words.size() == 1) {
+    PrintUsage(std::cout);
+    return kExitOk;
   }
-  os << "\n--format iptables|iptables-nft|nft|classbench overrides the input"
-        " format, which\nis otherwise detected from the file's content"
-        " (iptables: as\niptables-legacy loads the dump; iptables-nft: as"
-        " iptables-nft does).\n"
-        "exit status: 0 ok, 1 bad input, 2 bad command line.\n";
+  if (words.size() == 2 && words[1] == "--man") {
+    PrintManPage(std::cout);
+    return kExitOk;
+  }
+  if (words.size() == 2 && words[1] == "--bash-completion") {
+    PrintBashCompletion(std::cout);
+    return kExitOk;
+  }
+  for (const Command& command : AllCommands()) {
+    if (words.size() == 2 && command.name == words[1]) {
+      PrintCommandHelp(command, std::cout);
+      return kExitOk;
+    }
+  }
+  std::cerr << "rulejit help: error: unknown command '" << words[1] << "'\n";
+  PrintUsage(std::cerr);
+  return kExitUsage;
 }
 
 int Main(const std::vector<std::string>& words) {
@@ -42,14 +52,19 @@ int Main(const std::vector<std::string>& words) {
     PrintUsage(std::cerr);
     return kExitUsage;
   }
-  if (words[0] == "--help" || words[0] == "-h" || words[0] == "help") {
-    PrintUsage(std::cout);
+  if (words[0] == "--help" || words[0] == "-h" || words[0] == "help") return Help(words);
+  if (words[0] == "--version" || words[0] == "version") {
+    std::cout << "rulejit " << rulejit_version() << "\n";
     return kExitOk;
   }
   for (const Command& command : AllCommands()) {
     if (command.name != words[0]) continue;
     std::vector<std::string> rest(words.begin() + 1, words.end());
     absl::StatusOr<Args> args = ParseArgs(command.spec, rest);
+    // Standard input can be read once.
+    if (args.ok() && std::count(rest.begin(), rest.end(), "-") > 1) {
+      args = absl::InvalidArgumentError("standard input ('-') given more than once");
+    }
     if (!args.ok()) {
       UsageError(command.name, args.status().message(), std::cerr);
       std::cerr << "usage: rulejit " << command.synopsis << "\n";
@@ -63,6 +78,11 @@ int Main(const std::vector<std::string>& words) {
 }
 
 }  // namespace
+
+std::vector<Command> AllCommands() {
+  return {CheckCommand(), CompileCommand(), EvalCommand(), DiffCommand(),
+          BenchCommand(), RunCommand(),     CtlCommand()};
+}
 
 int UsageError(absl::string_view command, absl::string_view message,
                std::ostream& err) {

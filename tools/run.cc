@@ -78,7 +78,6 @@ namespace rulejit::tools {
 namespace {
 
 constexpr absl::string_view kName = "run";
-constexpr int kExitOpenFailed = 3;
 
 struct RunOptions {
   runtime::EngineOptions engine;
@@ -374,7 +373,7 @@ int OpenErrorExit(const absl::Status& status, std::ostream& err) {
   err << "rulejit run: error: " << status.message() << "\n";
   return absl::IsNotFound(status) || absl::IsInvalidArgument(status)
              ? kExitUsage
-             : kExitOpenFailed;
+             : kExitUnavailable;
 }
 
 std::string Absolute(const std::string& path) {
@@ -399,7 +398,7 @@ int RunRun(const Args& args, Streams io) {
   if (!host.ok()) {
     io.err << "rulejit run: error: reading this host's interfaces: " << host.status().message()
            << "\n";
-    return kExitOpenFailed;
+    return kExitUnavailable;
   }
   options->engine.host = std::make_shared<const HostModel>(*std::move(host));
   std::optional<LoadedRuleset> loaded =
@@ -424,7 +423,7 @@ int RunRun(const Args& args, Streams io) {
   int signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
   if (signal_fd < 0) {
     io.err << "rulejit run: error: signalfd: " << strerror(errno) << "\n";
-    return kExitOpenFailed;
+    return kExitUnavailable;
   }
 
   // Log lines: stderr, or appended to --log FILE (one write each).
@@ -434,7 +433,7 @@ int RunRun(const Args& args, Streams io) {
         open(options->log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (options->engine.log_fd < 0) {
       io.err << "rulejit run: error: --log " << options->log << ": " << strerror(errno) << "\n";
-      return kExitOpenFailed;
+      return kExitUnavailable;
     }
   }
 
@@ -452,7 +451,7 @@ int RunRun(const Args& args, Streams io) {
         ControlServer::Listen(options->ctl);
     if (!listening.ok()) {
       io.err << "rulejit run: error: " << listening.status().message() << "\n";
-      return kExitOpenFailed;
+      return kExitUnavailable;
     }
     server = *std::move(listening);
   }
@@ -507,6 +506,13 @@ Command RunCommand() {
                          {"format", true}},
                .positionals = {"FILE"}},
       .run = RunRun,
+      .description =
+          "A transparent bridge between --in and --out over AF_XDP: frames take the path of "
+          "`eval --path forward` and those no hook dropped leave by the other interface. "
+          "Prints a ready line once the sockets are open, stats every --stats-interval "
+          "seconds, and counters when stopped.",
+      .examples = {{"rulejit run rules.nft --in eth0 --out eth1 --stats-interval 1",
+                    "Filters between eth0 and eth1, printing statistics every second."}},
   };
 }
 

@@ -116,6 +116,9 @@ typedef struct {
   int reject_code;
 } rulejit_result;
 
+/* The library's version, "MAJOR.MINOR.PATCH" (a static string). */
+const char *rulejit_version(void);
+
 void rulejit_options_init(rulejit_options *options);
 void rulejit_meta_init(rulejit_meta *meta);
 /* Sets the input/output interface by name (and marks it present). */
