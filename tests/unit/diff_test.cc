@@ -548,7 +548,7 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
       R"(^(ip6?)(?:tables-translate|tables) -[AI] (INPUT|FORWARD|OUTPUT) (.*)$)");
   const std::regex nft_line(
       R"(^nft '((?:add|insert) rule (ip6?) filter (INPUT|FORWARD|OUTPUT) .*)'$)");
-  int equivalent = 0, inexact = 0, pairs = 0, ipv6_equivalent = 0, exthdr = 0, ipsec = 0;
+  int equivalent = 0, inexact = 0, pairs = 0, ipv6_equivalent = 0, exthdr = 0, ipsec = 0, stateful = 0;
   for (const auto& entry : std::filesystem::directory_iterator(
            std::string(RULEJIT_SHARED_DIR) + "/corpus/iptables-ext")) {
     std::string name = entry.path().filename().string();
@@ -608,6 +608,12 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
           ++ipsec;
           continue;
         }
+        // A rule whose answer depends on earlier packets (hashlimit against
+        // a meter) has no exact answer over one packet's header space.
+        if (why.reason.find("state across packets") != std::string::npos) {
+          ++stateful;
+          continue;
+        }
         ++inexact;
         std::cout << "not exact: " << name << ": " << lines[i + 1] << "\n    "
                   << (d.old_inexact.empty() ? "NEW " : "OLD ") << why.reason << "\n";
@@ -624,7 +630,8 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
   std::cout << "txlate pairs: " << pairs << ", equivalent " << equivalent
             << " (IPv6 " << ipv6_equivalent << "), not exact " << inexact
             << ", reading IPv6 extension headers (not modelled) " << exthdr
-            << ", reading IPsec SPIs (not modelled) " << ipsec << "\n";
+            << ", reading IPsec SPIs (not modelled) " << ipsec
+            << ", keeping state across packets " << stateful << "\n";
   EXPECT_GE(equivalent, 34);
   EXPECT_EQ(inexact, 0);
 }
