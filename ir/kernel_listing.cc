@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "ir/printer.h"
 
 namespace rulejit::ir {
 namespace {
@@ -187,10 +188,6 @@ std::vector<std::string*> SetRefs(Rule& rule) {
   return refs;
 }
 
-bool Anonymous(std::string_view name) {
-  return name.starts_with("__set") || name.starts_with("__map");
-}
-
 // Names the kernel's anonymous sets in `kernel_rule` as `our_rule` names
 // them (recorded in `renames`, the kernel's name to ours).
 absl::Status MatchSetNames(Rule& kernel_rule, Rule our_rule, const std::string& where,
@@ -203,8 +200,8 @@ absl::Status MatchSetNames(Rule& kernel_rule, Rule our_rule, const std::string& 
                                                    mine.size()));
   }
   for (size_t i = 0; i < theirs.size(); ++i) {
-    if (*theirs[i] == *mine[i] && !Anonymous(*mine[i])) continue;
-    if (!Anonymous(*theirs[i]) || !Anonymous(*mine[i])) {
+    if (*theirs[i] == *mine[i] && !IsAnonymousSetName(*mine[i])) continue;
+    if (!IsAnonymousSetName(*theirs[i]) || !IsAnonymousSetName(*mine[i])) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": the kernel's rule uses set ",
                                                      *theirs[i], " where rulejit's uses ",
                                                      *mine[i]));
@@ -393,7 +390,7 @@ absl::Status TakeElements(const KernelListing& kernel, Ruleset& out,
     // An anonymous set is ours under the name our rule gives it.
     const auto& names = renames[table - out.tables.begin()];
     auto renamed = names.find(listed.name);
-    if (Anonymous(listed.name) && renamed == names.end()) continue;  // no rule uses it
+    if (IsAnonymousSetName(listed.name) && renamed == names.end()) continue;  // no rule uses it
     const std::string& name = renamed == names.end() ? listed.name : renamed->second;
     auto set = std::find_if(table->sets.begin(), table->sets.end(),
                             [&](const Set& s) { return s.name == name; });

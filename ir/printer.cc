@@ -110,18 +110,22 @@ std::string VerdictPieces(const Verdict& v) {
   return "? ";
 }
 
-// Anonymous sets are numbered per batch by the kernel, so netlink debug
-// output shows the template name: "__set12" prints as "__set%d".
-std::string SetDisplayName(std::string_view name) {
+// The prefix of an anonymous set's name ("__set" of "__set12"), or "".
+std::string_view AnonymousSetPrefix(std::string_view name) {
   for (std::string_view prefix : {"__set", "__map", "__objmap"}) {
     if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
       continue;
     std::string_view rest = name.substr(prefix.size());
-    if (std::all_of(rest.begin(), rest.end(), absl::ascii_isdigit)) {
-      return std::string(prefix) + "%d";
-    }
+    if (std::all_of(rest.begin(), rest.end(), absl::ascii_isdigit)) return prefix;
   }
-  return std::string(name);
+  return {};
+}
+
+// Anonymous sets are numbered per batch by the kernel, so netlink debug
+// output shows the template name: "__set12" prints as "__set%d".
+std::string SetDisplayName(std::string_view name) {
+  std::string_view prefix = AnonymousSetPrefix(name);
+  return prefix.empty() ? std::string(name) : std::string(prefix) + "%d";
 }
 
 const char* LimitUnitName(uint64_t seconds) {
@@ -591,6 +595,8 @@ std::string ChainHeader(const Chain& chain) {
 }
 
 }  // namespace
+
+bool IsAnonymousSetName(std::string_view name) { return !AnonymousSetPrefix(name).empty(); }
 
 const char* PayloadBaseName(PayloadBase base) { return BaseName(base); }
 

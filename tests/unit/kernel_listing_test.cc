@@ -210,5 +210,52 @@ TEST(KernelListing, RefusesWhatItCannotMatch) {
   EXPECT_NE(bad.status().message().find("listing line 2"), std::string::npos) << bad.status();
 }
 
+// The kernel numbers anonymous object maps on their own (`__objmap0`),
+// rulejit across all anonymous sets (`__objmap1` here): matched by use.
+TEST(KernelListing, MatchesAnonymousObjectMapsByUse) {
+  const Ruleset ours = Nft(R"(table inet t {
+  counter a { }
+  counter b { }
+  chain c { type filter hook input priority 0; policy accept;
+    tcp dport { 22, 23 } accept
+    counter name tcp dport map { 80 : "a", 443 : "b" }
+  }
+}
+)");
+  absl::StatusOr<KernelListing> listing = ParseKernelListing(R"(inet t @__set0
+	element 00001600  : 0 [end]
+	element 00001700  : 0 [end]
+inet t @__objmap0
+	element 0000bb01  : 0 [end]
+	element 00005000  : 0 [end]
+inet t c 5
+  [ meta load l4proto => reg 1 ]
+  [ cmp eq reg 1 0x00000006 ]
+  [ payload load 2b @ transport header + 2 => reg 1 ]
+  [ lookup reg 1 set __set0 0x0 ]
+  [ immediate reg 0 accept ]
+
+inet t c 7 5
+  [ meta load l4proto => reg 1 ]
+  [ cmp eq reg 1 0x00000006 ]
+  [ payload load 2b @ transport header + 2 => reg 1 ]
+  [ objref sreg 1 set __objmap0 ]
+)");
+  ASSERT_TRUE(listing.ok()) << listing.status();
+  absl::StatusOr<Ruleset> kernel = WithKernelBytecode(ours, *listing);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  for (size_t i = 0; i < ours.tables[0].sets.size(); ++i) {
+    const Set& mine = ours.tables[0].sets[i];
+    const Set& theirs = kernel->tables[0].sets[i];
+    ASSERT_EQ(mine.elements.size(), theirs.elements.size()) << mine.name;
+    for (const SetElement& e : theirs.elements) {
+      auto same = std::find_if(mine.elements.begin(), mine.elements.end(),
+                               [&](const SetElement& m) { return m.key == e.key; });
+      ASSERT_NE(same, mine.elements.end()) << mine.name;
+      EXPECT_EQ(same->object, e.object) << mine.name;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rulejit::ir
