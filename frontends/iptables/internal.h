@@ -25,6 +25,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "frontends/iptables/iptables.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 
@@ -189,6 +190,11 @@ struct HookLimitedUse {
 };
 void CheckHookLimitedUses(const ir::Table& table, const std::vector<HookLimitedUse>& uses,
                           ir::Diagnostics& diags);
+
+// Rules sharing a --hashlimit-name take the table settings of the rule the
+// kernel checks first (hashlimit_tables.cc); mixed byte/rate-match modes
+// are refused, located.
+void ShareHashlimitTables(ir::Ruleset& ruleset, IptablesFlavor flavor, ir::Diagnostics& diags);
 
 // Per-module lowering functions (match_ports.cc, match_ct.cc,
 // match_icmp.cc, matches.cc); the registry in matches.cc maps names to them.

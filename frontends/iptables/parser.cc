@@ -176,6 +176,7 @@ class SaveParser {
             absl::StrCat("missing COMMIT for table '", table_.name, "'"),
             "the dump looks truncated: every '*table' ends with 'COMMIT'");
     }
+    iptables_internal::ShareHashlimitTables(ruleset_, flavor_, diags_);
     if (diags_.error_count() > errors_before) return diags_.ToStatus();
     ruleset_.files = diags_.file_names();
     return std::move(ruleset_);

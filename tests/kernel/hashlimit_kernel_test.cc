@@ -59,6 +59,24 @@ std::vector<SequenceCase> PacketCases() {
       {"rate_match_interval",
        Passes("-m hashlimit --hashlimit-upto 1/min --hashlimit-burst 2 --hashlimit-rate-match "
               "--hashlimit-rate-interval 5 --hashlimit-mode srcip --hashlimit-name ri")},
+      // One name, two rules: the table keeps the settings of the rule the
+      // kernel checks first, aa's (user chains in the blob sorted by
+      // name), although zz's comes first in the text; each keeps its own
+      // direction, and both draw from the same buckets.
+      {"shared_name_blob_order",
+       Dump(":zz - [0:0]\n:aa - [0:0]\n-A FORWARD -j zz\n-A FORWARD -j aa\n"
+            "-A FORWARD -j DROP\n"
+            "-A zz -m hashlimit --hashlimit-upto 1/min --hashlimit-burst 5 "
+            "--hashlimit-mode dstip --hashlimit-name sh -j ACCEPT\n"
+            "-A aa -m hashlimit --hashlimit-upto 1/hour --hashlimit-burst 2 "
+            "--hashlimit-mode srcip --hashlimit-name sh -j ACCEPT\n")},
+      {"shared_name_directions",
+       Dump(":zz - [0:0]\n:aa - [0:0]\n-A FORWARD -j aa\n-A FORWARD -j zz\n"
+            "-A FORWARD -j DROP\n"
+            "-A zz -m hashlimit --hashlimit-upto 1/min --hashlimit-burst 9 "
+            "--hashlimit-mode dstip --hashlimit-name sd -j ACCEPT\n"
+            "-A aa -m hashlimit --hashlimit-above 1/hour --hashlimit-burst 3 "
+            "--hashlimit-mode srcip --hashlimit-name sd -j DROP\n")},
   };
 }
 

@@ -95,6 +95,65 @@ TEST(IptablesHashlimit, TheIrLineReadsBack) {
   }
 }
 
+// The hashlimit matches of `text`, in chain order, as the IR prints them.
+std::vector<std::string> HashlimitsOf(const Parsed& p) {
+  std::vector<std::string> out;
+  if (!p.rs.ok()) return {"ERROR: " + p.diags};
+  for (const ir::Table& t : p.rs->tables) {
+    for (const ir::Chain& c : t.chains) {
+      for (const ir::Rule& r : c.rules) {
+        for (const ir::Node& n : r.exprs) {
+          if (std::holds_alternative<Hashlimit>(n.expr)) out.push_back(c.name + ": " + ir::PrintExpr(n.expr));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// A shared name is one kernel table with the settings of the rule checked
+// first: iptables-legacy checks the blob's order (built-in chains, then user
+// chains by name), iptables-nft the lines' order. Each rule keeps its own
+// direction (upto or above).
+TEST(IptablesHashlimit, ASharedNameTakesTheFirstCheckedRulesTableSettings) {
+  const std::string dump =
+      "*filter\n:INPUT ACCEPT [0:0]\n:zz - [0:0]\n:aa - [0:0]\n"
+      "-A INPUT -j zz\n"
+      "-A zz -m hashlimit --hashlimit-upto 1/min --hashlimit-burst 5 --hashlimit-mode dstip "
+      "--hashlimit-name s -j ACCEPT\n"
+      "-A aa -m hashlimit --hashlimit-above 1/hour --hashlimit-burst 2 --hashlimit-mode srcip "
+      "--hashlimit-name s -j DROP\n"
+      "COMMIT\n";
+  const std::string zz_text_first =
+      "zz: [ hashlimit name s mode dstip avg 60000000 burst 5 srcmask 32 dstmask 32 size 0 "
+      "max 0 gcinterval 1000 expire 60000 ]";
+  const std::string aa_blob_first =
+      "aa: [ hashlimit name s mode srcip avg 3600000000 burst 2 invert srcmask 32 dstmask 32 "
+      "size 0 max 0 gcinterval 1000 expire 3600000 ]";
+  EXPECT_EQ(HashlimitsOf(Parse(dump, IpVersion::kAuto, IptablesFlavor::kLegacy)),
+            (std::vector<std::string>{
+                "zz: [ hashlimit name s mode srcip avg 3600000000 burst 2 srcmask 32 dstmask 32 "
+                "size 0 max 0 gcinterval 1000 expire 3600000 ]",
+                aa_blob_first}));
+  EXPECT_EQ(HashlimitsOf(Parse(dump, IpVersion::kAuto, IptablesFlavor::kNft)),
+            (std::vector<std::string>{
+                zz_text_first,
+                "aa: [ hashlimit name s mode dstip avg 60000000 burst 5 invert srcmask 32 "
+                "dstmask 32 size 0 max 0 gcinterval 1000 expire 60000 ]"}));
+}
+
+TEST(IptablesHashlimit, ASharedNameMixingByteOrRateMatchModesIsRefused) {
+  const std::string dump =
+      "*filter\n:INPUT ACCEPT [0:0]\n"
+      "-A INPUT -m hashlimit --hashlimit-upto 1/min --hashlimit-name s -j ACCEPT\n"
+      "-A INPUT -m hashlimit --hashlimit-upto 1kb/s --hashlimit-name s -j ACCEPT\n"
+      "COMMIT\n";
+  const Parsed p = Parse(dump);
+  ASSERT_FALSE(p.rs.ok());
+  EXPECT_NE(p.diags.find("3:"), std::string::npos) << p.diags;
+  EXPECT_NE(p.diags.find("shared with a rule that counts packets"), std::string::npos) << p.diags;
+}
+
 struct Packet {
   std::vector<uint8_t> bytes;
   PacketView view;
