@@ -97,11 +97,16 @@ void BM_ClassifierLookup(benchmark::State& state, std::string name) {
   state.counters["depth"] = static_cast<double>(c->stats().max_depth);
 }
 
-// Argument: 1 to look up with AVX2 (where the CPU has it), 0 without.
+// Argument: the widest instruction set the lookups may use (classify::Isa:
+// 0 baseline, 1 AVX2, 2 AVX-512); skipped where the CPU lacks it.
 void BM_ClassifierBurst(benchmark::State& state, std::string name) {
   const Set& s = LoadSet(name);
   classify::ClassifierOptions options;
-  options.allow_avx2 = state.range(0) != 0;
+  options.max_isa = static_cast<classify::Isa>(state.range(0));
+  if (!classify::CpuHas(options.max_isa)) {
+    state.SkipWithError("the CPU lacks this instruction set");
+    return;
+  }
   auto c = classify::Classifier::Build(ChainOf(s), 0, ChainOf(s).rules.size(), options);
   if (!c.ok()) {
     state.SkipWithError(std::string(c.status().message()).c_str());
@@ -223,7 +228,7 @@ void BM_ClassifierBuild(benchmark::State& state, std::string name) {
 
 #define CLASSIFY_SET(set)                                                               \
   BENCHMARK_CAPTURE(BM_ClassifierLookup, set, std::string(#set))->Arg(4)->Arg(8)->Arg(16); \
-  BENCHMARK_CAPTURE(BM_ClassifierBurst, set, std::string(#set))->Arg(0)->Arg(1);       \
+  BENCHMARK_CAPTURE(BM_ClassifierBurst, set, std::string(#set))->Arg(0)->Arg(1)->Arg(2); \
   BENCHMARK_CAPTURE(BM_ProgramBurst, set, std::string(#set));                          \
   BENCHMARK_CAPTURE(BM_JitLinear, set, std::string(#set));                             \
   BENCHMARK_CAPTURE(BM_LlvmLinear, set, std::string(#set));                            \

@@ -37,8 +37,10 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "api/internal.h"
 #include "bench/acl_peer/build_rss.h"
 #include "bench/acl_peer/dpdk_acl.h"
+#include "compiler/classify/classifier.h"
 #include "frontends/classbench/classbench.h"
 #include "rulejit/rulejit.h"
 
@@ -182,7 +184,7 @@ std::optional<Sample> RunRulejit(const Set& set, double min_seconds) {
   options.backend = Backend::kJit;
   options.classify = true;
   Sample s;
-  ir::Ruleset ruleset = set.ruleset;  // Compile consumes its ruleset
+  Ruleset ruleset = RulesetOf(set.ruleset);  // Compile consumes its ruleset
   BuildRss rss;
   rss.Start();
   const Clock::time_point start = Clock::now();
@@ -197,7 +199,7 @@ std::optional<Sample> RunRulejit(const Set& set, double min_seconds) {
   const Program& p = **program;
   s.memory_bytes = p.memory_bytes();
   // The deciding rule's source line (the policy has none: 0).
-  const ir::Ruleset& rs = p.ruleset();
+  const ir::Ruleset& rs = IrOf(p.ruleset());
   auto line_of = [&rs](const RuleRef& ref) -> uint32_t {
     if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return 0;
     return rs.tables[ref.table].chains[ref.chain].rules[ref.rule].loc.line;
@@ -328,8 +330,19 @@ std::optional<SetResult> BenchSet(const Set& set, const Options& o) {
 
 std::string MiB(double bytes) { return absl::StrFormat("%.2f", bytes / (1024.0 * 1024.0)); }
 
+// The CPU's model name (/proc/cpuinfo), for the figures' record.
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  }
+  return "unknown";
+}
+
 void PrintTable(const std::vector<SetResult>& results, int rounds) {
-  std::printf("\nper algorithm, median of %d rounds (ns/packet):\n", rounds);
+  std::printf("\nCPU: %s; rulejit's classifier walks with %s\n", CpuModel().c_str(),
+              classify::IsaName(classify::BestIsaUpTo(classify::Isa::kAvx512)));
+  std::printf("per algorithm, median of %d rounds (ns/packet):\n", rounds);
   for (const SetResult& r : results) {
     std::string line = absl::StrFormat("  %-10s rulejit %.1f", r.set, r.rulejit.ns_per_packet);
     for (const Summary& a : r.acl) line += absl::StrFormat(" | %s %.1f", a.name, a.ns_per_packet);

@@ -72,6 +72,16 @@
 
 namespace rulejit::classify {
 
+// The instruction sets the lookups are compiled for: baseline x86-64
+// (classifier_run.cc), AVX2 (classifier_run_avx2.cc), AVX-512 F+VL+BW
+// (classifier_run_avx512.cc).
+enum class Isa : uint8_t { kBaseline, kAvx2, kAvx512 };
+const char* IsaName(Isa isa);  // "baseline", "avx2", "avx512"
+// Whether this CPU (and its OS) runs the lookups of `isa`.
+bool CpuHas(Isa isa);
+// The widest instruction set up to `max` that this CPU runs.
+Isa BestIsaUpTo(Isa max);
+
 struct ClassifierOptions {
   uint32_t leaf_size = 8;   // a node with at most this many rules is a leaf
   uint32_t max_depth = 64;  // deeper nodes become leaves (correct, slower)
@@ -93,13 +103,12 @@ struct ClassifierOptions {
   // slower with 12).
   uint32_t single_tree_leaf_size = 12;
   BoxContext lift;  // what every packet of the chain is known to have
-  // Look up with AVX2 where the CPU has it (classifier_run_avx2.cc); false:
-  // the SSE2 and scalar code every x86-64 runs (tests compare the two).
-  bool allow_avx2 = true;
+  // The widest instruction set the lookups may use; the classifier takes
+  // the widest the CPU has up to this (classifier_run.cc's walk table).
+  // kBaseline: the SSE2 and scalar code every x86-64 runs (tests compare
+  // them all).
+  Isa max_isa = Isa::kAvx512;
 };
-
-// Whether this CPU runs AVX2 code.
-bool CpuHasAvx2();
 
 // A rule for the classifier: its box and the index FirstMatch reports.
 struct RuleBox {
@@ -145,6 +154,8 @@ class Classifier {
   // classify_bench reports it).
   uint32_t TreesWalked(const Key& key) const;
   const Stats& stats() const { return stats_; }
+  // The instruction set the lookups run with.
+  Isa isa() const { return isa_; }
 
   // The built arrays. Public for the lookup walks in classifier_walk.h,
   // which two translation units compile with different instruction sets;
@@ -256,7 +267,7 @@ class Classifier {
  private:
   friend class ClassifierBuilder;
   bool ports_first_fragment_only_ = false;
-  bool avx2_ = false;  // look up with the AVX2 instance
+  Isa isa_ = Isa::kBaseline;  // the lookups' instruction set
 
   std::vector<Tree> trees_;           // by first_box
   std::vector<Node> nodes_;

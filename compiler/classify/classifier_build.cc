@@ -441,7 +441,7 @@ Classifier Classifier::FromBoxes(const std::vector<RuleBox>& rules,
     c.rule_ids_.push_back(r.rule);
   }
   c.ports_first_fragment_only_ = options.lift.ports_first_fragment_only;
-  c.avx2_ = options.allow_avx2 && CpuHasAvx2();
+  c.isa_ = BestIsaUpTo(options.max_isa);
   ClassifierBuilder(c, options).Run();
   return c;
 }

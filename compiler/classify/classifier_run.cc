@@ -1,8 +1,11 @@
 // Classifier lookup (the hot path; see classifier.h for the algorithm and
 // classifier_walk.h for the walks): the SSE2 and scalar instance, and the
-// choice between it and the AVX2 one. No allocation, no locks, only reads
-// of the immutable arrays.
+// table of every instruction set's walks that the classifier picks from.
+// No allocation, no locks, only reads of the immutable arrays.
 #include <emmintrin.h>
+
+#include <array>
+#include <string_view>
 
 #include "compiler/classify/classifier.h"
 #include "compiler/classify/classifier_walk.h"
@@ -46,19 +49,63 @@ struct BaselineOps {
   }
 };
 
+uint32_t BaselineBestBox(const Classifier::Arrays& a, const Key& key, uint32_t* walked) {
+  return BestBox<BaselineOps>(a, key, walked);
+}
+void BaselineBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, int* out) {
+  classify::FirstMatchBurst<BaselineOps>(a, keys, n, out);
+}
+
+// The one table of lookups by instruction set, indexed by Isa: what the
+// CPU must have (__builtin_cpu_supports names; libgcc also checks that the
+// OS saves the registers), and the two walks.
+struct Walk {
+  const char* name;
+  std::array<const char*, 3> features;  // all needed; nullptr ends the list
+  uint32_t (*best_box)(const Classifier::Arrays&, const Key&, uint32_t*);
+  void (*burst)(const Classifier::Arrays&, const Key*, uint32_t, int*);
+};
+constexpr std::array<Walk, 3> kWalks = {{
+    {"baseline", {nullptr}, BaselineBestBox, BaselineBurst},
+    {"avx2", {"avx2", nullptr}, avx2::BestBox, avx2::FirstMatchBurst},
+    {"avx512", {"avx512f", "avx512vl", "avx512bw"}, avx512::BestBox, avx512::FirstMatchBurst},
+}};
+
+const Walk& WalkOf(Isa isa) { return kWalks[static_cast<size_t>(isa)]; }
+
+bool Supports(const char* feature) {
+  // __builtin_cpu_supports takes only a literal name: one branch per name
+  // the table uses.
+  const std::string_view f = feature;
+  if (f == "avx2") return __builtin_cpu_supports("avx2");
+  if (f == "avx512f") return __builtin_cpu_supports("avx512f");
+  if (f == "avx512vl") return __builtin_cpu_supports("avx512vl");
+  if (f == "avx512bw") return __builtin_cpu_supports("avx512bw");
+  return false;
+}
+
 }  // namespace
 
-bool CpuHasAvx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return has;
+const char* IsaName(Isa isa) { return WalkOf(isa).name; }
+
+bool CpuHas(Isa isa) {
+  __builtin_cpu_init();
+  for (const char* feature : WalkOf(isa).features) {
+    if (feature == nullptr) break;
+    if (!Supports(feature)) return false;
+  }
+  return true;
+}
+
+Isa BestIsaUpTo(Isa max) {
+  for (int i = static_cast<int>(max); i > 0; --i) {
+    if (CpuHas(static_cast<Isa>(i))) return static_cast<Isa>(i);
+  }
+  return Isa::kBaseline;
 }
 
 int Classifier::FirstMatch(const Key& key) const {
-  const uint32_t best =
-      avx2_ ? avx2::BestBox(arrays(), key, nullptr) : BestBox<BaselineOps>(arrays(), key, nullptr);
+  const uint32_t best = WalkOf(isa_).best_box(arrays(), key, nullptr);
   return best == kNone ? -1 : rule_ids_[best];
 }
 
@@ -73,11 +120,7 @@ void Classifier::FirstMatchBurst(const Key* keys, uint32_t n, int* out) const {
     out[0] = FirstMatch(keys[0]);
     return;
   }
-  if (avx2_) {
-    avx2::FirstMatchBurst(arrays(), keys, n, out);
-  } else {
-    classify::FirstMatchBurst<BaselineOps>(arrays(), keys, n, out);
-  }
+  WalkOf(isa_).burst(arrays(), keys, n, out);
 }
 
 size_t Classifier::memory_bytes() const {

@@ -8,8 +8,8 @@
 //   Ops::Hits(block, leaf key)     bit j set when box j of the block holds
 //                                  the packet
 // classifier_run.cc instantiates it with SSE2 and scalar code (every
-// x86-64), classifier_run_avx2.cc with AVX2; Classifier picks one at run
-// time. Include only from those two files: everything here has internal
+// x86-64), classifier_run_avx2.cc with AVX2, classifier_run_avx512.cc with
+// AVX-512; Classifier picks one at run time. Include only from those files: everything here has internal
 // linkage, because each unit compiles it for its own instruction set and
 // the two copies must not be merged by the linker.
 #ifndef RULEJIT_COMPILER_CLASSIFY_CLASSIFIER_WALK_H_
@@ -195,12 +195,17 @@ void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, i
 
 }  // namespace
 
-// The AVX2 instances (classifier_run_avx2.cc); call only where the CPU has
-// AVX2.
+// The AVX2 and AVX-512 instances (classifier_run_avx2.cc,
+// classifier_run_avx512.cc); call only where the CPU has the instruction
+// set (CpuHas).
 namespace avx2 {
 uint32_t BestBox(const Classifier::Arrays& a, const Key& key, uint32_t* walked);
 void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, int* out);
 }  // namespace avx2
+namespace avx512 {
+uint32_t BestBox(const Classifier::Arrays& a, const Key& key, uint32_t* walked);
+void FirstMatchBurst(const Classifier::Arrays& a, const Key* keys, uint32_t n, int* out);
+}  // namespace avx512
 
 }  // namespace rulejit::classify
 

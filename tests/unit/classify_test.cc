@@ -419,18 +419,20 @@ TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
       bool partition;
       uint32_t budget;
     };
-    // Each with the AVX2 lookups (where the CPU has them) and without.
+    // Each with every instruction set's lookups the CPU has.
     for (const Config& config :
          {Config{1, true, 0}, Config{4, false, 0}, Config{16, true, 100}, Config{8, true, 1}})
-    for (const bool avx2 : {true, false}) {
+    for (const Isa isa : {Isa::kAvx512, Isa::kAvx2, Isa::kBaseline}) {
+      if (!CpuHas(isa)) continue;
       const uint32_t leaf = config.leaf;
       ClassifierOptions options;
       options.leaf_size = leaf;
       options.partition = config.partition;
       options.address_bits_small = 3;
       options.single_tree_budget = config.budget;
-      options.allow_avx2 = avx2;
+      options.max_isa = isa;
       Classifier c = Classifier::FromBoxes(rules, options);
+      ASSERT_EQ(c.isa(), isa);  // the walk asked for, where the CPU has it
       if (config.partition && config.budget == 0 && n > 40) {
         EXPECT_GT(c.stats().trees, 1u) << "seed " << seed;
       }
@@ -446,8 +448,8 @@ TEST(ClassifyClassifier, RandomBoxesAgreeWithScan) {
       for (size_t i = 0; i < keys.size(); ++i) {
         const int want = Scan(rules, keys[i]);
         ASSERT_EQ(c.FirstMatch(keys[i]), want) << "seed " << seed << " leaf " << leaf
-                                               << " avx2 " << avx2;
-        ASSERT_EQ(burst[i], want) << "seed " << seed << " leaf " << leaf << " avx2 " << avx2
+                                               << " isa " << IsaName(isa);
+        ASSERT_EQ(burst[i], want) << "seed " << seed << " leaf " << leaf << " isa " << IsaName(isa)
                                   << " (burst)";
         (want >= 0 ? matched : missed)++;
       }
