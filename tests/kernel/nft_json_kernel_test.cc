@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kShared = fs::path(RULEJIT_SHARED_DIR) / "corpus";
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 // `nft -f path && nft -j list ruleset` in a fresh namespace; "" when nft
 // refuses the file.
@@ -138,6 +143,37 @@ TEST(NftJson, ListingMeansWhatTheTextMeans) {
   if (all) return;  // the pinned list is for the sample
   golden::CheckExpectedFailures("tests/kernel/nft_json_expected_failures.txt",
                                 "RULEJIT_UPDATE_NFTJSON", failed);
+}
+
+// The command line as a user runs it: `rulejit diff TEXT LISTING` proves a
+// real ruleset and nft's listing of it equivalent at every hook it has,
+// and a listing nft wrote that rulejit cannot read is refused at a JSON
+// path by `rulejit check --json`.
+TEST(NftJson, DiffCommandComparesTextWithListing) {
+  if (absl::Status ok = OracleAvailable(OracleSyntax::kNft); !ok.ok()) GTEST_SKIP() << ok.message();
+  const fs::path text = kShared / "realworld" / "dhenkes_router.nft";
+  if (!fs::exists(text)) GTEST_SKIP() << "no " << text;
+  const std::string json = ListAsJson(text);
+  ASSERT_FALSE(json.empty());
+  const std::string dir = ::testing::TempDir();
+  const std::string listing = dir + "/nftjson_listing.json";
+  WriteFile(listing, json);
+  for (const char* hook : {"input", "forward", "output"}) {
+    ShellResult r = RunShell(absl::StrCat(RULEJIT_TOOL, " diff ", ShellQuote(text.string()), " ",
+                                          ShellQuote(listing), " --hook ", hook));
+    EXPECT_EQ(r.exit_code, 0) << hook << ": " << r.output;
+    EXPECT_NE(r.output.find("equivalent"), std::string::npos) << r.output;
+  }
+  std::string bad = json;
+  const size_t at = bad.find("\"accept\": null");
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, 8, "\"bogus\"");
+  const std::string bad_path = dir + "/nftjson_bad.json";
+  WriteFile(bad_path, bad);
+  ShellResult r = RunShell(absl::StrCat(RULEJIT_TOOL, " check --json ", ShellQuote(bad_path)));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("].rule.expr["), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("unsupported statement 'bogus'"), std::string::npos) << r.output;
 }
 
 }  // namespace
