@@ -7,6 +7,7 @@
 // JSON path of the object the line came from.
 #include "frontends/nft/json.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -150,6 +151,30 @@ std::string ObjectDecl(Writer& w, const std::string& kind, const Json& o, const 
   return w.Fail(path, absl::StrCat("unsupported object '", kind, "'"));
 }
 
+// The members each object kind may have; any other is an error rather
+// than silently left out. Handles and comments carry no meaning for
+// packets: read and dropped.
+bool KnownMembers(Writer& w, const std::string& kind, const Json& v, const std::string& path) {
+  static const std::map<std::string, std::vector<std::string>> kKnown = {
+      {"table", {"family", "name", "handle", "flags", "comment"}},
+      {"chain", {"family", "table", "name", "handle", "type", "hook", "prio", "policy", "dev", "comment"}},
+      {"rule", {"family", "table", "chain", "handle", "expr", "comment", "index"}},
+      {"set", {"family", "table", "name", "handle", "type", "flags", "elem", "size", "timeout",
+               "gc-interval", "policy", "auto-merge", "comment", "stmt"}},
+  };
+  auto it = kKnown.find(kind == "map" ? "set" : kind);
+  if (it == kKnown.end()) return true;
+  bool ok = true;
+  for (const auto& [member, value] : v.items()) {
+    const auto& known = it->second;
+    if (std::find(known.begin(), known.end(), member) != known.end()) continue;
+    if (kind == "map" && member == "map") continue;
+    w.Fail(Sub(path, member), absl::StrCat("unknown ", kind, " member '", member, "'"));
+    ok = false;
+  }
+  return ok;
+}
+
 class Reader {
  public:
   explicit Reader(Writer& w) : w_(w) {}
@@ -160,6 +185,7 @@ class Reader {
       w_.Fail(path, "expected an object");
       return;
     }
+    if (!KnownMembers(w_, kind, v, path)) return;
     const std::string key = Str(v, "family") + " " + Word(kind == "table" ? Str(v, "name") : Str(v, "table"));
     if (kind == "table") {
       if (tables_.count(key)) return;

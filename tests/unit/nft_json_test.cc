@@ -70,6 +70,16 @@ TEST(NftJson, UnreadableStatementIsLocatedByItsPath) {
   EXPECT_NE(diags.Format().find("nftables[4].rule.expr[0].xt"), std::string::npos) << diags.Format();
 }
 
+TEST(NftJson, UnknownMemberIsAnError) {
+  ir::Diagnostics diags;
+  const std::string json = Listing(R"(,
+    {"rule": {"family": "inet", "table": "f", "chain": "in", "handle": 4, "newthing": 1,
+              "expr": [{"accept": null}]}})");
+  EXPECT_FALSE(ParseRuleset(json, "l.json", std::nullopt, diags));
+  EXPECT_NE(diags.Format().find("nftables[4].rule.newthing: unknown rule member"), std::string::npos)
+      << diags.Format();
+}
+
 TEST(NftJson, TextFrontendErrorNamesTheJsonPath) {
   ir::Diagnostics diags;
   const std::string json = Listing(R"(,
