@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "frontends/classbench/classbench.h"
 #include "frontends/iptables/iptables.h"
+#include "frontends/nft/json.h"
 #include "frontends/nft/nft.h"
 #include "ir/verifier.h"
 
@@ -83,6 +84,8 @@ std::optional<ir::Ruleset> ParseWith(InputFormat format, std::string_view text,
                                       IptablesFlavor::kNft),
                     file, diags);
     case InputFormat::kNft:
+      // nft's JSON (`nft -j list ruleset`) is the nft format too.
+      if (LooksLikeNftJson(text)) return Unwrap(ParseNftJson(text, file, diags), file, diags);
       return Unwrap(ParseNft(text, file, diags, DirectoryOf(name)), file, diags);
     case InputFormat::kClassbench:
       return Unwrap(ParseClassBench(text, file, diags), file, diags);
@@ -120,6 +123,7 @@ std::optional<InputFormat> DetectFormat(std::string_view text) {
   // prints on a host without tables; nft -f and iptables-restore load it).
   if (number == 0) return InputFormat::kNft;
   if (line[0] == '@') return InputFormat::kClassbench;
+  if (LooksLikeNftJson(text)) return InputFormat::kNft;
   if (LooksLikeIptablesSave(line)) return InputFormat::kIptables;
   if (LooksLikeNft(line)) return InputFormat::kNft;
   return std::nullopt;

@@ -1,6 +1,7 @@
 // `rulejit bench FILE --trace T [--backend B] [--no-classify]
 //                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]
 //                                [--shared-conntrack]] [--json] [--format F]`
+// `rulejit bench --sweep N,N,... [--svg FILE]`: tools/bench_sweep.h.
 //
 // Classification throughput of the compiled ruleset over a trace: a pcap of
 // Ethernet frames, or a ClassBench trace (`SRC DST SPORT DPORT PROTO
@@ -32,6 +33,7 @@
 #include "rulejit/rulejit.h"
 #include "runtime/conntrack.h"
 #include "runtime/path.h"
+#include "tools/bench_sweep.h"
 #include "tools/clock_option.h"
 #include "runtime/shared_conntrack.h"
 #include "tools/commands.h"
@@ -43,7 +45,6 @@ namespace rulejit::tools {
 namespace {
 
 constexpr absl::string_view kName = "bench";
-constexpr uint32_t kBurst = 32;
 constexpr double kMinSeconds = 0.5;
 
 struct TraceFrames {
@@ -96,34 +97,6 @@ uint32_t DecidingLine(const Program& program, const RuleRef& ref) {
   return IrOf(program.ruleset()).tables[ref.table].chains[ref.chain].rules[ref.rule].loc.line;
 }
 
-struct Measurement {
-  uint64_t packets = 0;
-  double seconds = 0;
-};
-
-Measurement Measure(const Program& program, Hook hook, const TraceFrames& trace,
-                    const PacketMeta& meta) {
-  std::vector<const uint8_t*> ptrs;
-  std::vector<uint32_t> lens;
-  for (const auto& f : trace.frames) {
-    ptrs.push_back(f.data());
-    lens.push_back(static_cast<uint32_t>(f.size()));
-  }
-  std::vector<Result> results(kBurst);
-  RunState state;
-  Measurement m;
-  const auto start = std::chrono::steady_clock::now();
-  while (m.seconds < kMinSeconds) {
-    for (size_t i = 0; i < ptrs.size(); i += kBurst) {
-      uint32_t n = static_cast<uint32_t>(std::min<size_t>(kBurst, ptrs.size() - i));
-      program.ClassifyBurst(hook, &ptrs[i], &lens[i], n, meta, results.data(), &state);
-    }
-    m.packets += ptrs.size();
-    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  return m;
-}
-
 // The trace along the whole path, frame by frame.
 Measurement MeasurePath(const Program& program, const HostModel& host,
                         const runtime::PathOptions& path, const TraceFrames& trace,
@@ -148,6 +121,8 @@ Measurement MeasurePath(const Program& program, const HostModel& host,
 }
 
 int RunBench(const Args& args, Streams io) {
+  if (args.has("sweep")) return RunBenchSweep(args, io);
+  if (args.positional_count() == 0) return UsageError(kName, "FILE is required (or --sweep)", io.err);
   absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<std::string> trace_path = args.value("trace");
@@ -208,7 +183,7 @@ int RunBench(const Args& args, Streams io) {
   ApplyClock(*clock, 0, &path_meta);
   Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace,
                                      path_meta, args.has("shared-conntrack"))
-                       : Measure(*program, *hook, *trace, meta);
+                       : MeasureBursts(*program, *hook, trace->frames, meta, kMinSeconds);
   const double ns = m.seconds * 1e9 / m.packets;
   const double mpps = m.packets / m.seconds / 1e6;
   const size_t memory = program->memory_bytes();
@@ -234,7 +209,7 @@ int RunBench(const Args& args, Streams io) {
 Command BenchCommand() {
   return Command{
       .name = kName,
-      .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
+      .synopsis = "bench --sweep N,N,... [--svg FILE] | bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
                   "[--host FILE|local] [--shared-conntrack]] [--time T] "
                   "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F]",
@@ -251,15 +226,22 @@ Command BenchCommand() {
                          {"kernel-tz", true},
                          {"shared-conntrack", false},
                          {"json", false},
-                         {"format", true}},
-               .positionals = {"FILE"}},
+                         {"format", true},
+                         {"sweep", true},
+                         {"svg", true}},
+               .positionals = {"[FILE]"}},
       .run = RunBench,
       .description =
           "Builds the program (timed) and classifies the frames of the trace in bursts, "
           "repeating it for at least half a second; prints packets, Mpps, ns/packet, build "
-          "time, code size and mismatches against a ClassBench trace's expected rules.",
+          "time, code size and mismatches against a ClassBench trace's expected rules.\n\n"
+          "--sweep N,N,... measures ns/packet on generated rulesets of N rules for every "
+          "tier (interp, jit, llvm) and prints a table; --svg FILE also draws it as an SVG "
+          "plot (log axes, one series per tier).",
       .examples = {{"rulejit bench fw1_1K --trace fw1_1K_trace --backend jit",
-                    "Throughput of the jit tier on a ClassBench ruleset and trace."}},
+                    "Throughput of the jit tier on a ClassBench ruleset and trace."},
+                   {"rulejit bench --sweep 10,100,1000,10000 --svg bench.svg",
+                    "ns/packet against ruleset size for each tier, as a table and a plot."}},
   };
 }
 
