@@ -28,6 +28,13 @@ std::string Writer::Fail(const std::string& path, std::string message) {
   return "";
 }
 
+const Json& Member(const Json& v, const char* key) {
+  static const Json kNull;
+  if (!v.is_object()) return kNull;
+  auto it = v.find(key);
+  return it == v.end() ? kNull : *it;
+}
+
 std::string Sub(const std::string& path, const std::string& key) {
   return path + "." + key;
 }
@@ -137,16 +144,16 @@ std::string Writer::Object(const std::string& key, const Json& v, const std::str
   if (key == "set") return SetLiteral(v, path);
   if (key == "elem") return Element(v, path);
   if (key == "prefix") {
-    return absl::StrCat(Expr(v.value("addr", Json()), Sub(path, "addr")), "/",
-                        Scalar(*this, v.value("len", Json()), Sub(path, "len")));
+    return absl::StrCat(Expr(Member(v, "addr"), Sub(path, "addr")), "/",
+                        Scalar(*this, Member(v, "len"), Sub(path, "len")));
   }
   if (key == "range") {
     if (!v.is_array() || v.size() != 2) return Fail(path, "expected two bounds");
     return absl::StrCat(Expr(v[0], Sub(path, 0)), "-", Expr(v[1], Sub(path, 1)));
   }
   if (key == "map") {
-    return absl::StrCat(Expr(v.value("key", Json()), Sub(path, "key")), " map ",
-                        Expr(v.value("data", Json()), Sub(path, "data")));
+    return absl::StrCat(Expr(Member(v, "key"), Sub(path, "key")), " map ",
+                        Expr(Member(v, "data"), Sub(path, "data")));
   }
   if (key == "accept" || key == "drop" || key == "continue" || key == "return") return key;
   if (key == "jump" || key == "goto") {
@@ -161,8 +168,8 @@ std::string Writer::Selector(const std::string& key, const Json& v, const std::s
   auto str = [&](const char* k) { return v.value(k, std::string()); };
   if (key == "payload") {
     if (v.contains("protocol")) return absl::StrCat(str("protocol"), " ", str("field"));
-    return absl::StrCat("@", str("base"), ",", Scalar(*this, v.value("offset", Json()), Sub(path, "offset")),
-                        ",", Scalar(*this, v.value("len", Json()), Sub(path, "len")));
+    return absl::StrCat("@", str("base"), ",", Scalar(*this, Member(v, "offset"), Sub(path, "offset")),
+                        ",", Scalar(*this, Member(v, "len"), Sub(path, "len")));
   }
   if (key == "meta") return "meta " + str("key");
   if (key == "ct") {

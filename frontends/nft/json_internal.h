@@ -50,6 +50,14 @@ class Writer {
   std::vector<PathError> errors_;
 };
 
+// How deep a document may nest (nft's own reader, jansson, allows 2048;
+// nft's listings nest a few dozen levels).
+inline constexpr int kMaxJsonDepth = 256;
+
+// Member `key` of object `v`, or null: a reference, never a copy (a copy
+// of a value recurses as deep as the value nests).
+const Json& Member(const Json& v, const char* key);
+
 // JSON path helpers: `a.b`, `a[3]`.
 std::string Sub(const std::string& path, const std::string& key);
 std::string Sub(const std::string& path, size_t index);

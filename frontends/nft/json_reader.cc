@@ -19,6 +19,8 @@ namespace rulejit::frontends {
 namespace {
 
 using nftjson::Json;
+using nftjson::kMaxJsonDepth;
+using nftjson::Member;
 using nftjson::Quoted;
 using nftjson::Scalar;
 using nftjson::Sub;
@@ -54,7 +56,7 @@ std::string BaseChainLine(Writer& w, const Json& c, const std::string& path) {
       absl::StrAppend(&out, " devices = { ", absl::StrJoin(names, ", "), " }");
     }
   }
-  absl::StrAppend(&out, " priority ", Scalar(w, c.value("prio", Json()), Sub(path, "prio")), ";");
+  absl::StrAppend(&out, " priority ", Scalar(w, Member(c, "prio"), Sub(path, "prio")), ";");
   if (c.contains("policy")) absl::StrAppend(&out, " policy ", Str(c, "policy"), ";");
   return out;
 }
@@ -75,18 +77,18 @@ bool DataHasIntervals(const Json& map) {
 
 // `set NAME { type ...; flags ...; elements = { ... } }` on one line.
 std::string SetDecl(Writer& w, const std::string& kind, const Json& s, const std::string& path) {
-  if (s.value("type", Json()).dump().find("\"integer\"") != std::string::npos) {
+  if (Member(s, "type").dump().find("\"integer\"") != std::string::npos) {
     return w.Fail(Sub(path, "type"),
                   "type 'integer' has no width: the JSON listing (schema 1) drops a typeof "
                   "set's key expressions");
   }
   std::string out = absl::StrCat(kind, " ", Word(Str(s, "name")), " { type ",
-                                 TypeText(w, s.value("type", Json()), Sub(path, "type")));
+                                 TypeText(w, Member(s, "type"), Sub(path, "type")));
   if (kind == "map") {
     // nft 1.0.6's JSON drops `interval` from the data type; data that are
     // ranges or prefixes say it.
     absl::StrAppend(&out, " : ", DataHasIntervals(s) ? "interval " : "",
-                    TypeText(w, s.value("map", Json()), Sub(path, "map")));
+                    TypeText(w, Member(s, "map"), Sub(path, "map")));
   }
   absl::StrAppend(&out, ";");
   if (s.contains("flags")) absl::StrAppend(&out, " flags ", nftjson::FlagList(w, s["flags"], Sub(path, "flags")), ";");
@@ -120,7 +122,7 @@ std::string SetDecl(Writer& w, const std::string& kind, const Json& s, const std
 // timeout, synproxy, secmark, flowtable.
 std::string ObjectDecl(Writer& w, const std::string& kind, const Json& o, const std::string& path) {
   const std::string head = absl::StrCat(kind, " ", Word(Str(o, "name")), " { ");
-  auto num = [&](const char* k) { return Scalar(w, o.value(k, Json()), Sub(path, k)); };
+  auto num = [&](const char* k) { return Scalar(w, Member(o, k), Sub(path, k)); };
   auto inv = [&] { return o.value("inv", false) ? "over " : ""; };
   if (kind == "counter") return head + "}";
   if (kind == "quota") {
@@ -272,7 +274,20 @@ bool LooksLikeNftJson(std::string_view text) {
 }
 
 absl::StatusOr<NftJsonText> NftJsonToText(std::string_view json, int file, ir::Diagnostics& diags) {
-  Json doc = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
+  // The input decides how deep the document nests, and copying, printing
+  // and walking a JSON value recurse: values nested deeper than
+  // kMaxJsonDepth are discarded as they are parsed (nlohmann's parser
+  // itself keeps an explicit stack) and the document refused.
+  bool too_deep = false;
+  Json::parser_callback_t bound_depth = [&too_deep](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxJsonDepth) too_deep = true;
+    return depth <= kMaxJsonDepth;
+  };
+  Json doc = Json::parse(json.begin(), json.end(), bound_depth, /*allow_exceptions=*/false);
+  if (too_deep) {
+    diags.Error({file, 1, 1}, absl::StrCat("JSON nested deeper than ", kMaxJsonDepth, " levels"));
+    return absl::InvalidArgumentError("JSON nested too deeply");
+  }
   if (doc.is_discarded()) {
     diags.Error({file, 1, 1}, "not valid JSON");
     return absl::InvalidArgumentError("not valid JSON");

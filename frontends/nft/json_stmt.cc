@@ -54,12 +54,12 @@ std::string Writer::Stmt(const Json& j, const std::string& path) {
     return Nat(key, v, p);
   }
   if (key == "mangle") {
-    return absl::StrCat(Expr(v.value("key", Json()), Sub(p, "key")), " set ",
-                        Expr(v.value("value", Json()), Sub(p, "value")));
+    return absl::StrCat(Expr(Member(v, "key"), Sub(p, "key")), " set ",
+                        Expr(Member(v, "value"), Sub(p, "value")));
   }
   if (key == "vmap") {
-    return absl::StrCat(Expr(v.value("key", Json()), Sub(p, "key")), " vmap ",
-                        Expr(v.value("data", Json()), Sub(p, "data")));
+    return absl::StrCat(Expr(Member(v, "key"), Sub(p, "key")), " vmap ",
+                        Expr(Member(v, "data"), Sub(p, "data")));
   }
   if (key == "set" || key == "map") return SetUpdate(key, v, p);
   if (key == "notrack") return "notrack";
@@ -85,8 +85,8 @@ std::string Writer::Stmt(const Json& j, const std::string& path) {
 std::string Writer::Match(const Json& v, const std::string& path) {
   if (!v.is_object()) return Fail(path, "expected an object");
   const std::string op = Str(v, "op");
-  const std::string left = Expr(v.value("left", Json()), Sub(path, "left"));
-  const Json& r = v.contains("right") ? v["right"] : Json();
+  const std::string left = Expr(Member(v, "left"), Sub(path, "left"));
+  const Json& r = Member(v, "right");
   std::string right = r.is_array() && op == "in"
                           ? FlagList(*this, r, Sub(path, "right"))
                           : Expr(r, Sub(path, "right"));
@@ -129,7 +129,7 @@ std::string Writer::Limit(const Json& v, const std::string& path) {
   const std::string unit = v.value("rate_unit", std::string("packets"));
   const bool bytes = unit != "packets";
   std::string out = absl::StrCat("limit rate ", Flag(v, "inv") ? "over " : "",
-                                 Scalar(*this, v.value("rate", Json()), Sub(path, "rate")),
+                                 Scalar(*this, Member(v, "rate"), Sub(path, "rate")),
                                  bytes ? " " + unit : "", "/", Str(v, "per"));
   if (v.contains("burst") && (!bytes || v.value("burst", 0) != 0)) {
     absl::StrAppend(&out, " burst ", Scalar(*this, v["burst"], Sub(path, "burst")), " ",
@@ -142,7 +142,7 @@ std::string Writer::Limit(const Json& v, const std::string& path) {
 std::string Writer::Quota(const Json& v, const std::string& path) {
   if (!v.is_object()) return Fail(path, "expected an object");
   std::string out = absl::StrCat("quota ", Flag(v, "inv") ? "over " : "",
-                                 Scalar(*this, v.value("val", Json()), Sub(path, "val")), " ",
+                                 Scalar(*this, Member(v, "val"), Sub(path, "val")), " ",
                                  v.value("val_unit", std::string("bytes")));
   if (v.contains("used") && v.value("used", 0) != 0) {
     absl::StrAppend(&out, " used ", Scalar(*this, v["used"], Sub(path, "used")), " ",
@@ -200,8 +200,8 @@ std::string Writer::SetUpdate(const std::string& key, const Json& v, const std::
   if (!v.is_object()) return Fail(path, "expected an object");
   std::string target = Str(v, key == "map" ? "map" : "set");
   if (target.empty() || target[0] != '@') return Fail(path, "expected a set reference \"@name\"");
-  std::string elem = Element(v.value("elem", Json()), Sub(path, "elem"));
-  if (key == "map") absl::StrAppend(&elem, " : ", Expr(v.value("data", Json()), Sub(path, "data")));
+  std::string elem = Element(Member(v, "elem"), Sub(path, "elem"));
+  if (key == "map") absl::StrAppend(&elem, " : ", Expr(Member(v, "data"), Sub(path, "data")));
   if (v.contains("stmt")) {
     const Json& stmts = v["stmt"];
     for (size_t i = 0; i < stmts.size(); ++i) {

@@ -95,5 +95,26 @@ TEST(NftJson, NotAListing) {
   EXPECT_FALSE(ParseRuleset("{\"nftables\": [", "l.json", std::nullopt, diags));
 }
 
+// Hostile depth: 100,000 nested operands (the reader copied and walked
+// them recursively and ran out of stack) is a located error; operands
+// nested 100 deep (two JSON levels each), within the bound, still read.
+TEST(NftJson, DeepNestingIsRefusedNotACrash) {
+  auto rule_nested = [](int depth) {
+    std::string right;
+    for (int i = 0; i < depth; ++i) right += R"({"|": [)";
+    right += "1";
+    for (int i = 0; i < depth; ++i) right += ", 2]}";
+    return Listing(R"(,
+    {"rule": {"family": "inet", "table": "f", "chain": "in", "handle": 4, "expr": [
+      {"match": {"op": "==", "left": {"meta": {"key": "mark"}}, "right": )" + right + "}}]}}");
+  };
+  ir::Diagnostics deep;
+  EXPECT_FALSE(ParseRuleset(rule_nested(100000), "l.json", std::nullopt, deep));
+  EXPECT_NE(deep.Format().find("JSON nested deeper than 256 levels"), std::string::npos)
+      << deep.Format().substr(0, 300);
+  ir::Diagnostics ok;
+  EXPECT_TRUE(ParseRuleset(rule_nested(100), "l.json", std::nullopt, ok)) << ok.Format().substr(0, 500);
+}
+
 }  // namespace
 }  // namespace rulejit::frontends
