@@ -9,6 +9,8 @@
                              command each, in a scrambled order
   scale_inputs.py map N      an nft map of N elements written `ADDR:MARK`
                              (no spaces around the colon)
+  scale_inputs.py anonsets N an nft chain of N rules, each with its own
+                             anonymous set (`ip saddr { A, B } accept`)
 
 Prints the ruleset on stdout. Addresses are distinct (10.0.0.0/8 counted
 up), rules differ in source address and port, so nothing merges away.
@@ -70,9 +72,17 @@ def nft_map_nospace(n, out):
               "    meta mark set ip saddr map @m\n  }\n}\n")
 
 
+def nft_anon_sets(n, out):
+    out.write("table ip t {\n  chain c {\n    type filter hook input priority 0; policy accept;\n")
+    for i in range(n):
+        out.write(f"    ip saddr {{ {addr(2 * i)}, {addr(2 * i + 1)} }} accept\n")
+    out.write("  }\n}\n")
+
+
 if __name__ == "__main__":
     kinds = {"set": nft_set, "nft": nft_chain, "ipt": ipt_chain, "jump": nft_jump,
-             "iset": nft_interval_adds, "map": nft_map_nospace}
+             "iset": nft_interval_adds, "map": nft_map_nospace,
+             "anonsets": nft_anon_sets}
     if len(sys.argv) != 3 or sys.argv[1] not in kinds:
         sys.exit(__doc__)
     kinds[sys.argv[1]](int(sys.argv[2]), sys.stdout)

@@ -25,10 +25,12 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ir/set_name_index.h"
 
 namespace rulejit::ir {
 namespace {
@@ -653,20 +655,19 @@ std::string PrintRuleset(const Ruleset& ruleset) {
     for (const Set& set : table.sets) {
       if (!set.anonymous()) absl::StrAppend(&out, PrintSet(table, set), "\n");
     }
-    // Anonymous sets are printed once, before the first rule that uses them.
-    std::vector<std::string_view> printed;
+    // Anonymous sets are printed once, before the first rule that uses them
+    // (both by hash: a rule per anonymous set is a common shape).
+    SetNameIndex sets(table);
+    absl::flat_hash_set<std::string_view> printed;
     for (const Chain& chain : table.chains) {
       absl::StrAppend(&out, ChainHeader(chain));
       for (const Rule& rule : chain.rules) {
         for (const Node& node : rule.exprs) {
           const auto* lookup = std::get_if<Lookup>(&node.expr);
           if (lookup == nullptr) continue;
-          const Set* set = table.FindSet(lookup->set);
+          const Set* set = sets.Find(table, lookup->set);
           if (set == nullptr || !set->anonymous()) continue;
-          if (std::find(printed.begin(), printed.end(), set->name) !=
-              printed.end())
-            continue;
-          printed.push_back(set->name);
+          if (!printed.insert(set->name).second) continue;
           absl::StrAppend(&out, PrintSet(table, *set));
         }
         absl::StrAppend(&out, PrintRule(table, chain, rule), "\n");

@@ -28,6 +28,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/chain_index.h"
+#include "ir/set_name_index.h"
 #include "ir/dynset_eval.h"
 #include "ir/util.h"
 
@@ -133,6 +134,7 @@ struct RuleContext {
   const Ruleset& ruleset;
   const Table& table;
   ChainIndex& chains;  // the table's, hashed
+  SetNameIndex& sets;  // the table's, hashed
   Diagnostics& diags;
   RegisterState& regs;
   SourceLoc loc;
@@ -300,7 +302,7 @@ void CheckLookupDest(const Lookup& e, const Set& set, RuleContext& ctx) {
 }
 
 void Check(const Lookup& e, RuleContext& ctx) {
-  const Set* set = ctx.table.FindSet(e.set);
+  const Set* set = ctx.sets.Find(ctx.table, e.set);
   if (set == nullptr) {
     std::vector<std::string_view> names;
     for (const Set& s : ctx.table.sets) names.push_back(s.name);
@@ -396,7 +398,7 @@ void Check(const Objref& e, RuleContext& ctx) {
     }
     return;
   }
-  const Set* set = ctx.table.FindSet(e.set);
+  const Set* set = ctx.sets.Find(ctx.table, e.set);
   if (set == nullptr || !(set->flags & kSetObject)) {
     ctx.diags.Error(ctx.loc, absl::StrCat("objref: no object map ", Quoted(e.set), " in table ",
                                           ctx.table.name));
@@ -467,7 +469,7 @@ void Check(const Synproxy&, RuleContext&) {}
 
 // nft_dynset_init's refusals (DynsetRefusal) on a set marked dynamic.
 void Check(const Dynset& e, RuleContext& ctx) {
-  const Set* set = ctx.table.FindSet(e.set);
+  const Set* set = ctx.sets.Find(ctx.table, e.set);
   if (set == nullptr) {
     ctx.diags.Error(ctx.loc, absl::StrCat("dynset: no set ", Quoted(e.set), " in table ",
                                           ctx.table.name));
@@ -546,13 +548,13 @@ void Check(const FusedCmp& e, RuleContext& ctx) {
   }
 }
 
-void CheckRule(const Ruleset& ruleset, const Table& table, ChainIndex& chains, const Rule& rule,
-               Diagnostics& diags) {
+void CheckRule(const Ruleset& ruleset, const Table& table, ChainIndex& chains,
+               SetNameIndex& sets, const Rule& rule, Diagnostics& diags) {
   RegisterState regs(diags, rule.loc);
   for (const Node& node : rule.exprs) {
     SourceLoc loc = node.loc.line > 0 ? node.loc : rule.loc;
     regs.At(loc);
-    RuleContext ctx{ruleset, table, chains, diags, regs, loc};
+    RuleContext ctx{ruleset, table, chains, sets, diags, regs, loc};
     std::visit([&ctx](const auto& e) { Check(e, ctx); }, node.expr);
   }
 }
@@ -662,6 +664,7 @@ struct JumpEdge {
 // verdict maps its rules look up. Unknown targets are skipped (reported
 // elsewhere).
 std::vector<std::vector<JumpEdge>> JumpGraph(const Table& table) {
+  SetNameIndex sets(table);
   absl::flat_hash_map<std::string_view, size_t> index;
   for (size_t i = 0; i < table.chains.size(); ++i) {
     index.emplace(table.chains[i].name, i);  // first wins on duplicates
@@ -679,7 +682,7 @@ std::vector<std::vector<JumpEdge>> JumpGraph(const Table& table) {
         if (const auto* imm = std::get_if<Immediate>(&node.expr)) {
           if (imm->dreg == kVerdictReg) add(i, imm->verdict, loc);
         } else if (const auto* lookup = std::get_if<Lookup>(&node.expr)) {
-          const Set* set = table.FindSet(lookup->set);
+          const Set* set = sets.Find(table, lookup->set);
           if (set == nullptr || !set->verdict_map) continue;
           for (const SetElement& e : set->elements) {
             if (e.verdict) add(i, *e.verdict, loc);
@@ -775,10 +778,11 @@ void CheckTable(const Ruleset& ruleset, const Table& table, Diagnostics& diags) 
   CheckDuplicates(ruleset, table.chains, "chain", diags);
   CheckDuplicates(ruleset, table.sets, "set", diags);
   ChainIndex chains(table);
+  SetNameIndex sets(table);
   for (const Set& set : table.sets) CheckSet(table, chains, set, diags);
   for (const Chain& chain : table.chains) {
     if (chain.base) CheckBaseChain(table, chain, diags);
-    for (const Rule& rule : chain.rules) CheckRule(ruleset, table, chains, rule, diags);
+    for (const Rule& rule : chain.rules) CheckRule(ruleset, table, chains, sets, rule, diags);
   }
   LoopFinder(table, diags).Run();
 }

@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "frontends/iptables/iptables.h"
 #include "frontends/iptables/internal.h"
+#include "ir/chain_index.h"
 #include "ir/equal.h"
 
 namespace rulejit::frontends {
@@ -277,6 +278,7 @@ class SaveParser {
     skipping_ = false;
     open_ = true;
     table_ = ir::Table{};
+    chain_index_ = ir::ChainIndex();
     table_.family = family_;
     table_.name = name;
     table_.loc = loc;
@@ -286,11 +288,10 @@ class SaveParser {
     next_set_id_ = 0;
   }
 
+  // Hashed (ir/chain_index.h): a dump of 10^5 user chains resolves every
+  // -A and -j by name.
   ir::Chain* FindChain(std::string_view name) {
-    for (ir::Chain& c : table_.chains) {
-      if (c.name == name) return &c;
-    }
-    return nullptr;
+    return const_cast<ir::Chain*>(chain_index_.Find(table_, name));
   }
 
   ir::Chain& AddBuiltin(const BuiltinChain& b, ir::SourceLoc loc) {
@@ -577,6 +578,7 @@ class SaveParser {
     std::erase_if(table_.chains, [&](const ir::Chain& c) {
       return std::find(doomed.begin(), doomed.end(), c.name) != doomed.end();
     });
+    chain_index_ = ir::ChainIndex();  // the chains moved
   }
 
   // 'A', 'I', 'R' or 'D' for the rule commands' short and long names.
@@ -769,6 +771,7 @@ class SaveParser {
   ir::Family family_ = ir::Family::kIp;
   ir::Ruleset ruleset_;
   ir::Table table_;          // the open table
+  ir::ChainIndex chain_index_;  // its chains by name
   bool open_ = false;        // between '*table' and COMMIT
   bool skipping_ = false;    // inside a table that was rejected
   ir::SourceLoc table_loc_;

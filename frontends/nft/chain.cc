@@ -128,7 +128,8 @@ bool Parser::ParseBindings(ir::Table& table) {
     c.name = b.chain;
     c.loc = b.loc;
     table.chains.push_back(std::move(c));
-    bound_.insert(absl::StrCat(&table - rs_->tables.data(), "/", b.chain));
+    // (ParseNftRule parses into a table of no ruleset: index 0.)
+    bound_.insert(absl::StrCat(rs_ != nullptr ? &table - rs_->tables.data() : 0, "/", b.chain));
     const size_t chain_index = table.chains.size() - 1;
     pos_ = b.body;
     Next();  // {

@@ -199,23 +199,31 @@ bool Parser::MarkDynamicSets(ir::Ruleset& rs) {
   for (ir::Table& t : rs.tables) {
     for (const ir::Chain& c : t.chains) {
       for (const ir::Rule& r : c.rules) {
-        for (const ir::Node& n : r.exprs) {
-          const auto* d = std::get_if<ir::Dynset>(&n.expr);
-          if (d == nullptr) continue;
-          ir::Set* set = nullptr;
-          for (ir::Set& s : t.sets) {
-            if (s.name == d->set) set = &s;
-          }
-          if (set == nullptr) {
-            return Error(n.loc, absl::StrCat("no set '", d->set, "' in table '", t.name, "'"));
-          }
-          const char* refusal = ir::DynsetRefusal(*set, *d);
-          if (refusal != nullptr) return Error(n.loc, refusal);
-          set->flags |= ir::kSetEval;
-        }
+        if (!MarkDynamicSets(t, r)) return false;
       }
     }
   }
+  return true;
+}
+
+// The same for one rule of `t`; on an error no set is marked.
+bool Parser::MarkDynamicSets(ir::Table& t, const ir::Rule& r) {
+  std::vector<ir::Set*> changed;
+  for (const ir::Node& n : r.exprs) {
+    const auto* d = std::get_if<ir::Dynset>(&n.expr);
+    if (d == nullptr) continue;
+    ir::Set* set = nullptr;
+    for (ir::Set& s : t.sets) {
+      if (s.name == d->set) set = &s;
+    }
+    if (set == nullptr) {
+      return Error(n.loc, absl::StrCat("no set '", d->set, "' in table '", t.name, "'"));
+    }
+    const char* refusal = ir::DynsetRefusal(*set, *d);
+    if (refusal != nullptr) return Error(n.loc, refusal);
+    changed.push_back(set);
+  }
+  for (ir::Set* set : changed) set->flags |= ir::kSetEval;
   return true;
 }
 

@@ -29,6 +29,7 @@
 #include "frontends/nft/ast.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
+#include "ir/set_name_index.h"
 
 namespace rulejit::frontends::nft {
 
@@ -217,12 +218,15 @@ class Linearizer {
   bool EncodeKeyItem(const ir::Set& set, const Field& f, const Item& it, ir::Bytes* lo,
                      ir::Bytes* hi);
   std::string FreshAnonName(std::string_view prefix);
+  // The table's set `name` (Table::FindSet through the hashed index), or null.
+  const ir::Set* FindTableSet(std::string_view name) const { return table_sets_.Find(*table_, name); }
 
   ErrorSink& sink_;
   ir::Table* table_ = nullptr;
   ProtoCtx ctx_;
   std::vector<ir::Set> pending_sets_;  // anonymous sets of the current rule
   int anon_counter_ = 0;
+  mutable ir::SetNameIndex table_sets_;  // of *table_, caught up on each lookup
 };
 
 }  // namespace rulejit::frontends::nft

@@ -27,7 +27,7 @@ bool Linearizer::LowerObjref(ir::Rule& rule, const ast::Objref& s) {
   const ast::MapValue& m = *s.map;
   std::string name = m.named;
   if (!name.empty()) {
-    const ir::Set* set = table_->FindSet(name);
+    const ir::Set* set = FindTableSet(name);
     if (set == nullptr || !(set->flags & ir::kSetObject) || set->obj_type != s.type) {
       return Error(m.named_loc, absl::StrCat("no ", what, " map '", name, "' in table '",
                                              table_->name, "'"));

@@ -135,7 +135,7 @@ bool Linearizer::EmitFieldValue(ir::Rule& rule, const ast::MetaCtSet& s, const L
 bool Linearizer::EmitMapLookup(ir::Rule& rule, const ast::MapValue& m) {
   std::string name = m.named;
   if (!name.empty()) {
-    const ir::Set* s = table_->FindSet(name);
+    const ir::Set* s = FindTableSet(name);
     if (s == nullptr || !(s->flags & ir::kSetMap) || s->verdict_map) {
       return Error(m.named_loc, absl::StrCat("no map '", name, "'"));
     }

@@ -58,7 +58,7 @@ bool Linearizer::CheckOperator(const ast::Match& m) {
 bool Linearizer::LowerVmap(ir::Rule& rule, const ast::Match& m, const ast::VmapRhs& r) {
   std::string set_name = r.named;
   if (!set_name.empty()) {
-    const ir::Set* s = table_->FindSet(set_name);
+    const ir::Set* s = FindTableSet(set_name);
     if (s == nullptr || !s->verdict_map) {
       return Error(m.rhs_loc, absl::StrCat("no verdict map '", set_name, "'"));
     }
@@ -78,7 +78,7 @@ bool Linearizer::LowerVmap(ir::Rule& rule, const ast::Match& m, const ast::VmapR
 // `KEY @name`: the set must exist with a key as long as the expression's.
 bool Linearizer::LowerNamedSetMatch(ir::Rule& rule, const ast::Match& m,
                                     const ast::NamedSetRhs& r) {
-  const ir::Set* s = table_->FindSet(r.name);
+  const ir::Set* s = FindTableSet(r.name);
   if (s == nullptr) {
     std::vector<std::string_view> names;
     for (const ir::Set& x : table_->sets) {
@@ -103,7 +103,7 @@ bool Linearizer::LowerSetMatch(ir::Rule& rule, const ast::Match& m, std::string 
     if (!EmitDeps(rule, f)) return false;
   }
   const bool named = !set_name.empty();
-  const ir::Set* declared = named ? table_->FindSet(set_name) : nullptr;
+  const ir::Set* declared = named ? FindTableSet(set_name) : nullptr;
   const bool interval = named ? declared != nullptr && declared->interval() : HasRanges(elems);
   EmitSetMatchLoads(rule, lhs, named, interval);
   const bool concat = lhs.fields.size() > 1;

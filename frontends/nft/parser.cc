@@ -76,18 +76,37 @@ bool Parser::ParseRuleOnly(ir::Table& table, std::string_view chain_name) {
     return Error(Peek().loc, absl::StrCat("no chain '", std::string(chain_name), "'"));
   }
   SkipNewlines();
-  // Work on a copy so that an error after the rule leaves `table` as it was.
-  ir::Table scratch = table;
-  ir::Chain& target = scratch.chains[chain - table.chains.data()];
-  if (!ParseRule(scratch, target, false)) return false;
-  SkipSeparators();
-  if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of rule");
-  ir::Ruleset one;
-  one.tables.push_back(std::move(scratch));
-  if (sink_.failed || !MarkDynamicSets(one)) return false;
-  scratch = std::move(one.tables.front());
-  table = std::move(scratch);
-  return true;
+  // An error leaves `table` as it was: what the rule added (the rule, the
+  // chains it binds, its anonymous and meter sets) is taken off again. (A
+  // copy of the table per rule made adding N rules one at a time O(N^2).)
+  const size_t chain_at = static_cast<size_t>(chain - table.chains.data());
+  const size_t rules_before = chain->rules.size();
+  const size_t chains_before = table.chains.size();
+  const size_t sets_before = table.sets.size();
+  bool ok = ParseRule(table, *chain, false);
+  if (ok) {
+    SkipSeparators();
+    ok = Peek().kind == Tok::kEnd || ErrorUnexpected("end of rule");
+  }
+  ok = ok && !sink_.failed;
+  // The new rule and the rules of the chains it bound: their dynsets.
+  for (size_t i = rules_before; ok && i < table.chains[chain_at].rules.size(); ++i) {
+    ok = MarkDynamicSets(table, table.chains[chain_at].rules[i]);
+  }
+  for (size_t c = chains_before; ok && c < table.chains.size(); ++c) {
+    for (size_t i = 0; ok && i < table.chains[c].rules.size(); ++i) {
+      ok = MarkDynamicSets(table, table.chains[c].rules[i]);
+    }
+  }
+  if (!ok) {
+    std::vector<ir::Rule>& rules = table.chains[chain_at].rules;
+    rules.erase(rules.begin() + static_cast<std::ptrdiff_t>(rules_before), rules.end());
+    table.chains.erase(table.chains.begin() + static_cast<std::ptrdiff_t>(chains_before),
+                       table.chains.end());
+    table.sets.erase(table.sets.begin() + static_cast<std::ptrdiff_t>(sets_before),
+                     table.sets.end());
+  }
+  return ok;
 }
 
 bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
@@ -368,7 +387,7 @@ bool Parser::CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule)
     if (const auto* imm = std::get_if<ir::Immediate>(&n.expr)) {
       if (imm->dreg == ir::kVerdictReg && !check(imm->verdict, n.loc)) return false;
     } else if (const auto* lk = std::get_if<ir::Lookup>(&n.expr)) {
-      const ir::Set* set = table.FindSet(lk->set);
+      const ir::Set* set = set_index_[SetKey(table, "")].Find(table, lk->set);
       if (set == nullptr || !set->anonymous()) continue;
       for (const ir::SetElement& e : set->elements) {
         if (e.verdict && !check(*e.verdict, e.loc)) return false;

@@ -24,6 +24,7 @@
 #include "frontends/nft/linearize.h"
 #include "frontends/nft/values.h"
 #include "ir/chain_index.h"
+#include "ir/set_name_index.h"
 #include "ir/diag.h"
 #include "ir/ir.h"
 
@@ -233,6 +234,7 @@ class Parser {
   const SetType* KnownSetType(std::string_view set) const;
   bool DeclareMeterSet(const ast::Dynset& d, uint32_t size, ir::SourceLoc loc);
   bool MarkDynamicSets(ir::Ruleset& rs);
+  bool MarkDynamicSets(ir::Table& t, const ir::Rule& r);
   // ---- set statements (set_stmt.cc)
   bool ParseSetStmt(ir::Rule& rule, const Field& target, bool is_ct);
   bool ParseSetValue(const Field& target, ast::SetValue* out);
@@ -283,6 +285,7 @@ class Parser {
   // appended; `flush ruleset` starts over). Handed to included files as
   // set_types_ is.
   absl::flat_hash_map<std::string, ir::ChainIndex> chain_index_;
+  absl::flat_hash_map<std::string, ir::SetNameIndex> set_index_;  // as chain_index_
   const ir::Chain* FindChain(const ir::Table& table, std::string_view name);
   // The elements of interval sets that `add element` added to, ordered by
   // key (element index by key bytes), by SetKey: each command checks its

@@ -181,7 +181,7 @@ void Linearizer::MergeIntervals(ir::Set& set) {
 std::string Linearizer::FreshAnonName(std::string_view prefix) {
   while (true) {
     std::string name = absl::StrCat(std::string(prefix), anon_counter_++);
-    bool used = table_->FindSet(name) != nullptr;
+    bool used = FindTableSet(name) != nullptr;
     for (const ir::Set& p : pending_sets_) used |= p.name == name;
     if (!used) return name;
   }
@@ -221,7 +221,7 @@ const ir::Set* Linearizer::FindSet(const std::string& name) const {
   for (const ir::Set& x : pending_sets_) {
     if (x.name == name) return &x;
   }
-  return table_->FindSet(name);
+  return FindTableSet(name);
 }
 
 }  // namespace rulejit::frontends::nft

@@ -133,6 +133,23 @@ TEST(NftParser, RuleEntryPointAddsToTable) {
   EXPECT_FALSE(frontends::ParseNftRule(t, "in", "tcp dport { 1, 2 } accept }", f2, diags2).ok());
   EXPECT_EQ(t.chains[0].rules.size(), 2u);
   EXPECT_EQ(t.sets.size(), 2u);
+  // A rule that binds a chain and then fails: the bound chain and the
+  // rule's set are taken off as well (no copy of the table to fall back on).
+  const std::string bound = "tcp dport { 3, 4 } jump { accept; } }";
+  ir::Diagnostics diags3;
+  int f3 = diags3.AddFile("<rule>", bound);
+  EXPECT_FALSE(frontends::ParseNftRule(t, "in", bound, f3, diags3).ok());
+  EXPECT_EQ(t.chains.size(), 1u);
+  EXPECT_EQ(t.chains[0].rules.size(), 2u);
+  EXPECT_EQ(t.sets.size(), 2u);
+  // The same rule without the stray brace is added whole.
+  ir::Diagnostics diags4;
+  const std::string good = bound.substr(0, bound.size() - 2);
+  int f4 = diags4.AddFile("<rule>", good);
+  ASSERT_TRUE(frontends::ParseNftRule(t, "in", good, f4, diags4).ok()) << diags4.Format();
+  EXPECT_EQ(t.chains.size(), 2u);
+  EXPECT_EQ(t.chains[0].rules.size(), 3u);
+  EXPECT_EQ(t.sets.size(), 3u);
 }
 
 TEST(NftParser, NamedPriorities) {
