@@ -190,6 +190,9 @@ bool RuleLifter::Ct(const ir::CtLoad& e) {
                                 .load_monotone = true, .load_len = 4});
   }
   if (e.key == ir::CtKey::kStatus) {
+    // Along a path the status follows the path (NAT sets its bits, the
+    // first packet is not yet confirmed): not modelled there.
+    if (path_effects_) return Fail("ct status along a path is not modelled");
     // As ct mark: only packets with a conntrack entry have a status. The
     // coordinate is bit-reversed (cube.h), so compares are solved by
     // probing all 2^16 values.
