@@ -30,6 +30,7 @@ const char* DimName(Dim dim) {
     case Dim::kPktType: return "meta pkttype";
     case Dim::kEtherSaddr: return "ether saddr";
     case Dim::kLength: return "meta length";
+    case Dim::kCtStatus: return "ct status";
   }
   return "?";
 }
@@ -181,6 +182,7 @@ Value Space::Max(Dim dim) const {
     case Dim::kIifName: return static_cast<uint32_t>(iif.size()) - 1;
     case Dim::kOifName: return static_cast<uint32_t>(oif.size()) - 1;
     case Dim::kCtState: return kCtStateDomain.size() - 1;
+    case Dim::kCtStatus: return kCtStatusMax;
   }
   return 0;
 }
@@ -232,7 +234,7 @@ bool Overlaps(const Cube& a, const Cube& b) {
                                    Dim::kIifName, Dim::kOifName, Dim::kCtState,
                                    Dim::kMark,    Dim::kFamily,  Dim::kTtl,
                                    Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
-                                   Dim::kLength};
+                                   Dim::kLength,  Dim::kCtStatus};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -460,25 +462,41 @@ std::string ValueText(Dim dim, Value lo, Value hi, bool ipv6) {
   return lo == hi ? Dec(lo) : absl::StrCat(Dec(lo), "-", Dec(hi));
 }
 
-// `& 0x12 == 0x2` when the 8-bit set is exactly the values whose masked
-// bits equal a constant (how tcp flag tests look), else nullopt.
-std::optional<std::string> MaskForm(const IntervalSet& set) {
-  uint32_t first = static_cast<uint32_t>(set.intervals().front().lo);
+// `& 0x12 == 0x2` when the set is exactly the values whose masked bits
+// equal a constant (how tcp flag and ct status tests look), else nullopt.
+// `bits`: the dimension's width; `value`: a coordinate's value.
+std::optional<std::string> MaskForm(const IntervalSet& set, int bits,
+                                    uint32_t (*value)(uint64_t)) {
+  const uint32_t first = value(static_cast<uint64_t>(set.intervals().front().lo));
   uint32_t varying = 0;
   for (const Interval& iv : set.intervals()) {
-    for (uint32_t v = static_cast<uint32_t>(iv.lo); v <= iv.hi; ++v) varying |= v ^ first;
+    for (uint64_t v = static_cast<uint64_t>(iv.lo); v <= iv.hi; ++v) varying |= value(v) ^ first;
   }
-  uint32_t mask = ~varying & 0xff;
-  if (set.Size() != (Value{1} << (8 - __builtin_popcount(mask)))) {
+  const uint32_t mask = ~varying & ((1u << bits) - 1);
+  if (set.Size() != (Value{1} << (bits - __builtin_popcount(mask)))) {
     return std::nullopt;
   }
   return absl::StrFormat("& 0x%x == 0x%x", mask, first & mask);
 }
 
+uint32_t SameValue(uint64_t v) { return static_cast<uint32_t>(v); }
+
 std::string SetText(Dim dim, const IntervalSet& set, const Space& space,
                     bool ipv6) {
   if (dim == Dim::kTcpFlags && set.Size() > 1) {
-    if (std::optional<std::string> form = MaskForm(set)) return *form;
+    if (std::optional<std::string> form = MaskForm(set, 8, SameValue)) return *form;
+  }
+  if (dim == Dim::kCtStatus) {
+    if (std::optional<std::string> form = MaskForm(set, 16, CtStatusOf)) return *form;
+    // Not one mask: the values themselves (coordinates are bit-reversed).
+    std::vector<std::string> values;
+    for (const Interval& iv : set.intervals()) {
+      for (uint64_t v = static_cast<uint64_t>(iv.lo); v <= iv.hi && values.size() < 8; ++v) {
+        values.push_back(absl::StrFormat("0x%x", CtStatusOf(v)));
+      }
+    }
+    if (set.Size() > values.size()) values.push_back("...");
+    return values.size() == 1 ? values[0] : absl::StrCat("{ ", absl::StrJoin(values, ", "), " }");
   }
   std::vector<std::string> items;
   for (const Interval& iv : set.intervals()) {
@@ -646,6 +664,10 @@ std::string DescribePoint(const Point& p, const Space& space) {
   if (at(Dim::kCtMark) != 0) {
     absl::StrAppend(&out, absl::StrFormat(" ct mark 0x%x",
                                           Bswap(static_cast<uint32_t>(at(Dim::kCtMark)))));
+  }
+  if (at(Dim::kCtStatus) != 0) {
+    absl::StrAppend(&out, absl::StrFormat(" ct status 0x%x",
+                                          CtStatusOf(static_cast<uint64_t>(at(Dim::kCtStatus)))));
   }
   if (at(Dim::kPktType) != 0) absl::StrAppend(&out, " pkttype ", PktTypeName(at(Dim::kPktType)));
   if (at(Dim::kLength) != (ipv6 ? kMinLength6 : kMinLength4)) {

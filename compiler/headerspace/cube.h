@@ -27,7 +27,8 @@
 //   the hook has no link header) and ether saddr (48 bits; a single value
 //   where the hook has no link header, whose loads then fail), meta length
 //   (the IP packet's length: IPv4 40..65535, IPv6 60..65575; the model
-//   pads the transport region with zeros up to it).
+//   pads the transport region with zeros up to it), ct status (16 bits,
+//   coordinate: CtStatusOf; only packets with a conntrack entry have one).
 // Every other header byte, length, and metadata is outside the space:
 // rules that read them are "not reasoned about exactly".
 //
@@ -53,8 +54,25 @@ namespace rulejit::headerspace {
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
   kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
+  kCtStatus,
 };
-inline constexpr int kDims = 16;
+inline constexpr int kDims = 17;
+
+// ct status: the kernel's 16 status bits (IPS_EXPECTED .. IPS_HW_OFFLOAD),
+// as a coordinate with the bits in reverse order (IPS_EXPECTED is the
+// highest coordinate bit), so that a test of one of the low, commonly
+// tested bits (expected, seen-reply, assured, confirmed, snat, dnat) is a
+// few intervals: a test of bit k is 2^k intervals.
+inline constexpr uint32_t kCtStatusMax = 0xffff;
+constexpr uint32_t CtStatusOf(uint64_t coordinate) {
+  uint32_t status = 0;
+  for (int bit = 0; bit < 16; ++bit) {
+    if ((coordinate >> bit) & 1) status |= 1u << (15 - bit);
+  }
+  return status;
+}
+// The coordinate of a status (the same bit reversal; bits above 15 dropped).
+constexpr uint32_t CtStatusCoordinate(uint32_t status) { return CtStatusOf(status & 0xffff); }
 
 // meta length of each family's smallest packet (IP header and the 20-byte
 // transport region) and largest one (the 16-bit IPv4 total length / IPv6

@@ -61,6 +61,9 @@ void CollectNames(const ir::Ruleset& ruleset,
             return key[w] == 1 ? &iif : key[w] == 2 ? &oif : nullptr;
           };
           if (const auto* m = std::get_if<ir::MetaLoad>(&node.expr)) {
+            // meta iif / oif: lo (index 1) is the one name they can tell.
+            if (m->key == ir::MetaKey::kIif) add(iif, ir::Bytes{'l', 'o', 0});
+            if (m->key == ir::MetaKey::kOif) add(oif, ir::Bytes{'l', 'o', 0});
             int w = ir::RegWord(m->dreg);
             if (w >= 0) {
               key[w] = m->key == ir::MetaKey::kIifName   ? 1

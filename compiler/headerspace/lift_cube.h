@@ -29,7 +29,10 @@
 // 4-byte load) compared by equality is the product of its fields' values.
 // Set lookups with concatenated keys (`ip saddr . tcp dport { ... }`) are a
 // union of cubes, one per element (the product of its fields' intervals);
-// verdict maps give one branch per element. Anything else (other header
+// verdict maps give one branch per element. ct status is a 16-bit
+// dimension probed value by value; meta iif / oif read the interface-name
+// dimension and are exact only compared by equality with lo's index 1
+// (every kernel's loopback index). Anything else (other header
 // bytes, lengths, limits, meta mark set, ct mark set when the ruleset
 // reads ct mark, data maps, registers carried over from an earlier rule)
 // is not exact.

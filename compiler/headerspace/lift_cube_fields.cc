@@ -164,6 +164,10 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
       break;
     case ir::MetaKey::kIifName: sym.dim = Dim::kIifName; break;
     case ir::MetaKey::kOifName: sym.dim = Dim::kOifName; break;
+    // The kernel gives the loopback device index 1 in every namespace
+    // (LOOPBACK_IFINDEX); other indexes depend on the host's devices.
+    case ir::MetaKey::kIif: sym.dim = Dim::kIifName; sym.ifindex = true; break;
+    case ir::MetaKey::kOif: sym.dim = Dim::kOifName; sym.ifindex = true; break;
     case ir::MetaKey::kNfProto:
     case ir::MetaKey::kProtocol:
     case ir::MetaKey::kIifType:
@@ -184,6 +188,16 @@ bool RuleLifter::Ct(const ir::CtLoad& e) {
     if (!Constrain(Sym{.dim = Dim::kCtState}, IntervalSet::Range(0, 2))) return false;
     return Write(e.dreg, 4, Sym{.dim = Dim::kCtMark, .chain = {e}, .monotone = true,
                                 .load_monotone = true, .load_len = 4});
+  }
+  if (e.key == ir::CtKey::kStatus) {
+    // Along a path the status follows the path (NAT sets its bits, the
+    // first packet is not yet confirmed): not modelled there.
+    if (path_effects_) return Fail("ct status along a path is not modelled");
+    // As ct mark: only packets with a conntrack entry have a status. The
+    // coordinate is bit-reversed (cube.h), so compares are solved by
+    // probing all 2^16 values.
+    if (!Constrain(Sym{.dim = Dim::kCtState}, IntervalSet::Range(0, 2))) return false;
+    return Write(e.dreg, 4, Sym{.dim = Dim::kCtStatus, .chain = {e}});
   }
   if (e.key != ir::CtKey::kState) {
     return Fail(absl::StrCat("ct ", ir::CtKeyName(e.key),

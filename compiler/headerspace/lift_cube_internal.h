@@ -53,6 +53,10 @@ struct Sym {
   bool load_monotone = false;
   uint32_t load_len = 0;
   bool host_endian = false;
+  // meta iif / oif: the interface index, read from the name dimension
+  // (the model gives "lo" index 1, as every kernel does, and no other name
+  // a known index): only compared by equality with 1.
+  bool ifindex = false;
 };
 
 using Region = std::vector<Cube>;  // disjoint cubes
@@ -157,6 +161,8 @@ class RuleLifter {
   std::optional<std::vector<MergedPart>> SplitMerged(const Sym& sym, uint32_t cmp_len);
   bool MergedCmp(const Sym& sym, const ir::Cmp& e);
   bool Constrain(const Sym& sym, const IntervalSet& set);
+  // meta iif / oif compared by equality with lo's index 1, or Fail.
+  bool LoopbackIndexCmp(const Sym& sym, const ir::Cmp& e);
   // The values of the symbol's dimension that pass `test` (a constant
   // symbol: full or empty); nullopt after Fail.
   std::optional<IntervalSet> Solve(const Sym& sym, const Test& test,

@@ -96,6 +96,9 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
     for (const auto& [lo, hi] : taken_so_far) parts.push_back(IntervalSet::Range(lo, hi));
     taken = UnionAll(std::move(parts));
   } else {
+    if (!s.constant && s.ifindex) {
+      return Fail("looks up an interface index in a set (only lo's index is known without the host)");
+    }
     if (!s.constant && (s.dim == Dim::kIifName || s.dim == Dim::kOifName) &&
         (set->interval() || s.chain.size() != 1)) {
       return Fail("looks up an interface name in an interval set");

@@ -99,6 +99,11 @@ std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
     bool pass = Probe(sym, 0, regs) && test(regs);
     return pass ? Everything(sym) : IntervalSet();
   }
+  if (sym.ifindex && !equality_only_names) {
+    Fail(absl::StrCat("compares ", sym.dim == Dim::kIifName ? "meta iif" : "meta oif",
+                      " other than by equality with lo's index"));
+    return std::nullopt;
+  }
   if (sym.dim == Dim::kIifName || sym.dim == Dim::kOifName) {
     if (!equality_only_names || sym.chain.size() != 1) {
       Fail("compares an interface name other than by equality, "
@@ -180,6 +185,7 @@ bool RuleLifter::Compare(const Sym& src, const ir::Cmp& e) {
   if (AfterEffect()) return false;
   const Sym s = src;
   if (s.merged) return MergedCmp(s, e);
+  if (s.ifindex && !LoopbackIndexCmp(s, e)) return false;
   const Value max = DimMax(s);
   if ((e.op == ir::CmpOp::kEq || e.op == ir::CmpOp::kNeq) && !Searchable(s) &&
       s.dim != Dim::kIifName && s.dim != Dim::kOifName) {
@@ -237,7 +243,20 @@ std::optional<IntervalSet> RuleLifter::BytesBetween(const Sym& sym, ir::Reg reg,
   auto monotone = [&]() -> std::optional<IntervalSet> {
     return Between(FirstGte(sym, reg, lo), LastLte(sym, reg, hi));
   };
+  if (sym.ifindex) {
+    Fail("looks up an interface index in a set (only lo's index is known without the host)");
+    return std::nullopt;
+  }
   return Solve(sym, test, monotone, names_ok && lo == hi);
+}
+
+bool RuleLifter::LoopbackIndexCmp(const Sym& sym, const ir::Cmp& e) {
+  static const ir::Bytes kLoopback = {1, 0, 0, 0};  // index 1, host order
+  const bool equality = e.op == ir::CmpOp::kEq || e.op == ir::CmpOp::kNeq;
+  if (equality && sym.chain.size() == 1 && e.data == kLoopback) return true;
+  return Fail(absl::StrCat("compares ", sym.dim == Dim::kIifName ? "meta iif" : "meta oif",
+                           " with an index other than lo's (1): which device has it "
+                           "depends on the host (use iifname/oifname)"));
 }
 
 

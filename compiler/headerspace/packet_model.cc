@@ -24,6 +24,14 @@ void PutAddr6(uint8_t* p, Value v) {
   for (int i = 0; i < 16; ++i) p[i] = static_cast<uint8_t>(v >> (8 * (15 - i)));
 }
 
+// The model's interface index of a device: lo is 1 as in every kernel
+// (LOOPBACK_IFINDEX); every other device 2 (no rule is lifted that tells
+// other indexes apart: lift_cube_solve.cc, LoopbackIndexCmp); 0 none.
+uint32_t IfIndexOf(const std::string& name) {
+  if (name.empty()) return 0;
+  return name == "lo" ? 1 : 2;
+}
+
 uint32_t Bswap(uint32_t c) {
   return (c >> 24) | ((c >> 8) & 0xff00) | ((c << 8) & 0xff0000) | (c << 24);
 }
@@ -149,12 +157,12 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   if (space.has_iif) {
     const std::string& name = space.iif[static_cast<size_t>(at(Dim::kIifName))].name;
     CopyName(m.iifname, name);
-    m.iif = name.empty() ? 0 : 1;
+    m.iif = IfIndexOf(name);
   }
   if (space.has_oif) {
     const std::string& name = space.oif[static_cast<size_t>(at(Dim::kOifName))].name;
     CopyName(m.oifname, name);
-    m.oif = name.empty() ? 0 : 2;
+    m.oif = IfIndexOf(name);
   }
   // Register bytes of the mark coordinate, read back in host order.
   m.mark = Bswap(static_cast<uint32_t>(at(Dim::kMark)));
@@ -162,6 +170,7 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   m.ct_state = state;
   m.ct_valid = state != ir::kCtStateInvalid && state != ir::kCtStateUntracked;
   m.ct_mark = Bswap(static_cast<uint32_t>(at(Dim::kCtMark)));
+  m.ct_status = CtStatusOf(static_cast<uint64_t>(at(Dim::kCtStatus)));
   m.pkttype = kPktTypeDomain[std::min<size_t>(static_cast<size_t>(at(Dim::kPktType)), 2)];
   return m;
 }

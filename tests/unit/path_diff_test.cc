@@ -125,6 +125,18 @@ TEST(PathDiff, MarkSetAtPreroutingTestedAtForward) {
   EXPECT_EQ(r.old_side.trail[2].rule.rule, 0);
 }
 
+TEST(PathDiff, CtStatusAlongAPathIsNotModelled) {
+  // A one-hook diff takes ct status as a dimension (diff_fields_test.cc);
+  // along a path it follows the path (a DNAT sets its bit): named, not a
+  // free input.
+  const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
+  PathDiffResult d = Diff(ForwardRuleset("", "ct status dnat drop;"), ForwardRuleset("", ""),
+                          options);
+  ASSERT_FALSE(d.not_modelled.empty());
+  EXPECT_NE(d.not_modelled[0].why.find("ct status along a path"), std::string::npos)
+      << d.not_modelled[0].why;
+}
+
 TEST(PathDiff, SameRulesSplitAcrossHooksAreEquivalent) {
   const PathOptions options{.path = PathKind::kForward, .iif = "eth0", .oif = "eth1"};
   // A mark set early and tested late against the same test made late; a
