@@ -1,6 +1,6 @@
 // `rulejit bench FILE --trace T [--backend B] [--no-classify]
 //                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]
-//                                [--shared-conntrack]] [--json] [--format F]`
+//                                [--shared-conntrack]] [--json] [--format F] [--ipset FILE]`
 //
 // Classification throughput of the compiled ruleset over a trace: a pcap of
 // Ethernet frames, or a ClassBench trace (`SRC DST SPORT DPORT PROTO
@@ -148,7 +148,7 @@ Measurement MeasurePath(const Program& program, const HostModel& host,
 }
 
 int RunBench(const Args& args, Streams io) {
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<std::string> trace_path = args.value("trace");
   if (!trace_path) return UsageError(kName, "--trace T is required", io.err);
@@ -237,7 +237,7 @@ Command BenchCommand() {
       .synopsis = "bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
                   "[--host FILE|local] [--shared-conntrack]] [--time T] "
-                  "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F]",
+                  "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F] [--ipset FILE]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
@@ -251,7 +251,7 @@ Command BenchCommand() {
                          {"kernel-tz", true},
                          {"shared-conntrack", false},
                          {"json", false},
-                         {"format", true}},
+                         {"format", true}, {"ipset", true}},
                .positionals = {"FILE"}},
       .run = RunBench,
       .description =
