@@ -23,6 +23,9 @@ int Ipset::dimensions() const {
     case IpsetKind::kHashIpPort:
     case IpsetKind::kHashNetPort:
       return 2;
+    case IpsetKind::kHashIpPortIp:
+    case IpsetKind::kHashIpPortNet:
+      return 3;
     case IpsetKind::kListSet:
       return 0;
   }
@@ -59,6 +62,7 @@ std::optional<IpsetKind> KindOf(std::string_view type) {
   static const std::map<std::string_view, IpsetKind> kKinds = {
       {"hash:ip", IpsetKind::kHashIp},          {"hash:net", IpsetKind::kHashNet},
       {"hash:ip,port", IpsetKind::kHashIpPort}, {"hash:net,port", IpsetKind::kHashNetPort},
+      {"hash:ip,port,ip", IpsetKind::kHashIpPortIp}, {"hash:ip,port,net", IpsetKind::kHashIpPortNet},
       {"bitmap:port", IpsetKind::kBitmapPort},  {"list:set", IpsetKind::kListSet},
   };
   auto it = kKinds.find(type);
@@ -104,7 +108,8 @@ class IpsetReader {
     std::optional<IpsetKind> kind = KindOf(w[2].text);
     if (!kind) {
       return Error(w[2], absl::StrCat("ipset type '", Sv(w[2].text), "' is not modelled"),
-                   "modelled: hash:ip, hash:net, hash:ip,port, hash:net,port, bitmap:port, list:set");
+                   "modelled: hash:ip, hash:net, hash:ip,port, hash:net,port, hash:ip,port,ip, "
+                   "hash:ip,port,net, bitmap:port, list:set");
     }
     if (out_->Find(set.name)) return Error(w[1], absl::StrCat("ipset '", set.name, "' created twice"));
     set.kind = *kind;
@@ -149,7 +154,8 @@ class IpsetReader {
                      "whether they are still in the set depends on when they were added");
       }
     }
-    if (e.nomatch && set->kind != IpsetKind::kHashNet && set->kind != IpsetKind::kHashNetPort) {
+    if (e.nomatch && set->kind != IpsetKind::kHashNet && set->kind != IpsetKind::kHashNetPort &&
+        set->kind != IpsetKind::kHashIpPortNet) {
       return Error(w[2], absl::StrCat("'nomatch' on an element of ", set->type));
     }
     if (Element(*set, w[2], e)) set->elements.push_back(std::move(e));
@@ -215,6 +221,22 @@ class IpsetReader {
         }
         return Address(set, w, text.substr(0, comma), set.kind == IpsetKind::kHashNetPort, e) &&
                Port(set, w, text.substr(comma + 1), e);
+      case IpsetKind::kHashIpPortIp:
+      case IpsetKind::kHashIpPortNet: {
+        const size_t comma2 = comma == std::string_view::npos ? comma : text.find(',', comma + 1);
+        if (comma2 == std::string_view::npos) {
+          Error(w, absl::StrCat("invalid ", set.type, " element '", Sv(w.text), "'"));
+          return false;
+        }
+        IpsetElement third;
+        if (!Address(set, w, text.substr(comma2 + 1), set.kind == IpsetKind::kHashIpPortNet, third)) {
+          return false;
+        }
+        e.addr2 = std::move(third.addr);
+        e.prefix2 = third.prefix;
+        return Address(set, w, text.substr(0, comma), false, e) &&
+               Port(set, w, text.substr(comma + 1, comma2 - comma - 1), e);
+      }
       case IpsetKind::kBitmapPort:
         return Port(set, w, text, e);
       case IpsetKind::kListSet:

@@ -8,7 +8,7 @@
 //   add NAME ELEMENT [nomatch] [timeout N] ...
 //
 // Types read: hash:ip (netmask too), hash:net, hash:ip,port, hash:net,port,
-// bitmap:port, list:set. Port elements: tcp, udp, sctp and udplite ports
+// hash:ip,port,ip, hash:ip,port,net, bitmap:port, list:set. Port elements: tcp, udp, sctp and udplite ports
 // (ipset's other protocols, icmp types among them, are refused located).
 // Elements that expire (`timeout`) are refused: their presence depends on
 // the time they were added.
@@ -25,13 +25,17 @@
 
 namespace rulejit::frontends {
 
-enum class IpsetKind : uint8_t { kHashIp, kHashNet, kHashIpPort, kHashNetPort, kBitmapPort, kListSet };
+enum class IpsetKind : uint8_t {
+  kHashIp, kHashNet, kHashIpPort, kHashNetPort, kHashIpPortIp, kHashIpPortNet, kBitmapPort, kListSet
+};
 
 struct IpsetElement {
   ir::Bytes addr;        // 4 or 16 bytes, masked to `prefix`
   uint32_t prefix = 0;   // bits of addr that count
   uint8_t proto = 0;     // port types: 6, 17, 132, 136
   uint16_t port = 0;
+  ir::Bytes addr2;        // hash:ip,port,ip and hash:ip,port,net: the third dimension
+  uint32_t prefix2 = 0;
   bool nomatch = false;  // hash:net types: the most specific net decides "not in the set"
   std::string member;    // list:set: the member set's name
   ir::SourceLoc loc;

@@ -2,7 +2,8 @@
 // into a named IR set built from the ipset's contents (ipset.h), the way an
 // nft set does it: addresses as an exact or interval set, address and port
 // as a concatenation `addr . l4proto . port` (. `ip frag-off & 0x1fff` for
-// IPv4), ports alone as `l4proto . port`.
+// IPv4), hash:ip,port,ip and hash:ip,port,net as `addr . l4proto . port .
+// addr2` (. frag-off), ports alone as `l4proto . port`.
 //
 // The kernel's meaning (ip_set_test and the types' kadt):
 //  - flag i picks the source or destination field of dimension i; fewer
@@ -23,6 +24,7 @@
 // friends change only counters: accepted.
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -38,13 +40,16 @@ namespace {
 using U128 = unsigned __int128;
 constexpr int kDimMax = 6;  // IPSET_DIM_MAX
 
-enum class Shape { kAddr, kAddrPort, kPort };
+enum class Shape { kAddr, kAddrPort, kAddrPortAddr, kPort };
 
 Shape ShapeOf(IpsetKind kind) {
   switch (kind) {
     case IpsetKind::kHashIpPort:
     case IpsetKind::kHashNetPort:
       return Shape::kAddrPort;
+    case IpsetKind::kHashIpPortIp:
+    case IpsetKind::kHashIpPortNet:
+      return Shape::kAddrPortAddr;
     case IpsetKind::kBitmapPort:
       return Shape::kPort;
     default:
@@ -52,13 +57,16 @@ Shape ShapeOf(IpsetKind kind) {
   }
 }
 
-// One entry of the lowered set: an address range (kAddr, kAddrPort) and a
-// protocol and port (kAddrPort, kPort).
+// One entry of the lowered set: an address range (kAddr, kAddrPort,
+// kAddrPortAddr), a protocol and port (kAddrPort, kPort, kAddrPortAddr),
+// and the third dimension's address range (kAddrPortAddr).
 struct Entry {
   U128 lo = 0, hi = 0;
   uint8_t proto = 0;
   uint16_t port = 0;
-  auto Key() const { return std::tie(proto, port, lo, hi); }
+  U128 lo2 = 0, hi2 = 0;
+  auto Key() const { return std::tie(proto, port, lo, hi, lo2, hi2); }
+  bool operator==(const Entry& o) const { return Key() == o.Key(); }
 };
 
 U128 ToU128(const ir::Bytes& b) {
@@ -121,6 +129,22 @@ U128 HostBits(uint32_t prefix, bool ipv6) {
   return prefix >= full ? 0 : (((U128)1 << (full - prefix)) - 1);
 }
 
+// hash:ip,port,net: per address, protocol and port, the nets flattened.
+void IpPortNetEntries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
+  std::map<std::tuple<U128, uint8_t, uint16_t>, std::vector<Prefix>> groups;
+  for (const IpsetElement& e : set.elements) {
+    const U128 lo2 = ToU128(e.addr2);
+    groups[{ToU128(e.addr), e.proto, e.port}].push_back(
+        {lo2, lo2 | HostBits(e.prefix2, set.ipv6), e.prefix2, e.nomatch});
+  }
+  for (const auto& [key, nets] : groups) {
+    std::vector<Entry> ranges;
+    FlattenNets(nets, return_nomatch, 0, 0, &ranges);
+    const auto& [ip, proto, port] = key;
+    for (const Entry& r : ranges) out->push_back({ip, ip, proto, port, r.lo, r.hi});
+  }
+}
+
 // The entries of one (non-list) set.
 void Entries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
   if (set.kind == IpsetKind::kBitmapPort) {
@@ -129,13 +153,15 @@ void Entries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
     }
     return;
   }
-  if (set.kind == IpsetKind::kHashIp || set.kind == IpsetKind::kHashIpPort) {
+  if (set.kind == IpsetKind::kHashIp || set.kind == IpsetKind::kHashIpPort ||
+      set.kind == IpsetKind::kHashIpPortIp) {
     for (const IpsetElement& e : set.elements) {
-      const U128 lo = ToU128(e.addr);
-      out->push_back({lo, lo | HostBits(e.prefix, set.ipv6), e.proto, e.port});
+      const U128 lo = ToU128(e.addr), lo2 = e.addr2.empty() ? 0 : ToU128(e.addr2);
+      out->push_back({lo, lo | HostBits(e.prefix, set.ipv6), e.proto, e.port, lo2, lo2});
     }
     return;
   }
+  if (set.kind == IpsetKind::kHashIpPortNet) return IpPortNetEntries(set, return_nomatch, out);
   // hash:net types: per protocol and port, the nets flattened.
   std::vector<std::pair<std::pair<uint8_t, uint16_t>, Prefix>> nets;
   for (const IpsetElement& e : set.elements) {
@@ -153,10 +179,16 @@ void Entries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
   }
 }
 
-// Sorted, with overlapping or adjacent ranges of one protocol and port merged.
-void Merge(std::vector<Entry>* entries) {
+// Sorted, with overlapping or adjacent ranges of one protocol and port
+// merged (kAddrPortAddr: duplicates dropped; no list holds such sets, so
+// their ranges never overlap).
+void Merge(Shape shape, std::vector<Entry>* entries) {
   std::sort(entries->begin(), entries->end(),
             [](const Entry& a, const Entry& b) { return a.Key() < b.Key(); });
+  if (shape == Shape::kAddrPortAddr) {
+    entries->erase(std::unique(entries->begin(), entries->end()), entries->end());
+    return;
+  }
   std::vector<Entry> out;
   for (const Entry& e : *entries) {
     if (!out.empty() && out.back().proto == e.proto && out.back().port == e.port &&
@@ -238,6 +270,10 @@ bool Members(LowerCtx& ctx, const Request& r, std::vector<const Ipset*>* out, Sh
                                                 "' has members of different kinds; not modelled"));
     }
     first = false;
+    if (r.set->kind == IpsetKind::kListSet && *shape == Shape::kAddrPortAddr) {
+      return ctx.Error(r.name_loc, absl::StrCat("list:set '", r.set->name, "' has a member of type ",
+                                                s->type, "; not modelled in a list"));
+    }
     const bool family_ok = s->kind == IpsetKind::kBitmapPort || s->ipv6 == ctx.ipv6();
     if (family_ok && static_cast<int>(r.src.size()) >= s->dimensions()) out->push_back(s);
   }
@@ -250,6 +286,7 @@ std::vector<uint32_t> Fields(Shape shape, const LowerCtx& ctx) {
   std::vector<uint32_t> f;
   if (shape != Shape::kPort) f.push_back(addr);
   if (shape != Shape::kAddr) f.insert(f.end(), {1, 2});
+  if (shape == Shape::kAddrPortAddr) f.push_back(addr);
   if (shape != Shape::kAddr && !ctx.ipv6()) f.push_back(2);  // frag-off & 0x1fff
   return f;
 }
@@ -259,7 +296,7 @@ ir::Bytes Padded(ir::Bytes b) {
   return b;
 }
 
-ir::Bytes KeyOf(Shape shape, const LowerCtx& ctx, const Entry& e, U128 addr) {
+ir::Bytes KeyOf(Shape shape, const LowerCtx& ctx, const Entry& e, U128 addr, U128 addr2) {
   ir::Bytes key;
   auto append = [&key](ir::Bytes b) {
     b = Padded(std::move(b));
@@ -269,6 +306,7 @@ ir::Bytes KeyOf(Shape shape, const LowerCtx& ctx, const Entry& e, U128 addr) {
   if (shape != Shape::kAddr) {
     append({e.proto});
     append(BigEndian(e.port, 2));
+    if (shape == Shape::kAddrPortAddr) append(FromU128(addr2, ctx.ipv6() ? 16 : 4));
     if (!ctx.ipv6()) append({0, 0});
   }
   return key;
@@ -292,7 +330,7 @@ ir::Set BuildSet(const Request& r, Shape shape, const LowerCtx& ctx,
                  const std::vector<const Ipset*>& members) {
   std::vector<Entry> entries;
   for (const Ipset* s : members) Entries(*s, r.return_nomatch, &entries);
-  Merge(&entries);
+  Merge(shape, &entries);
   ir::Set set;
   set.flags = ir::kSetConstant;
   set.loc = r.set->loc;
@@ -300,12 +338,12 @@ ir::Set BuildSet(const Request& r, Shape shape, const LowerCtx& ctx,
   for (uint32_t f : fields) set.key_len += ir::Pad4(f);
   if (fields.size() > 1) set.field_lens = fields;
   const bool ranged = std::any_of(entries.begin(), entries.end(),
-                                  [](const Entry& e) { return e.lo != e.hi; });
+                                  [](const Entry& e) { return e.lo != e.hi || e.lo2 != e.hi2; });
   if (ranged) set.flags |= ir::kSetInterval | (fields.size() > 1 ? ir::kSetConcat : 0);
   for (const Entry& e : entries) {
     ir::SetElement el;
-    el.key = KeyOf(shape, ctx, e, e.lo);
-    if (ranged) el.key_end = KeyOf(shape, ctx, e, e.hi);
+    el.key = KeyOf(shape, ctx, e, e.lo, e.lo2);
+    if (ranged) el.key_end = KeyOf(shape, ctx, e, e.hi, e.hi2);
     el.loc = r.set->loc;
     set.elements.push_back(std::move(el));
   }
@@ -313,20 +351,24 @@ ir::Set BuildSet(const Request& r, Shape shape, const LowerCtx& ctx,
 }
 
 // Loads the key of `shape` into the registers the set's fields start at.
+void LoadAddr(LowerCtx& ctx, const Request& r, bool src, int* word) {
+  const bool v6 = ctx.ipv6();
+  const uint32_t off = v6 ? (src ? 8 : 24) : (src ? 12 : 16);
+  ctx.Payload(ir::PayloadBase::kNetwork, off, v6 ? 16 : 4, r.loc, ir::RegForWord(*word));
+  *word += v6 ? 4 : 1;
+}
+
 void LoadKey(LowerCtx& ctx, const Request& r, Shape shape) {
   int word = 0;
   const bool v6 = ctx.ipv6();
-  if (shape != Shape::kPort) {
-    const uint32_t off = v6 ? (r.src[0] ? 8 : 24) : (r.src[0] ? 12 : 16);
-    ctx.Payload(ir::PayloadBase::kNetwork, off, v6 ? 16 : 4, r.loc, ir::RegForWord(word));
-    word += v6 ? 4 : 1;
-  }
+  if (shape != Shape::kPort) LoadAddr(ctx, r, r.src[0], &word);
   if (shape == Shape::kAddr) return;
   const bool port_src = r.src[shape == Shape::kPort ? 0 : 1];
   ctx.Add(ir::MetaLoad{ctx.ip6t_legacy ? ir::MetaKey::kIp6tL4Proto : ir::MetaKey::kL4Proto,
                        ir::RegForWord(word++)},
           r.loc);
   ctx.Payload(ir::PayloadBase::kTransport, port_src ? 0 : 2, 2, r.loc, ir::RegForWord(word++));
+  if (shape == Shape::kAddrPortAddr) LoadAddr(ctx, r, r.src[2], &word);
   if (v6) return;
   const ir::Reg frag = ir::RegForWord(word);
   ctx.Payload(ir::PayloadBase::kNetwork, 6, 2, r.loc, frag);
@@ -346,8 +388,9 @@ bool LowerSet(LowerCtx& ctx, const MatchUse& m) {
   std::vector<const Ipset*> members;
   Shape shape = Shape::kAddr;
   if (!Members(ctx, r, &members, &shape)) return false;
-  if (shape == Shape::kAddrPort && r.src.size() < 2) r.src.resize(2, true);  // nothing contributes
   const std::string name = IrSetName(r);
+  // Fewer flags than dimensions: no member contributes; the key still loads.
+  r.src.resize(std::max<size_t>(r.src.size(), 3), true);
   if (ctx.table->FindSet(name) == nullptr) {
     ir::Set set = BuildSet(r, shape, ctx, members);
     set.name = name;

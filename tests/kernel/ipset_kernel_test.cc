@@ -45,6 +45,13 @@ constexpr char kIpsets[] =
     "create ports bitmap:port range 0-10000\n"
     "add ports 53\n"
     "add ports 443\n"
+    "create ipi hash:ip,port,ip family inet\n"
+    "add ipi 10.1.0.1,udp:53,192.0.2.1\n"
+    "add ipi 192.0.2.1,udp:53,10.1.2.5\n"
+    "create ipn hash:ip,port,net family inet\n"
+    "add ipn 192.0.2.1,udp:53,10.1.0.0/16\n"
+    "add ipn 192.0.2.1,udp:53,10.1.2.0/24 nomatch\n"
+    "add ipn 192.0.2.2,tcp:80,10.0.0.0/8\n"
     "create lst list:set\n"
     "add lst ips\n"
     "add lst masked\n"
@@ -96,6 +103,16 @@ std::vector<SequenceCase> Cases() {
       {"netport_src_dst", Drops("-m set --match-set netports src,dst")},
       {"netport_dst_dst", Drops("-m set --match-set netports dst,dst")},
       {"netport_nomatch", Drops("-m set --match-set netports src,dst --return-nomatch")},
+      {"ipport_one_flag_beside_two",
+       FilterDump("-A FORWARD -m set --match-set ipports dst -j DROP\n"
+                  "-A FORWARD -m set --match-set ipports dst,src -j DROP\n")},
+      {"ipi_src_dst_dst", Drops("-m set --match-set ipi src,dst,dst")},
+      {"ipi_dst_dst_src", Drops("-m set --match-set ipi dst,dst,src")},
+      {"ipi_not", Drops("-m set ! --match-set ipi dst,dst,src")},
+      {"ipn_dst_dst_src", Drops("-m set --match-set ipn dst,dst,src")},
+      {"ipn_return_nomatch", Drops("-m set --match-set ipn dst,dst,src --return-nomatch")},
+      {"ipn_two_flags", FilterDump("-A FORWARD -m set --match-set ipn dst,dst -j ACCEPT\n"
+                                   "-A FORWARD -p tcp -j DROP\n")},
       {"ports_dst", Drops("-m set --match-set ports dst")},
       {"ports_src", Drops("-m set --match-set ports src")},
       {"ports_not", Drops("-m set ! --match-set ports dst")},

@@ -77,6 +77,12 @@ TEST(IptablesSet, RefusalsAreLocated) {
               HasSubstr("sets.ipset:1:10: error: ipset type 'hash:mac' is not modelled"));
   EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:ip,port\nadd a 1.2.3.4,icmp:8/0\n").diags,
               HasSubstr("sets.ipset:2:7: error: ipset element of protocol 'icmp' is not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set l src,dst,dst",
+                    "create m hash:ip,port,net\nadd m 1.2.3.4,tcp:80,10.0.0.0/8\n"
+                    "create l list:set\nadd l m\n").diags,
+              HasSubstr("list:set 'l' has a member of type hash:ip,port,net; not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set m src,dst,dst", "create m hash:ip,port,ip\nadd m 1.2.3.4,tcp:80\n").diags,
+              HasSubstr("sets.ipset:2:7: error: invalid hash:ip,port,ip element '1.2.3.4,tcp:80'"));
   EXPECT_THAT(Parse("-m set --match-set a src", "add a 1.2.3.4\n").diags,
               HasSubstr("sets.ipset:1:5: error: ipset 'a' was not created"));
   EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:ip timeout 5\nadd a 1.2.3.4 timeout 3\n").diags,
