@@ -558,7 +558,10 @@ std::vector<std::string_view> SupportedMatchNames() {
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
   static constexpr std::array<Why, 9> kReasons = {{
-      {"connlimit", "counting a host's connections needs the conntrack table, not modelled"},
+      {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
+                    "which keeps each connection (seen at this rule) until conntrack forgets it "
+                    "or its TCP state closes; the interpreter sees one packet's ct state, not the "
+                    "conntrack table, so the count cannot be exact"},
       {"helper", "the helper of a connection's master is not an input of the conntrack model"},
       {"cpu", "the CPU a packet is processed on is not an input of rulejit's model"},
       {"devgroup", "interface groups are not in the host model"},

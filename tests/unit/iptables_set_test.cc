@@ -89,6 +89,15 @@ TEST(IptablesSet, RefusalsAreLocated) {
               HasSubstr("sets.ipset:2:15: error: ipset elements with a timeout are not modelled"));
 }
 
+TEST(IptablesSet, SetTargetIsRefusedWithTheReason) {
+  ir::Diagnostics diags;
+  IpsetInput input{"sets.ipset", kSets};
+  EXPECT_FALSE(ParseRuleset("*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -j SET --add-set a src\nCOMMIT\n",
+                            "t.ipt", std::nullopt, diags, nullptr, &input));
+  EXPECT_THAT(diags.Format(), HasSubstr("t.ipt:3:15: error: unsupported target 'SET'"));
+  EXPECT_THAT(diags.Format(), HasSubstr("whose contents rulejit reads as constant"));
+}
+
 TEST(IptablesSet, NftRulesetsTakeNoIpsets) {
   ir::Diagnostics diags;
   IpsetInput input{"sets.ipset", kSets};
