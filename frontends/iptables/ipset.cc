@@ -22,6 +22,7 @@ int Ipset::dimensions() const {
       return 1;
     case IpsetKind::kHashIpPort:
     case IpsetKind::kHashNetPort:
+    case IpsetKind::kHashNetIface:
       return 2;
     case IpsetKind::kHashIpPortIp:
     case IpsetKind::kHashIpPortNet:
@@ -63,6 +64,7 @@ std::optional<IpsetKind> KindOf(std::string_view type) {
       {"hash:ip", IpsetKind::kHashIp},          {"hash:net", IpsetKind::kHashNet},
       {"hash:ip,port", IpsetKind::kHashIpPort}, {"hash:net,port", IpsetKind::kHashNetPort},
       {"hash:ip,port,ip", IpsetKind::kHashIpPortIp}, {"hash:ip,port,net", IpsetKind::kHashIpPortNet},
+      {"hash:net,iface", IpsetKind::kHashNetIface},
       {"bitmap:port", IpsetKind::kBitmapPort},  {"list:set", IpsetKind::kListSet},
   };
   auto it = kKinds.find(type);
@@ -109,7 +111,7 @@ class IpsetReader {
     if (!kind) {
       return Error(w[2], absl::StrCat("ipset type '", Sv(w[2].text), "' is not modelled"),
                    "modelled: hash:ip, hash:net, hash:ip,port, hash:net,port, hash:ip,port,ip, "
-                   "hash:ip,port,net, bitmap:port, list:set");
+                   "hash:ip,port,net, hash:net,iface, bitmap:port, list:set");
     }
     if (out_->Find(set.name)) return Error(w[1], absl::StrCat("ipset '", set.name, "' created twice"));
     set.kind = *kind;
@@ -149,13 +151,15 @@ class IpsetReader {
     for (size_t i = 3; i < w.size(); ++i) {
       if (w[i].text == "nomatch") {
         e.nomatch = true;
+      } else if (w[i].text == "wildcard") {
+        return Error(w[i], "wildcard interface elements are not modelled");
       } else if (w[i].text == "timeout") {
         return Error(w[i], "ipset elements with a timeout are not modelled",
                      "whether they are still in the set depends on when they were added");
       }
     }
     if (e.nomatch && set->kind != IpsetKind::kHashNet && set->kind != IpsetKind::kHashNetPort &&
-        set->kind != IpsetKind::kHashIpPortNet) {
+        set->kind != IpsetKind::kHashIpPortNet && set->kind != IpsetKind::kHashNetIface) {
       return Error(w[2], absl::StrCat("'nomatch' on an element of ", set->type));
     }
     if (Element(*set, w[2], e)) set->elements.push_back(std::move(e));
@@ -237,6 +241,19 @@ class IpsetReader {
         return Address(set, w, text.substr(0, comma), false, e) &&
                Port(set, w, text.substr(comma + 1, comma2 - comma - 1), e);
       }
+      case IpsetKind::kHashNetIface:
+        if (comma != std::string_view::npos && text.substr(comma + 1).starts_with("physdev:")) {
+          Error(w, "physdev: interface elements are not modelled",
+                "bridge ports are not in the host model");
+          return false;
+        }
+        if (comma == std::string_view::npos || comma + 1 == text.size() ||
+            text.size() - comma - 1 > 15) {
+          Error(w, absl::StrCat("invalid ", set.type, " element '", Sv(w.text), "'"));
+          return false;
+        }
+        e.iface = std::string(text.substr(comma + 1));
+        return Address(set, w, text.substr(0, comma), true, e);
       case IpsetKind::kBitmapPort:
         return Port(set, w, text, e);
       case IpsetKind::kListSet:

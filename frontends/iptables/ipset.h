@@ -8,7 +8,8 @@
 //   add NAME ELEMENT [nomatch] [timeout N] ...
 //
 // Types read: hash:ip (netmask too), hash:net, hash:ip,port, hash:net,port,
-// hash:ip,port,ip, hash:ip,port,net, bitmap:port, list:set. Port elements: tcp, udp, sctp and udplite ports
+// hash:ip,port,ip, hash:ip,port,net, hash:net,iface (not physdev: or
+// wildcard elements), bitmap:port, list:set. Port elements: tcp, udp, sctp and udplite ports
 // (ipset's other protocols, icmp types among them, are refused located).
 // Elements that expire (`timeout`) are refused: their presence depends on
 // the time they were added.
@@ -26,7 +27,8 @@
 namespace rulejit::frontends {
 
 enum class IpsetKind : uint8_t {
-  kHashIp, kHashNet, kHashIpPort, kHashNetPort, kHashIpPortIp, kHashIpPortNet, kBitmapPort, kListSet
+  kHashIp, kHashNet, kHashIpPort, kHashNetPort, kHashIpPortIp, kHashIpPortNet, kHashNetIface,
+  kBitmapPort, kListSet
 };
 
 struct IpsetElement {
@@ -38,6 +40,7 @@ struct IpsetElement {
   uint32_t prefix2 = 0;
   bool nomatch = false;  // hash:net types: the most specific net decides "not in the set"
   std::string member;    // list:set: the member set's name
+  std::string iface;     // hash:net,iface: the interface name
   ir::SourceLoc loc;
 };
 

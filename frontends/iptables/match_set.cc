@@ -3,7 +3,9 @@
 // nft set does it: addresses as an exact or interval set, address and port
 // as a concatenation `addr . l4proto . port` (. `ip frag-off & 0x1fff` for
 // IPv4), hash:ip,port,ip and hash:ip,port,net as `addr . l4proto . port .
-// addr2` (. frag-off), ports alone as `l4proto . port`.
+// addr2` (. frag-off), hash:net,iface as `addr . iifname|oifname` (the
+// second flag: src is the input interface, dst the output one), ports alone
+// as `l4proto . port`.
 //
 // The kernel's meaning (ip_set_test and the types' kadt):
 //  - flag i picks the source or destination field of dimension i; fewer
@@ -40,7 +42,7 @@ namespace {
 using U128 = unsigned __int128;
 constexpr int kDimMax = 6;  // IPSET_DIM_MAX
 
-enum class Shape { kAddr, kAddrPort, kAddrPortAddr, kPort };
+enum class Shape { kAddr, kAddrPort, kAddrPortAddr, kAddrIface, kPort };
 
 Shape ShapeOf(IpsetKind kind) {
   switch (kind) {
@@ -50,6 +52,8 @@ Shape ShapeOf(IpsetKind kind) {
     case IpsetKind::kHashIpPortIp:
     case IpsetKind::kHashIpPortNet:
       return Shape::kAddrPortAddr;
+    case IpsetKind::kHashNetIface:
+      return Shape::kAddrIface;
     case IpsetKind::kBitmapPort:
       return Shape::kPort;
     default:
@@ -65,7 +69,8 @@ struct Entry {
   uint8_t proto = 0;
   uint16_t port = 0;
   U128 lo2 = 0, hi2 = 0;
-  auto Key() const { return std::tie(proto, port, lo, hi, lo2, hi2); }
+  std::string iface;  // kAddrIface
+  auto Key() const { return std::tie(proto, port, iface, lo, hi, lo2, hi2); }
   bool operator==(const Entry& o) const { return Key() == o.Key(); }
 };
 
@@ -145,6 +150,23 @@ void IpPortNetEntries(const Ipset& set, bool return_nomatch, std::vector<Entry>*
   }
 }
 
+// hash:net,iface: per interface, the nets flattened.
+void NetIfaceEntries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
+  std::map<std::string, std::vector<Prefix>> groups;
+  for (const IpsetElement& e : set.elements) {
+    const U128 lo = ToU128(e.addr);
+    groups[e.iface].push_back({lo, lo | HostBits(e.prefix, set.ipv6), e.prefix, e.nomatch});
+  }
+  for (const auto& [iface, nets] : groups) {
+    std::vector<Entry> ranges;
+    FlattenNets(nets, return_nomatch, 0, 0, &ranges);
+    for (Entry& r : ranges) {
+      r.iface = iface;
+      out->push_back(std::move(r));
+    }
+  }
+}
+
 // The entries of one (non-list) set.
 void Entries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
   if (set.kind == IpsetKind::kBitmapPort) {
@@ -162,6 +184,7 @@ void Entries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
     return;
   }
   if (set.kind == IpsetKind::kHashIpPortNet) return IpPortNetEntries(set, return_nomatch, out);
+  if (set.kind == IpsetKind::kHashNetIface) return NetIfaceEntries(set, return_nomatch, out);
   // hash:net types: per protocol and port, the nets flattened.
   std::vector<std::pair<std::pair<uint8_t, uint16_t>, Prefix>> nets;
   for (const IpsetElement& e : set.elements) {
@@ -192,7 +215,7 @@ void Merge(Shape shape, std::vector<Entry>* entries) {
   std::vector<Entry> out;
   for (const Entry& e : *entries) {
     if (!out.empty() && out.back().proto == e.proto && out.back().port == e.port &&
-        (e.lo <= out.back().hi || e.lo == out.back().hi + 1)) {
+        out.back().iface == e.iface && (e.lo <= out.back().hi || e.lo == out.back().hi + 1)) {
       out.back().hi = std::max(out.back().hi, e.hi);
     } else {
       out.push_back(e);
@@ -285,6 +308,7 @@ std::vector<uint32_t> Fields(Shape shape, const LowerCtx& ctx) {
   const uint32_t addr = ctx.ipv6() ? 16 : 4;
   std::vector<uint32_t> f;
   if (shape != Shape::kPort) f.push_back(addr);
+  if (shape == Shape::kAddrIface) return {addr, 16};
   if (shape != Shape::kAddr) f.insert(f.end(), {1, 2});
   if (shape == Shape::kAddrPortAddr) f.push_back(addr);
   if (shape != Shape::kAddr && !ctx.ipv6()) f.push_back(2);  // frag-off & 0x1fff
@@ -303,7 +327,11 @@ ir::Bytes KeyOf(Shape shape, const LowerCtx& ctx, const Entry& e, U128 addr, U12
     key.insert(key.end(), b.begin(), b.end());
   };
   if (shape != Shape::kPort) append(FromU128(addr, ctx.ipv6() ? 16 : 4));
-  if (shape != Shape::kAddr) {
+  if (shape == Shape::kAddrIface) {
+    ir::Bytes name(e.iface.begin(), e.iface.end());
+    name.resize(16, 0);
+    append(std::move(name));
+  } else if (shape != Shape::kAddr) {
     append({e.proto});
     append(BigEndian(e.port, 2));
     if (shape == Shape::kAddrPortAddr) append(FromU128(addr2, ctx.ipv6() ? 16 : 4));
@@ -363,6 +391,12 @@ void LoadKey(LowerCtx& ctx, const Request& r, Shape shape) {
   const bool v6 = ctx.ipv6();
   if (shape != Shape::kPort) LoadAddr(ctx, r, r.src[0], &word);
   if (shape == Shape::kAddr) return;
+  if (shape == Shape::kAddrIface) {
+    ctx.Add(ir::MetaLoad{r.src[1] ? ir::MetaKey::kIifName : ir::MetaKey::kOifName,
+                         ir::RegForWord(word)},
+            r.loc);
+    return;
+  }
   const bool port_src = r.src[shape == Shape::kPort ? 0 : 1];
   ctx.Add(ir::MetaLoad{ctx.ip6t_legacy ? ir::MetaKey::kIp6tL4Proto : ir::MetaKey::kL4Proto,
                        ir::RegForWord(word++)},

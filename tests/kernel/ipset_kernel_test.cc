@@ -52,6 +52,11 @@ constexpr char kIpsets[] =
     "add ipn 192.0.2.1,udp:53,10.1.0.0/16\n"
     "add ipn 192.0.2.1,udp:53,10.1.2.0/24 nomatch\n"
     "add ipn 192.0.2.2,tcp:80,10.0.0.0/8\n"
+    "create netif hash:net,iface family inet\n"
+    "add netif 10.1.0.0/16,fwin\n"
+    "add netif 10.1.2.0/24,fwin nomatch\n"
+    "add netif 192.0.2.0/30,fwout\n"
+    "add netif 10.2.0.0/16,fwout\n"
     "create lst list:set\n"
     "add lst ips\n"
     "add lst masked\n"
@@ -113,6 +118,11 @@ std::vector<SequenceCase> Cases() {
       {"ipn_return_nomatch", Drops("-m set --match-set ipn dst,dst,src --return-nomatch")},
       {"ipn_two_flags", FilterDump("-A FORWARD -m set --match-set ipn dst,dst -j ACCEPT\n"
                                    "-A FORWARD -p tcp -j DROP\n")},
+      {"netif_src_src", Drops("-m set --match-set netif src,src")},
+      {"netif_dst_dst", Drops("-m set --match-set netif dst,dst")},
+      {"netif_src_dst", Drops("-m set --match-set netif src,dst")},
+      {"netif_nomatch", Drops("-m set --match-set netif src,src --return-nomatch")},
+      {"netif_not", Drops("-m set ! --match-set netif dst,dst")},
       {"ports_dst", Drops("-m set --match-set ports dst")},
       {"ports_src", Drops("-m set --match-set ports src")},
       {"ports_not", Drops("-m set ! --match-set ports dst")},

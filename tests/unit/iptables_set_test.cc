@@ -83,6 +83,8 @@ TEST(IptablesSet, RefusalsAreLocated) {
               HasSubstr("list:set 'l' has a member of type hash:ip,port,net; not modelled"));
   EXPECT_THAT(Parse("-m set --match-set m src,dst,dst", "create m hash:ip,port,ip\nadd m 1.2.3.4,tcp:80\n").diags,
               HasSubstr("sets.ipset:2:7: error: invalid hash:ip,port,ip element '1.2.3.4,tcp:80'"));
+  EXPECT_THAT(Parse("-m set --match-set f src,src", "create f hash:net,iface\nadd f 10.0.0.0/8,physdev:eth0\n").diags,
+              HasSubstr("sets.ipset:2:7: error: physdev: interface elements are not modelled"));
   EXPECT_THAT(Parse("-m set --match-set a src", "add a 1.2.3.4\n").diags,
               HasSubstr("sets.ipset:1:5: error: ipset 'a' was not created"));
   EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:ip timeout 5\nadd a 1.2.3.4 timeout 3\n").diags,
