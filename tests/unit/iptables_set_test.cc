@@ -8,6 +8,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/diag.h"
+#include "ir/printer.h"
+#include "ir/reader.h"
 
 namespace rulejit::frontends {
 namespace {
@@ -51,6 +53,22 @@ TEST(IptablesSet, LowersToANamedSet) {
   ASSERT_EQ(set->elements.size(), 2u);
   EXPECT_EQ(set->elements[0].key_end, (ir::Bytes{10, 0, 255, 255}));
   EXPECT_EQ(set->elements[1].key, (ir::Bytes{10, 2, 0, 0}));
+}
+
+// The rule's expressions print and read back as they were (the concatenated
+// key's loads into registers 1, 9, 10, 11 and the lookup of the named set).
+TEST(IptablesSet, RuleRoundTripsThroughTheIrText) {
+  Result r = Parse("-m set ! --match-set p src,dst", kSets);
+  ASSERT_TRUE(r.rs) << r.diags;
+  const ir::Rule& rule = r.rs->tables[0].chains[0].rules[0];
+  ASSERT_GE(rule.exprs.size(), 6u);
+  for (const ir::Node& n : rule.exprs) {
+    const std::string line = ir::PrintExpr(n.expr);
+    absl::StatusOr<ir::Expr> back = ir::ParseExprLine(line);
+    ASSERT_TRUE(back.ok()) << line << ": " << back.status();
+    EXPECT_EQ(ir::PrintExpr(*back), line);
+  }
+  EXPECT_EQ(ir::PrintExpr(rule.exprs[5].expr), "[ lookup reg 1 set ipset_psd 0x1 ]");
 }
 
 TEST(IptablesSet, ReturnNomatchKeepsOnlyTheNomatchNets) {
