@@ -81,9 +81,17 @@ bool IsOptimizationName(std::string_view name) {
 
 absl::StatusOr<Ruleset> ParseRuleset(std::string_view text, const std::string& name,
                                      std::optional<InputFormat> format) {
+  return ParseRuleset(text, name, ParseOptions{.format = format});
+}
+
+absl::StatusOr<Ruleset> ParseRuleset(std::string_view text, const std::string& name,
+                                     const ParseOptions& options) {
   ir::Diagnostics diags;
   InputFormat used = InputFormat::kIptables;
-  std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(text, name, format, diags, &used);
+  std::optional<frontends::IpsetInput> ipsets;
+  if (options.ipset_save) ipsets = frontends::IpsetInput{options.ipset_name, *options.ipset_save};
+  std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(
+      text, name, options.format, diags, &used, ipsets ? &*ipsets : nullptr);
   if (!ruleset) return absl::InvalidArgumentError(diags.Format());
   return RulesetInternal::Make(
       {.ir = *std::move(ruleset), .source = std::string(text), .format = used});

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
 #include "frontends/classbench/classbench.h"
+#include "frontends/iptables/ipset.h"
 #include "frontends/iptables/iptables.h"
 #include "frontends/nft/json.h"
 #include "frontends/nft/nft.h"
@@ -75,13 +76,15 @@ std::optional<ir::Ruleset> Unwrap(absl::StatusOr<ir::Ruleset> parsed, int file,
 
 std::optional<ir::Ruleset> ParseWith(InputFormat format, std::string_view text,
                                      const std::string& name, int file,
-                                     ir::Diagnostics& diags) {
+                                     ir::Diagnostics& diags, const Ipsets* ipsets) {
   switch (format) {
     case InputFormat::kIptables:
-      return Unwrap(ParseIptablesSave(text, file, diags), file, diags);
+      return Unwrap(ParseIptablesSave(text, file, diags, IpVersion::kAuto,
+                                      IptablesFlavor::kLegacy, ipsets),
+                    file, diags);
     case InputFormat::kIptablesNft:
       return Unwrap(ParseIptablesSave(text, file, diags, IpVersion::kAuto,
-                                      IptablesFlavor::kNft),
+                                      IptablesFlavor::kNft, ipsets),
                     file, diags);
     case InputFormat::kNft:
       // nft's JSON (`nft -j list ruleset`) is the nft format too.
@@ -133,8 +136,14 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
                                         const std::string& name,
                                         std::optional<InputFormat> forced,
                                         ir::Diagnostics& diags,
-                                        InputFormat* format) {
+                                        InputFormat* format,
+                                        const IpsetInput* ipset_input) {
   int file = diags.AddFile(name, std::string(text));
+  Ipsets ipsets;
+  if (ipset_input != nullptr) {
+    const int ipset_file = diags.AddFile(ipset_input->name, ipset_input->text);
+    if (!ParseIpsetSave(ipset_input->text, ipset_file, diags, &ipsets)) return std::nullopt;
+  }
   std::optional<InputFormat> chosen = forced ? forced : DetectFormat(text);
   if (!chosen) {
     uint32_t line =
@@ -144,7 +153,14 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
     return std::nullopt;
   }
   if (format) *format = *chosen;
-  std::optional<ir::Ruleset> ruleset = ParseWith(*chosen, text, name, file, diags);
+  if (ipset_input != nullptr && *chosen != InputFormat::kIptables &&
+      *chosen != InputFormat::kIptablesNft) {
+    diags.Error({file, 1, 1}, "ipsets are given, but this is not an iptables dump",
+                "ipset contents are for iptables' -m set; nft rulesets declare their own sets");
+    return std::nullopt;
+  }
+  std::optional<ir::Ruleset> ruleset =
+      ParseWith(*chosen, text, name, file, diags, ipset_input ? &ipsets : nullptr);
   if (!ruleset) return std::nullopt;
   // Ruleset::Where names files through `files`; fill it if the frontend
   // left it empty.

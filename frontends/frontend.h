@@ -37,6 +37,13 @@ std::optional<InputFormat> FormatFromName(std::string_view name);
 // of blanks and comments alone is an empty nft ruleset).
 std::optional<InputFormat> DetectFormat(std::string_view text);
 
+// The ipsets an iptables dump's `-m set` names: `ipset save` output
+// (frontends/iptables/ipset.h) and its name in diagnostics.
+struct IpsetInput {
+  std::string name;
+  std::string text;
+};
+
 // Parses `text` (named `name` in diagnostics; nft includes are looked up
 // next to it) as `forced`, or as the detected format, and verifies it.
 // Every problem goes to `diags` as a located diagnostic; on any error the
@@ -46,7 +53,8 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
                                         const std::string& name,
                                         std::optional<InputFormat> forced,
                                         ir::Diagnostics& diags,
-                                        InputFormat* format = nullptr);
+                                        InputFormat* format = nullptr,
+                                        const IpsetInput* ipsets = nullptr);
 
 }  // namespace rulejit::frontends
 

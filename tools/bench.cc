@@ -1,6 +1,6 @@
 // `rulejit bench FILE --trace T [--backend B] [--no-classify]
 //                     [--hook H | --path P [--iif IF] [--oif IF] [--host HOST]
-//                                [--shared-conntrack]] [--json] [--format F]`
+//                                [--shared-conntrack]] [--json] [--format F] [--ipset FILE]`
 // `rulejit bench --sweep N,N,... [--svg FILE]`: tools/bench_sweep.h.
 //
 // Classification throughput of the compiled ruleset over a trace: a pcap of
@@ -123,7 +123,7 @@ Measurement MeasurePath(const Program& program, const HostModel& host,
 int RunBench(const Args& args, Streams io) {
   if (args.has("sweep")) return RunBenchSweep(args, io);
   if (args.positional_count() == 0) return UsageError(kName, "FILE is required (or --sweep)", io.err);
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<std::string> trace_path = args.value("trace");
   if (!trace_path) return UsageError(kName, "--trace T is required", io.err);
@@ -212,7 +212,7 @@ Command BenchCommand() {
       .synopsis = "bench --sweep N,N,... [--svg FILE] | bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
                   "[--host FILE|local] [--shared-conntrack]] [--time T] "
-                  "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F]",
+                  "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F] [--ipset FILE]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
@@ -227,6 +227,7 @@ Command BenchCommand() {
                          {"shared-conntrack", false},
                          {"json", false},
                          {"format", true},
+                         {"ipset", true},
                          {"sweep", true},
                          {"svg", true}},
                .positionals = {"[FILE]"}},

@@ -1,4 +1,4 @@
-// `rulejit check FILE [--format F] [--lint]`: parse and verify, then look
+// `rulejit check FILE [--format F] [--ipset FILE] [--lint]`: parse and verify, then look
 // for rules that never decide anything (compiler/analysis/lint.h).
 //
 // On success prints one summary line to stdout:
@@ -121,7 +121,7 @@ void Analyse(const std::string& name, const ir::Ruleset& ruleset, const Counts& 
 }
 
 int RunCheck(const Args& args, Streams io) {
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok())
     return UsageError("check", format.status().message(), io.err);
   const std::string& path = args.positional(0);
@@ -154,10 +154,10 @@ int RunCheck(const Args& args, Streams io) {
 Command CheckCommand() {
   return Command{
       .name = "check",
-      .synopsis = "check FILE [--format F] [--lint] [--json]",
+      .synopsis = "check FILE [--format F] [--ipset FILE] [--lint] [--json]",
       .summary = "parse and verify FILE; located errors, shadowed (and with "
                  "--lint redundant) rules on stderr",
-      .spec = {.flags = {{"format", true}, {"lint", false}, {"json", false}}, .positionals = {"FILE"}},
+      .spec = {.flags = {{"format", true}, {"ipset", true}, {"lint", false}, {"json", false}}, .positionals = {"FILE"}},
       .run = RunCheck,
       .description =
           "Parses FILE, verifies it as the kernel would load it, and prints a summary line: "

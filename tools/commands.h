@@ -85,9 +85,9 @@ std::vector<Command> AllCommands();
 int UsageError(absl::string_view command, absl::string_view message,
                std::ostream& err);
 
-// The value of --format: nullopt when absent (detect from content), an
-// error status for an unknown name.
-absl::StatusOr<std::optional<InputFormat>> FormatOption(const Args& args);
+// The values of --format (no format when absent: detect from content; an
+// error status for an unknown name) and --ipset FILE.
+absl::StatusOr<LoadInput> FormatOption(const Args& args);
 
 }  // namespace rulejit::tools
 

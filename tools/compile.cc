@@ -1,5 +1,5 @@
 // `rulejit compile FILE [--emit ir|opt-ir|plan|asm|llvm-ir|llvm-asm] [--backend B]
-//                       [--dump-after PASS] [--no-pass P1,P2] [--format F]`
+//                       [--dump-after PASS] [--no-pass P1,P2] [--format F] [--ipset FILE]`
 //
 // Shows a compilation stage:
 //   ir      the IR as the frontend lowered it (nft --debug=netlink form)
@@ -80,7 +80,7 @@ absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) 
 int RunCompile(const Args& args, Streams io) {
   absl::StatusOr<CompileRequest> req = ReadRequest(args, io.err);
   if (!req.ok()) return UsageError(kName, req.status().message(), io.err);
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<LoadedRuleset> loaded = LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
@@ -116,13 +116,13 @@ Command CompileCommand() {
   return Command{
       .name = kName,
       .synopsis = "compile FILE [--emit ir|opt-ir|plan|asm|llvm-ir|llvm-asm] [--backend interp|jit|llvm|auto] "
-                  "[--dump-after PASS] [--no-pass P1,P2] [--format F]",
+                  "[--dump-after PASS] [--no-pass P1,P2] [--format F] [--ipset FILE]",
       .summary = "print a compilation stage: the IR, the optimized IR, the plan, or the machine code",
       .spec = {.flags = {{"emit", true},
                          {"backend", true},
                          {"dump-after", true},
                          {"no-pass", true},
-                         {"format", true}},
+                         {"format", true}, {"ipset", true}},
                .positionals = {"FILE"}},
       .run = RunCompile,
       .description =

@@ -1,5 +1,5 @@
 // `rulejit diff OLD NEW [--hook H] [--iif IF] [--oif IF] [--json]
-//                       [--format F]`
+//                       [--format F] [--ipset FILE]`
 // (`--path P [--host HOST]` compares along a packet's whole path instead:
 // tools/diff_path.h; `--against-kernel FILE` compares FILE as rulejit
 // reads it with what the kernel holds once nft loaded it:
@@ -285,7 +285,7 @@ int Compare(const Args& args, const ir::Ruleset& old_rs, const ir::Ruleset& new_
 // OLD: rulejit's reading of FILE; NEW: what the kernel holds after loading
 // it (tools/against_kernel.h).
 int RunAgainstKernel(const Args& args, const std::string& file,
-                     std::optional<InputFormat> format, const analysis::SpaceOptions& options,
+                     const LoadInput& format, const analysis::SpaceOptions& options,
                      DiagnosticOutput& diags, Streams io) {
   if (args.positional_count() != 0) {
     return UsageError(kName, "--against-kernel FILE compares FILE alone: no OLD NEW", io.err);
@@ -307,7 +307,7 @@ int RunAgainstKernel(const Args& args, const std::string& file,
 }
 
 int RunDiff(const Args& args, Streams io) {
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   const bool path_diff = args.has("path");
   if (!path_diff && args.has("host")) return UsageError(kName, "--host needs --path", io.err);
@@ -336,7 +336,7 @@ Command DiffCommand() {
       .name = kName,
       .synopsis = "diff OLD NEW | --against-kernel FILE [--hook H | --path "
                   "forward|input|output [--host FILE|local]] [--iif IF] [--oif IF] [--json] "
-                  "[--pcap OUT] [--format F]",
+                  "[--pcap OUT] [--format F] [--ipset FILE]",
       .summary = "exact difference of two rulesets (or of FILE as rulejit and as the "
                  "kernel read it): differing regions, witness packets, deciding rules "
                  "(exit 0 equivalent, 1 different, 2 error)",
@@ -348,7 +348,7 @@ Command DiffCommand() {
                          {"oif", true},
                          {"json", false},
                          {"pcap", true},
-                         {"format", true}},
+                         {"format", true}, {"ipset", true}},
                .positionals = {"[OLD]", "[NEW]"}},
       .run = RunDiff,
       .description =

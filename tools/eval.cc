@@ -1,5 +1,5 @@
 // `rulejit eval FILE PCAP [--hook H | --path P] [--iif IF] [--oif IF] [--host HOST]
-//                        [--explain] [--json] [--backend interp] [--format F]`
+//                        [--explain] [--json] [--backend interp] [--format F] [--ipset FILE]`
 //
 // --path forward|input|output runs every frame along its whole path
 // (tools/eval_path.h). Otherwise it runs every frame of PCAP through the ruleset at one hook with the chosen
@@ -222,7 +222,7 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
 }
 
 int RunEval(const Args& args, Streams io) {
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   absl::StatusOr<EvalOptions> options = ReadOptions(args);
   if (!options.ok()) {
@@ -289,7 +289,7 @@ Command EvalCommand() {
       .name = kName,
       .synopsis =
           "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] "
-          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F]",
+          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F] [--ipset FILE]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
@@ -306,7 +306,7 @@ Command EvalCommand() {
                          {"ct", false},
                          {"json", false},
                          {"backend", true},
-                         {"format", true}},
+                         {"format", true}, {"ipset", true}},
                .positionals = {"FILE", "PCAP"}},
       .run = RunEval,
       .description =

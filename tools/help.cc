@@ -17,7 +17,8 @@ namespace {
 constexpr absl::string_view kFormatText =
     "--format iptables|iptables-nft|nft|classbench overrides the input format, which is "
     "otherwise detected from the file's content (iptables: as iptables-legacy loads the "
-    "dump; iptables-nft: as iptables-nft does).";
+    "dump; iptables-nft: as iptables-nft does). --ipset FILE gives the contents of the "
+    "ipsets an iptables dump's -m set names, as `ipset save` prints them.";
 constexpr absl::string_view kStdinText =
     "A file argument \"-\" reads standard input (named <stdin> in diagnostics; nft includes "
     "in it resolve against the current directory), once per command.";

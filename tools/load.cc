@@ -78,14 +78,14 @@ std::optional<std::string> ReadFile(const std::string& path,
 }
 
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
-                                         std::optional<InputFormat> forced,
+                                         const LoadInput& input,
                                          std::ostream& err) {
   DiagnosticOutput diags(/*json=*/false, err);
-  return LoadRuleset(path, forced, diags);
+  return LoadRuleset(path, input, diags);
 }
 
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
-                                         std::optional<InputFormat> forced,
+                                         const LoadInput& input,
                                          DiagnosticOutput& out) {
   const std::string name = DisplayName(path);
   std::string reason;
@@ -94,10 +94,21 @@ std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
     out.Add(ToolDiagnostic{.file = name, .message = reason, .hint = ""});
     return std::nullopt;
   }
+  std::optional<frontends::IpsetInput> ipsets;
+  if (!input.ipset_path.empty()) {
+    ipsets.emplace();
+    ipsets->name = DisplayName(input.ipset_path);
+    std::optional<std::string> ipset_text = ReadFileOrReason(input.ipset_path, reason);
+    if (!ipset_text) {
+      out.Add(ToolDiagnostic{.file = ipsets->name, .message = reason, .hint = ""});
+      return std::nullopt;
+    }
+    ipsets->text = *std::move(ipset_text);
+  }
   ir::Diagnostics diags;
   InputFormat format = InputFormat::kIptables;
-  std::optional<ir::Ruleset> ruleset =
-      frontends::ParseRuleset(*text, name, forced, diags, &format);
+  std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(
+      *text, name, input.format, diags, &format, ipsets ? &*ipsets : nullptr);
   out.Add(diags);
   if (!ruleset) return std::nullopt;
   return LoadedRuleset{format, *std::move(ruleset)};

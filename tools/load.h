@@ -27,6 +27,14 @@ using frontends::FormatFromName;
 using frontends::FormatName;
 using frontends::InputFormat;
 
+// What loading reads beside FILE: --format, and --ipset FILE (`ipset save`
+// output for an iptables dump's -m set; frontends/iptables/ipset.h).
+struct LoadInput {
+  std::optional<InputFormat> format;
+  std::string ipset_path;  // "": none given
+  LoadInput(std::optional<InputFormat> f = std::nullopt) : format(f) {}  // NOLINT: implicit
+};
+
 struct LoadedRuleset {
   InputFormat format = InputFormat::kIptables;
   ir::Ruleset ruleset;  // verified; `files` names the loaded file
@@ -35,11 +43,11 @@ struct LoadedRuleset {
 // Reads, parses and verifies `path`. Prints diagnostics (errors and
 // warnings) to `err`; returns nullopt if there was any error.
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
-                                         std::optional<InputFormat> forced,
+                                         const LoadInput& input,
                                          std::ostream& err);
 // The same, with the diagnostics going to `diags` (text or JSON).
 std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
-                                         std::optional<InputFormat> forced,
+                                         const LoadInput& input,
                                          DiagnosticOutput& diags);
 
 // Compiles a loaded ruleset; on failure prints "rulejit COMMAND: error: ..."

@@ -90,15 +90,17 @@ int UsageError(absl::string_view command, absl::string_view message,
   return kExitUsage;
 }
 
-absl::StatusOr<std::optional<InputFormat>> FormatOption(const Args& args) {
+absl::StatusOr<LoadInput> FormatOption(const Args& args) {
+  LoadInput input;
+  input.ipset_path = args.value("ipset").value_or("");
   std::optional<std::string> name = args.value("format");
-  if (!name) return std::nullopt;
-  std::optional<InputFormat> format = FormatFromName(*name);
-  if (!format) {
+  if (!name) return input;
+  input.format = FormatFromName(*name);
+  if (!input.format) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown format '", *name, "' (expected iptables, nft or classbench)"));
   }
-  return format;
+  return input;
 }
 
 }  // namespace rulejit::tools

@@ -1,6 +1,6 @@
 // `rulejit run FILE --in A --out B [--ctl PATH] [--queues N]
 //                   [--stats-interval S] [--duration S] [--backend B]
-//                   [--log FILE] [--generic] [--format F]`
+//                   [--log FILE] [--generic] [--format F] [--ipset FILE]`
 //
 // A bump-in-the-wire firewall, a transparent bridge: frames arriving on A
 // take the path of `eval --path forward` (netdev ingress chains of device
@@ -82,7 +82,7 @@ constexpr absl::string_view kName = "run";
 struct RunOptions {
   runtime::EngineOptions engine;
   Backend backend = Backend::kAuto;
-  std::optional<InputFormat> format;
+  LoadInput format;
   std::string file;           // the ruleset given at start (SIGHUP re-reads it)
   std::string ctl;            // control socket path; empty = none
   double stats_interval = 0;  // seconds; 0 = no periodic stats
@@ -383,7 +383,7 @@ std::string Absolute(const std::string& path) {
 }
 
 int RunRun(const Args& args, Streams io) {
-  absl::StatusOr<std::optional<InputFormat>> format = FormatOption(args);
+  absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   absl::StatusOr<RunOptions> options = ReadOptions(args);
   if (!options.ok()) {
@@ -487,7 +487,7 @@ Command RunCommand() {
       .synopsis =
           "run FILE --in IF --out IF [--ctl PATH|none] [--queues N] "
           "[--stats-interval S] [--duration S] [--backend interp|jit|llvm|auto] "
-          "[--log FILE] [--generic] [--sysctl nf_conntrack_NAME=V,...] [--format F]",
+          "[--log FILE] [--generic] [--sysctl nf_conntrack_NAME=V,...] [--format F] [--ipset FILE]",
       .summary =
           "AF_XDP bump-in-the-wire firewall between two interfaces "
           "(netdev ingress, forward, netdev egress hooks; rejects answered back out of the "
@@ -503,7 +503,7 @@ Command RunCommand() {
                          {"generic", false},
                          {"sysctl", true},
                          {"log", true},
-                         {"format", true}},
+                         {"format", true}, {"ipset", true}},
                .positionals = {"FILE"}},
       .run = RunRun,
       .description =

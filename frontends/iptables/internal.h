@@ -29,6 +29,10 @@
 #include "ir/diag.h"
 #include "ir/ir.h"
 
+namespace rulejit::frontends {
+struct Ipsets;  // ipset.h
+}
+
 namespace rulejit::frontends::iptables_internal {
 
 // ---------------------------------------------------------------------------
@@ -125,6 +129,8 @@ struct LowerCtx {
   // meta ip6t_l4proto and transport loads read the ip6t-transport header,
   // ip6_tables' own view of the packet (ir::PayloadBase::kIp6tTransport).
   bool ip6t_legacy = false;
+  // The ipsets -m set may name (`--ipset FILE`), or null when none was given.
+  const Ipsets* ipsets = nullptr;
 
   bool ipv6() const { return family == ir::Family::kIp6; }
   // The rule's `-p` protocol number when given and not inverted.
@@ -203,6 +209,7 @@ bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m);
 bool LowerRecent(LowerCtx& ctx, const MatchUse& m);
 bool LowerHashlimit(LowerCtx& ctx, const MatchUse& m);
 bool LowerString(LowerCtx& ctx, const MatchUse& m);
+bool LowerSet(LowerCtx& ctx, const MatchUse& m);  // match_set.cc
 // "FIN,SYN,RST,ACK" → flag bits (ALL, NONE too); nullopt on an unknown flag.
 std::optional<uint8_t> ParseTcpFlags(std::string_view text);
 bool LowerTcpMss(LowerCtx& ctx, const TargetUse& t);

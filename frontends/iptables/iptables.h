@@ -41,10 +41,15 @@ enum class IpVersion { kAuto, kIpv4, kIpv6 };
 // packet whose header walk fails): rulejit's rule just does not match.
 enum class IptablesFlavor { kLegacy, kNft };
 
+struct Ipsets;  // frontends/iptables/ipset.h
+
+// `ipsets`: the contents of the sets `-m set` names (null: none given, and
+// a dump that names one is an error).
+
 [[nodiscard]] absl::StatusOr<ir::Ruleset> ParseIptablesSave(
     std::string_view text, int file, ir::Diagnostics& diags,
     IpVersion version = IpVersion::kAuto,
-    IptablesFlavor flavor = IptablesFlavor::kLegacy);
+    IptablesFlavor flavor = IptablesFlavor::kLegacy, const Ipsets* ipsets = nullptr);
 
 }  // namespace rulejit::frontends
 

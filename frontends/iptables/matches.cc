@@ -525,6 +525,12 @@ const std::vector<Module>& Modules() {
         {"--timestop", 1, false}, {"--weekdays"}, {"--monthdays"}, {"--contiguous", 0, false},
         {"--kerneltz", 0, false}, {"--localtz", 0, false}, {"--utc", 0, false}},
        LowerTime},
+      {"set",
+       {{"--match-set", 2}, {"--set", 2}, {"--return-nomatch", 0, false},
+        {"--update-counters", 0}, {"--update-subcounters", 0}, {"--packets-eq"},
+        {"--packets-lt", 1, false}, {"--packets-gt", 1, false}, {"--bytes-eq"},
+        {"--bytes-lt", 1, false}, {"--bytes-gt", 1, false}},
+       LowerSet},
   };
   return *kModules;
 }
@@ -551,8 +557,11 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 10> kReasons = {{
-      {"connlimit", "counting a host's connections needs the conntrack table, not modelled"},
+  static constexpr std::array<Why, 9> kReasons = {{
+      {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
+                    "which keeps each connection (seen at this rule) until conntrack forgets it "
+                    "or its TCP state closes; the interpreter sees one packet's ct state, not the "
+                    "conntrack table, so the count cannot be exact"},
       {"helper", "the helper of a connection's master is not an input of the conntrack model"},
       {"cpu", "the CPU a packet is processed on is not an input of rulejit's model"},
       {"devgroup", "interface groups are not in the host model"},
@@ -561,8 +570,6 @@ std::string_view UnsupportedMatchReason(std::string_view module) {
       {"socket", "local sockets are not in the host model"},
       {"rpfilter", "the reverse path lookup with rpfilter's own rules (loopback, zero source, "
                    "--accept-local) is not lowered"},
-      {"set", "ipset contents are not an input of rulejit (the kernel refuses the rule too "
-              "when the set does not exist)"},
       {"ipv6header", "its walk over every extension header (past non-first fragments too) "
                      "has no IR expression"},
   }};

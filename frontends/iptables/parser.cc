@@ -155,8 +155,8 @@ struct PendingJump {
 class SaveParser {
  public:
   SaveParser(std::string_view text, int file, ir::Diagnostics& diags,
-             IpVersion version, IptablesFlavor flavor)
-      : text_(text), file_(file), diags_(diags), flavor_(flavor) {
+             IpVersion version, IptablesFlavor flavor, const Ipsets* ipsets)
+      : text_(text), file_(file), diags_(diags), flavor_(flavor), ipsets_(ipsets) {
     const bool v6 = version == IpVersion::kIpv6 ||
                     (version == IpVersion::kAuto && LooksLikeIpv6(text));
     family_ = v6 ? ir::Family::kIp6 : ir::Family::kIp;
@@ -651,6 +651,7 @@ class SaveParser {
     ctx.rule = &rule;
     ctx.next_set_id = &next_set_id_;
     ctx.ip6t_legacy = flavor_ == IptablesFlavor::kLegacy && ctx.ipv6();
+    ctx.ipsets = ipsets_;
 
     bool ok = iptables_internal::LowerBase(ctx);
     bool guarded = false;  // the legacy fragment check is in the rule
@@ -768,6 +769,7 @@ class SaveParser {
   int file_;
   ir::Diagnostics& diags_;
   IptablesFlavor flavor_;
+  const Ipsets* ipsets_;
   ir::Family family_ = ir::Family::kIp;
   ir::Ruleset ruleset_;
   ir::Table table_;          // the open table
@@ -786,8 +788,9 @@ class SaveParser {
 absl::StatusOr<ir::Ruleset> ParseIptablesSave(std::string_view text, int file,
                                               ir::Diagnostics& diags,
                                               IpVersion version,
-                                              IptablesFlavor flavor) {
-  return SaveParser(text, file, diags, version, flavor).Run();
+                                              IptablesFlavor flavor,
+                                              const Ipsets* ipsets) {
+  return SaveParser(text, file, diags, version, flavor, ipsets).Run();
 }
 
 }  // namespace rulejit::frontends

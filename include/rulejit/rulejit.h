@@ -85,6 +85,20 @@ class Ruleset {
     std::string_view text, const std::string& name,
     std::optional<InputFormat> format = std::nullopt);
 
+// What a ruleset's text does not hold but its meaning needs.
+struct ParseOptions {
+  std::optional<InputFormat> format;  // detected when not given
+  // The ipsets an iptables dump's `-m set --match-set` names, as `ipset
+  // save` prints them (the command line's `--ipset FILE`); `ipset_name`
+  // names that text in messages. Empty: no sets are given, and a dump
+  // naming one is refused. An nft ruleset given ipsets is refused.
+  std::optional<std::string> ipset_save;
+  std::string ipset_name = "<ipset>";
+};
+[[nodiscard]] absl::StatusOr<Ruleset> ParseRuleset(std::string_view text,
+                                                   const std::string& name,
+                                                   const ParseOptions& options);
+
 const char* BackendName(Backend backend);
 // "interp", "jit", "llvm", "auto"; nullopt for anything else.
 std::optional<Backend> BackendFromName(std::string_view name);

@@ -73,6 +73,7 @@ const std::map<std::string, int>& Thresholds() {
       {"libxt_tcpmss.t", 9},       {"libxt_statistic.t", 7},
       {"libxt_u32.t", 1},          {"libxt_quota.t", 6},
       {"libxt_hashlimit.t", 27},   {"libxt_string.t", 10},
+      {"libxt_set.t", 2},  // no ipsets given: both lines are refused, located
   };
   return *kThresholds;
 }

@@ -266,6 +266,11 @@ absl::StatusOr<std::vector<bool>> RunOnce(OracleSyntax syntax, const std::string
                                           const OracleOptions& options) {
   absl::StatusOr<TestNetwork> net = TestNetwork::Create();
   if (!net.ok()) return net.status();
+  if (!options.ipset_restore.empty()) {
+    absl::Status s =
+        MustRun({"ip", "netns", "exec", net->fw(), "ipset", "restore"}, options.ipset_restore);
+    if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("ipset restore: ", s.message()));
+  }
   if (absl::Status s = LoadRuleset(syntax, text, net->fw()); !s.ok()) return s;
   if (options.fw_host_json != nullptr) {
     absl::StatusOr<std::string> host = HostJson(net->fw());

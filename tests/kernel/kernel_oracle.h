@@ -142,6 +142,9 @@ struct OracleOptions {
   // `delivered`: a local destination's packet came back through lo to
   // fw's input hook. The frames' link headers are ignored.
   bool send_from_fw = false;
+  // `ipset save` output restored in fw (`ipset restore`) before the
+  // ruleset is loaded, for rulesets with -m set ("": none).
+  std::string ipset_restore;
 };
 
 // OK when the harness can run here: root, `ip netns`, and the tool for the

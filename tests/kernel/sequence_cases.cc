@@ -30,7 +30,8 @@ Frames InterleavedSources(uint16_t dport, uint16_t odd_dport, size_t payload) {
 }
 
 void ExpectSequencesAgree(const char* what, OracleSyntax syntax, const std::string& extension,
-                          const std::vector<SequenceCase>& cases, const Frames& frames) {
+                          const std::vector<SequenceCase>& cases, const Frames& frames,
+                          const std::string& ipsets) {
   if (absl::Status s = OracleAvailable(syntax); !s.ok()) GTEST_SKIP() << s.message();
   ScratchDir dir(absl::StrCat("rulejit-", what).c_str());
   ASSERT_FALSE(dir.path.empty());
@@ -39,10 +40,15 @@ void ExpectSequencesAgree(const char* what, OracleSyntax syntax, const std::stri
   ASSERT_TRUE(sent.ok()) << sent.status();
   const std::string pcap = dir.path + "/frames.pcap";
   ASSERT_TRUE(WritePcap(pcap, *sent));
+  std::string extra_args;
+  if (!ipsets.empty()) {
+    extra_args = absl::StrCat("--ipset ", dir.path, "/sets.ipset");
+    std::ofstream(dir.path + "/sets.ipset") << ipsets;
+  }
   int disagreements = 0;
   bool first = true;
   for (const SequenceCase& c : cases) {
-    OracleOptions options{.control_run = first};
+    OracleOptions options{.control_run = first, .ipset_restore = ipsets};
     first = false;
     absl::StatusOr<std::vector<bool>> kernel =
         KernelVerdicts({.syntax = syntax, .text = c.text}, *sent, options);
@@ -51,7 +57,7 @@ void ExpectSequencesAgree(const char* what, OracleSyntax syntax, const std::stri
     const std::string file = absl::StrCat(dir.path, "/", c.name, extension);
     std::ofstream(file) << c.text;
     for (const std::string& tier : tiers) {
-      absl::StatusOr<std::vector<bool>> ours = RulejitVerdicts(file, pcap, tier, sent->size());
+      absl::StatusOr<std::vector<bool>> ours = RulejitVerdicts(file, pcap, tier, sent->size(), extra_args);
       ASSERT_TRUE(ours.ok()) << c.name << " " << tier << ": " << ours.status();
       disagreements += ReportDisagreements(absl::StrCat(c.name, " tier ", tier), *kernel, *ours);
     }

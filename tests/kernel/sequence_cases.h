@@ -30,9 +30,11 @@ Frames InterleavedSources(uint16_t dport, uint16_t odd_dport, size_t payload);
 // Runs every case (skipping the test when the oracle is unavailable),
 // expects each to show both verdicts in the kernel and reports every
 // disagreement as a failure; prints a summary line naming `what`.
-// `extension`: the ruleset file's, ".ipt" or ".nft".
+// `extension`: the ruleset file's, ".ipt" or ".nft". `ipsets`: `ipset
+// save` output restored in the kernel and given to rulejit (--ipset).
 void ExpectSequencesAgree(const char* what, OracleSyntax syntax, const std::string& extension,
-                          const std::vector<SequenceCase>& cases, const Frames& frames);
+                          const std::vector<SequenceCase>& cases, const Frames& frames,
+                          const std::string& ipsets = "");
 
 }  // namespace rulejit::testing
 

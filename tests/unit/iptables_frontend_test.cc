@@ -630,7 +630,7 @@ TEST(IptablesErrors, UnknownOptionWithHint) {
 
 TEST(IptablesErrors, UnsupportedMatchAndTarget) {
   EXPECT_EQ(FirstError(Wrap("-m set --match-set foo src")),
-            "3:13: unsupported match 'set'");
+            "3:29: ipset 'foo' is not given");
   EXPECT_EQ(FirstError(Wrap("-j TPROXY --on-port 1")),
             "3:13: unsupported target 'TPROXY'");
 }

@@ -89,7 +89,7 @@ TEST(IptablesQuota, NftsQuotaOfTheSameBytes) {
 TEST(IptablesUnsupportedMatches, RefusedWithTheReason) {
   EXPECT_TRUE(Refused(Lower("-m connlimit --connlimit-above 2"), "conntrack table"));
   EXPECT_TRUE(Refused(Lower("-m physdev --physdev-in eth0"), "bridge ports"));
-  EXPECT_TRUE(Refused(Lower("-m set --match-set s src"), "ipset contents"));
+  EXPECT_TRUE(Refused(Lower("-m set --match-set s src"), "ipset 's' is not given"));
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+// -m set with the ipsets given beside the dump (frontends/iptables/ipset.h,
+// match_set.cc): what is refused, located, in the dump or in the ipset
+// file, and the IR sets the contents become. Their meaning against the
+// kernel is tests/kernel/ipset_kernel_test.cc.
+#include <string>
+
+#include "frontends/frontend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ir/diag.h"
+#include "ir/printer.h"
+#include "ir/reader.h"
+
+namespace rulejit::frontends {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  std::optional<ir::Ruleset> rs;
+  std::string diags;
+};
+
+Result Parse(const std::string& rule, const std::string& ipsets, bool give = true) {
+  const std::string dump =
+      "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD " + rule + " -j DROP\nCOMMIT\n";
+  ir::Diagnostics diags;
+  IpsetInput input{"sets.ipset", ipsets};
+  Result r;
+  r.rs = ParseRuleset(dump, "t.ipt", std::nullopt, diags, nullptr, give ? &input : nullptr);
+  r.diags = diags.Format();
+  return r;
+}
+
+constexpr char kSets[] =
+    "create a hash:ip family inet hashsize 1024 maxelem 65536\n"
+    "add a 10.0.0.1\n"
+    "create n hash:net family inet\n"
+    "add n 10.0.0.0/8\n"
+    "add n 10.1.0.0/16 nomatch\n"
+    "create six hash:ip family inet6\n"
+    "add six 2001:db8::1\n"
+    "create p hash:ip,port family inet\n"
+    "add p 10.0.0.1,udp:53\n";
+
+TEST(IptablesSet, LowersToANamedSet) {
+  Result r = Parse("-m set --match-set n src", kSets);
+  ASSERT_TRUE(r.rs) << r.diags;
+  const ir::Set* set = r.rs->tables[0].FindSet("ipset_ns");
+  ASSERT_NE(set, nullptr);
+  EXPECT_TRUE(set->interval());
+  // 10.0.0.0-10.0.255.255 and 10.2.0.0-10.255.255.255: the nomatch net cut out.
+  ASSERT_EQ(set->elements.size(), 2u);
+  EXPECT_EQ(set->elements[0].key_end, (ir::Bytes{10, 0, 255, 255}));
+  EXPECT_EQ(set->elements[1].key, (ir::Bytes{10, 2, 0, 0}));
+}
+
+// The rule's expressions print and read back as they were (the concatenated
+// key's loads into registers 1, 9, 10, 11 and the lookup of the named set).
+TEST(IptablesSet, RuleRoundTripsThroughTheIrText) {
+  Result r = Parse("-m set ! --match-set p src,dst", kSets);
+  ASSERT_TRUE(r.rs) << r.diags;
+  const ir::Rule& rule = r.rs->tables[0].chains[0].rules[0];
+  ASSERT_GE(rule.exprs.size(), 6u);
+  for (const ir::Node& n : rule.exprs) {
+    const std::string line = ir::PrintExpr(n.expr);
+    absl::StatusOr<ir::Expr> back = ir::ParseExprLine(line);
+    ASSERT_TRUE(back.ok()) << line << ": " << back.status();
+    EXPECT_EQ(ir::PrintExpr(*back), line);
+  }
+  EXPECT_EQ(ir::PrintExpr(rule.exprs[5].expr), "[ lookup reg 1 set ipset_psd 0x1 ]");
+}
+
+TEST(IptablesSet, ReturnNomatchKeepsOnlyTheNomatchNets) {
+  Result r = Parse("-m set --match-set n src --return-nomatch", kSets);
+  ASSERT_TRUE(r.rs) << r.diags;
+  const ir::Set* set = r.rs->tables[0].FindSet("ipset_ns_nomatch");
+  ASSERT_NE(set, nullptr);
+  ASSERT_EQ(set->elements.size(), 1u);
+  EXPECT_EQ(set->elements[0].key, (ir::Bytes{10, 1, 0, 0}));
+}
+
+TEST(IptablesSet, RefusalsAreLocated) {
+  EXPECT_THAT(Parse("-m set --match-set a src", "", false).diags,
+              HasSubstr("t.ipt:3:31: error: ipset 'a' is not given"));
+  EXPECT_THAT(Parse("-m set --match-set zz src", kSets).diags,
+              HasSubstr("t.ipt:3:31: error: ipset 'zz' is not given"));
+  EXPECT_THAT(Parse("-m set --match-set six src", kSets).diags,
+              HasSubstr("ipset 'six' is of family inet6"));
+  EXPECT_THAT(Parse("-m set --match-set a src,up", kSets).diags,
+              HasSubstr("invalid --match-set flag 'up'"));
+  EXPECT_THAT(Parse("-m set --match-set a src --packets-gt 3", kSets).diags,
+              HasSubstr("--packets-gt is not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:mac\n").diags,
+              HasSubstr("sets.ipset:1:10: error: ipset type 'hash:mac' is not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:ip,port\nadd a 1.2.3.4,icmp:8/0\n").diags,
+              HasSubstr("sets.ipset:2:7: error: ipset element of protocol 'icmp' is not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set l src,dst,dst",
+                    "create m hash:ip,port,net\nadd m 1.2.3.4,tcp:80,10.0.0.0/8\n"
+                    "create l list:set\nadd l m\n").diags,
+              HasSubstr("list:set 'l' has a member of type hash:ip,port,net; not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set m src,dst,dst", "create m hash:ip,port,ip\nadd m 1.2.3.4,tcp:80\n").diags,
+              HasSubstr("sets.ipset:2:7: error: invalid hash:ip,port,ip element '1.2.3.4,tcp:80'"));
+  EXPECT_THAT(Parse("-m set --match-set f src,src", "create f hash:net,iface\nadd f 10.0.0.0/8,physdev:eth0\n").diags,
+              HasSubstr("sets.ipset:2:7: error: physdev: interface elements are not modelled"));
+  EXPECT_THAT(Parse("-m set --match-set a src", "add a 1.2.3.4\n").diags,
+              HasSubstr("sets.ipset:1:5: error: ipset 'a' was not created"));
+  EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:ip timeout 5\nadd a 1.2.3.4 timeout 3\n").diags,
+              HasSubstr("sets.ipset:2:15: error: ipset elements with a timeout are not modelled"));
+}
+
+TEST(IptablesSet, SetTargetIsRefusedWithTheReason) {
+  ir::Diagnostics diags;
+  IpsetInput input{"sets.ipset", kSets};
+  EXPECT_FALSE(ParseRuleset("*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -j SET --add-set a src\nCOMMIT\n",
+                            "t.ipt", std::nullopt, diags, nullptr, &input));
+  EXPECT_THAT(diags.Format(), HasSubstr("t.ipt:3:15: error: unsupported target 'SET'"));
+  EXPECT_THAT(diags.Format(), HasSubstr("whose contents rulejit reads as constant"));
+}
+
+TEST(IptablesSet, NftRulesetsTakeNoIpsets) {
+  ir::Diagnostics diags;
+  IpsetInput input{"sets.ipset", kSets};
+  EXPECT_FALSE(ParseRuleset("table ip t {}\n", "t.nft", std::nullopt, diags, nullptr, &input));
+  EXPECT_THAT(diags.Format(), HasSubstr("not an iptables dump"));
+}
+
+}  // namespace
+}  // namespace rulejit::frontends
