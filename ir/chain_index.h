@@ -3,7 +3,10 @@
 // jumping to the next) would take 10^10 string compares; this index makes
 // it linear. It follows a table whose chains are only appended to: every
 // Find first indexes the chains added since the last one, and starts over
-// if the table has fewer chains than it had (another table, or cleared).
+// when the table looks different: fewer chains than it had, or another
+// chain where the last indexed one was (chains taken off the end, as a
+// failed rule's bound chains are, then others added: names are unique in
+// a table, so the last position tells).
 #ifndef RULEJIT_IR_CHAIN_INDEX_H_
 #define RULEJIT_IR_CHAIN_INDEX_H_
 
@@ -32,17 +35,20 @@ class ChainIndex {
 
  private:
   void CatchUp(const Table& table) {
-    if (table.chains.size() < indexed_) {
+    if (table.chains.size() < indexed_ ||
+        (indexed_ > 0 && table.chains[indexed_ - 1].name != last_)) {
       by_name_.clear();
       indexed_ = 0;
     }
     for (; indexed_ < table.chains.size(); ++indexed_) {
       by_name_.try_emplace(table.chains[indexed_].name, indexed_);
     }
+    if (indexed_ > 0) last_ = table.chains[indexed_ - 1].name;
   }
 
   absl::flat_hash_map<std::string, size_t> by_name_;
   size_t indexed_ = 0;
+  std::string last_;  // the name of the last chain indexed
 };
 
 }  // namespace rulejit::ir
