@@ -30,7 +30,7 @@
 #include "ir/ir.h"
 
 namespace rulejit::frontends {
-struct Ipsets;  // ipset.h
+class Ipsets;  // ipset.h
 }
 
 namespace rulejit::frontends::iptables_internal {

@@ -34,10 +34,18 @@ int Ipset::dimensions() const {
 }
 
 const Ipset* Ipsets::Find(std::string_view name) const {
-  for (const Ipset& s : sets) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : &sets_[it->second];
+}
+
+Ipset* Ipsets::Find(std::string_view name) {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : &sets_[it->second];
+}
+
+void Ipsets::Add(Ipset set) {
+  by_name_.emplace(set.name, sets_.size());
+  sets_.push_back(std::move(set));
 }
 
 namespace {
@@ -127,7 +135,7 @@ class IpsetReader {
       }
     }
     if (netmask != nullptr && !ReadNetmask(set, *netmask)) return;
-    out_->sets.push_back(std::move(set));
+    out_->Add(std::move(set));
   }
 
   bool ReadNetmask(Ipset& set, const Word& word) {
@@ -141,10 +149,7 @@ class IpsetReader {
   }
 
   void Add(const std::vector<Word>& w) {
-    Ipset* set = nullptr;
-    for (Ipset& s : out_->sets) {
-      if (s.name == w[1].text) set = &s;
-    }
+    Ipset* set = out_->Find(w[1].text);
     if (set == nullptr) return Error(w[1], absl::StrCat("ipset '", Sv(w[1].text), "' was not created"));
     IpsetElement e;
     e.loc = Loc(w[2]);
@@ -257,8 +262,14 @@ class IpsetReader {
       case IpsetKind::kBitmapPort:
         return Port(set, w, text, e);
       case IpsetKind::kListSet:
-        if (!out_->Find(text)) {
+        if (const Ipset* member = out_->Find(text); member == nullptr) {
           Error(w, absl::StrCat("list:set member '", Sv(text), "' was not created"));
+          return false;
+        } else if (member->kind == IpsetKind::kListSet) {
+          // ipset 7.17 and the kernel: "Sets with list:set type cannot be
+          // added to the set".
+          Error(w, absl::StrCat("list:set member '", Sv(text), "' is itself a list:set"),
+                "ipset refuses a list:set inside a list:set");
           return false;
         }
         e.member = std::string(text);

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "ir/diag.h"
 #include "ir/ir.h"
 
@@ -57,9 +59,16 @@ struct Ipset {
   int dimensions() const;
 };
 
-struct Ipsets {
-  std::vector<Ipset> sets;
+class Ipsets {
+ public:
+  const std::vector<Ipset>& sets() const { return sets_; }
   const Ipset* Find(std::string_view name) const;
+  Ipset* Find(std::string_view name);
+  void Add(Ipset set);
+
+ private:
+  std::vector<Ipset> sets_;
+  absl::flat_hash_map<std::string, size_t> by_name_;  // into sets_
 };
 
 // Reads `ipset save` output (file `file` of `diags`). Reports every problem

@@ -41,7 +41,7 @@ enum class IpVersion { kAuto, kIpv4, kIpv6 };
 // packet whose header walk fails): rulejit's rule just does not match.
 enum class IptablesFlavor { kLegacy, kNft };
 
-struct Ipsets;  // frontends/iptables/ipset.h
+class Ipsets;  // frontends/iptables/ipset.h
 
 // `ipsets`: the contents of the sets `-m set` names (null: none given, and
 // a dump that names one is an error).

@@ -107,6 +107,13 @@ TEST(IptablesSet, RefusalsAreLocated) {
               HasSubstr("sets.ipset:1:5: error: ipset 'a' was not created"));
   EXPECT_THAT(Parse("-m set --match-set a src", "create a hash:ip timeout 5\nadd a 1.2.3.4 timeout 3\n").diags,
               HasSubstr("sets.ipset:2:15: error: ipset elements with a timeout are not modelled"));
+  // ipset itself refuses a list inside a list ("Sets with list:set type
+  // cannot be added to the set"); a reader that took it would walk lists
+  // of lists.
+  EXPECT_THAT(Parse("-m set --match-set l2 src",
+                    "create a hash:ip\ncreate l1 list:set\nadd l1 a\n"
+                    "create l2 list:set\nadd l2 l1\n").diags,
+              HasSubstr("sets.ipset:5:8: error: list:set member 'l1' is itself a list:set"));
 }
 
 TEST(IptablesSet, SetTargetIsRefusedWithTheReason) {
