@@ -262,9 +262,14 @@ fi
 [[ $gap_a -le $MAX_GAP_MS ]] || fail "worker stall: ${gap_a} ms between two 7001 arrivals (> $MAX_GAP_MS)"
 [[ $((rss_last - rss_first)) -le $RSS_SLACK_KB ]] ||
   fail "resident memory grew ${rss_first} -> ${rss_last} kB (> $RSS_SLACK_KB kB)"
+# The stateful run must have met a full table for the rest to say anything
+# about it: new flows dropped before the rules, in a quarter of the samples
+# at least (the churn's rate, and so how soon the table fills, follows the
+# machine's load: a half was too much for a loaded CI run).
 if [[ $STATEFUL -eq 1 ]]; then
-  [[ $ct_full -ge $((SECONDS_TOTAL / 2)) ]] ||
-    fail "the conntrack table was full in only $ct_full samples (want >= $((SECONDS_TOTAL / 2)))"
+  [[ $((sent_d - ctr_d)) -gt 0 ]] || fail "the full table dropped no new flow"
+  [[ $ct_full -ge $((SECONDS_TOTAL / 4)) ]] ||
+    fail "the conntrack table was full in only $ct_full samples (want >= $((SECONDS_TOTAL / 4)))"
 fi
 kill -0 "$RJ_PID" 2>/dev/null || fail "rulejit run died"
 [[ $FAIL -eq 0 ]] && echo "soak: ok" || echo "soak: FAILED"
