@@ -5,27 +5,12 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "frontends/line_words.h"
 
 namespace rulejit::frontends {
 namespace {
 
-// A whitespace-separated word with its 1-based column.
-struct Word {
-  std::string_view text;
-  uint32_t col;
-};
-
-std::vector<Word> SplitWords(std::string_view line) {
-  std::vector<Word> words;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    if (i > start) words.push_back({line.substr(start, i - start), static_cast<uint32_t>(start + 1)});
-  }
-  return words;
-}
+using Word = LineWord;
 
 template <typename T>
 bool ParseNumber(std::string_view s, T& out, int base = 10) {
@@ -62,7 +47,7 @@ class RuleParser {
   bool Parse(std::string_view line, uint32_t line_no, ParsedRule& out) {
     line_ = line_no;
     out.fields.line = line_no;
-    std::vector<Word> w = SplitWords(line);
+    std::vector<Word> w = SplitLineWords(line);
     // @SRC/LEN DST/LEN SPLO : SPHI DPLO : DPHI PROTO/MASK [FLAGS/MASK]
     if (w.size() != 9 && w.size() != 10) {
       return Fail(1, absl::StrCat("expected 9 or 10 fields, found ", w.size()));
@@ -280,7 +265,7 @@ absl::StatusOr<std::vector<TracePacket>> ParseClassBenchTrace(std::string_view t
                                                               ir::Diagnostics& diags) {
   std::vector<TracePacket> packets;
   ForEachLine(text, [&](std::string_view line, uint32_t line_no) {
-    std::vector<Word> w = SplitWords(line);
+    std::vector<Word> w = SplitLineWords(line);
     TracePacket p;
     uint32_t proto = 0;
     bool ok = (w.size() == 5 || w.size() == 6) && ParseNumber(w[0].text, p.src) &&

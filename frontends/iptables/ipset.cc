@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "frontends/iptables/internal.h"
+#include "frontends/line_words.h"
 
 namespace rulejit::frontends {
 
@@ -50,22 +51,7 @@ void Ipsets::Add(Ipset set) {
 
 namespace {
 
-struct Word {
-  std::string_view text;
-  uint32_t col = 1;
-};
-
-std::vector<Word> Words(std::string_view line) {
-  std::vector<Word> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-    size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-    if (i > start) out.push_back({line.substr(start, i - start), static_cast<uint32_t>(start + 1)});
-  }
-  return out;
-}
+using Word = LineWord;
 
 std::optional<IpsetKind> KindOf(std::string_view type) {
   static const std::map<std::string_view, IpsetKind> kKinds = {
@@ -94,7 +80,7 @@ class IpsetReader {
 
   void Line(std::string_view line, uint32_t number) {
     line_ = number;
-    std::vector<Word> w = Words(line);
+    std::vector<Word> w = SplitLineWords(line);
     if (w.empty() || w[0].text[0] == '#') return;
     if (w[0].text == "create" && w.size() >= 3) return Create(w);
     if (w[0].text == "add" && w.size() >= 3) return Add(w);
