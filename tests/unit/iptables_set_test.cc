@@ -80,12 +80,24 @@ TEST(IptablesSet, ReturnNomatchKeepsOnlyTheNomatchNets) {
   EXPECT_EQ(set->elements[0].key, (ir::Bytes{10, 1, 0, 0}));
 }
 
+// A dump with no address and no ICMPv6 in it says it is an ip6tables dump
+// only by the family of the sets it names.
+TEST(IptablesSet, AnInet6SetMakesADumpWithoutAddressesIpv6) {
+  Result r = Parse("-m set --match-set six src", kSets);
+  ASSERT_TRUE(r.rs) << r.diags;
+  EXPECT_EQ(r.rs->tables[0].family, ir::Family::kIp6);
+  EXPECT_NE(r.rs->tables[0].FindSet("ipset_sixs"), nullptr);
+  r = Parse("-m set --match-set a src", kSets);
+  ASSERT_TRUE(r.rs) << r.diags;
+  EXPECT_EQ(r.rs->tables[0].family, ir::Family::kIp);
+}
+
 TEST(IptablesSet, RefusalsAreLocated) {
   EXPECT_THAT(Parse("-m set --match-set a src", "", false).diags,
               HasSubstr("t.ipt:3:31: error: ipset 'a' is not given"));
   EXPECT_THAT(Parse("-m set --match-set zz src", kSets).diags,
               HasSubstr("t.ipt:3:31: error: ipset 'zz' is not given"));
-  EXPECT_THAT(Parse("-m set --match-set six src", kSets).diags,
+  EXPECT_THAT(Parse("-s 10.0.0.1 -m set --match-set six src", kSets).diags,
               HasSubstr("ipset 'six' is of family inet6"));
   EXPECT_THAT(Parse("-m set --match-set a src,up", kSets).diags,
               HasSubstr("invalid --match-set flag 'up'"));
