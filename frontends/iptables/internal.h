@@ -219,6 +219,8 @@ bool IsHeaderTarget(std::string_view name);
 bool LowerHeaderTarget(LowerCtx& ctx, const TargetUse& t);
 std::string AddrtypeHookLimit(const MatchUse& m);
 bool LowerUdp(LowerCtx& ctx, const MatchUse& m);
+bool LowerSctp(LowerCtx& ctx, const MatchUse& m);  // match_ports.cc
+bool LowerDccp(LowerCtx& ctx, const MatchUse& m);
 bool LowerMultiport(LowerCtx& ctx, const MatchUse& m);
 bool LowerConntrack(LowerCtx& ctx, const MatchUse& m);
 bool LowerState(LowerCtx& ctx, const MatchUse& m);

@@ -441,6 +441,14 @@ const std::vector<Module>& Modules() {
       {"udp",
        {{"--sport"}, {"--source-port"}, {"--dport"}, {"--destination-port"}},
        LowerUdp},
+      {"sctp",
+       {{"--sport"}, {"--source-port"}, {"--dport"}, {"--destination-port"},
+        {"--chunk-types", 2}},
+       LowerSctp},
+      {"dccp",
+       {{"--sport"}, {"--source-port"}, {"--dport"}, {"--destination-port"},
+        {"--dccp-types"}, {"--dccp-option"}},
+       LowerDccp},
       {"icmp", {{"--icmp-type"}}, LowerIcmp},
       {"icmp6", {{"--icmpv6-type"}}, LowerIcmp6},
       {"multiport",
@@ -585,6 +593,8 @@ std::string_view ImplicitMatchFor(std::string_view protocol) {
   switch (*p) {
     case 6: return "tcp";
     case 17: return "udp";
+    case 132: return "sctp";
+    case 33: return "dccp";
     case 1: return "icmp";
     case 58: return "icmp6";
     case 50: return "esp";

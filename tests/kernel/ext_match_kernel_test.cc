@@ -334,6 +334,54 @@ TEST_F(ExtMatchKernel, IptablesStatisticAndU32) {
 }
 
 
+// sctp ports and dccp ports and types (match_ports.cc). A DCCP frame has
+// no header the builder knows: the harness writes the frame's index into
+// its first 4 bytes, so its source port is 0 and its destination port the
+// index; byte 8 (the payload's) holds the type in bits 1-4.
+TEST_F(ExtMatchKernel, IptablesSctpDccp) {
+  const std::string skip = SkipReason(false);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  Case c = MakeFixedCase(
+      false,
+      "-A FORWARD -p sctp -m sctp --sport 1:5 -j DROP\n"
+      "-A FORWARD -s 192.0.2.2 -p sctp -m sctp ! --dport 80 -j DROP\n"
+      "-A FORWARD -p dccp -m dccp --dccp-types REQUEST,SYNC -j DROP\n"
+      "-A FORWARD -p dccp -m dccp ! --dccp-types DATA --dport 14:15 -j DROP\n",
+      "    sctp sport 1-5 drop\n"
+      "    ip saddr 192.0.2.2 sctp dport != 80 drop\n"
+      "    dccp type { request, sync } drop\n"
+      "    dccp dport 14-15 dccp type != data drop\n");
+  // 0-3: SCTP from .1, source ports 3, 6, 5 and 0 (to 80); 4-5: SCTP from
+  // .2 to 80 and to 81 (source 7).
+  for (uint16_t sport : {3, 6, 5, 0}) {
+    c.packets.push_back(V4("192.0.2.1", 132));
+    c.packets.back().sport = sport;
+  }
+  for (uint16_t dport : {80, 81}) {
+    c.packets.push_back(V4("192.0.2.2", 132));
+    c.packets.back().sport = 7;
+    c.packets.back().dport = dport;
+  }
+  // 6-15: DCCP (destination port = index) of type 0 REQUEST, 1 RESPONSE,
+  // 2 DATA, 8 SYNC, 9 SYNCACK, 3 ACK, 4 DATAACK; 13: type 2 with the X bit
+  // and the reserved bits set; 14: DATA, 15: ACK (ports 14 and 15); 16:
+  // REQUEST with the X bit, 17: SYNC with the reserved bits.
+  for (uint8_t byte8 : {0 << 1, 1 << 1, 2 << 1, 8 << 1, 9 << 1, 3 << 1, 4 << 1, 0xe0 | 2 << 1 | 1,
+                        2 << 1, 3 << 1, 1, 0xe0 | 8 << 1}) {
+    FrameSpec f = V4("192.0.2.1", 33);
+    f.payload.assign(16, 0);
+    f.payload[8] = byte8;
+    c.packets.push_back(f);
+  }
+  std::vector<bool> kernel = RunAndCompare(c, "rulejit-extm-sctp");
+  using ::testing::ElementsAre;
+  EXPECT_THAT(kernel, ElementsAre(false, true, false, true,  // 0-3 sctp sport
+                                  true, false,               // 4-5 sctp dport
+                                  false, true, true, false, true, true, true, true,  // 6-13
+                                  true, false,               // 14-15
+                                  false, false));            // 16-17
+}
+
 // quota: packets of 36 bytes against quotas of 100 and 72 bytes (a packet
 // that fills the quota exactly still matches) and an inverted one of 36.
 TEST_F(ExtMatchKernel, IptablesQuota) {

@@ -79,6 +79,27 @@ TEST(IptablesLower, Ipv6Addresses) {
             "[ cmp eq reg 1 0x00000000 0x00000000 0x00000000 0x01000000 ]");
 }
 
+// sctp and dccp ports read where tcp's do; dccp's type is bits 1-4 of
+// byte 8 (tests/kernel/ext_match_kernel_test.cc checks the meaning).
+TEST(IptablesLower, SctpAndDccp) {
+  EXPECT_EQ(Lower("-p sctp --dport 50000"),
+            "[ meta load l4proto => reg 1 ]\n"
+            "[ cmp eq reg 1 0x00000084 ]\n"
+            "[ payload load 2b @ transport header + 2 => reg 1 ]\n"
+            "[ cmp eq reg 1 0x000050c3 ]");
+  EXPECT_EQ(Lower("-p dccp -m dccp ! --dccp-types DATA"),
+            "[ meta load l4proto => reg 1 ]\n"
+            "[ cmp eq reg 1 0x00000021 ]\n"
+            "[ payload load 1b @ transport header + 8 => reg 1 ]\n"
+            "[ bitwise reg 1 = ( reg 1 & 0x0000001e ) ^ 0x00000000 ]\n"
+            "[ cmp neq reg 1 0x00000004 ]");
+  EXPECT_TRUE(Refused(Lower("-p sctp -m sctp --chunk-types any INIT"),
+                      "3:26: error: --chunk-types is not modelled"));
+  EXPECT_TRUE(Refused(Lower("-p dccp -m dccp --dccp-option 4"), "--dccp-option is not modelled"));
+  EXPECT_TRUE(Refused(Lower("-p dccp -m dccp --dccp-types NOPE"), "invalid DCCP type 'NOPE'"));
+  EXPECT_TRUE(Refused(Lower("-p udp -m sctp --dport 1"), "match 'sctp' requires '-p sctp'"));
+}
+
 TEST(IptablesLower, Interfaces) {
   EXPECT_EQ(Lower("-i eth0"),
             "[ meta load iifname => reg 1 ]\n"
