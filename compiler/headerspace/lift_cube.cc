@@ -158,6 +158,14 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
                         std::holds_alternative<ir::Nat>(expr);
     if (effect) return RecordEffect(expr);
   }
+  if (mark_effects_) {
+    const auto* meta = std::get_if<ir::MetaSet>(&expr);
+    const auto* ct = std::get_if<ir::CtSet>(&expr);
+    if ((meta != nullptr && meta->key == ir::MetaKey::kMark) ||
+        (ct != nullptr && ct->key == ir::CtKey::kMark && ct->dir == ir::CtDir::kNone)) {
+      return RecordEffect(expr);
+    }
+  }
   return std::visit(
       Overloaded{
           [&](const ir::MetaSet& e) {
@@ -285,9 +293,9 @@ static bool ReadsCtMark(const ir::Ruleset& ruleset) {
 }
 
 CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
-                       bool path_effects)
+                       Effects effects)
     : ruleset_(ruleset), space_(space), hook_(hook),
-      reads_ct_mark_(ReadsCtMark(ruleset)), path_effects_(path_effects) {}
+      reads_ct_mark_(ReadsCtMark(ruleset)), effects_(effects) {}
 
 LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
@@ -301,10 +309,10 @@ LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
       continue;
     }
     LiftedRule r = cube_lift::RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_,
-                                         path_effects_).Run(rule);
+                                         effects_).Run(rule);
     if (!r.exact) {
       r.reason = absl::StrCat(f == kFamilyIpv6 ? "IPv6: " : "", r.reason);
-      if (!path_effects_) return r;
+      if (effects_ != Effects::kPath) return r;
       if (reached && r.unknown_on) {
         reached->insert(reached->end(), r.unknown_on->begin(), r.unknown_on->end());
       } else {
