@@ -121,6 +121,7 @@ class RuleLifter {
   bool Verdict(ir::VerdictCode code, const std::string& target, size_t i);
   bool Other(const ir::Expr& e, size_t i);  // statements
   bool Statement(const ir::Expr& e);
+  bool Exthdr(const ir::Exthdr& e);  // IPv6 extension headers: none in the model
 
  private:
   using Test = std::function<bool(const uint8_t* regs)>;
