@@ -15,6 +15,13 @@ namespace rulejit::analysis {
 namespace {
 
 constexpr int kJumpStackSize = 16;  // NFT_JUMP_STACK_SIZE, as the interpreter
+// Rules walked with marks a rule set (each distinct mark walks the rest of
+// its chain on its own): past this, the rule that would walk further is
+// reported as not reasoned about, instead of a walk quadratic in the rules.
+constexpr size_t kMarkedStepBudget = 250000;
+constexpr char kTooManyMarks[] =
+    "too many marks set by earlier rules to carry through the rest of the chain (not "
+    "modelled: the walk stops after 250000 rules walked with them)";
 
 using Region = std::vector<Cube>;  // disjoint cubes
 
@@ -101,6 +108,7 @@ class Walker {
   bool record_reach_;
   std::pair<int, int> watched_{-1, -1};
   Progress progress_;
+  size_t marked_steps_ = 0;  // rules walked with marks set (kMarkedStepBudget)
 };
 
 
@@ -249,8 +257,16 @@ Parts Walker::Walk(int table, int chain, size_t from, Region input, const Now& n
         watched_ == std::make_pair(table, chain)) {
       progress_(static_cast<double>(i) / ch.rules.size());
     }
-    const LiftedRule& lifted = Seen(table, chain, rule, now);
     const ir::RuleRef ref{table, chain, rule};
+    if (!now.Identity() && ++marked_steps_ > kMarkedStepBudget) {
+      if (!reported_[{table, chain, rule}]) {
+        reported_[{table, chain, rule}] = true;
+        out_.inexact.push_back({ref, kTooManyMarks});
+      }
+      certain = false;
+      break;
+    }
+    const LiftedRule& lifted = Seen(table, chain, rule, now);
     if (!lifted.exact) {
       if (!reported_[{table, chain, rule}]) {
         reported_[{table, chain, rule}] = true;

@@ -32,10 +32,11 @@
 // verdict maps give one branch per element. ct status is a 16-bit
 // dimension probed value by value; meta iif / oif read the interface-name
 // dimension and are exact only compared by equality with lo's index 1
-// (every kernel's loopback index). Anything else (other header
-// bytes, lengths, limits, meta mark set, ct mark set when the ruleset
-// reads ct mark, data maps, registers carried over from an earlier rule)
-// is not exact. A lifter made with Effects::kMarks records meta mark and ct
+// (every kernel's loopback index). An IPv6 extension header lookup finds
+// none (the model's packets have none). Anything else (other header
+// bytes, TCP options, lengths, limits, meta mark set and ct mark set when
+// the ruleset reads ct mark, unless recorded as Effects, data maps,
+// registers carried over from an earlier rule) is not exact. A lifter made with Effects::kMarks records meta mark and ct
 // mark set (to a constant or from a mark) as Effects for the walk to carry.
 #ifndef RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
 #define RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
