@@ -2,7 +2,9 @@
 // the shadowed-rule prover (compiler/headerspace/shadow_prover.h), given
 // the packets that enter the chain, what reaches each rule and which
 // earlier rules took the rest; the walk moves the packets the prover
-// hands it along jumps, returns and verdicts.
+// hands it along jumps, returns and verdicts. Packets a rule set a mark
+// on go on from the next rule in a walk of their own, whose rules see the
+// marks as mark_now.h's Now says.
 #include "compiler/analysis/flatten.h"
 
 #include <map>
@@ -13,21 +15,54 @@ namespace rulejit::analysis {
 namespace {
 
 constexpr int kJumpStackSize = 16;  // NFT_JUMP_STACK_SIZE, as the interpreter
+// Rules walked with marks a rule set (each distinct mark walks the rest of
+// its chain on its own): past this, the rule that would walk further is
+// reported as not reasoned about, instead of a walk quadratic in the rules.
+constexpr size_t kMarkedStepBudget = 250000;
+constexpr char kTooManyMarks[] =
+    "too many marks set by earlier rules to carry through the rest of the chain (not "
+    "modelled: the walk stops after 250000 rules walked with them)";
 
 using Region = std::vector<Cube>;  // disjoint cubes
+
+// Packets of a walk that see the same marks (mark_now.h).
+struct Part {
+  Now now;
+  Region region;
+};
+using Parts = std::vector<Part>;
+
+// Adds `region` to the part of `parts` with marks `now` (or a new one).
+void AddPart(Parts& parts, const Now& now, Region region) {
+  if (region.empty()) return;
+  for (Part& p : parts) {
+    if (p.now == now) {
+      p.region.insert(p.region.end(), std::make_move_iterator(region.begin()),
+                      std::make_move_iterator(region.end()));
+      return;
+    }
+  }
+  parts.push_back({now, std::move(region)});
+}
+
+void AddParts(Parts& to, Parts from) {
+  for (Part& p : from) AddPart(to, p.now, std::move(p.region));
+}
 
 class Walker {
  public:
   Walker(const ir::Ruleset& ruleset, ir::Hook hook, const Space& space,
          bool record_reach, Flattened& out)
-      : ruleset_(ruleset), lifter_(ruleset, space, hook),
+      : ruleset_(ruleset), lifter_(ruleset, space, hook, headerspace::Effects::kMarks),
         out_(out), record_reach_(record_reach) {}
 
-  // Runs `region` through chain `chain` of `table` from its first rule;
-  // returns the part that returns to the caller (or falls off the end).
+  // Runs `region`, whose rules read the marks `now`, through chain `chain`
+  // of `table` from rule `from`; returns the parts that return to the
+  // caller (or fall off the end).
   // `certain`: no inexact rule was passed on the way here; cleared when
   // the walk passes one (its effect on later rules is unknown).
-  Region Walk(int table, int chain, Region region, int depth, bool& certain);
+  Parts Walk(int table, int chain, size_t from, Region region, const Now& now, int depth,
+             bool& certain);
   // Moves what was recorded per rule into `out.reach`.
   void Finish();
   // Reports the fraction of the rules of base chain (table, chain) walked
@@ -40,29 +75,40 @@ class Walker {
   // (earlier rules, those `prover` blames, decided everything).
   void PassOver(int table, int chain, size_t from, const ShadowProver& prover);
 
-  // What `branch` of rule `ref` does with the packets `hit` it matched:
-  // decides them, returns them, or walks them through another chain
-  // (what comes back goes on in the chain, `prover`, or returns with
-  // `returned`).
-  void Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch,
-             Region hit, int depth, bool& certain, ShadowProver& prover,
-             Region& returned);
+  // What `branch` of rule `ref` does with the packets `hit` it matched,
+  // which read the marks `now`: decides them, returns them, or walks them
+  // through another chain (what comes back goes on in the chain, `prover`,
+  // or, with other marks, in a walk of its own from the next rule; what
+  // returns is added to `returned`).
+  void Branch(const ir::RuleRef& ref, const LiftedBranch& branch, Region hit, const Now& now,
+              int depth, bool& certain, ShadowProver& prover, Parts& returned);
 
  private:
   const LiftedRule& Lifted(int table, int chain, int rule);
-  void Emit(Region& region, ir::VerdictCode verdict, ir::RuleRef ref) {
-    for (Cube& c : region) out_.decisions.push_back({std::move(c), verdict, ref});
+  // The rule as packets that read the marks `now` see it: its matches on
+  // the arriving packets (mark_now.h: SeenAs).
+  const LiftedRule& Seen(int table, int chain, int rule, const Now& now);
+  // The packets of `parts` go on in chain (ref.table, ref.chain) after
+  // rule ref.rule: those with marks `now` through `prover`, the others in
+  // walks of their own.
+  void GoOn(const ir::RuleRef& ref, Parts parts, const Now& now, int depth, bool& certain,
+            ShadowProver& prover, Parts& returned);
+  void Emit(Region& region, ir::VerdictCode verdict, ir::RuleRef ref, const Now& now) {
+    for (Cube& c : region) out_.decisions.push_back({std::move(c), verdict, ref, now});
   }
 
   const ir::Ruleset& ruleset_;
   Lifter lifter_;
   Flattened& out_;
   std::map<std::tuple<int, int, int>, LiftedRule> cache_;
+  using SeenKey = std::tuple<int, int, int, int, uint32_t, uint32_t, int, uint32_t, uint32_t>;
+  std::map<SeenKey, LiftedRule> seen_;
   std::map<std::tuple<int, int, int>, bool> reported_;
   std::map<std::tuple<int, int, int>, RuleReach> reach_;
   bool record_reach_;
   std::pair<int, int> watched_{-1, -1};
   Progress progress_;
+  size_t marked_steps_ = 0;  // rules walked with marks set (kMarkedStepBudget)
 };
 
 
@@ -110,40 +156,86 @@ const LiftedRule& Walker::Lifted(int table, int chain, int rule) {
   return it->second;
 }
 
-void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch,
-                   Region hit, int depth, bool& certain, ShadowProver& prover,
-                   Region& returned) {
-  // Decided for this chain (jumps may come back, so they don't count).
-  if (record_reach_ && branch.verdict != ir::VerdictCode::kJump) {
+const LiftedRule& Walker::Seen(int table, int chain, int rule, const Now& now) {
+  const LiftedRule& lifted = Lifted(table, chain, rule);
+  if (now.Identity() || !lifted.exact) return lifted;
+  const SeenKey key{table, chain, rule, static_cast<int>(now.mark.src), now.mark.mask,
+                    now.mark.xor_, static_cast<int>(now.ct.src), now.ct.mask, now.ct.xor_};
+  auto it = seen_.find(key);
+  if (it != seen_.end()) return it->second;
+  LiftedRule out = lifted;
+  out.branches.clear();
+  for (const LiftedBranch& b : lifted.branches) {
+    std::string why;
+    std::optional<Cube> match = SeenAs(b.match, now, lifter_.space(), why);
+    if (!why.empty()) {
+      out = LiftedRule{.exact = false, .reason = std::move(why)};
+      break;
+    }
+    if (!match) continue;
+    out.branches.push_back(b);
+    out.branches.back().match = *std::move(match);
+  }
+  out.match.reset();
+  if (out.branches.size() == 1) out.match = out.branches[0].match;
+  return seen_.emplace(key, std::move(out)).first->second;
+}
+
+void Walker::GoOn(const ir::RuleRef& ref, Parts parts, const Now& now, int depth,
+                  bool& certain, ShadowProver& prover, Parts& returned) {
+  for (Part& p : parts) {
+    if (p.now == now) {
+      prover.Readmit(std::move(p.region));
+    } else {
+      AddParts(returned, Walk(ref.table, ref.chain, static_cast<size_t>(ref.rule) + 1,
+                              std::move(p.region), p.now, depth, certain));
+    }
+  }
+}
+
+void Walker::Branch(const ir::RuleRef& ref, const LiftedBranch& branch, Region hit,
+                    const Now& now, int depth, bool& certain, ShadowProver& prover,
+                    Parts& returned) {
+  const Now after = Apply(now, branch.effects);
+  // Decided for this chain (jumps may come back, so they don't count;
+  // packets that only had their marks set go on).
+  if (record_reach_ && branch.verdict != ir::VerdictCode::kJump &&
+      branch.verdict != ir::VerdictCode::kContinue &&
+      branch.verdict != ir::VerdictCode::kBreak) {
     prover.Blame(static_cast<size_t>(ref.rule), hit);
   }
   switch (branch.verdict) {
     case ir::VerdictCode::kAccept:
     case ir::VerdictCode::kDrop:
     case ir::VerdictCode::kQueue:  // not lifted (lift.cc fails on queue)
-      Emit(hit, branch.verdict, ref);
+      Emit(hit, branch.verdict, ref, after);
+      break;
+    case ir::VerdictCode::kContinue:
+    case ir::VerdictCode::kBreak:
+      GoOn(ref, {{after, std::move(hit)}}, now, depth, certain, prover, returned);
       break;
     case ir::VerdictCode::kReturn:
-      returned.insert(returned.end(), hit.begin(), hit.end());
+      AddPart(returned, after, std::move(hit));
       break;
     case ir::VerdictCode::kJump:
     case ir::VerdictCode::kGoto: {
-      const ir::Table& t = ruleset_.tables[table];
+      const ir::Table& t = ruleset_.tables[ref.table];
       const ir::Chain* target = t.FindChain(branch.target);
       if (target == nullptr) {  // the interpreter: no match
-        prover.Readmit(std::move(hit));
+        GoOn(ref, {{after, std::move(hit)}}, now, depth, certain, prover, returned);
         break;
       }
       int target_index = static_cast<int>(target - t.chains.data());
       if (branch.verdict == ir::VerdictCode::kJump) {
         if (depth >= kJumpStackSize) {
-          Emit(hit, ir::VerdictCode::kDrop, ref);
+          Emit(hit, ir::VerdictCode::kDrop, ref, after);
           break;
         }
-        prover.Readmit(Walk(table, target_index, std::move(hit), depth + 1, certain));
+        GoOn(ref, Walk(ref.table, target_index, 0, std::move(hit), after, depth + 1, certain),
+             now, depth, certain, prover, returned);
       } else {
-        Region back = Walk(table, target_index, std::move(hit), depth, certain);
-        returned.insert(returned.end(), back.begin(), back.end());
+        AddParts(returned,
+                 Walk(ref.table, target_index, 0, std::move(hit), after, depth, certain));
       }
       break;
     }
@@ -152,21 +244,29 @@ void Walker::Apply(int table, const ir::RuleRef& ref, const LiftedBranch& branch
   }
 }
 
-Region Walker::Walk(int table, int chain, Region input, int depth,
-                    bool& certain) {
+Parts Walker::Walk(int table, int chain, size_t from, Region input, const Now& now,
+                   int depth, bool& certain) {
   ShadowProver prover(lifter_, std::move(input));
   const ir::Table& t = ruleset_.tables[table];
   const ir::Chain& ch = t.chains[chain];
-  Region returned;
-  size_t i = 0;
+  Parts returned;
+  size_t i = from;
   for (; i < ch.rules.size() && !prover.Exhausted(); ++i) {
     const int rule = static_cast<int>(i);
     if (progress_ && (i & 63) == 0 && depth == 0 &&
         watched_ == std::make_pair(table, chain)) {
       progress_(static_cast<double>(i) / ch.rules.size());
     }
-    const LiftedRule& lifted = Lifted(table, chain, rule);
     const ir::RuleRef ref{table, chain, rule};
+    if (!now.Identity() && ++marked_steps_ > kMarkedStepBudget) {
+      if (!reported_[{table, chain, rule}]) {
+        reported_[{table, chain, rule}] = true;
+        out_.inexact.push_back({ref, kTooManyMarks});
+      }
+      certain = false;
+      break;
+    }
+    const LiftedRule& lifted = Seen(table, chain, rule, now);
     if (!lifted.exact) {
       if (!reported_[{table, chain, rule}]) {
         reported_[{table, chain, rule}] = true;
@@ -180,17 +280,18 @@ Region Walker::Walk(int table, int chain, Region input, int depth,
     }
     for (const LiftedBranch& branch : lifted.branches) {
       if (prover.Exhausted()) break;
-      if (branch.verdict == ir::VerdictCode::kContinue ||
-          branch.verdict == ir::VerdictCode::kBreak) {
+      if ((branch.verdict == ir::VerdictCode::kContinue ||
+           branch.verdict == ir::VerdictCode::kBreak) &&
+          Apply(now, branch.effects) == now) {
         continue;  // matching packets go on with the next rule anyway
       }
       Region hit = prover.Take(branch.match);
       if (hit.empty()) continue;
-      Apply(table, ref, branch, std::move(hit), depth, certain, prover, returned);
+      Branch(ref, branch, std::move(hit), now, depth, certain, prover, returned);
     }
   }
   if (record_reach_) PassOver(table, chain, i, prover);
-  for (Cube& c : prover.TakeRest()) returned.push_back(std::move(c));
+  AddPart(returned, now, prover.TakeRest());
   return returned;
 }
 
@@ -261,11 +362,11 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
     }
     // The chain decides afresh for everything of its families accepted so
     // far; the rest stays accepted as it was.
-    Region input;
+    Parts input;
     std::vector<Decision> unseen;
     for (Decision& d : accepts) {
       if (Sees(table, d.cube)) {
-        input.push_back(std::move(d.cube));
+        AddPart(input, d.now, {std::move(d.cube)});
       } else {
         unseen.push_back(std::move(d));
       }
@@ -275,13 +376,18 @@ Flattened FlattenHook(const ir::Ruleset& ruleset, ir::Hook hook,
       continue;
     }
     const size_t first = out.decisions.size();
-    Region fell = walker.Walk(base.table, base.chain, std::move(input), 0, certain);
     const ir::VerdictCode policy =
         table.chains[base.chain].base->policy == ir::VerdictCode::kDrop
             ? ir::VerdictCode::kDrop
             : ir::VerdictCode::kAccept;
-    for (Cube& c : fell) {
-      out.decisions.push_back({std::move(c), policy, {base.table, base.chain, -1}});
+    for (Part& part : input) {
+      Parts fell = walker.Walk(base.table, base.chain, 0, std::move(part.region), part.now, 0,
+                               certain);
+      for (Part& p : fell) {
+        for (Cube& c : p.region) {
+          out.decisions.push_back({std::move(c), policy, {base.table, base.chain, -1}, p.now});
+        }
+      }
     }
     accepts = std::move(unseen);
     if (k + 1 == bases.size()) break;  // what it accepted is final: leave it

@@ -10,7 +10,11 @@
 // family (ip: IPv4, ip6: IPv6, inet: both) in priority order; accept goes on with the next base chain, drop (and
 // reject) is final; jump pushes (at most 16 deep, then drop), goto
 // replaces, return and the end of a chain pop, the base chain's policy
-// decides what falls off its end; no base chain: accept. Rules that can't
+// decides what falls off its end; no base chain: accept. `meta mark set`
+// and `ct mark set` (to a constant, or from a mark through a mask) are
+// carried to the later rules and base chains that read the marks
+// (mark_now.h): the walk's pieces each know what the marks are now as a
+// function of the arriving packet's. Rules that can't
 // be lifted are reported when some packet reaches them; they are then
 // treated as never matching, so the decisions are only meaningful when
 // `inexact` is empty.
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/analysis/mark_now.h"
 #include "compiler/analysis/space.h"
 #include "ir/interp.h"
 #include "ir/ir.h"
@@ -31,6 +36,9 @@ struct Decision {
   Cube cube;
   ir::VerdictCode verdict = ir::VerdictCode::kAccept;  // accept or drop
   ir::RuleRef rule;  // as ir::EvalResult::decided_by
+  // The marks as the cube's packets leave the chain (mark_now.h): an
+  // accepted packet carries them to the hook's next base chain.
+  Now now;
 };
 
 struct InexactRule {

@@ -107,7 +107,7 @@ const headerspace::CubeLifter& PathWalker::LifterAt(ir::Hook hook) {
   auto& l = lifters_[hook];
   if (!l) {
     l = std::make_unique<headerspace::CubeLifter>(ruleset_, spaces_.at(hook), hook,
-                                                  /*path_effects=*/true);
+                                                  headerspace::Effects::kPath);
   }
   return *l;
 }

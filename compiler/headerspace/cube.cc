@@ -196,11 +196,13 @@ Cube FamilyCube(const Space& space, uint32_t family) {
     c.set(Dim::kLength) = IntervalSet::Range(kMinLength4, kMaxLength4);
   } else {
     c.set(Dim::kLength) = IntervalSet::Range(kMinLength6, kMaxLength6);
-    // ipv6_find_hdr walks these (hop-by-hop, routing, fragment,
-    // destination options): packets with them are outside the space.
+    // ipv6_find_hdr walks these (hop-by-hop, routing, fragment, AH,
+    // destination options): packets with them are outside the space, so
+    // an extension header lookup finds none (lift_cube.cc: Exthdr).
     IntervalSet proto;
     proto.Add(1, 42);
-    proto.Add(45, 59);
+    proto.Add(45, 50);
+    proto.Add(52, 59);
     proto.Add(61, 255);
     c.set(Dim::kProto) = proto;
   }

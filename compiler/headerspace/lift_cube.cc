@@ -158,6 +158,14 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
                         std::holds_alternative<ir::Nat>(expr);
     if (effect) return RecordEffect(expr);
   }
+  if (mark_effects_) {
+    const auto* meta = std::get_if<ir::MetaSet>(&expr);
+    const auto* ct = std::get_if<ir::CtSet>(&expr);
+    if ((meta != nullptr && meta->key == ir::MetaKey::kMark) ||
+        (ct != nullptr && ct->key == ir::CtKey::kMark && ct->dir == ir::CtDir::kNone)) {
+      return RecordEffect(expr);
+    }
+  }
   return std::visit(
       Overloaded{
           [&](const ir::MetaSet& e) {
@@ -174,9 +182,7 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::PayloadWrite&) {
             return Fail("writes packet bytes (a side effect later rules may see)");
           },
-          [&](const ir::Exthdr&) {
-            return Fail("extension headers and options are not modelled");
-          },
+          [&](const ir::Exthdr& e) { return Exthdr(e); },
           [&](const ir::Recent&) {
             return Fail("recent keeps state across packets (not a header-space field)");
           },
@@ -246,6 +252,25 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
       expr);
 }
 
+// An IPv6 extension header lookup (nft `exthdr`, ip6tables' rt, frag,
+// hbh, dst, ah): the model's packets have none (cube.cc: FamilyCube leaves
+// their next-header values out; IPv4 packets never have them), so `exists`
+// reads 0 and a field load fails: the rule can't match. TCP options and
+// SCTP chunks are not modelled.
+bool RuleLifter::Exthdr(const ir::Exthdr& e) {
+  const bool ext = e.type == 0 || e.type == 43 || e.type == 44 || e.type == 51 || e.type == 60;
+  if (e.op != ir::ExthdrOp::kIpv6 || !ext) {
+    return Fail("extension headers and options are not modelled");
+  }
+  if (!e.present) {
+    never_ = true;
+    return true;
+  }
+  return Write(e.dreg, 4,
+               Sym{.constant = true,
+                   .chain = {ir::Immediate{.dreg = e.dreg, .data = ir::Bytes(4, 0)}}});
+}
+
 LiftedRule RuleLifter::Run(const ir::Rule& rule) {
   walk_.Run(rule.exprs);
   if (!result_.exact || never_) {
@@ -285,9 +310,9 @@ static bool ReadsCtMark(const ir::Ruleset& ruleset) {
 }
 
 CubeLifter::CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
-                       bool path_effects)
+                       Effects effects)
     : ruleset_(ruleset), space_(space), hook_(hook),
-      reads_ct_mark_(ReadsCtMark(ruleset)), path_effects_(path_effects) {}
+      reads_ct_mark_(ReadsCtMark(ruleset)), effects_(effects) {}
 
 LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
   LiftedRule out;
@@ -301,10 +326,10 @@ LiftedRule CubeLifter::Lift(int table, const ir::Rule& rule) const {
       continue;
     }
     LiftedRule r = cube_lift::RuleLifter(ruleset_, space_, hook_, table, f, reads_ct_mark_,
-                                         path_effects_).Run(rule);
+                                         effects_).Run(rule);
     if (!r.exact) {
       r.reason = absl::StrCat(f == kFamilyIpv6 ? "IPv6: " : "", r.reason);
-      if (!path_effects_) return r;
+      if (effects_ != Effects::kPath) return r;
       if (reached && r.unknown_on) {
         reached->insert(reached->end(), r.unknown_on->begin(), r.unknown_on->end());
       } else {

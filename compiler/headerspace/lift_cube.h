@@ -32,10 +32,12 @@
 // verdict maps give one branch per element. ct status is a 16-bit
 // dimension probed value by value; meta iif / oif read the interface-name
 // dimension and are exact only compared by equality with lo's index 1
-// (every kernel's loopback index). Anything else (other header
-// bytes, lengths, limits, meta mark set, ct mark set when the ruleset
-// reads ct mark, data maps, registers carried over from an earlier rule)
-// is not exact.
+// (every kernel's loopback index). An IPv6 extension header lookup finds
+// none (the model's packets have none). Anything else (other header
+// bytes, TCP options, lengths, limits, meta mark set and ct mark set when
+// the ruleset reads ct mark, unless recorded as Effects, data maps,
+// registers carried over from an earlier rule) is not exact. A lifter made with Effects::kMarks records meta mark and ct
+// mark set (to a constant or from a mark) as Effects for the walk to carry.
 #ifndef RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
 #define RULEJIT_COMPILER_HEADERSPACE_LIFT_CUBE_H_
 
@@ -107,13 +109,21 @@ struct LiftedRule {
   std::optional<std::vector<Cube>> unknown_on;
 };
 
+// Which side effects a lifter records as Effects instead of failing on.
+enum class Effects : uint8_t {
+  kNone,
+  // meta mark / ct mark set only: a one-hook walk (compiler/analysis
+  // flatten.h) carries them to the later rules that read the marks.
+  kMarks,
+  // all of Effect's kinds: a path walk applies them.
+  kPath,
+};
+
 class CubeLifter {
  public:
   // `ruleset` and `space` must outlive the lifter.
-  // `path_effects`: record the Effects above instead of failing on them
-  // (a path walk applies them; a one-hook diff must not see them).
   CubeLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
-             bool path_effects = false);
+             Effects effects = Effects::kNone);
   const Space& space() const { return space_; }
   LiftedRule Lift(int table, const ir::Rule& rule) const;
 
@@ -122,7 +132,7 @@ class CubeLifter {
   const Space& space_;
   ir::Hook hook_;
   bool reads_ct_mark_;
-  bool path_effects_;
+  Effects effects_;
 };
 
 }  // namespace rulejit::headerspace

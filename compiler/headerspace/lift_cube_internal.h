@@ -83,9 +83,10 @@ inline IntervalSet Between(std::optional<Value> a, std::optional<Value> b) {
 class RuleLifter {
  public:
   RuleLifter(const ir::Ruleset& ruleset, const Space& space, ir::Hook hook,
-             int table, uint32_t family, bool reads_ct_mark, bool path_effects = false)
+             int table, uint32_t family, bool reads_ct_mark, Effects effects = Effects::kNone)
       : ruleset_(ruleset), space_(space), hook_(hook), table_(table),
-        reads_ct_mark_(reads_ct_mark), path_effects_(path_effects),
+        reads_ct_mark_(reads_ct_mark), path_effects_(effects == Effects::kPath),
+        mark_effects_(effects == Effects::kMarks),
         family_(ruleset.tables[table].family), packet_family_(family),
         family_cube_(FamilyCube(space, family)),
         base_point_(PickPoint(family_cube_)),
@@ -120,6 +121,7 @@ class RuleLifter {
   bool Verdict(ir::VerdictCode code, const std::string& target, size_t i);
   bool Other(const ir::Expr& e, size_t i);  // statements
   bool Statement(const ir::Expr& e);
+  bool Exthdr(const ir::Exthdr& e);  // IPv6 extension headers: none in the model
 
  private:
   using Test = std::function<bool(const uint8_t* regs)>;
@@ -210,6 +212,7 @@ class RuleLifter {
   int table_;
   bool reads_ct_mark_;       // some rule of the ruleset loads ct mark
   bool path_effects_;        // record Effects (lift_cube.h) instead of failing
+  bool mark_effects_;        // record mark sets only (Effects::kMarks)
   std::vector<Effect> effects_;
   ir::Family family_;        // the table's
   uint32_t packet_family_;   // kFamilyIpv4 / kFamilyIpv6
