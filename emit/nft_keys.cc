@@ -2,6 +2,7 @@
 #include "emit/nft_keys.h"
 
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -146,6 +147,7 @@ std::optional<Value> CtValue(ir::CtKey key, ir::CtDir dir) {
     case K::kBytes: return Make(prefix + "bytes", Lit::kLeDec, len, "");
     case K::kAvgPkt: return Make(prefix + "avgpkt", Lit::kLeDec, len, "");
     case K::kId: return Make(prefix + "id", Lit::kLeDec, len, "");
+    case K::kHelper: return Make(prefix + "helper", Lit::kIfname, len, "");
     default: return std::nullopt;
   }
 }
@@ -171,6 +173,105 @@ std::optional<Value> PayloadValue(const ir::PayloadLoad& load, const Facts& fact
   }
   v.text = absl::StrCat(raw, ",", load.offset * 8, ",", load.len * 8);
   v.lit = Lit::kHex;
+  return v;
+}
+
+namespace {
+
+const char* TcpOptionName(uint8_t kind) {
+  switch (kind) {
+    case 2: return "maxseg";
+    case 3: return "window";
+    case 4: return "sack-perm";
+    case 5: return "sack";
+    case 8: return "timestamp";
+    default: return nullptr;
+  }
+}
+
+const char* Ip6HeaderName(uint8_t type) {
+  switch (type) {
+    case 0: return "hbh";
+    case 43: return "rt";
+    case 44: return "frag";
+    case 60: return "dst";
+    case 135: return "mh";
+    default: return nullptr;
+  }
+}
+
+struct Ip6Field {
+  uint8_t type;
+  uint32_t offset, len;
+  const char* field;
+};
+constexpr Ip6Field kIp6Fields6[] = {
+    {0, 0, 1, "nexthdr"},  {0, 1, 1, "hdrlength"},  {43, 0, 1, "nexthdr"},
+    {43, 1, 1, "hdrlength"}, {43, 2, 1, "type"},    {43, 3, 1, "seg-left"},
+    {44, 0, 1, "nexthdr"}, {44, 1, 1, "reserved"},  {44, 4, 4, "id"},
+    {60, 0, 1, "nexthdr"}, {60, 1, 1, "hdrlength"}, {135, 0, 1, "nexthdr"},
+    {135, 1, 1, "hdrlength"}, {135, 2, 1, "type"},  {135, 3, 1, "reserved"},
+    {135, 4, 2, "checksum"},
+};
+
+}  // namespace
+
+std::optional<Value> ExthdrValue(const ir::Exthdr& e, const Facts& facts) {
+  Value v;
+  v.len = e.present ? 1 : e.len;
+  v.lit = Lit::kBeDec;
+  if (e.op == ir::ExthdrOp::kTcpopt) {
+    if (e.present) {
+      const char* name = TcpOptionName(e.type);
+      if (!name) return std::nullopt;
+      v.text = absl::StrCat("tcp option ", name);
+      return v;
+    }
+    if (e.len == 0 || e.len > 16) return std::nullopt;
+    v.text = absl::StrCat("tcp option @", e.type, ",", e.offset * 8, ",", e.len * 8);
+    v.lit = Lit::kHex;
+    return v;
+  }
+  const char* header = e.op == ir::ExthdrOp::kIpv6 ? Ip6HeaderName(e.type) : nullptr;
+  // nft checks `meta nfproto ipv6` first in tables of other families.
+  if (!header || facts.nfproto != 10) return std::nullopt;
+  if (e.present) {
+    v.text = absl::StrCat("exthdr ", header);  // `exists` comes with the compare
+    return v;
+  }
+  for (const Ip6Field& f : kIp6Fields6) {
+    if (f.type == e.type && f.offset == e.offset && f.len == e.len) {
+      v.text = absl::StrCat(header, " ", f.field);
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+Value FibValue(const ir::Fib& e) {
+  static constexpr std::pair<uint32_t, const char*> kFlags[] = {
+      {ir::kFibSaddr, "saddr"}, {ir::kFibDaddr, "daddr"}, {ir::kFibMark, "mark"},
+      {ir::kFibIif, "iif"},     {ir::kFibOif, "oif"}};
+  std::string flags;
+  for (const auto& [bit, name] : kFlags) {
+    if (e.flags & bit) absl::StrAppend(&flags, flags.empty() ? "" : " . ", name);
+  }
+  const char* result = e.result == ir::FibResult::kOif       ? "oif"
+                       : e.result == ir::FibResult::kOifName ? "oifname"
+                                                             : "type";
+  Value v;
+  v.text = absl::StrCat("fib ", flags, " ", result);
+  v.len = ir::FibResultLen(e);
+  v.lit = e.result == ir::FibResult::kOifName && !(e.flags & ir::kFibPresent) ? Lit::kIfname : Lit::kLeDec;
+  return v;
+}
+
+Value NumgenValue(const ir::Numgen& e) {
+  Value v;
+  v.text = absl::StrCat("numgen ", e.random ? "random" : "inc", " mod ", e.mod);
+  if (e.offset) absl::StrAppend(&v.text, " offset ", e.offset);
+  v.len = 4;
+  v.lit = Lit::kLeDec;
   return v;
 }
 

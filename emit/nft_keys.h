@@ -30,6 +30,14 @@ struct Facts {
 // transport base, more than 16 bytes).
 std::optional<Value> PayloadValue(const ir::PayloadLoad& load, const Facts& facts);
 
+// An exthdr load: `tcp option @KIND,OFF,LEN`, `frag id`, or with
+// `present` the name whose `exists` it tests; nullopt where nft has none.
+std::optional<Value> ExthdrValue(const ir::Exthdr& e, const Facts& facts);
+// `fib saddr . iif oif` and the like.
+Value FibValue(const ir::Fib& e);
+// `numgen inc mod 2 offset 1`.
+Value NumgenValue(const ir::Numgen& e);
+
 }  // namespace rulejit::emit
 
 #endif  // RULEJIT_EMIT_NFT_KEYS_H_

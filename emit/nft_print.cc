@@ -12,7 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "emit/nft_rule.h"
+#include "ir/printer.h"
 
 namespace rulejit::emit {
 namespace {
@@ -120,6 +122,18 @@ absl::StatusOr<std::string> PrintSet(const ir::Ruleset& rs, const ir::Set& set,
   return out + "\t}\n";
 }
 
+// "protocol tcp; l3proto ip;" of the ct objects.
+std::string CtProtocols(const ir::Object& o) {
+  std::string out;
+  if (o.l4proto) {
+    absl::StrAppend(&out, "protocol ", o.l4proto == 6 ? "tcp" : o.l4proto == 17 ? "udp"
+                                                                  : absl::StrCat(o.l4proto), "; ");
+  }
+  if (o.l3proto == 2) absl::StrAppend(&out, "l3proto ip; ");
+  if (o.l3proto == 10) absl::StrAppend(&out, "l3proto ip6; ");
+  return out;
+}
+
 absl::StatusOr<std::string> PrintObject(const ir::Ruleset& rs, const ir::Object& o) {
   std::string name = Ident(o.name);
   switch (o.type) {
@@ -131,9 +145,44 @@ absl::StatusOr<std::string> PrintObject(const ir::Ruleset& rs, const ir::Object&
                           " bytes used ", o.quota.consumed, " bytes }\n");
     case ir::kObjSecmark:
       return absl::StrCat("\tsecmark ", name, " { ", Quote(o.text), " }\n");
+    case ir::kObjLimit: {
+      const char* unit = ir::LimitUnitName(o.limit.unit_seconds);
+      if (!unit) break;
+      const ir::Limit& l = o.limit;
+      return absl::StrCat("\tlimit ", name, " { rate ", l.over ? "over " : "", l.rate,
+                          l.bytes ? " bytes/" : "/", unit, " burst ", l.burst,
+                          l.bytes ? " bytes" : " packets", " }\n");
+    }
+    case ir::kObjSynproxy:
+      return absl::StrCat("\tsynproxy ", name, " { mss ", o.synproxy.mss, " wscale ",
+                          o.synproxy.wscale, " }\n");
+    case ir::kObjCtHelper:
+      return absl::StrCat("\tct helper ", name, " { type ", Quote(o.text), " ", CtProtocols(o),
+                          "}\n");
+    case ir::kObjCtExpect:
+      return absl::StrCat("\tct expectation ", name, " { ", CtProtocols(o), "dport ", o.dport,
+                          "; timeout ", Duration(o.timeout_ms), "; size ", o.size, "; }\n");
+    case ir::kObjCtTimeout: {
+      // "established 100 close 4" (or "a : 1s, b : 2s") → policy = { established: 100, ... }
+      std::vector<std::string> words = absl::StrSplit(o.text, absl::ByAnyChar(" :,"), absl::SkipEmpty());
+      if (words.size() % 2) break;
+      std::vector<std::string> pairs;
+      for (size_t i = 0; i < words.size(); i += 2) {
+        // nft 1.0.6 reads the timeouts as plain seconds ("15s" from a listing: 15).
+        std::string secs = words[i + 1];
+        if (!secs.empty() && secs.back() == 's') secs.pop_back();
+        if (secs.empty() || secs.find_first_not_of("0123456789") != std::string::npos) {
+          return Located(rs, o.loc, "object " + o.name, "a ct timeout policy nft cannot write");
+        }
+        pairs.push_back(words[i] + " : " + secs);
+      }
+      return absl::StrCat("\tct timeout ", name, " {\n\t\t", CtProtocols(o), "\n\t\tpolicy = { ",
+                          absl::StrJoin(pairs, ", "), " }\n\t}\n");
+    }
     default:
-      return Located(rs, o.loc, "object " + o.name, "an object type the nft printer does not write yet");
+      break;
   }
+  return Located(rs, o.loc, "object " + o.name, "an object type the nft printer does not write yet");
 }
 
 std::string ChainHead(const ir::Chain& c) {

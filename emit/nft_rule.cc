@@ -284,6 +284,19 @@ absl::Status Load(RuleCtx& ctx, const ir::Expr& expr, bool& handled) {
     if (!v) return Refuse(absl::StrCat("ct ", ir::CtKeyName(c->key), " has no exact nft form"));
     rv.v = *v;
     dreg = c->dreg;
+  } else if (const auto* x = std::get_if<ir::Exthdr>(&expr)) {
+    std::optional<Value> v = ExthdrValue(*x, ctx.facts);
+    if (!v) return Refuse("an extension header or TCP option read nft has no exact form for");
+    rv.v = *v;
+    rv.present = x->present;
+    dreg = x->dreg;
+  } else if (const auto* f = std::get_if<ir::Fib>(&expr)) {
+    rv.v = FibValue(*f);
+    rv.present = f->flags & ir::kFibPresent;
+    dreg = f->dreg;
+  } else if (const auto* n = std::get_if<ir::Numgen>(&expr)) {
+    rv.v = NumgenValue(*n);
+    dreg = n->dreg;
   } else if (const auto* i = std::get_if<ir::Immediate>(&expr); i && i->dreg != ir::kVerdictReg) {
     rv.konst = i->data;
     rv.v.len = i->data.size();

@@ -163,20 +163,44 @@ absl::Status Nat(RuleCtx& ctx, const ir::Nat& e) {
   return absl::OkStatus();
 }
 
-absl::Status Objref(RuleCtx& ctx, const ir::Objref& e) {
-  if (e.sreg) return Refuse("an object map reference");
-  std::string n = Quote(e.name);
-  switch (e.type) {
-    case ir::kObjCounter: ctx.Say("counter name " + n); break;
-    case ir::kObjQuota: ctx.Say("quota name " + n); break;
-    case ir::kObjLimit: ctx.Say("limit name " + n); break;
-    case ir::kObjCtHelper: ctx.Say("ct helper set " + n); break;
-    case ir::kObjCtTimeout: ctx.Say("ct timeout set " + n); break;
-    case ir::kObjCtExpect: ctx.Say("ct expectation set " + n); break;
-    case ir::kObjSecmark: ctx.Say("meta secmark set " + n); break;
-    case ir::kObjSynproxy: ctx.Say("synproxy name " + n); break;
-    default: return Refuse("an object of a type nft cannot name");
+// The statement head that runs an object of `type` ("counter name").
+const char* ObjrefHead(uint32_t type) {
+  switch (type) {
+    case ir::kObjCounter: return "counter name";
+    case ir::kObjQuota: return "quota name";
+    case ir::kObjLimit: return "limit name";
+    case ir::kObjCtHelper: return "ct helper set";
+    case ir::kObjCtTimeout: return "ct timeout set";
+    case ir::kObjCtExpect: return "ct expectation set";
+    case ir::kObjSecmark: return "meta secmark set";
+    case ir::kObjSynproxy: return "synproxy name";
+    default: return nullptr;
   }
+}
+
+// `counter name "c"`, or from an object map: `counter name ip saddr map @m`.
+absl::Status Objref(RuleCtx& ctx, const ir::Objref& e) {
+  if (!e.sreg) {
+    const char* head = ObjrefHead(e.type);
+    if (!head) return Refuse("an object of a type nft cannot name");
+    ctx.Say(absl::StrCat(head, " ", Quote(e.name)));
+    return absl::OkStatus();
+  }
+  const ir::Set* set = ctx.table.FindSet(e.set);
+  if (!set) return Refuse(absl::StrCat("looks up object map ", e.set, " which the table lacks"));
+  const char* head = ObjrefHead(set->obj_type);
+  if (!head) return Refuse("an object map of a type nft cannot name");
+  absl::StatusOr<std::vector<Value>> keys = KeyFields(ctx, *set, *e.sreg);
+  if (!keys.ok()) return keys.status();
+  std::vector<std::string> texts;
+  for (const Value& k : *keys) texts.push_back(k.text);
+  std::string ref = "@" + Ident(set->name);
+  if (set->anonymous()) {
+    absl::StatusOr<std::string> elems = PrintElements(*set, SetShape{*keys, std::nullopt});
+    if (!elems.ok()) return elems.status();
+    ref = absl::StrCat("{ ", *elems, " }");
+  }
+  ctx.Say(absl::StrCat(head, " ", absl::StrJoin(texts, " . "), " map ", ref));
   return absl::OkStatus();
 }
 
