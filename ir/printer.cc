@@ -130,17 +130,6 @@ std::string SetDisplayName(std::string_view name) {
   return prefix.empty() ? std::string(name) : std::string(prefix) + "%d";
 }
 
-const char* LimitUnitName(uint64_t seconds) {
-  switch (seconds) {
-    case 1: return "second";
-    case 60: return "minute";
-    case 3600: return "hour";
-    case 86400: return "day";
-    case 604800: return "week";
-    default: return nullptr;
-  }
-}
-
 // Key names, guarded: the printer may see IR no verifier has checked.
 const char* MetaName(MetaKey key) {
   return key <= kLastMetaKey ? MetaKeyName(key) : "unknown";
@@ -597,6 +586,17 @@ std::string ChainHeader(const Chain& chain) {
 }
 
 }  // namespace
+
+const char* LimitUnitName(uint64_t seconds) {
+  switch (seconds) {
+    case 1: return "second";
+    case 60: return "minute";
+    case 3600: return "hour";
+    case 86400: return "day";
+    case 604800: return "week";
+    default: return nullptr;
+  }
+}
 
 bool IsAnonymousSetName(std::string_view name) { return !AnonymousSetPrefix(name).empty(); }
 

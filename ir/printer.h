@@ -24,6 +24,8 @@ const char* PayloadBaseName(PayloadBase base);
 // True for the names of anonymous sets ("__set12", "__map3",
 // "__objmap0"), which the kernel numbers per batch.
 bool IsAnonymousSetName(std::string_view name);
+// "second", "minute", "hour", "day", "week" for a limit's period, else null.
+const char* LimitUnitName(uint64_t seconds);
 // "0x0000000a 0x00000000" for the given bytes.
 std::string PrintData(const Bytes& bytes);
 // The block for one rule: "FAMILY TABLE CHAIN\n" then "  [ ... ]\n" per expr.

@@ -75,6 +75,7 @@ Command CheckCommand();
 Command CompileCommand();
 Command EvalCommand();
 Command DiffCommand();
+Command TranslateCommand();
 Command RunCommand();
 Command CtlCommand();
 Command BenchCommand();

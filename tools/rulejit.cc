@@ -81,7 +81,7 @@ int Main(const std::vector<std::string>& words) {
 
 std::vector<Command> AllCommands() {
   return {CheckCommand(), CompileCommand(), EvalCommand(), DiffCommand(),
-          BenchCommand(), RunCommand(),     CtlCommand()};
+          TranslateCommand(), BenchCommand(), RunCommand(), CtlCommand()};
 }
 
 int UsageError(absl::string_view command, absl::string_view message,

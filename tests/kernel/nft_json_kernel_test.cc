@@ -27,6 +27,7 @@
 #include "ir/diag.h"
 #include "ir/printer.h"
 #include "tests/golden/expected_failures.h"
+#include "tests/kernel/corpus_compare.h"
 #include "tests/kernel/kernel_oracle.h"
 #include "tests/support/files.h"
 #include "tests/support/shell.h"
@@ -49,41 +50,6 @@ std::string ListAsJson(const fs::path& path) {
                            ShellQuote("nft -f " + ShellQuote(path.string()) +
                                       " >/dev/null 2>&1 && nft -j list ruleset 2>/dev/null"));
   return r.exit_code == 0 ? r.output : "";
-}
-
-std::optional<ir::Ruleset> Read(const std::string& text, const std::string& name,
-                                std::string* first_error) {
-  ir::Diagnostics diags;
-  std::optional<ir::Ruleset> rs = frontends::ParseRuleset(text, name, std::nullopt, diags);
-  if (!rs && first_error) {
-    for (const ir::Diagnostic& d : diags.all()) {
-      if (d.severity == ir::Severity::kError) {
-        *first_error = d.message;
-        break;
-      }
-    }
-  }
-  return rs;
-}
-
-enum class Outcome { kEquivalent, kInexact, kDifferent };
-
-Outcome Compare(const ir::Ruleset& text, const ir::Ruleset& json, std::string* why) {
-  Outcome out = Outcome::kEquivalent;
-  for (ir::Hook hook : {ir::Hook::kPrerouting, ir::Hook::kInput, ir::Hook::kForward,
-                        ir::Hook::kOutput, ir::Hook::kPostrouting}) {
-    analysis::DiffResult d = analysis::DiffRulesets(text, json, {.hook = hook});
-    if (!d.regions.empty()) {
-      *why = absl::StrCat(ir::HookName(hook), ": ", d.regions.size(), " regions differ");
-      return Outcome::kDifferent;
-    }
-    if (!d.exact()) {
-      out = Outcome::kInexact;
-      const auto& first = d.old_inexact.empty() ? d.new_inexact : d.old_inexact;
-      *why = absl::StrCat(ir::HookName(hook), ": ", first.front().reason);
-    }
-  }
-  return out;
 }
 
 TEST(NftJson, ListingMeansWhatTheTextMeans) {
@@ -110,11 +76,11 @@ TEST(NftJson, ListingMeansWhatTheTextMeans) {
     const std::string json = ListAsJson(path);
     if (json.empty()) continue;
     ++nft_loads;
-    std::optional<ir::Ruleset> text = Read(ReadFile(path.string()), path.string(), nullptr);
+    std::optional<ir::Ruleset> text = ReadCorpusRuleset(ReadFile(path.string()), path.string(), nullptr);
     if (!text) continue;  // the text frontend's own corpus tests pin these
     ++both;
     std::string error;
-    std::optional<ir::Ruleset> listed = Read(json, id + ".json", &error);
+    std::optional<ir::Ruleset> listed = ReadCorpusRuleset(json, id + ".json", &error);
     if (!listed) {
       ++refused;
       failed.push_back("refused " + id);
@@ -123,7 +89,7 @@ TEST(NftJson, ListingMeansWhatTheTextMeans) {
     }
     same_ir += ir::PrintRuleset(*text) == ir::PrintRuleset(*listed);
     std::string why;
-    switch (Compare(*text, *listed, &why)) {
+    switch (CompareAtEveryHook(*text, *listed, &why)) {
       case Outcome::kEquivalent:
         ++equivalent;
         break;

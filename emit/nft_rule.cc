@@ -1,0 +1,368 @@
+// Decompiling one rule: the register walk (see nft_print.h).
+//
+// Loads put a RegValue in their register; cmp, range and lookup turn the
+// value they read into a match statement; bitwise and byteorder rewrite
+// what a register holds; the actions go to nft_stmt.cc. A rule's facts
+// (`meta nfproto`, `meta l4proto` compared equal) decide where a field may
+// print by its name (nft_keys.cc).
+//
+//   [ payload load 4b @ network header + 12 => reg 1 ]
+//   [ bitwise reg 1 = ( reg 1 & 0x0000ffff ) ^ 0 ]      → ip saddr 10.1.0.0/16
+//   [ cmp eq reg 1 0x0000010a ]
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "emit/nft_rule_internal.h"
+
+namespace rulejit::emit {
+
+absl::StatusOr<RegValue> RuleCtx::Get(ir::Reg r) const {
+  int w = ir::RegWord(r);
+  if (w < 0 || !regs[w]) return absl::InvalidArgumentError(absl::StrCat("reads register ", r, " which no expression of the rule wrote"));
+  return *regs[w];
+}
+
+absl::StatusOr<std::vector<Value>> KeyFields(RuleCtx& ctx, const ir::Set& set, ir::Reg sreg) {
+  std::vector<uint32_t> lens = set.field_lens;
+  if (lens.empty()) lens.push_back(set.key_len);
+  std::vector<Value> keys;
+  int word = ir::RegWord(sreg);
+  for (uint32_t len : lens) {
+    if (word < 0 || word >= ir::kRegWords || !ctx.regs[word]) return absl::InvalidArgumentError("a set key from a register nothing wrote");
+    const RegValue& rv = *ctx.regs[word];
+    if (rv.konst || rv.map || rv.present || rv.v.computed) return absl::InvalidArgumentError("a set key that is a constant or a map result");
+    if (rv.v.len != len || !rv.v.mask.empty()) return absl::InvalidArgumentError(absl::StrCat("set @", set.name, " keyed by part of ", rv.v.text));
+    keys.push_back(rv.v);
+    word += (len + 3) / 4;
+  }
+  if (!set.anonymous()) ctx.shapes[set.name].keys = keys;
+  return keys;
+}
+
+void RuleCtx::Put(ir::Reg r, RegValue v) {
+  int w = ir::RegWord(r);
+  if (w < 0) return;
+  int words = std::max<int>(1, (v.v.len + 3) / 4);
+  for (int i = 0; i < words && w + i < ir::kRegWords; ++i) regs[w + i].reset();
+  regs[w] = std::move(v);
+}
+
+namespace {
+
+absl::Status Refuse(std::string why) { return absl::InvalidArgumentError(std::move(why)); }
+
+bool AllOnes(const ir::Bytes& b) {
+  return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0xff; });
+}
+bool AllZero(const ir::Bytes& b) {
+  return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; });
+}
+// Leading one bits of a prefix mask, or -1 when `mask` is no prefix.
+int PrefixLen(const ir::Bytes& mask) {
+  int bits = 0;
+  bool zero = false;
+  for (uint8_t b : mask) {
+    for (int i = 7; i >= 0; --i) {
+      bool one = (b >> i) & 1;
+      if (one && zero) return -1;
+      if (one) ++bits; else zero = true;
+    }
+  }
+  return bits;
+}
+
+const char* OpText(ir::CmpOp op) {
+  switch (op) {
+    case ir::CmpOp::kEq: return "==";
+    case ir::CmpOp::kNeq: return "!=";
+    case ir::CmpOp::kLt: return "<";
+    case ir::CmpOp::kLte: return "<=";
+    case ir::CmpOp::kGt: return ">";
+    case ir::CmpOp::kGte: return ">=";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::string> Lit(const Value& v, const ir::Bytes& data) {
+  std::optional<std::string> s = Literal(v, data);
+  if (!s) return Refuse(absl::StrCat("constant ", HexLiteral(data), " has no exact ", v.text, " literal"));
+  return *s;
+}
+
+// [ cmp OP reg R DATA ] on what reg R holds.
+absl::Status Cmp(RuleCtx& ctx, const ir::Cmp& e) {
+  absl::StatusOr<RegValue> rv = ctx.Get(e.sreg);
+  if (!rv.ok()) return rv.status();
+  if (rv->konst || rv->map || rv->v.computed) return Refuse("compares a constant or a computed value");
+  Value v = rv->v;
+  const bool eq = e.op == ir::CmpOp::kEq, neq = e.op == ir::CmpOp::kNeq;
+  if (rv->present) {
+    if ((!eq && !neq) || e.data.size() > 4) return Refuse("orders an `exists` result");
+    bool found = (LeInt(e.data) != 0) == eq;
+    ctx.Say(absl::StrCat(v.text, found ? " exists" : " missing"));
+    return absl::OkStatus();
+  }
+  if (e.data.size() > v.len) return Refuse("compares more bytes than the register holds");
+  if (!AllZero(v.xor_)) return Refuse("compares a value with bits flipped (bitwise xor)");
+  ir::Bytes data = e.data, mask = v.mask;
+  if (v.lit == Lit::kIfname && mask.empty()) {
+    // "eth0" (NUL after the name) or "eth*" (a prefix): nft's own forms.
+  } else if (data.size() < v.len) {
+    if (!eq && !neq) return Refuse("orders fewer bytes than the field holds");
+    if (mask.empty()) mask.assign(v.len, 0xff);
+    for (size_t i = data.size(); i < v.len; ++i) mask[i] = 0;
+    data.resize(v.len, 0);
+  }
+  if (!mask.empty() && AllOnes(mask)) mask.clear();
+  if (!eq && !neq && (v.lit == Lit::kLeDec || v.lit == Lit::kLeHex) && v.len > 1) {
+    return Refuse(absl::StrCat("orders the host-order ", v.text, " byte by byte"));
+  }
+  Stmt s;
+  s.payload_rel = v.payload;
+  if (!mask.empty()) {
+    if (!eq && !neq) return Refuse("orders a masked value");
+    int plen = PrefixLen(mask);
+    ir::Bytes masked = data;
+    for (size_t i = 0; i < masked.size(); ++i) masked[i] &= mask[i];
+    if (masked != data) return Refuse("compares masked-out bits (never or always matches)");
+    absl::StatusOr<std::string> d = Lit(v, data);
+    if (!d.ok()) return d.status();
+    if (plen >= 0 && (v.lit == Lit::kIpv4 || v.lit == Lit::kIpv6)) {
+      s.text = absl::StrCat(v.text, neq ? " != " : " ", *d, "/", plen);
+    } else {
+      absl::StatusOr<std::string> m = Lit(v, mask);
+      if (!m.ok()) m = HexLiteral(mask);
+      s.text = absl::StrCat(v.text, " & ", *m, " ", OpText(e.op), " ", *d);
+    }
+    ctx.stmts.push_back(s);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> d = Lit(v, data);
+  if (!d.ok()) return d.status();
+  s.text = eq && !v.bitmask ? absl::StrCat(v.text, " ", *d)
+                            : absl::StrCat(v.text, " ", OpText(e.op), " ", *d);
+  if (neq && v.payload) {
+    absl::StatusOr<std::string> m = Lit(v, ir::Bytes(v.len, 0xff));
+    s.neq_masked = absl::StrCat(v.text, " & ", m.ok() ? *m : HexLiteral(ir::Bytes(v.len, 0xff)), " != ", *d);
+  }
+  if (eq && data.size() == 1 && v.text == "meta l4proto") ctx.facts.l4proto = data[0];
+  if (eq && data.size() == 1 && v.text == "meta nfproto") ctx.facts.nfproto = data[0];
+  ctx.stmts.push_back(s);
+  return absl::OkStatus();
+}
+
+absl::Status Range(RuleCtx& ctx, const ir::Range& e) {
+  absl::StatusOr<RegValue> rv = ctx.Get(e.sreg);
+  if (!rv.ok()) return rv.status();
+  const Value& v = rv->v;
+  if (rv->konst || rv->map || rv->present || v.computed || !v.mask.empty()) return Refuse("a range over a computed value");
+  if (e.from.size() != v.len || e.to.size() != v.len) return Refuse("a range over part of a field");
+  if ((v.lit == Lit::kLeDec || v.lit == Lit::kLeHex) && v.len > 1) {
+    return Refuse(absl::StrCat("a byte-order range over the host-order ", v.text));
+  }
+  absl::StatusOr<std::string> a = Lit(v, e.from), b = Lit(v, e.to);
+  if (!a.ok()) return a.status();
+  if (!b.ok()) return b.status();
+  ctx.stmts.push_back(Stmt{absl::StrCat(v.text, e.negate ? " != " : " ", *a, "-", *b), "", false});
+  return absl::OkStatus();
+}
+
+std::string KeyText(const std::vector<Value>& keys) {
+  std::vector<std::string> texts;
+  for (const Value& k : keys) texts.push_back(k.text);
+  return absl::StrJoin(texts, " . ");
+}
+
+absl::Status Lookup(RuleCtx& ctx, const ir::Lookup& e) {
+  const ir::Set* set = ctx.table.FindSet(e.set);
+  if (!set) return Refuse(absl::StrCat("looks up set ", e.set, " which the table lacks"));
+  absl::StatusOr<std::vector<Value>> keys = KeyFields(ctx, *set, e.sreg);
+  if (!keys.ok()) return keys.status();
+  std::string key = KeyText(*keys);
+  if (e.dreg && *e.dreg != ir::kVerdictReg) {
+    RegValue out;
+    out.map = set;
+    out.map_keys = *keys;
+    out.v.len = set->data_len;
+    ctx.Put(*e.dreg, out);
+    return absl::OkStatus();
+  }
+  std::string ref;
+  if (set->anonymous()) {
+    SetShape shape{*keys, std::nullopt};
+    absl::StatusOr<std::string> elems = PrintElements(*set, shape);
+    if (!elems.ok()) return elems.status();
+    ref = absl::StrCat("{ ", *elems, " }");
+  } else {
+    ref = "@" + Ident(set->name);
+  }
+  if (e.dreg) {  // a verdict map
+    ctx.Say(absl::StrCat(key, " vmap ", ref));
+    return absl::OkStatus();
+  }
+  ctx.Say(absl::StrCat(key, e.invert ? " != " : " ", ref));
+  return absl::OkStatus();
+}
+
+// `x << N`, `x >> N`, `x | y` (& ^): values for set statements only.
+absl::Status Computed(RuleCtx& ctx, const ir::Bitwise& e, RegValue out) {
+  if (out.konst || out.map || out.present || !out.v.mask.empty() || e.len != out.v.len) {
+    return Refuse("a shift or register-operand bitwise over a computed value");
+  }
+  if (e.op == ir::BitwiseOp::kLshift || e.op == ir::BitwiseOp::kRshift) {
+    out.v.text = absl::StrCat(out.v.text, e.op == ir::BitwiseOp::kLshift ? " << " : " >> ", e.shift);
+  } else {
+    absl::StatusOr<RegValue> other = ctx.Get(e.sreg2);
+    if (!other.ok()) return other.status();
+    if (other->konst || other->map || other->present || !other->v.mask.empty() || other->v.computed) {
+      return Refuse("a register-operand bitwise over a computed value");
+    }
+    const char* op = e.op == ir::BitwiseOp::kAndReg ? " & " : e.op == ir::BitwiseOp::kOrReg ? " | " : " ^ ";
+    out.v.text = absl::StrCat(out.v.text, op, other->v.text);
+  }
+  out.v.computed = true;
+  out.v.payload = false;
+  ctx.Put(e.dreg, out);
+  return absl::OkStatus();
+}
+
+absl::Status Bitwise(RuleCtx& ctx, const ir::Bitwise& e) {
+  absl::StatusOr<RegValue> rv = ctx.Get(e.sreg);
+  if (!rv.ok()) return rv.status();
+  if (e.op != ir::BitwiseOp::kMaskXor) return Computed(ctx, e, *rv);
+  RegValue out = *rv;
+  if (out.map || out.present || !out.v.mask.empty()) return Refuse("a bitwise over a computed value");
+  if (e.len != out.v.len && !(out.konst && e.len >= out.konst->size())) {
+    return Refuse(absl::StrCat("a bitwise over part of ", out.v.text));
+  }
+  if (out.konst) {
+    ir::Bytes k = *out.konst;
+    k.resize(e.len, 0);
+    for (size_t i = 0; i < k.size(); ++i) k[i] = (k[i] & e.mask[i]) ^ e.xor_[i];
+    out.konst = k;
+  } else {
+    out.v.mask = e.mask;
+    out.v.xor_ = e.xor_;
+  }
+  ctx.Put(e.dreg, out);
+  return absl::OkStatus();
+}
+
+// nft puts `hton` before ordering compares and sets of host-order keys:
+// afterwards the register holds the number big-endian.
+absl::Status Byteorder(RuleCtx& ctx, const ir::Byteorder& e) {
+  absl::StatusOr<RegValue> rv = ctx.Get(e.sreg);
+  if (!rv.ok()) return rv.status();
+  RegValue out = *rv;
+  if (out.konst || out.map || out.present || !out.v.mask.empty() || e.len != out.v.len ||
+      e.size != e.len || e.op != ir::ByteorderOp::kHton ||
+      (out.v.lit != Lit::kLeDec && out.v.lit != Lit::kLeHex)) {
+    return Refuse(absl::StrCat("a byteorder conversion of ", out.v.text, " nft would not generate"));
+  }
+  out.v.lit = Lit::kBeDec;
+  ctx.Put(e.dreg, out);
+  return absl::OkStatus();
+}
+
+absl::Status Load(RuleCtx& ctx, const ir::Expr& expr, bool& handled) {
+  handled = true;
+  RegValue rv;
+  ir::Reg dreg = 0;
+  if (const auto* p = std::get_if<ir::PayloadLoad>(&expr)) {
+    std::optional<Value> v = PayloadValue(*p, ctx.facts);
+    if (!v) return Refuse("a payload load nft has no form for");
+    rv.v = *v;
+    dreg = p->dreg;
+  } else if (const auto* m = std::get_if<ir::MetaLoad>(&expr)) {
+    std::optional<Value> v = MetaValue(m->key);
+    if (!v) return Refuse(absl::StrCat("meta ", ir::MetaKeyName(m->key), " has no exact nft form"));
+    rv.v = *v;
+    dreg = m->dreg;
+  } else if (const auto* c = std::get_if<ir::CtLoad>(&expr)) {
+    std::optional<Value> v = CtValue(c->key, c->dir);
+    if (!v) return Refuse(absl::StrCat("ct ", ir::CtKeyName(c->key), " has no exact nft form"));
+    rv.v = *v;
+    dreg = c->dreg;
+  } else if (const auto* x = std::get_if<ir::Exthdr>(&expr)) {
+    std::optional<Value> v = ExthdrValue(*x, ctx.facts);
+    if (!v) return Refuse("an extension header or TCP option read nft has no exact form for");
+    rv.v = *v;
+    rv.present = x->present;
+    dreg = x->dreg;
+  } else if (const auto* f = std::get_if<ir::Fib>(&expr)) {
+    rv.v = FibValue(*f);
+    rv.present = f->flags & ir::kFibPresent;
+    dreg = f->dreg;
+  } else if (const auto* n = std::get_if<ir::Numgen>(&expr)) {
+    rv.v = NumgenValue(*n);
+    dreg = n->dreg;
+  } else if (const auto* i = std::get_if<ir::Immediate>(&expr); i && i->dreg != ir::kVerdictReg) {
+    rv.konst = i->data;
+    rv.v.len = i->data.size();
+    dreg = i->dreg;
+  } else {
+    handled = false;
+    return absl::OkStatus();
+  }
+  ctx.Put(dreg, std::move(rv));
+  return absl::OkStatus();
+}
+
+absl::Status Fused(RuleCtx& ctx, const ir::FusedCmp& e) {
+  bool handled = false;
+  ir::PayloadLoad load = e.load;
+  load.dreg = 1;
+  if (absl::Status s = Load(ctx, load, handled); !s.ok()) return s;
+  if (!e.mask.empty()) {
+    ir::Bitwise b{.sreg = 1, .dreg = 1, .len = load.len};
+    b.mask.assign(e.mask.begin(), e.mask.begin() + load.len);
+    b.xor_.assign(load.len, 0);
+    if (absl::Status s = Bitwise(ctx, b); !s.ok()) return s;
+  }
+  return Cmp(ctx, ir::Cmp{e.op, 1, e.data});
+}
+
+absl::Status Step(RuleCtx& ctx, const ir::Node& node) {
+  bool handled = false;
+  if (absl::Status s = Load(ctx, node.expr, handled); !s.ok() || handled) return s;
+  if (const auto* e = std::get_if<ir::Cmp>(&node.expr)) return Cmp(ctx, *e);
+  if (const auto* e = std::get_if<ir::Range>(&node.expr)) return Range(ctx, *e);
+  if (const auto* e = std::get_if<ir::Lookup>(&node.expr)) return Lookup(ctx, *e);
+  if (const auto* e = std::get_if<ir::Bitwise>(&node.expr)) return Bitwise(ctx, *e);
+  if (const auto* e = std::get_if<ir::Byteorder>(&node.expr)) return Byteorder(ctx, *e);
+  if (const auto* e = std::get_if<ir::FusedCmp>(&node.expr)) return Fused(ctx, *e);
+  return Action(ctx, node);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& rule,
+                                      SetShapes& shapes) {
+  RuleCtx ctx{table, shapes, Facts{table.family, std::nullopt, std::nullopt}, {}, {}};
+  if (table.family == ir::Family::kIp) ctx.facts.nfproto = 2;
+  if (table.family == ir::Family::kIp6) ctx.facts.nfproto = 10;
+  for (const ir::Node& node : rule.exprs) {
+    if (absl::Status s = Step(ctx, node); !s.ok()) return s;
+  }
+  // nft merges adjacent payload compares into one wider compare, which is
+  // wrong for `!=` (not both instead of neither): mask those.
+  std::vector<std::string> out;
+  for (size_t i = 0; i < ctx.stmts.size(); ++i) {
+    const Stmt& s = ctx.stmts[i];
+    bool near = (i > 0 && ctx.stmts[i - 1].payload_rel) ||
+                (i + 1 < ctx.stmts.size() && ctx.stmts[i + 1].payload_rel);
+    out.push_back(near && !s.neq_masked.empty() ? s.neq_masked : s.text);
+  }
+  // nft keeps at most 128 characters of comment; a longer one (iptables
+  // allows 256) stays as a script comment above the rule.
+  std::string above;
+  if (rule.comment.size() > 128 || rule.comment.find('\n') != std::string::npos) {
+    above = "# comment: " + rule.comment.substr(0, rule.comment.find('\n')) + "\n\t\t";
+  } else if (!rule.comment.empty()) {
+    out.push_back("comment " + Quote(rule.comment));
+  }
+  return above + absl::StrJoin(out, " ");
+}
+
+}  // namespace rulejit::emit
