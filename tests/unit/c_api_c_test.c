@@ -4,6 +4,7 @@
  * crash), and a reload that carries the counters over. A plain program
  * (no C++ test framework): each CHECK that fails prints its line, and the
  * exit status is the number of failures. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -732,6 +733,56 @@ static void test_tier_up(void) {
   rulejit_program_free(p);
 }
 
+/* One program, four threads, a state each: no locks, exact counts. */
+struct worker {
+  const rulejit_program *program;
+  uint64_t counted;
+  int wrong;
+};
+
+static void *classify_many(void *arg) {
+  struct worker *w = arg;
+  rulejit_state *st = rulejit_state_new();
+  rulejit_state_prepare(st, w->program);
+  uint8_t f[64];
+  const uint32_t len = tcp_frame(f, ADDR(192, 0, 2, 1), ADDR(10, 0, 0, 1), 80);
+  const uint8_t *frames[32];
+  uint32_t lens[32];
+  rulejit_verdict v[32];
+  for (int i = 0; i < 32; ++i) frames[i] = f, lens[i] = len;
+  for (int round = 0; round < 500; ++round) {
+    if (rulejit_classify_burst(w->program, RULEJIT_HOOK_INPUT, frames, lens, 32, NULL, st, v) !=
+        0) {
+      ++w->wrong;
+    }
+    for (int i = 0; i < 32; ++i) w->wrong += v[i] != RULEJIT_ACCEPT;
+  }
+  uint64_t bytes = 0;
+  rulejit_counter(w->program, st, 0, 0, 1, &w->counted, &bytes);
+  rulejit_state_free(st);
+  return NULL;
+}
+
+static void test_threads(void) {
+  rulejit_program *p = compile_text(kIpt, RULEJIT_BACKEND_JIT);
+  CHECK(p != NULL);
+  if (p == NULL) return;
+  struct worker workers[4];
+  pthread_t threads[4];
+  for (int i = 0; i < 4; ++i) {
+    workers[i].program = p;
+    workers[i].counted = 0;
+    workers[i].wrong = 0;
+    CHECK(pthread_create(&threads[i], NULL, classify_many, &workers[i]) == 0);
+  }
+  for (int i = 0; i < 4; ++i) {
+    pthread_join(threads[i], NULL);
+    CHECK(workers[i].wrong == 0);
+    CHECK(workers[i].counted == 500 * 32);
+  }
+  rulejit_program_free(p);
+}
+
 int main(void) {
   test_names();
   test_enumeration();
@@ -744,6 +795,7 @@ int main(void) {
   test_host();
   test_reload();
   test_tier_up();
+  test_threads();
   if (failures != 0) fprintf(stderr, "%d check(s) failed\n", failures);
   else printf("c_api_c_test: all checks passed\n");
   return failures != 0;
