@@ -17,14 +17,17 @@ rulejit_verdict CVerdict(Verdict v) {
   return RULEJIT_DROP;
 }
 
-// The deciding rule's line in its file, 0 for policies and unknown rules.
-uint32_t LineOf(const Program& program, const RuleRef& ref) {
+// The deciding rule's line in its file (the table compile made), 0 for
+// policies and unknown rules.
+uint32_t LineOf(const rulejit_program& program, const RuleRef& ref) {
   if (ref.table < 0 || ref.chain < 0 || ref.rule < 0) return 0;
-  const std::string where = program.ruleset().Where(ref);  // "FILE:LINE"
-  const size_t colon = where.rfind(':');
-  return colon == std::string::npos
-             ? 0
-             : static_cast<uint32_t>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
+  const auto& lines = program.lines;
+  if (static_cast<size_t>(ref.table) >= lines.size() ||
+      static_cast<size_t>(ref.chain) >= lines[ref.table].size() ||
+      static_cast<size_t>(ref.rule) >= lines[ref.table][ref.chain].size()) {
+    return 0;
+  }
+  return lines[ref.table][ref.chain][ref.rule];
 }
 
 void CopyBytes(const std::vector<uint8_t>& from, uint8_t* to, size_t cap, uint8_t* len) {
@@ -44,7 +47,7 @@ void FillNat(const NatChange& nat, rulejit_result* out) {
   CopyBytes(nat.proto_max, out->nat_proto_max, sizeof(out->nat_proto_max), &len);
 }
 
-rulejit_result CResult(const Program& program, const Result& r) {
+rulejit_result CResult(const rulejit_program& program, const Result& r) {
   rulejit_result out;
   rulejit_result_init(&out);
   out.verdict = CVerdict(r.verdict);
@@ -113,7 +116,7 @@ rulejit_verdict rulejit_classify(const rulejit_program* program, rulejit_hook ho
       static_cast<rulejit::Hook>(hook), frame, len, m,
       state == nullptr ? nullptr : &state->state);
   if (state != nullptr) state->meta = nullptr;
-  if (result != nullptr) WriteSized(CResult(*program->program, r), result);
+  if (result != nullptr) WriteSized(CResult(*program, r), result);
   return CVerdict(r.verdict);
 }
 

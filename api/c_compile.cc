@@ -47,7 +47,9 @@ rulejit_ruleset* Parse(std::string_view text, const char* name,
     FailDiagnostics(error, RULEJIT_EPARSE, diags);
     return nullptr;
   }
-  return new rulejit_ruleset{.owned = *std::move(ruleset)};
+  auto* out = new rulejit_ruleset();
+  out->owned = *std::move(ruleset);
+  return out;
 }
 
 rulejit_program* Compile(Ruleset ruleset, const rulejit_compile_options* options,
@@ -60,8 +62,19 @@ rulejit_program* Compile(Ruleset ruleset, const rulejit_compile_options* options
     FailStatus(error, program.status());
     return nullptr;
   }
-  auto* out = new rulejit_program{.program = *std::move(program)};
-  out->ruleset.view = &out->program->ruleset();
+  auto* out = new rulejit_program();
+  out->program = *std::move(program);
+  const Ruleset& rs = out->program->ruleset();
+  out->ruleset.view = &rs;
+  out->lines.resize(rs.table_count());
+  for (int t = 0; t < rs.table_count(); ++t) {
+    out->lines[t].resize(rs.chain_count(t));
+    for (int c = 0; c < rs.chain_count(t); ++c) {
+      for (int r = 0; r < rs.rule_count(t, c); ++r) {
+        out->lines[t][c].push_back(LineOfWhere(rs.Where({t, c, r})));
+      }
+    }
+  }
   return out;
 }
 

@@ -31,7 +31,7 @@ int Fail(rulejit_error** error, int32_t code, const std::string& message) {
   rulejit_error made;
   made.code = code;
   made.text = absl::StrCat("error: ", message, "\n");
-  made.items.push_back({.message = message});
+  made.items.emplace_back().message = message;
   return Store(error, std::move(made));
 }
 
@@ -60,7 +60,7 @@ int FailDiagnostics(rulejit_error** error, int32_t code, const ir::Diagnostics& 
                           .hint = d.hint,
                           .severity = SeverityOf(d.severity)});
   }
-  if (made.items.empty()) made.items.push_back({.message = "invalid input"});
+  if (made.items.empty()) made.items.emplace_back().message = "invalid input";
   return Store(error, std::move(made));
 }
 

@@ -26,6 +26,9 @@ struct rulejit_ruleset {
 struct rulejit_program {
   std::unique_ptr<const rulejit::Program> program;
   rulejit_ruleset ruleset;  // views program->ruleset()
+  // Each rule's line, [table][chain][rule], read once at compile time so
+  // that classify fills rulejit_result::line without building a string.
+  std::vector<std::vector<std::vector<uint32_t>>> lines;
 };
 
 struct rulejit_state {
@@ -94,6 +97,8 @@ void WriteText(const std::string& text, char* buf, size_t len);
 int64_t CopyOut(const std::string& text, char* buf, size_t len);
 
 bool ValidHook(rulejit_hook hook);
+// The line of a "FILE:LINE" (Ruleset::Where), 0 when there is none.
+uint32_t LineOfWhere(const std::string& where);
 // Binds `state` (may be null) to `program` on first use (c_state.cc);
 // false when it belongs to another program.
 bool PrepareFor(rulejit_state* state, const rulejit_program* program);

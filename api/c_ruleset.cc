@@ -30,6 +30,16 @@ bool HasRule(const rulejit::Ruleset* rs, int table, int chain, int rule) {
 
 }  // namespace
 
+namespace rulejit::c_api {
+
+uint32_t LineOfWhere(const std::string& where) {
+  const size_t colon = where.rfind(':');
+  if (colon == std::string::npos) return 0;
+  return static_cast<uint32_t>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
+}
+
+}  // namespace rulejit::c_api
+
 extern "C" {
 
 int rulejit_ruleset_table_count(const rulejit_ruleset* ruleset) {
@@ -90,9 +100,7 @@ int64_t rulejit_ruleset_rule_line(const rulejit_ruleset* ruleset, int table, int
                                   int rule) {
   const rulejit::Ruleset* rs = Of(ruleset);
   if (!HasRule(rs, table, chain, rule)) return RULEJIT_EINVAL;
-  const std::string where = rs->Where({table, chain, rule});  // "FILE:LINE"
-  const size_t colon = where.rfind(':');
-  return colon == std::string::npos ? 0 : std::strtoll(where.c_str() + colon + 1, nullptr, 10);
+  return rulejit::c_api::LineOfWhere(rs->Where({table, chain, rule}));
 }
 
 }  // extern "C"

@@ -17,7 +17,12 @@ bool Bind(rulejit_state* state, const Program* program) {
 }
 
 void Deliver(const rulejit_state& state, const LogEvent& e) {
-  const std::string prefix(e.prefix);
+  // NUL-terminated on the stack (nft prefixes are at most 127 bytes,
+  // iptables' 29): the classify calls allocate nothing.
+  char prefix[256];
+  const size_t n = std::min(e.prefix.size(), sizeof(prefix) - 1);
+  std::memcpy(prefix, e.prefix.data(), n);
+  prefix[n] = '\0';
   rulejit_log_event event{};
   event.size = sizeof(event);
   event.hook = static_cast<rulejit_hook>(e.hook);
@@ -29,7 +34,7 @@ void Deliver(const rulejit_state& state, const LogEvent& e) {
   event.has_group = e.group ? 1 : 0;
   event.group = e.group.value_or(0);
   event.mark = e.mark;
-  event.prefix = prefix.c_str();
+  event.prefix = prefix;
   event.packet = e.packet ? e.packet->data : nullptr;
   event.packet_len = e.packet ? e.packet->len : 0;
   event.network_offset = e.packet ? e.packet->network_off : kAbsent;
