@@ -6,7 +6,6 @@
 #include "api/c_internal.h"
 
 namespace rulejit::c_api {
-namespace {
 
 rulejit_verdict CVerdict(Verdict v) {
   switch (v) {
@@ -16,6 +15,8 @@ rulejit_verdict CVerdict(Verdict v) {
   }
   return RULEJIT_DROP;
 }
+
+namespace {
 
 // The deciding rule's line in its file (the table compile made), 0 for
 // policies and unknown rules.
@@ -47,7 +48,9 @@ void FillNat(const NatChange& nat, rulejit_result* out) {
   CopyBytes(nat.proto_max, out->nat_proto_max, sizeof(out->nat_proto_max), &len);
 }
 
-rulejit_result CResult(const rulejit_program& program, const Result& r) {
+}  // namespace
+
+rulejit_result CResultOf(const rulejit_program& program, const Result& r) {
   rulejit_result out;
   rulejit_result_init(&out);
   out.verdict = CVerdict(r.verdict);
@@ -80,7 +83,6 @@ bool Prepare(const rulejit_program* program, rulejit_hook hook, const rulejit_me
          PrepareFor(state, program);
 }
 
-}  // namespace
 }  // namespace rulejit::c_api
 
 using namespace rulejit::c_api;  // NOLINT: this file implements it
@@ -116,7 +118,7 @@ rulejit_verdict rulejit_classify(const rulejit_program* program, rulejit_hook ho
       static_cast<rulejit::Hook>(hook), frame, len, m,
       state == nullptr ? nullptr : &state->state);
   if (state != nullptr) state->meta = nullptr;
-  if (result != nullptr) WriteSized(CResult(*program, r), result);
+  if (result != nullptr) WriteSized(CResultOf(*program, r), result);
   return CVerdict(r.verdict);
 }
 

@@ -107,6 +107,12 @@ bool PrepareFor(rulejit_state* state, const rulejit_program* program);
 bool ParseOptionsOf(const rulejit_parse_options* in, ParseOptions* out, rulejit_error** error);
 bool CompileOptionsOf(const rulejit_compile_options* in, CompileOptions* out,
                       rulejit_error** error);
+// The classify calls' shared pieces (c_classify.cc): the arguments checked
+// and converted (false on misuse), a verdict, and a whole result.
+bool Prepare(const rulejit_program* program, rulejit_hook hook, const rulejit_meta* meta,
+             rulejit_state* state, PacketMeta* m);
+rulejit_verdict CVerdict(Verdict v);
+rulejit_result CResultOf(const rulejit_program& program, const Result& r);
 // The C++ meta of a C one (c_meta.cc); false when it is malformed.
 bool MetaOf(const rulejit_meta* meta, PacketMeta* out);
 

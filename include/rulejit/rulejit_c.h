@@ -510,6 +510,21 @@ int rulejit_classify_burst(const rulejit_program *program, rulejit_hook hook,
                            const rulejit_meta *meta, rulejit_state *state,
                            rulejit_verdict *verdicts);
 
+/* One step of a packet's whole path: runs only the base chains
+ * (tables[i], chains[i]), i < n (at most 64), each a base chain of `hook`,
+ * in that order (each if it sees the packet), as a path orders them
+ * (rulejit_program_base_chain). When `written` is given and a rule wrote
+ * the packet (payload set, TCPMSS, CHECKSUM: the interpreter tier), the
+ * packet's bytes as the chains left them are copied there (at most
+ * written_cap) and *written_len is their full length; otherwise
+ * *written_len is 0. Misuse answers RULEJIT_DROP, as rulejit_classify. */
+rulejit_verdict rulejit_classify_chains(const rulejit_program *program, rulejit_hook hook,
+                                        const int32_t *tables, const int32_t *chains,
+                                        uint32_t n, const uint8_t *frame, uint32_t len,
+                                        const rulejit_meta *meta, rulejit_state *state,
+                                        rulejit_result *result, uint8_t *written,
+                                        uint32_t written_cap, uint32_t *written_len);
+
 #ifdef __cplusplus
 }
 #endif

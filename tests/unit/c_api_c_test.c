@@ -733,6 +733,70 @@ static void test_tier_up(void) {
   rulejit_program_free(p);
 }
 
+/* One step of a path: the chains given, in the order given. */
+static void test_chains(void) {
+  rulejit_program *p = compile_text(kNft, RULEJIT_BACKEND_AUTO);
+  CHECK(p != NULL);
+  if (p == NULL) return;
+  CHECK(rulejit_program_base_chain_count(p, RULEJIT_HOOK_OUTPUT) == 2);
+  int32_t tables[2], chains[2];
+  for (int i = 0; i < 2; ++i) {
+    rulejit_base_chain bc;
+    rulejit_base_chain_init(&bc);
+    CHECK(rulejit_program_base_chain(p, RULEJIT_HOOK_OUTPUT, i, &bc) == 0);
+    tables[i] = bc.table;
+    chains[i] = bc.chain;
+    CHECK(bc.nat == (i == 0)); /* the nat chain first, at -100 */
+    CHECK(bc.priority == (i == 0 ? -100 : 0));
+  }
+  uint8_t f[64];
+  const uint32_t len = tcp_frame(f, ADDR(10, 0, 0, 1), ADDR(192, 0, 2, 1), 80);
+  rulejit_meta m;
+  rulejit_meta_init(&m);
+  m.ct_state = RULEJIT_CT_NEW;
+  rulejit_result r;
+  rulejit_result_init(&r);
+  uint32_t written_len = 7;
+  uint8_t written[64];
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_OUTPUT, tables, chains, 2, f, len, &m, NULL, &r,
+                                written, sizeof written, &written_len) == RULEJIT_ACCEPT);
+  CHECK(r.has_nat == 1 && written_len == 0);
+  /* The filter chain alone: no NAT step. */
+  rulejit_result_init(&r);
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_OUTPUT, tables + 1, chains + 1, 1, f, len, &m,
+                                NULL, &r, NULL, 0, NULL) == RULEJIT_ACCEPT);
+  CHECK(r.has_nat == 0 && r.table == tables[1] && r.rule == -1);
+  /* Misuse: a chain of another hook, too many chains, a buffer without
+   * its length. */
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_INPUT, tables, chains, 2, f, len, &m, NULL,
+                                NULL, NULL, 0, NULL) == RULEJIT_DROP);
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_OUTPUT, tables, chains, 65, f, len, &m, NULL,
+                                NULL, NULL, 0, NULL) == RULEJIT_DROP);
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_OUTPUT, tables, chains, 2, f, len, &m, NULL,
+                                NULL, written, sizeof written, NULL) == RULEJIT_DROP);
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_OUTPUT, NULL, chains, 2, f, len, &m, NULL, NULL,
+                                NULL, 0, NULL) == RULEJIT_DROP);
+  rulejit_program_free(p);
+
+  /* A rule that writes the packet: the bytes as it left them. */
+  const char dscp[] =
+      "table ip w {\n chain f {\n  type filter hook forward priority 0; policy accept;\n"
+      "  ip dscp set 10\n }\n}\n";
+  p = compile_text(dscp, RULEJIT_BACKEND_AUTO);
+  CHECK(p != NULL);
+  if (p == NULL) return;
+  int32_t t = 0, c = 0;
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_FORWARD, &t, &c, 1, f, len, NULL, NULL, NULL,
+                                written, sizeof written, &written_len) == RULEJIT_ACCEPT);
+  CHECK(written_len == len);
+  CHECK(written[14 + 1] == 10 << 2 && f[14 + 1] == 0);
+  uint8_t small[4];
+  CHECK(rulejit_classify_chains(p, RULEJIT_HOOK_FORWARD, &t, &c, 1, f, len, NULL, NULL, NULL,
+                                small, sizeof small, &written_len) == RULEJIT_ACCEPT);
+  CHECK(written_len == len && small[0] == f[0]);
+  rulejit_program_free(p);
+}
+
 /* One program, four threads, a state each: no locks, exact counts. */
 struct worker {
   const rulejit_program *program;
@@ -795,6 +859,7 @@ int main(void) {
   test_host();
   test_reload();
   test_tier_up();
+  test_chains();
   test_threads();
   if (failures != 0) fprintf(stderr, "%d check(s) failed\n", failures);
   else printf("c_api_c_test: all checks passed\n");

@@ -44,7 +44,9 @@ TEST_P(CAndCppAgree, OverTheExamplePcap) {
   const std::string path = kExamples + "/firewall.ipt";
   auto ruleset = ParseRuleset(ReadFile(path), path);
   ASSERT_TRUE(ruleset.ok()) << ruleset.status();
-  auto cpp = Program::Compile(*std::move(ruleset), {.backend = GetParam()});
+  CompileOptions cpp_options;
+  cpp_options.backend = GetParam();
+  auto cpp = Program::Compile(*std::move(ruleset), cpp_options);
   ASSERT_TRUE(cpp.ok()) << cpp.status();
 
   rulejit_compile_options options;
