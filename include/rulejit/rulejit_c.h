@@ -50,8 +50,9 @@
  * counters, rate-limit buckets, the log sink); a state is used by one
  * thread at a time and belongs to the first program it classifies with
  * (a state given to another program is refused). Classify calls allocate
- * nothing and take no lock. Counters of a state may be read by another
- * thread while its owner classifies (each a 64-bit word, read whole).
+ * nothing and take no lock. Once a state is prepared for its program
+ * (rulejit_state_prepare), its counters may be read by another thread
+ * while its owner classifies (each a 64-bit word, read whole).
  * Rulesets, hosts and errors may be read from several threads; changing a
  * host (rulejit_host_add_*) needs the caller's exclusion.
  *
