@@ -6,6 +6,7 @@
 // The hot path is program_run.cc, the background LLVM compile tier_up.cc.
 #include "absl/strings/str_cat.h"
 #include "api/backend_table.h"
+#include "api/parse_diagnosed.h"
 #include "api/program_internal.h"
 #include "compiler/passes/passes.h"
 #include "frontends/frontend.h"
@@ -84,17 +85,25 @@ absl::StatusOr<Ruleset> ParseRuleset(std::string_view text, const std::string& n
   return ParseRuleset(text, name, ParseOptions{.format = format});
 }
 
-absl::StatusOr<Ruleset> ParseRuleset(std::string_view text, const std::string& name,
-                                     const ParseOptions& options) {
-  ir::Diagnostics diags;
+std::optional<Ruleset> ParseRulesetDiagnosed(std::string_view text, const std::string& name,
+                                             const ParseOptions& options,
+                                             ir::Diagnostics& diags) {
   InputFormat used = InputFormat::kIptables;
   std::optional<frontends::IpsetInput> ipsets;
   if (options.ipset_save) ipsets = frontends::IpsetInput{options.ipset_name, *options.ipset_save};
   std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(
       text, name, options.format, diags, &used, ipsets ? &*ipsets : nullptr);
-  if (!ruleset) return absl::InvalidArgumentError(diags.Format());
+  if (!ruleset) return std::nullopt;
   return RulesetInternal::Make(
       {.ir = *std::move(ruleset), .source = std::string(text), .format = used});
+}
+
+absl::StatusOr<Ruleset> ParseRuleset(std::string_view text, const std::string& name,
+                                     const ParseOptions& options) {
+  ir::Diagnostics diags;
+  std::optional<Ruleset> ruleset = ParseRulesetDiagnosed(text, name, options, diags);
+  if (!ruleset) return absl::InvalidArgumentError(diags.Format());
+  return *std::move(ruleset);
 }
 
 Program::~Program() = default;

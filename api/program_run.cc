@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "api/parse_at_hook.h"
 #include "api/program_internal.h"
 #include "compiler/classify/frame_key.h"
 #include "ir/hook_order.h"
@@ -198,8 +199,6 @@ Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketV
   return result;
 }
 
-namespace {
-
 // The frame as the hook sees it: locally generated packets have no link
 // header at output/postrouting.
 PacketView ParseAtHook(Hook hook, const uint8_t* frame, uint32_t len) {
@@ -211,6 +210,8 @@ PacketView ParseAtHook(Hook hook, const uint8_t* frame, uint32_t len) {
   if (hook == Hook::kEgress) pkt.skb_off = pkt.link_off;
   return pkt;
 }
+
+namespace {
 
 // Parses up to kBurstChunk frames and asks the classifier for all of them
 // at once (FirstMatchBurst interleaves their walks).

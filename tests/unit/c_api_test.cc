@@ -35,11 +35,11 @@ std::vector<uint8_t> Tcp(const char* src, uint16_t dport) {
 class CApiTest : public ::testing::TestWithParam<rulejit_backend> {
  protected:
   void SetUp() override {
-    rulejit_options options;
-    rulejit_options_init(&options);
+    rulejit_compile_options options;
+    rulejit_compile_options_init(&options);
     options.backend = GetParam();
     char err[512] = "unset";
-    program_ = rulejit_compile(kRules, sizeof(kRules) - 1, "rules.ipt", &options, err,
+    program_ = rulejit_compile(kRules, sizeof(kRules) - 1, "rules.ipt", nullptr, &options, err,
                                sizeof(err));
     ASSERT_NE(program_, nullptr) << err;
     state_ = rulejit_state_new();
@@ -54,6 +54,7 @@ class CApiTest : public ::testing::TestWithParam<rulejit_backend> {
   rulejit_result Classify(const std::vector<uint8_t>& frame) {
     rulejit_result r;
     std::memset(&r, 0xff, sizeof(r));
+    r.size = sizeof(r);
     rulejit_verdict v = rulejit_classify(program_, RULEJIT_HOOK_INPUT, frame.data(),
                                          frame.size(), &meta_, state_, &r);
     EXPECT_EQ(v, r.verdict);
@@ -122,6 +123,7 @@ TEST_P(CApiTest, BurstAgreesWithSingleAndCounts) {
 TEST_P(CApiTest, BadArgumentsDropInsteadOfCrashing) {
   std::vector<uint8_t> frame = Tcp("192.0.2.1", 22);
   rulejit_result r;
+  rulejit_result_init(&r);
   EXPECT_EQ(rulejit_classify(program_, static_cast<rulejit_hook>(42), frame.data(),
                              frame.size(), &meta_, state_, &r),
             RULEJIT_DROP);
@@ -147,26 +149,28 @@ INSTANTIATE_TEST_SUITE_P(Backends, CApiTest,
 TEST(CApiErrors, ParseErrorIsLocatedAndTruncatedSafely) {
   const char bad[] = "*filter\n:INPUT DROP [0:0]\n-A INPUT -p tcp --dport 22 -j NOPE\nCOMMIT\n";
   char err[512];
-  EXPECT_EQ(rulejit_compile(bad, sizeof(bad) - 1, "bad.ipt", nullptr, err, sizeof(err)),
+  EXPECT_EQ(rulejit_compile(bad, sizeof(bad) - 1, "bad.ipt", nullptr, nullptr, err, sizeof(err)),
             nullptr);
   EXPECT_THAT(err, StartsWith("bad.ipt:3:"));
   EXPECT_THAT(err, HasSubstr("error:"));
   char tiny[8];
-  EXPECT_EQ(rulejit_compile(bad, sizeof(bad) - 1, "bad.ipt", nullptr, tiny, sizeof(tiny)),
+  EXPECT_EQ(rulejit_compile(bad, sizeof(bad) - 1, "bad.ipt", nullptr, nullptr, tiny,
+                            sizeof(tiny)),
             nullptr);
   EXPECT_EQ(std::strlen(tiny), 7u);
-  EXPECT_EQ(rulejit_compile(bad, sizeof(bad) - 1, "bad.ipt", nullptr, nullptr, 0), nullptr);
+  EXPECT_EQ(rulejit_compile(bad, sizeof(bad) - 1, "bad.ipt", nullptr, nullptr, nullptr, 0),
+            nullptr);
 }
 
 TEST(CApiErrors, MissingFileAndForcedFormat) {
   char err[512];
-  EXPECT_EQ(rulejit_compile_file("/nonexistent/rules.nft", nullptr, err, sizeof(err)),
+  EXPECT_EQ(rulejit_compile_file("/nonexistent/rules.nft", nullptr, nullptr, err, sizeof(err)),
             nullptr);
   EXPECT_THAT(err, HasSubstr("/nonexistent/rules.nft: error: cannot read"));
-  rulejit_options options;
-  rulejit_options_init(&options);
+  rulejit_parse_options options;
+  rulejit_parse_options_init(&options);
   options.format = RULEJIT_FORMAT_NFT;
-  EXPECT_EQ(rulejit_compile(kRules, sizeof(kRules) - 1, "rules.ipt", &options, err,
+  EXPECT_EQ(rulejit_compile(kRules, sizeof(kRules) - 1, "rules.ipt", &options, nullptr, err,
                             sizeof(err)),
             nullptr);
   EXPECT_THAT(err, StartsWith("rules.ipt:1:"));
