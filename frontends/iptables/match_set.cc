@@ -177,7 +177,6 @@ void Entries(const Ipset& set, bool return_nomatch, std::vector<Entry>* out) {
   }
   if (set.kind == IpsetKind::kHashIp || set.kind == IpsetKind::kHashIpPort ||
       set.kind == IpsetKind::kHashIpPortIp) {
-    out->reserve(out->size() + set.elements.size());  // one each (no regrowth for 10^6)
     for (const IpsetElement& e : set.elements) {
       const U128 lo = ToU128(e.addr), lo2 = e.addr2.empty() ? 0 : ToU128(e.addr2);
       out->push_back({lo, lo | HostBits(e.prefix, set.ipv6), e.proto, e.port, lo2, lo2});
