@@ -3,9 +3,13 @@
 # ordinary rulesets (bench/scale_inputs.py: an nft set of 10^3..10^6 IPv4
 # addresses, nft and iptables chains of 10^3..10^5 rules; 10^3..10^5 chains
 # jumping to the next, interval `add element` lines, `ADDR:MARK` map
-# elements: the shapes that were quadratic), beside what nft
+# elements: the shapes that were quadratic; 10^3..10^6 interval (ivset) and
+# concatenated `ipv4_addr . inet_service` (cset) set elements, and an
+# iptables `-m set` rule against an `ipset save` hash:ip of 10^3..10^6
+# addresses (ipset)), beside what nft
 # (`nft -c -f`) and iptables-restore (`iptables-legacy-restore --test`)
-# take on the same files. Run as root (nft -c asks the kernel); nft and
+# take on the same files (for ipset: `ipset restore` of the save file, then
+# iptables-legacy-restore --test). Run as root (nft -c asks the kernel); nft and
 # iptables run in a fresh network namespace so nothing on the host changes.
 #
 #   bench/scale_bench.sh [RULEJIT] [MAX_SET]    (default build-l/rulejit, 1000000)
@@ -35,14 +39,24 @@ echo "| file | command | wall s | peak RSS MB | exit |"
 echo "|---|---|---|---|---|"
 inputs=()
 for n in 1000 10000 100000 1000000; do
-  ((n <= max_set)) && inputs+=("set $n")
+  ((n <= max_set)) && inputs+=("set $n" "ivset $n" "cset $n" "ipset $n")
 done
 for n in 1000 10000 100000; do inputs+=("nft $n" "ipt $n" "jump $n" "iset $n" "map $n"); done
 for input in "${inputs[@]}"; do
   read -r kind n <<<"$input"
-  file="$work/$kind$n.$([[ $kind == ipt ]] && echo ipt || echo nft)"
+  file="$work/$kind$n.$([[ $kind == ipt || $kind == ipset ]] && echo ipt || echo nft)"
   python3 "$here/scale_inputs.py" "$kind" "$n" >"$file"
   name=$(basename "$file")
+  if [[ $kind == ipset ]]; then
+    save="$work/$kind$n.save"
+    python3 "$here/scale_inputs.py" ipsetsave "$n" >"$save"
+    measure "rulejit check --ipset" "$name" "$rulejit" check "$file" --ipset "$save"
+    measure "rulejit compile --ipset" "$name" "$rulejit" compile "$file" --ipset "$save"
+    measure "ipset restore + iptables-legacy-restore --test" "$name" \
+      unshare -n sh -c 'ipset restore < "$1" && exec iptables-legacy-restore --test < "$0"' \
+      "$file" "$save"
+    continue
+  fi
   measure "rulejit check" "$name" "$rulejit" check "$file"
   measure "rulejit compile" "$name" "$rulejit" compile "$file"
   if [[ $kind == ipt ]]; then

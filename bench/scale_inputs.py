@@ -11,6 +11,13 @@
                              (no spaces around the colon)
   scale_inputs.py anonsets N an nft chain of N rules, each with its own
                              anonymous set (`ip saddr { A, B } accept`)
+  scale_inputs.py ivset N    an interval set of N disjoint prefixes in one
+                             `elements = { ... }` list
+  scale_inputs.py cset N     a concatenated set `ipv4_addr . inet_service`
+                             of N elements
+  scale_inputs.py ipset N    an iptables-save dump matching `-m set` against
+                             the ipset of `scale_inputs.py ipsetsave N`
+  scale_inputs.py ipsetsave N  `ipset save` output: a hash:ip of N addresses
 
 Prints the ruleset on stdout. Addresses are distinct (10.0.0.0/8 counted
 up), rules differ in source address and port, so nothing merges away.
@@ -22,12 +29,20 @@ def addr(i):
     return f"10.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
 
 
-def nft_set(n, out):
-    out.write("table ip t {\n  set s {\n    type ipv4_addr\n    elements = {\n")
-    for i in range(n):
-        out.write(f"      {addr(i)}{',' if i + 1 < n else ''}\n")
+def set_file(out, decl, elements, match):
+    """An nft table whose set `s` (declared by `decl` lines) holds `elements`,
+    matched by `match` in an input chain."""
+    out.write("table ip t {\n  set s {\n" + "".join(f"    {d}\n" for d in decl) +
+              "    elements = {\n")
+    n = len(elements)
+    for i, e in enumerate(elements):
+        out.write(f"      {e}{',' if i + 1 < n else ''}\n")
     out.write("    }\n  }\n  chain c {\n    type filter hook input priority 0; policy accept;\n"
-              "    ip saddr @s drop\n  }\n}\n")
+              f"    {match} drop\n  }}\n}}\n")
+
+
+def nft_set(n, out):
+    set_file(out, ["type ipv4_addr"], [addr(i) for i in range(n)], "ip saddr @s")
 
 
 def nft_chain(n, out):
@@ -79,10 +94,32 @@ def nft_anon_sets(n, out):
     out.write("  }\n}\n")
 
 
+def nft_interval_set(n, out):
+    set_file(out, ["type ipv4_addr", "flags interval"], [f"{addr(4 * i)}/30" for i in range(n)],
+             "ip saddr @s")
+
+
+def nft_concat_set(n, out):
+    set_file(out, ["type ipv4_addr . inet_service"],
+             [f"{addr(i)} . {1 + i % 65535}" for i in range(n)], "ip saddr . tcp dport @s")
+
+
+def ipt_match_set(n, out):
+    out.write("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+              "-A INPUT -m set --match-set s src -j DROP\nCOMMIT\n")
+
+
+def ipset_save(n, out):
+    out.write(f"create s hash:ip family inet hashsize 1024 maxelem {max(n, 65536)}\n")
+    for i in range(n):
+        out.write(f"add s {addr(i)}\n")
+
+
 if __name__ == "__main__":
     kinds = {"set": nft_set, "nft": nft_chain, "ipt": ipt_chain, "jump": nft_jump,
              "iset": nft_interval_adds, "map": nft_map_nospace,
-             "anonsets": nft_anon_sets}
+             "anonsets": nft_anon_sets, "ivset": nft_interval_set,
+             "cset": nft_concat_set, "ipset": ipt_match_set, "ipsetsave": ipset_save}
     if len(sys.argv) != 3 or sys.argv[1] not in kinds:
         sys.exit(__doc__)
     kinds[sys.argv[1]](int(sys.argv[2]), sys.stdout)

@@ -80,8 +80,12 @@ std::string Wrap(absl::string_view text, size_t indent, size_t width = 80) {
 }  // namespace
 
 void PrintUsage(std::ostream& os) {
-  os << "usage: rulejit COMMAND ARGS...\n       rulejit help COMMAND\n"
-        "       rulejit --version\n\ncommands:\n";
+  os << "usage: rulejit [--max-memory MIB] COMMAND ARGS...\n       rulejit help COMMAND\n"
+        "       rulejit --version\n\n"
+     << Wrap("--max-memory MIB bounds how far the input may make rulejit grow (address "
+             "space beyond what it maps at start); past it the command fails with "
+             "\"out of memory\" and exit status 1 instead of being killed.", 2)
+     << "\ncommands:\n";
   for (const Command& command : AllCommands()) {
     os << "  rulejit " << command.synopsis << "\n" << Wrap(command.summary, 6);
   }

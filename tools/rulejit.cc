@@ -5,11 +5,14 @@
 //   rulejit help --man          the man page (troff), rulejit.1 at build time
 //   rulejit help --bash-completion
 //   rulejit --version
+//   rulejit --max-memory MIB COMMAND ARGS...   (memory_limit.h)
 //
 // See commands.h for the exit codes and the per-subcommand files for what
 // each one does.
 #include <algorithm>
 #include <iostream>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "rulejit/rulejit_c.h"
 #include "tools/commands.h"
 #include "tools/help.h"
+#include "tools/memory_limit.h"
 
 namespace rulejit::tools {
 namespace {
@@ -47,7 +51,30 @@ int Help(const std::vector<std::string>& words) {
   return kExitUsage;
 }
 
-int Main(const std::vector<std::string>& words) {
+// Runs `command` on `rest`; an allocation that fails (under --max-memory, or
+// on a machine without overcommit) is a clear error, not an abort.
+int RunCommand(const Command& command, const Args& args, std::optional<uint64_t> max_mib) {
+  try {
+    return command.run(args, Streams{std::cout, std::cerr});
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "rulejit " << command.name << ": error: " << OutOfMemoryMessage(max_mib) << "\n";
+    return kExitInputError;
+  }
+}
+
+int Main(std::vector<std::string> words) {
+  std::optional<uint64_t> max_mib;
+  if (absl::Status taken = TakeMaxMemory(words, &max_mib); !taken.ok()) {
+    std::cerr << "rulejit: error: " << taken.message() << "\n";
+    return kExitUsage;
+  }
+  if (max_mib) {
+    if (absl::Status limited = LimitMemory(*max_mib); !limited.ok()) {
+      std::cerr << "rulejit: error: " << limited.message() << "\n";
+      return kExitUsage;
+    }
+  }
   if (words.empty()) {
     PrintUsage(std::cerr);
     return kExitUsage;
@@ -70,7 +97,7 @@ int Main(const std::vector<std::string>& words) {
       std::cerr << "usage: rulejit " << command.synopsis << "\n";
       return kExitUsage;
     }
-    return command.run(*args, Streams{std::cout, std::cerr});
+    return RunCommand(command, *args, max_mib);
   }
   std::cerr << "rulejit: error: unknown command '" << words[0] << "'\n";
   PrintUsage(std::cerr);

@@ -116,15 +116,17 @@ bool Parser::ParseElementOptions() {
 }
 
 // `{ a, b-c, d/24, e . f, k : v }` with newlines allowed; nested sets and
-// $variables that hold sets are flattened.
-bool Parser::ParseSetElements(const SetType& st, std::vector<Element>* elems) {
+// $variables that hold sets are flattened. With a `stream`, every
+// kElementChunk elements go on to its flush as they are parsed.
+bool Parser::ParseSetElements(const SetType& st, std::vector<Element>* elems,
+                              ElementStream* stream) {
   Nesting nesting(*this, Peek().loc);
   if (!nesting.ok() || !ExpectPunct("{")) return false;
   while (!sink_.failed) {
     SkipNewlines();
     if (AcceptPunct("}")) return true;
     if (AtPunct("{")) {
-      if (!ParseSetElements(st, elems)) return false;
+      if (!ParseSetElements(st, elems, stream)) return false;
     } else {
       Element e;
       e.loc = Peek().loc;
@@ -144,10 +146,14 @@ bool Parser::ParseSetElements(const SetType& st, std::vector<Element>* elems) {
         }
         if (!ParseMapValue(st, &e)) return false;
       }
-      if (elems->size() >= kMaxElements) {
+      if (elems->size() + (stream ? stream->flushed : 0) >= kMaxElements) {
         return Error(e.loc, absl::StrCat("more than ", kMaxElements, " elements"));
       }
       elems->push_back(std::move(e));
+      if (stream && elems->size() >= kElementChunk) {
+        stream->flushed += elems->size();
+        if (!stream->flush(*elems)) return false;
+      }
     }
     SkipNewlines();
     if (AcceptPunct(",")) continue;

@@ -27,11 +27,13 @@ enum class Tok {
   kEnd,
 };
 
+// (Laid out small, 48 bytes: a set of a million elements lexes to three
+// million tokens, all held while the file is parsed.)
 struct Token {
   Tok kind = Tok::kEnd;
-  std::string text;
-  ir::SourceLoc loc;
   bool space_before = false;  // whitespace between this and the previous token
+  ir::SourceLoc loc;
+  std::string text;
 };
 
 // The first lexical error: a character that starts no token (lexing goes

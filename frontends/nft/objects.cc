@@ -215,7 +215,9 @@ bool Parser::SynproxyValidHere(ir::SourceLoc loc) {
 // keyword: parsed as the statement.
 bool Parser::ParseObjectStatementBody(std::string_view keyword, ir::Object* obj) {
   if (obj->type == ir::kObjCounter && AtPunct("}")) return true;
-  const Token repl[] = {Token{Tok::kWord, std::string(keyword), Peek().loc, true}, Peek()};
+  const Token repl[] = {
+      Token{.kind = Tok::kWord, .space_before = true, .loc = Peek().loc, .text = std::string(keyword)},
+      Peek()};
   SpliceAtCursor(repl, 2);
   ast::Statement stmt;
   if (obj->type == ir::kObjCounter && !ParseCounter(&stmt)) return false;

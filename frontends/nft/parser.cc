@@ -159,9 +159,9 @@ bool Parser::ParseElementsOnly(ir::Table& table, std::string_view name) {
   // Reuse the block parser by pretending the elements were braced.
   SkipNewlines();
   ir::SourceLoc loc = Peek().loc;
-  Token open{Tok::kPunct, "{", loc, true};
+  Token open{.kind = Tok::kPunct, .space_before = true, .loc = loc, .text = "{"};
   toks_.insert(toks_.begin() + pos_, open);
-  Token close{Tok::kPunct, "}", toks_.back().loc, true};
+  Token close{.kind = Tok::kPunct, .space_before = true, .loc = toks_.back().loc, .text = "}"};
   toks_.insert(toks_.end() - 1, close);
   if (!ParseElementBlock(table, *set)) return false;
   SkipSeparators();

@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "frontends/nft/ast.h"
 #include "frontends/nft/fields.h"
 #include "frontends/nft/lexer.h"
@@ -130,7 +131,12 @@ class Parser {
   bool ParseSetSizeOrTimeout(ir::Set& set);
   bool ParseTypeofExpr(std::vector<Field>* fields);
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
-  bool FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
+  bool ParseDeclaredElements(ir::Set& set, const SetType& st, std::vector<Element>* pending);
+  bool KeysFixedAfterElements(size_t* count) const;
+  bool EncodeChunk(ir::Set& set, const SetType& st, std::vector<Element>& chunk);
+  bool ParseAddedElements(ir::Set& set, const SetType& st);
+  bool FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems,
+                         size_t before);
   bool CheckAddedIntervals(const ir::Table& table, const ir::Set& set, size_t before);
   bool SkipBlock();
   void DetachDormantChains(ir::Ruleset& rs) const;
@@ -220,7 +226,16 @@ class Parser {
   bool ParseRangeOrPrefix(const Field& f, const std::string& w, Item* item, bool* matched);
   bool ParseConcatItem(const std::vector<Field>& fields,
                        std::vector<Item>* items);
-  bool ParseSetElements(const SetType& st, std::vector<Element>* elems);
+  // Where ParseSetElements hands its elements on as it goes, a chunk of
+  // kElementChunk at a time, so that a long list is never held whole as
+  // syntax: `flush` encodes the elements into the set and clears them.
+  struct ElementStream {
+    absl::FunctionRef<bool(std::vector<Element>&)> flush;
+    size_t flushed = 0;  // elements handed on so far
+  };
+  static constexpr size_t kElementChunk = 4096;
+  bool ParseSetElements(const SetType& st, std::vector<Element>* elems,
+                        ElementStream* stream = nullptr);
   bool ParseElementOptions();
   bool ParseMapValue(const SetType& st, Element* e);
   void SplitMapWord(const SetType& st);

@@ -220,7 +220,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
       Next();
       if (!ExpectPunct("=")) return false;
       if (!have_type) return Error(wloc, "elements before the set type");
-      if (!ParseSetElements(st, &pending)) return false;
+      if (!ParseDeclaredElements(set, st, &pending)) return false;
     } else if (w == "stateful" || w == "expires" || w == "limit" || w == "quota" ||
                w == "ct" || w == "last") {
       return Error(wloc, absl::StrCat("unsupported set property '", w, "'"));
@@ -281,11 +281,7 @@ std::string Parser::SetKey(const ir::Table& table, std::string_view set) const {
 bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
   table_ = &table;
   auto known = set_types_.find(SetKey(table, set.name));
-  if (known != set_types_.end()) {
-    std::vector<Element> elems;
-    if (!ParseSetElements(known->second, &elems)) return false;
-    return FillSetAtomically(set, known->second, elems);
-  }
+  if (known != set_types_.end()) return ParseAddedElements(set, known->second);
   SetType st;
   // A set declared through another entry point (ParseNftSetDecl): its key
   // types are not kept in the IR, so guess them from the key length.
@@ -308,15 +304,83 @@ bool Parser::ParseElementBlock(ir::Table& table, ir::Set& set) {
     st.data.type = DType::kInteger;
     st.data.host_order = true;
   }
-  std::vector<Element> elems;
-  if (!ParseSetElements(st, &elems)) return false;
-  return FillSetAtomically(set, st, elems);
+  return ParseAddedElements(set, st);
 }
 
-// All or nothing: the elements added, or none of them. (Not a copy of the
-// set: one `add element` line per element would copy it once per line.)
-bool Parser::FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems) {
+// `elements = { ... }` in a set block. When nothing after the list can
+// change how keys are encoded (no later `type`, `typeof` or `flags`: the
+// usual order), the elements are encoded into the set a chunk at a time as
+// they are parsed instead of being kept as syntax until the block closes,
+// so that a list of a million elements costs its IR form only (and the IR
+// vector is sized once, from the list's commas).
+bool Parser::ParseDeclaredElements(ir::Set& set, const SetType& st,
+                                   std::vector<Element>* pending) {
+  size_t count = 0;
+  if (!pending->empty() || !KeysFixedAfterElements(&count)) {
+    return ParseSetElements(st, pending);  // encoded when the block closes
+  }
+  set.elements.reserve(set.elements.size() + count);
+  auto flush = [&](std::vector<Element>& chunk) { return EncodeChunk(set, st, chunk); };
+  ElementStream stream{flush};
+  std::vector<Element> chunk;
+  return ParseSetElements(st, &chunk, &stream) && flush(chunk);
+}
+
+// Encodes `chunk` into `set` (appended) and empties it.
+bool Parser::EncodeChunk(ir::Set& set, const SetType& st, std::vector<Element>& chunk) {
+  const bool ok = lin_.FillSet(set, st, chunk);
+  chunk.clear();
+  return ok;
+}
+
+// Whether the set block goes on, after the element list at the cursor,
+// with no `type`, `typeof`, `flags` or $variable of its own; `count` gets
+// the list's top-level commas plus one (a size to reserve, not a bound).
+bool Parser::KeysFixedAfterElements(size_t* count) const {
+  if (pos_ >= toks_.size() || toks_[pos_].kind != Tok::kPunct || toks_[pos_].text != "{") {
+    return false;
+  }
+  int depth = 0;
+  size_t commas = 0;
+  for (size_t i = pos_; i < toks_.size(); ++i) {
+    const Token& t = toks_[i];
+    if (t.kind == Tok::kPunct) {
+      if (t.text == "{") {
+        ++depth;
+      } else if (t.text == "}") {
+        if (--depth < 0) break;  // the set block closes
+      } else if (t.text == "," && depth == 1) {
+        ++commas;
+      }
+    } else if (depth == 0 && (t.kind == Tok::kVar ||
+                              (t.kind == Tok::kWord && (t.text == "type" || t.text == "typeof" ||
+                                                        t.text == "flags")))) {
+      return false;
+    }
+  }
+  *count = commas + 1;
+  return true;
+}
+
+// `add element` / `elements` of an existing set: parsed and encoded a chunk
+// at a time, all or nothing.
+bool Parser::ParseAddedElements(ir::Set& set, const SetType& st) {
   const size_t before = set.elements.size();
+  auto flush = [&](std::vector<Element>& chunk) { return EncodeChunk(set, st, chunk); };
+  ElementStream stream{flush};
+  std::vector<Element> elems;
+  if (!ParseSetElements(st, &elems, &stream)) {
+    set.elements.resize(before);
+    return false;
+  }
+  return FillSetAtomically(set, st, elems, before);
+}
+
+// All or nothing: the elements added (those from `before` on, and `elems`),
+// or none of them. (Not a copy of the set: one `add element` line per
+// element would copy it once per line.)
+bool Parser::FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems,
+                               size_t before) {
   // CheckOverlaps finds nothing in other sets (concatenations included).
   const bool checked_interval = set.interval() && set.field_lens.empty();
   if (before == 0 || !checked_interval) interval_index_.erase(SetKey(*table_, set.name));
