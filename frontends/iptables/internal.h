@@ -253,6 +253,11 @@ void Ip6HeaderPresent(LowerCtx& ctx, uint8_t type, ir::SourceLoc loc, bool prese
 // in lo..hi (not, when `invert`): cmp for one value, else range.
 void EmitValueRange(LowerCtx& ctx, uint64_t lo, uint64_t hi, int len, bool invert,
                     ir::SourceLoc loc);
+// After a load into register 1: it holds one of `keys` (none of them, when
+// `invert`; all of one length, at least one): a cmp for one key, else a
+// lookup in an anonymous constant set.
+void EmitOneOf(LowerCtx& ctx, const std::vector<ir::Bytes>& keys, bool invert,
+               ir::SourceLoc loc);
 bool LowerPolicy(LowerCtx& ctx, const MatchUse& m);  // match_policy.cc
 // The hook-limited name of a policy use ("policy --dir in|out").
 std::string PolicyHookLimit(const MatchUse& m);

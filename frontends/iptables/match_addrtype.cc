@@ -50,22 +50,9 @@ bool LowerTypeOption(LowerCtx& ctx, const Option& opt, uint32_t fib_flags) {
   std::vector<uint32_t> types;
   if (!ParseTypes(ctx, opt, &types)) return false;
   ctx.Add(ir::Fib{fib_flags, ir::FibResult::kAddrType, 1}, opt.loc);
-  if (types.size() == 1) {
-    ctx.Cmp(opt.invert ? ir::CmpOp::kNeq : ir::CmpOp::kEq, HostU32(types[0]), opt.loc);
-    return true;
-  }
-  ir::Set set;
-  set.flags = ir::kSetAnonymous | ir::kSetConstant;
-  set.key_len = 4;
-  set.loc = opt.loc;
-  for (uint32_t type : types) {
-    ir::SetElement e;
-    e.key = HostU32(type);
-    e.loc = opt.loc;
-    set.elements.push_back(e);
-  }
-  std::string name = ctx.AddSet(std::move(set));
-  ctx.Add(ir::Lookup{1, name, std::nullopt, opt.invert}, opt.loc);
+  std::vector<ir::Bytes> keys;
+  for (uint32_t type : types) keys.push_back(HostU32(type));
+  EmitOneOf(ctx, keys, opt.invert, opt.loc);
   return true;
 }
 

@@ -237,23 +237,10 @@ bool LowerDccpTypes(LowerCtx& ctx, const Option& opt) {
   }
   ctx.Payload(ir::PayloadBase::kTransport, kDccpTypeOffset, 1, opt.loc);
   ctx.Mask(ir::Bytes{0x1e}, opt.loc);
-  if (types.size() == 1) {
-    ctx.Cmp(opt.invert ? ir::CmpOp::kNeq : ir::CmpOp::kEq, ir::Bytes{types[0]}, opt.loc);
-    return true;
-  }
   std::sort(types.begin(), types.end());
-  ir::Set set;
-  set.flags = ir::kSetAnonymous | ir::kSetConstant;
-  set.key_len = 1;
-  set.loc = opt.loc;
-  for (uint8_t t : types) {
-    ir::SetElement e;
-    e.key = ir::Bytes{t};
-    e.loc = opt.loc;
-    set.elements.push_back(std::move(e));
-  }
-  std::string name = ctx.AddSet(std::move(set));
-  ctx.Add(ir::Lookup{1, name, std::nullopt, opt.invert}, opt.loc);
+  std::vector<ir::Bytes> keys;
+  for (uint8_t t : types) keys.push_back(ir::Bytes{t});
+  EmitOneOf(ctx, keys, opt.invert, opt.loc);
   return true;
 }
 

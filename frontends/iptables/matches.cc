@@ -85,6 +85,26 @@ void EmitValueRange(LowerCtx& ctx, uint64_t lo, uint64_t hi, int len, bool inver
   }
 }
 
+void EmitOneOf(LowerCtx& ctx, const std::vector<ir::Bytes>& keys, bool invert,
+               ir::SourceLoc loc) {
+  if (keys.size() == 1) {
+    ctx.Cmp(invert ? ir::CmpOp::kNeq : ir::CmpOp::kEq, keys[0], loc);
+    return;
+  }
+  ir::Set set;
+  set.flags = ir::kSetAnonymous | ir::kSetConstant;
+  set.key_len = static_cast<uint32_t>(keys[0].size());
+  set.loc = loc;
+  for (const ir::Bytes& key : keys) {
+    ir::SetElement e;
+    e.key = key;
+    e.loc = loc;
+    set.elements.push_back(std::move(e));
+  }
+  std::string name = ctx.AddSet(std::move(set));
+  ctx.Add(ir::Lookup{1, name, std::nullopt, invert}, loc);
+}
+
 bool ParseMarkMask(LowerCtx& ctx, const Option& opt, uint32_t* value,
                    uint32_t* mask) {
   const std::string& text = opt.args[0].text;
