@@ -33,7 +33,7 @@ uint32_t LineOf(const rulejit_program& program, const RuleRef& ref) {
 
 void CopyBytes(const std::vector<uint8_t>& from, uint8_t* to, size_t cap, uint8_t* len) {
   const size_t n = std::min(from.size(), cap);
-  std::memcpy(to, from.data(), n);
+  if (n != 0) std::memcpy(to, from.data(), n);  // an empty vector's data() may be null
   *len = static_cast<uint8_t>(n);
 }
 
