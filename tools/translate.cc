@@ -5,8 +5,9 @@
 // exact nft form); the printed script is read back with the nft frontend
 // and compared with FILE by analysis::DiffRulesets at every hook
 // (prerouting ... postrouting), unless the script loads as the very same
-// bytecode (a proof that also holds for what diff cannot reason about:
-// NAT, limits, dynamic sets). Any difference, or a rule neither proof
+// bytecode, interface-name compares taken in one width (ir/ifname_cmp.h;
+// a proof that also holds for what diff cannot reason about: NAT, limits,
+// dynamic sets). Any difference, or a rule neither proof
 // covers, stops it with that rule and why: nothing unproved is printed. `--to iptables` (emit/ has no iptables printer yet) is
 // refused as not implemented.
 #include <ostream>
@@ -16,6 +17,7 @@
 #include "compiler/analysis/diff.h"
 #include "emit/nft_print.h"
 #include "ir/equal.h"
+#include "ir/ifname_cmp.h"
 #include "ir/diag.h"
 #include "tools/commands.h"
 
@@ -86,7 +88,11 @@ bool SameBytecode(const ir::Ruleset& a, const ir::Ruleset& b) {
 
 // "" when `a` and `b` are proved equivalent at every hook, else why not.
 std::string Prove(const ir::Ruleset& a, const ir::Ruleset& b) {
-  if (SameBytecode(a, b)) return "";
+  // iptables' 8-byte `-i eth0` is nft's 16-byte `iifname "eth0"`.
+  ir::Ruleset wide_a = a, wide_b = b;
+  ir::WidenIfnameCompares(wide_a);
+  ir::WidenIfnameCompares(wide_b);
+  if (SameBytecode(wide_a, wide_b)) return "";
   for (ir::Hook hook : {ir::Hook::kPrerouting, ir::Hook::kInput, ir::Hook::kForward,
                         ir::Hook::kOutput, ir::Hook::kPostrouting}) {
     analysis::DiffResult d = analysis::DiffRulesets(a, b, {.hook = hook});

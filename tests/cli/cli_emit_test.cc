@@ -75,22 +75,25 @@ TEST_F(CliTest, TranslatePrintsWhatDiffProvedEquivalent) {
 
 // diff answers "not reasoned about exactly" for nat chains; the
 // translation loads as the same bytecode, which proves it all the same.
-// (Not with -i/-o: iptables compares the name's bytes up to its NUL, nft
-// all 16, the same match by other bytecode.)
+// With -i/-o too: iptables compares the name's bytes up to its NUL, nft
+// all 16, which the proof takes in one width (ir/ifname_cmp.h).
 TEST_F(CliTest, TranslateProvesNatBySameBytecode) {
   std::string path = Write("nat.ipt",
                            "*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n"
                            ":OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n"
                            "-A PREROUTING -p tcp -m tcp --dport 80 -j DNAT "
                            "--to-destination 192.168.1.1:8080\n"
-                           "-A POSTROUTING -s 10.0.0.0/8 -j MASQUERADE\nCOMMIT\n");
+                           "-A POSTROUTING -s 10.0.0.0/8 -o eth0 -j MASQUERADE\n"
+                           "-A POSTROUTING -o wg+ -j MASQUERADE\nCOMMIT\n");
   ToolResult d = Run({"diff", path, path, "--hook", "prerouting"});
   ASSERT_EQ(d.exit_code, 2) << "diff now reasons about nat chains: " << d.out;
   ToolResult r = Run({"translate", path});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("tcp dport 80 counter packets 0 bytes 0 dnat to 192.168.1.1:8080"));
   // iptables-nft reads one byte for a /8: nft has no name for that load.
-  EXPECT_THAT(r.out, HasSubstr("@nh,96,8 0x0a counter packets 0 bytes 0 masquerade"));
+  EXPECT_THAT(r.out,
+              HasSubstr("meta oifname \"eth0\" @nh,96,8 0x0a counter packets 0 bytes 0 masquerade"));
+  EXPECT_THAT(r.out, HasSubstr("meta oifname \"wg*\" counter packets 0 bytes 0 masquerade"));
 }
 
 }  // namespace
