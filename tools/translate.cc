@@ -3,18 +3,22 @@
 //
 // The translation is emit::PrintNft (a located error where a rule has no
 // exact nft form); the printed script is read back with the nft frontend
-// and compared with FILE by analysis::DiffRulesets at every hook
-// (prerouting ... postrouting), unless the script loads as the very same
-// bytecode, interface-name compares taken in one width (ir/ifname_cmp.h;
-// a proof that also holds for what diff cannot reason about: NAT, limits,
-// dynamic sets). Any difference, or a rule neither proof
+// and compared with FILE rule by rule: each rule loads as the very same
+// bytecode (interface-name compares taken in one width, ir/ifname_cmp.h),
+// or matches, alone, the same packets with the same verdict and
+// statements (analysis::CompareRuleSlices); this proof also holds for
+// what diff cannot reason about across rules: NAT, limits, dynamic sets.
+// Otherwise by analysis::DiffRulesets at every hook (prerouting ...
+// postrouting). Any difference, or a rule neither proof
 // covers, stops it with that rule and why: nothing unproved is printed. `--to iptables` (emit/ has no iptables printer yet) is
 // refused as not implemented.
+#include <functional>
 #include <ostream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/analysis/diff.h"
+#include "compiler/analysis/rule_slice.h"
 #include "emit/nft_print.h"
 #include "ir/equal.h"
 #include "ir/ifname_cmp.h"
@@ -41,8 +45,10 @@ bool SameObject(const ir::Object& a, const ir::Object& b) {
          a.dport == b.dport && a.timeout_ms == b.timeout_ms && a.size == b.size;
 }
 
-bool SameChain(const ir::TableSets& sa, const ir::Chain& a, const ir::TableSets& sb,
-               const ir::Chain& b) {
+// Whether rule `i` of chain `c` of table `t` means the same on both sides.
+using SameRule = std::function<bool(size_t t, size_t c, size_t i)>;
+
+bool SameChain(const ir::Chain& a, const ir::Chain& b, const std::function<bool(size_t)>& same_rule) {
   if (a.name != b.name || a.base.has_value() != b.base.has_value() || a.rules.size() != b.rules.size()) {
     return false;
   }
@@ -52,16 +58,14 @@ bool SameChain(const ir::TableSets& sa, const ir::Chain& a, const ir::TableSets&
     return false;
   }
   for (size_t i = 0; i < a.rules.size(); ++i) {
-    if (!ir::SameExprs(sa, a.rules[i].exprs, sb, b.rules[i].exprs)) return false;
+    if (!same_rule(i)) return false;
   }
   return true;
 }
 
-// The second proof, for rulesets diff cannot reason about exactly (NAT
-// chains, limits, dynamic sets): the translation loads as the very same
-// bytecode (tables, chains, objects, named sets, every rule's
-// expressions), which means the same whatever state it keeps.
-bool SameBytecode(const ir::Ruleset& a, const ir::Ruleset& b) {
+// The same tables, chains, objects and named sets, and every rule the same
+// by `same_rule`.
+bool SameShape(const ir::Ruleset& a, const ir::Ruleset& b, const SameRule& same_rule) {
   if (a.tables.size() != b.tables.size()) return false;
   for (size_t t = 0; t < a.tables.size(); ++t) {
     const ir::Table& ta = a.tables[t];
@@ -78,12 +82,41 @@ bool SameBytecode(const ir::Ruleset& a, const ir::Ruleset& b) {
       const ir::Set* other = tb.FindSet(set.name);
       if (!other || !ir::SameSet(set, *other)) return false;
     }
-    ir::TableSets sa(ta), sb(tb);
     for (size_t c = 0; c < ta.chains.size(); ++c) {
-      if (!SameChain(sa, ta.chains[c], sb, tb.chains[c])) return false;
+      if (!SameChain(ta.chains[c], tb.chains[c], [&](size_t i) { return same_rule(t, c, i); })) {
+        return false;
+      }
     }
   }
   return true;
+}
+
+// The second proof, for rulesets diff cannot reason about exactly (NAT
+// chains, limits, dynamic sets): the translation has the same tables,
+// chains, objects and named sets, and each rule either loads as the very
+// same bytecode (which means the same whatever state it keeps) or, alone,
+// matches the same packets with the same verdict and statements
+// (analysis::CompareRuleSlices: at its chain's hook, or at every hook for
+// a user chain's rule).
+bool SameRuleByRule(const ir::Ruleset& a, const ir::Ruleset& b) {
+  return SameShape(a, b, [&](size_t t, size_t c, size_t i) {
+    ir::TableSets sa(a.tables[t]), sb(b.tables[t]);
+    if (ir::SameExprs(sa, a.tables[t].chains[c].rules[i].exprs, sb,
+                      b.tables[t].chains[c].rules[i].exprs)) {
+      return true;
+    }
+    const std::vector<ir::RuleRef> ra{{static_cast<int>(t), static_cast<int>(c), static_cast<int>(i)}};
+    const ir::Chain& chain = a.tables[t].chains[c];
+    std::vector<ir::Hook> hooks = {analysis::SliceHook(chain)};
+    if (!chain.base) {
+      hooks = {ir::Hook::kPrerouting, ir::Hook::kInput, ir::Hook::kForward, ir::Hook::kOutput,
+               ir::Hook::kPostrouting};
+    }
+    for (ir::Hook hook : hooks) {
+      if (!analysis::CompareRuleSlices(a, ra, b, ra, hook).same()) return false;
+    }
+    return true;
+  });
 }
 
 // "" when `a` and `b` are proved equivalent at every hook, else why not.
@@ -92,7 +125,7 @@ std::string Prove(const ir::Ruleset& a, const ir::Ruleset& b) {
   ir::Ruleset wide_a = a, wide_b = b;
   ir::WidenIfnameCompares(wide_a);
   ir::WidenIfnameCompares(wide_b);
-  if (SameBytecode(wide_a, wide_b)) return "";
+  if (SameRuleByRule(wide_a, wide_b)) return "";
   for (ir::Hook hook : {ir::Hook::kPrerouting, ir::Hook::kInput, ir::Hook::kForward,
                         ir::Hook::kOutput, ir::Hook::kPostrouting}) {
     analysis::DiffResult d = analysis::DiffRulesets(a, b, {.hook = hook});

@@ -122,6 +122,22 @@ std::vector<ir::Node> Actions(const ir::Rule& rule) {
   return out;
 }
 
+// Whether a match follows a statement (the verdict aside).
+bool Interleaved(const ir::Rule& rule) {
+  bool statement = false;
+  for (const ir::Node& node : rule.exprs) {
+    const auto* imm = std::get_if<ir::Immediate>(&node.expr);
+    bool verdict = imm != nullptr && imm->dreg == ir::kVerdictReg;
+    bool data = imm != nullptr && !verdict;
+    if (IsStatement(node) && !verdict && !std::holds_alternative<ir::Counter>(node.expr)) {
+      statement = true;
+    } else if (statement && !verdict && !data && !IsStatement(node)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // A packet both groups match, if any.
 std::optional<Point> BothMatch(const ir::Ruleset& old_rs, const std::vector<ir::RuleRef>& old_refs,
                                const ir::Ruleset& new_rs, const std::vector<ir::RuleRef>& new_refs,
@@ -167,10 +183,11 @@ ir::Ruleset SliceMatch(const ir::Ruleset& rs, const std::vector<ir::RuleRef>& re
 RuleSliceResult CompareRuleSlices(const ir::Ruleset& old_rs,
                                   const std::vector<ir::RuleRef>& old_refs,
                                   const ir::Ruleset& new_rs,
-                                  const std::vector<ir::RuleRef>& new_refs) {
+                                  const std::vector<ir::RuleRef>& new_refs,
+                                  std::optional<ir::Hook> hook) {
   RuleSliceResult out;
   const ir::RuleRef& first = old_refs.front();
-  out.hook = SliceHook(old_rs.tables[first.table].chains[first.chain]);
+  out.hook = hook.value_or(SliceHook(old_rs.tables[first.table].chains[first.chain]));
   DiffResult d = DiffRulesets(SliceMatch(old_rs, old_refs, out.hook),
                               SliceMatch(new_rs, new_refs, out.hook), {.hook = out.hook});
   out.space = d.space;
@@ -187,6 +204,7 @@ RuleSliceResult CompareRuleSlices(const ir::Ruleset& old_rs,
     out.verdict_differs = both.has_value();
     if (both) out.verdict_witness = *both;
   }
+  out.interleaved = Interleaved(a) || Interleaved(b);
   ir::TableSets sa(old_rs.tables[first.table]), sb(new_rs.tables[new_refs.front().table]);
   out.actions_differ_in_form = !ir::SameExprs(sa, Actions(a), sb, Actions(b));
   return out;

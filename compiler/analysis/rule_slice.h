@@ -20,6 +20,7 @@
 #ifndef RULEJIT_COMPILER_ANALYSIS_RULE_SLICE_H_
 #define RULEJIT_COMPILER_ANALYSIS_RULE_SLICE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,14 @@ struct RuleSliceResult {
   Point verdict_witness{};  // a packet both match, when verdict_differs
   std::string old_verdict, new_verdict;  // "accept", "jump CHAIN", "none", ...
   bool actions_differ_in_form = false;  // statements other than the verdict
+  // A match after a statement in either rule (`meta mark set 1 meta mark
+  // 1`): the slices, matches first, may not mean the rules.
+  bool interleaved = false;
+  // Proved the same: exact, same packets, same verdict, same statements.
+  bool same() const {
+    return inexact.empty() && match_regions.empty() && !verdict_differs &&
+           !actions_differ_in_form && !interleaved;
+  }
 };
 
 // The hook a rule of `chain` is compared at: its own for a base chain,
@@ -47,11 +56,13 @@ ir::Hook SliceHook(const ir::Chain& chain);
 ir::Ruleset SliceMatch(const ir::Ruleset& rs, const std::vector<ir::RuleRef>& refs,
                        ir::Hook hook);
 
-// `old_refs` and `new_refs` must be non-empty; the hook is old's.
+// `old_refs` and `new_refs` must be non-empty; the hook is old's
+// (SliceHook), or `hook` when given.
 RuleSliceResult CompareRuleSlices(const ir::Ruleset& old_rs,
                                   const std::vector<ir::RuleRef>& old_refs,
                                   const ir::Ruleset& new_rs,
-                                  const std::vector<ir::RuleRef>& new_refs);
+                                  const std::vector<ir::RuleRef>& new_refs,
+                                  std::optional<ir::Hook> hook = std::nullopt);
 
 }  // namespace rulejit::analysis
 

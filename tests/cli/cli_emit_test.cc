@@ -96,5 +96,23 @@ TEST_F(CliTest, TranslateProvesNatBySameBytecode) {
   EXPECT_THAT(r.out, HasSubstr("meta oifname \"wg*\" counter packets 0 bytes 0 masquerade"));
 }
 
+// A limit stops diff, and nft reads two adjacent port compares back as one
+// 4-byte compare (other bytecode): each rule is proved on its own, by the
+// same bytecode (the limit) or by its slice (the ports, also at every hook
+// for the user chain's rule).
+TEST_F(CliTest, TranslateProvesRuleByRule) {
+  std::string path = Write("slices.ipt",
+                           "*filter\n:INPUT ACCEPT [0:0]\n:user - [0:0]\n"
+                           "-A INPUT -p udp -m udp --sport 67 --dport 68 -j ACCEPT\n"
+                           "-A INPUT -m limit --limit 5/sec -j user\n"
+                           "-A user -i eth0 -p tcp -m tcp --sport 1 --dport 2 -j DROP\nCOMMIT\n");
+  ToolResult d = Run({"diff", path, path});
+  ASSERT_EQ(d.exit_code, 2) << "diff now reasons about limits: " << d.out;
+  ToolResult r = Run({"translate", path});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("limit rate 5/second burst 5 packets counter packets 0 bytes 0 jump user"));
+  EXPECT_THAT(r.out, HasSubstr("udp sport 67 udp dport 68 counter packets 0 bytes 0 accept"));
+}
+
 }  // namespace
 }  // namespace rulejit::testing

@@ -94,5 +94,18 @@ TEST(RuleSliceTest, StatefulRulesAreNotCompared) {
   EXPECT_THAT(r.inexact.front().reason, ::testing::HasSubstr("rate limits"));
 }
 
+TEST(RuleSliceTest, AMatchAfterAStatementIsNotProved) {
+  // The slice takes matches first: here the mark test reads what the rule
+  // itself set, so the slice would not mean the rule.
+  ir::Ruleset a = Nft(Translated("add rule ip filter INPUT meta mark set 1 meta mark 1 accept"));
+  ir::Ruleset b = Nft(Translated("add rule ip filter INPUT meta mark set 1 meta mark 1 accept"));
+  RuleSliceResult r = CompareRuleSlices(a, FirstRule(a), b, FirstRule(b));
+  EXPECT_TRUE(r.interleaved);
+  EXPECT_FALSE(r.same());
+  RuleSliceResult plain = Compare("-A INPUT -p udp -j MARK --set-xmark 0x1/0xffffffff",
+                                  "add rule ip filter INPUT ip protocol udp counter meta mark set 0x1");
+  EXPECT_FALSE(plain.interleaved);
+}
+
 }  // namespace
 }  // namespace rulejit::analysis::diff_test
