@@ -30,6 +30,32 @@ bool IsStatement(const ir::Node& node) {
       node.expr);
 }
 
+// Whether a match keeps state across packets (a limit, quota, hashlimit or
+// recent table): the same such expression, reached by the same packets,
+// decides the same.
+bool IsStateful(const ir::Node& node) {
+  return std::holds_alternative<ir::Limit>(node.expr) ||
+         std::holds_alternative<ir::Quota>(node.expr) ||
+         std::holds_alternative<ir::Hashlimit>(node.expr) ||
+         std::holds_alternative<ir::Recent>(node.expr);
+}
+
+// The rule's stateful matches when they all come after its stateless ones
+// (so they see exactly the packets the stateless part matches); nullopt
+// when a stateless match follows one.
+std::optional<std::vector<ir::Node>> StatefulTail(const ir::Rule& rule) {
+  std::vector<ir::Node> tail;
+  for (const ir::Node& node : rule.exprs) {
+    if (IsStateful(node)) {
+      tail.push_back(node);
+    } else if (!tail.empty() && !IsStatement(node) &&
+               !std::holds_alternative<ir::Immediate>(node.expr)) {
+      return std::nullopt;
+    }
+  }
+  return tail;
+}
+
 const ir::Rule& RuleAt(const ir::Ruleset& rs, const ir::RuleRef& ref) {
   return rs.tables[ref.table].chains[ref.chain].rules[ref.rule];
 }
@@ -40,12 +66,13 @@ ir::Node VerdictNode(ir::VerdictCode code, const std::string& chain = "") {
   return ir::Node{imm, {}};
 }
 
-// The rule's matches, then `verdict`.
-ir::Rule MatchRule(const ir::Rule& rule, const ir::Node& verdict) {
+// The rule's matches (its stateful ones left out when `stateless`), then
+// `verdict`.
+ir::Rule MatchRule(const ir::Rule& rule, const ir::Node& verdict, bool stateless) {
   ir::Rule out;
   out.loc = rule.loc;
   for (const ir::Node& node : rule.exprs) {
-    if (!IsStatement(node)) out.exprs.push_back(node);
+    if (!IsStatement(node) && !(stateless && IsStateful(node))) out.exprs.push_back(node);
   }
   out.exprs.push_back(verdict);
   out.exprs.back().loc = rule.loc;
@@ -75,12 +102,14 @@ ir::Chain BaseChain(const std::string& name, ir::Hook hook) {
 // A ruleset whose base chain applies `verdict` to what the group matches.
 // `refs` are rules of table `table_index`.
 ir::Ruleset Slice(const ir::Ruleset& rs, int table_index, const std::vector<ir::RuleRef>& refs,
-                  ir::Hook hook, const ir::Node& verdict) {
+                  ir::Hook hook, const ir::Node& verdict, bool stateless = false) {
   ir::Ruleset out;
   out.files = rs.files;
   ir::Table table = EmptyTable(rs, table_index);
   ir::Chain chain = BaseChain("slice", hook);
-  for (const ir::RuleRef& ref : refs) chain.rules.push_back(MatchRule(RuleAt(rs, ref), verdict));
+  for (const ir::RuleRef& ref : refs) {
+    chain.rules.push_back(MatchRule(RuleAt(rs, ref), verdict, stateless));
+  }
   table.chains.push_back(std::move(chain));
   out.tables.push_back(std::move(table));
   return out;
@@ -141,13 +170,13 @@ bool Interleaved(const ir::Rule& rule) {
 // A packet both groups match, if any.
 std::optional<Point> BothMatch(const ir::Ruleset& old_rs, const std::vector<ir::RuleRef>& old_refs,
                                const ir::Ruleset& new_rs, const std::vector<ir::RuleRef>& new_refs,
-                               ir::Hook hook) {
+                               ir::Hook hook, bool stateless) {
   // old's matches jump to a chain of new's matches, which drop.
   const int old_table = old_refs.front().table;
   ir::Ruleset both = Slice(old_rs, old_table, old_refs, hook,
-                           VerdictNode(ir::VerdictCode::kJump, "slice_new"));
+                           VerdictNode(ir::VerdictCode::kJump, "slice_new"), stateless);
   ir::Ruleset inner = Slice(new_rs, new_refs.front().table, new_refs, hook,
-                            VerdictNode(ir::VerdictCode::kDrop));
+                            VerdictNode(ir::VerdictCode::kDrop), stateless);
   ir::Chain sub = std::move(inner.tables[0].chains[0]);
   sub.name = "slice_new";
   sub.base.reset();
@@ -188,8 +217,20 @@ RuleSliceResult CompareRuleSlices(const ir::Ruleset& old_rs,
   RuleSliceResult out;
   const ir::RuleRef& first = old_refs.front();
   out.hook = hook.value_or(SliceHook(old_rs.tables[first.table].chains[first.chain]));
-  DiffResult d = DiffRulesets(SliceMatch(old_rs, old_refs, out.hook),
-                              SliceMatch(new_rs, new_refs, out.hook), {.hook = out.hook});
+  // Stateful matches, the same on both sides and after every stateless
+  // one, are compared as they are; the slices are the stateless rest.
+  const ir::TableSets sa(old_rs.tables[first.table]), sb(new_rs.tables[new_refs.front().table]);
+  bool stateless = old_refs.size() == 1 && new_refs.size() == 1;
+  if (stateless) {
+    std::optional<std::vector<ir::Node>> ta = StatefulTail(RuleAt(old_rs, old_refs.front()));
+    std::optional<std::vector<ir::Node>> tb = StatefulTail(RuleAt(new_rs, new_refs.front()));
+    stateless = ta && tb && !ta->empty() && ir::SameExprs(sa, *ta, sb, *tb);
+  }
+  const ir::Node drop = VerdictNode(ir::VerdictCode::kDrop);
+  DiffResult d = DiffRulesets(Slice(old_rs, first.table, old_refs, out.hook, drop, stateless),
+                              Slice(new_rs, new_refs.front().table, new_refs, out.hook, drop,
+                                    stateless),
+                              {.hook = out.hook});
   out.space = d.space;
   out.inexact = d.old_inexact;
   out.inexact.insert(out.inexact.end(), d.new_inexact.begin(), d.new_inexact.end());
@@ -200,12 +241,12 @@ RuleSliceResult CompareRuleSlices(const ir::Ruleset& old_rs,
   out.old_verdict = VerdictOf(a);
   out.new_verdict = VerdictOf(b);
   if (out.old_verdict != out.new_verdict) {
-    std::optional<Point> both = BothMatch(old_rs, old_refs, new_rs, new_refs, out.hook);
+    std::optional<Point> both =
+        BothMatch(old_rs, old_refs, new_rs, new_refs, out.hook, stateless);
     out.verdict_differs = both.has_value();
     if (both) out.verdict_witness = *both;
   }
   out.interleaved = Interleaved(a) || Interleaved(b);
-  ir::TableSets sa(old_rs.tables[first.table]), sb(new_rs.tables[new_refs.front().table]);
   out.actions_differ_in_form = !ir::SameExprs(sa, Actions(a), sb, Actions(b));
   return out;
 }

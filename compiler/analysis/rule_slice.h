@@ -11,7 +11,10 @@
 // `drop`. The matches are a rule's expressions up to its first statement
 // (counter, log, nat, mark set, reject, a verdict, ...). DiffRulesets on the
 // two slices gives the packets one group matches and the other does not,
-// exactly, with a witness each. The actions (the statements, counters left
+// exactly, with a witness each. Stateful matches (limit, quota, hashlimit,
+// recent) are left out of the slices when each rule has them after all its
+// stateless matches and they are the same expressions on both sides: then
+// they see the same packets and decide alike. The actions (the statements, counters left
 // out, and the verdict) are compared structurally: a different verdict is
 // a difference with a witness (a packet both match); other statements that
 // differ in form only are reported as not proven, never as a difference.

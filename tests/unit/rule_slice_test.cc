@@ -87,11 +87,25 @@ TEST(RuleSliceTest, AUserChainIsComparedAtForwardWithItsJumpTarget) {
   EXPECT_EQ(other.match_regions.size(), 1u);
 }
 
-TEST(RuleSliceTest, StatefulRulesAreNotCompared) {
-  RuleSliceResult r = Compare("-A INPUT -m limit --limit 2/sec -j ACCEPT",
-                              "add rule ip filter INPUT limit rate 2/second counter accept");
-  ASSERT_FALSE(r.inexact.empty());
-  EXPECT_THAT(r.inexact.front().reason, ::testing::HasSubstr("rate limits"));
+TEST(RuleSliceTest, TheSameLimitAfterTheSameMatchesDecidesAlike) {
+  RuleSliceResult same = Compare("-A INPUT -p tcp -m tcp --dport 22 -m limit --limit 2/sec -j ACCEPT",
+                                 "add rule ip filter INPUT tcp dport 22 limit rate 2/second counter accept");
+  EXPECT_TRUE(same.same()) << (same.inexact.empty() ? "" : same.inexact.front().reason);
+  // Stateless parts that differ still differ, with a witness.
+  RuleSliceResult port = Compare("-A INPUT -p tcp -m tcp --dport 22 -m limit --limit 2/sec -j ACCEPT",
+                                 "add rule ip filter INPUT tcp dport 23 limit rate 2/second counter accept");
+  EXPECT_EQ(port.match_regions.size(), 2u);
+}
+
+TEST(RuleSliceTest, AnotherLimitOrOneBeforeAMatchIsNotCompared) {
+  RuleSliceResult burst = Compare("-A INPUT -m limit --limit 2/sec -j ACCEPT",
+                                  "add rule ip filter INPUT limit rate 2/second burst 9 packets counter accept");
+  ASSERT_FALSE(burst.inexact.empty());
+  EXPECT_THAT(burst.inexact.front().reason, ::testing::HasSubstr("rate limits"));
+  // The limit sees every packet on one side, port 22's on the other.
+  RuleSliceResult order = Compare("-A INPUT -p tcp -m tcp --dport 22 -m limit --limit 2/sec -j ACCEPT",
+                                  "add rule ip filter INPUT limit rate 2/second tcp dport 22 counter accept");
+  ASSERT_FALSE(order.inexact.empty());
 }
 
 TEST(RuleSliceTest, AMatchAfterAStatementIsNotProved) {
