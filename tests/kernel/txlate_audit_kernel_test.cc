@@ -161,9 +161,9 @@ TEST(TxlateAuditKernel, EveryDifferenceIsTheKernels) {
     absl::Status available = OracleAvailable(s);
     if (!available.ok()) GTEST_SKIP() << available.message();
   }
-  if (RunShell("iptables-restore-translate --help").exit_code == 127) {
-    GTEST_SKIP() << "no iptables-restore-translate";
-  }
+  ShellResult version = RunShell("iptables-restore-translate -V");
+  if (version.exit_code == 127) GTEST_SKIP() << "no iptables-restore-translate";
+  const bool v189 = absl::StrContains(version.output, "v1.8.9");
   std::vector<AuditFile> files = AuditCorpus(RULEJIT_SHARED_DIR "/corpus/realworld");
   int audited = 0, compared = 0, found = 0, confirmed = 0;
   std::string notes;
@@ -181,13 +181,16 @@ TEST(TxlateAuditKernel, EveryDifferenceIsTheKernels) {
       absl::StrAppend(&notes, "- `", f.name, ":", r.dump_line, "`: ", note, "\n");
     }
   }
-  // 29 dumps, 1309 rules the same, one confirmed difference with
+  // 29 dumps, 1355 rules the same, one confirmed difference with
   // iptables 1.8.9 (bench/txlate_audit.md): less means the audit lost
-  // rules or stopped seeing the difference.
+  // rules or stopped seeing the difference. Another version of the tool
+  // may have mended it.
   EXPECT_GE(audited, 25);
   EXPECT_GE(compared, 1000);
-  EXPECT_GE(found, 1);
-  EXPECT_GE(confirmed, 1);
+  if (v189) {
+    EXPECT_GE(found, 1);
+    EXPECT_GE(confirmed, 1);
+  }
   if (const char* path = std::getenv("RULEJIT_TXLATE_REPORT")) {
     std::ofstream(path) << AuditReport(files, notes.empty() ? "Nothing to confirm.\n" : notes);
   }
