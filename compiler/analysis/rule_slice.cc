@@ -167,10 +167,11 @@ bool Interleaved(const ir::Rule& rule) {
   return false;
 }
 
-// A packet both groups match, if any.
+// A packet both groups match, if any; `inexact` gets why the answer is
+// not known.
 std::optional<Point> BothMatch(const ir::Ruleset& old_rs, const std::vector<ir::RuleRef>& old_refs,
                                const ir::Ruleset& new_rs, const std::vector<ir::RuleRef>& new_refs,
-                               ir::Hook hook, bool stateless) {
+                               ir::Hook hook, bool stateless, std::vector<InexactRule>& inexact) {
   // old's matches jump to a chain of new's matches, which drop.
   const int old_table = old_refs.front().table;
   ir::Ruleset both = Slice(old_rs, old_table, old_refs, hook,
@@ -194,7 +195,9 @@ std::optional<Point> BothMatch(const ir::Ruleset& old_rs, const std::vector<ir::
   t.chains.push_back(std::move(sub));
   ir::Ruleset none = Slice(old_rs, old_table, {}, hook, VerdictNode(ir::VerdictCode::kDrop));
   DiffResult d = DiffRulesets(both, none, {.hook = hook});
-  if (!d.exact() || d.regions.empty()) return std::nullopt;
+  inexact = d.old_inexact;
+  inexact.insert(inexact.end(), d.new_inexact.begin(), d.new_inexact.end());
+  if (!inexact.empty() || d.regions.empty()) return std::nullopt;
   return d.regions.front().witness;
 }
 
@@ -242,7 +245,7 @@ RuleSliceResult CompareRuleSlices(const ir::Ruleset& old_rs,
   out.new_verdict = VerdictOf(b);
   if (out.old_verdict != out.new_verdict) {
     std::optional<Point> both =
-        BothMatch(old_rs, old_refs, new_rs, new_refs, out.hook, stateless);
+        BothMatch(old_rs, old_refs, new_rs, new_refs, out.hook, stateless, out.inexact);
     out.verdict_differs = both.has_value();
     if (both) out.verdict_witness = *both;
   }

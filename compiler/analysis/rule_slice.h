@@ -36,7 +36,9 @@ struct RuleSliceResult {
   Space space;
   // Where exactly one side matches: the side that matches has verdict drop.
   std::vector<DiffRegion> match_regions;
-  std::vector<InexactRule> inexact;  // either side (then nothing else is said)
+  // Either side, or the search for a packet both match when the verdicts
+  // differ (then nothing else is said).
+  std::vector<InexactRule> inexact;
   bool verdict_differs = false;
   Point verdict_witness{};  // a packet both match, when verdict_differs
   std::string old_verdict, new_verdict;  // "accept", "jump CHAIN", "none", ...
