@@ -31,6 +31,7 @@
 
 namespace rulejit::frontends {
 class Ipsets;  // ipset.h
+struct Ipset;
 }
 
 namespace rulejit::frontends::iptables_internal {
@@ -115,6 +116,8 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // ---------------------------------------------------------------------------
 // Lowering (base.cc, matches.cc, targets.cc)
 
+struct IpsetUse;  // below
+
 struct LowerCtx {
   ir::Family family = ir::Family::kIp;
   std::string table_name;
@@ -131,6 +134,8 @@ struct LowerCtx {
   bool ip6t_legacy = false;
   // The ipsets -m set may name (`--ipset FILE`), or null when none was given.
   const Ipsets* ipsets = nullptr;
+  // Where -m set and the SET target use ipsets (target_set.cc), or null.
+  std::vector<IpsetUse>* ipset_uses = nullptr;
 
   bool ipv6() const { return family == ir::Family::kIp6; }
   // The rule's `-p` protocol number when given and not inverted.
@@ -201,6 +206,34 @@ void CheckHookLimitedUses(const ir::Table& table, const std::vector<HookLimitedU
 // kernel checks first (hashlimit_tables.cc); mixed byte/rate-match modes
 // are refused, located.
 void ShareHashlimitTables(ir::Ruleset& ruleset, IptablesFlavor flavor, ir::Diagnostics& diags);
+
+// One use of an ipset by -m set or the SET target, for the checks of
+// CheckIpsetWrites (target_set.cc).
+struct IpsetUse {
+  enum Kind : uint8_t { kRead, kReadInList, kWrite };
+  Kind kind = kRead;
+  std::string ipset, table;
+  ir::SourceLoc rule_loc, loc;  // the rule's start; the set's name
+};
+
+// hash:ip sets, read by -m set and changed by the SET target, as one exact
+// IR set of masked addresses per ipset (target_set.cc): its name, created
+// in the table when missing, and the masked address loaded into reg 1.
+std::string HashIpSet(LowerCtx& ctx, const Ipset& set);
+// "ipset_" and the ipset's name, other characters than letters and digits
+// as _N_ (N its code): the start of every IR set name -m set makes.
+std::string IpsetIrBase(std::string_view ipset);
+void LoadHashIpKey(LowerCtx& ctx, const Ipset& set, bool src, ir::SourceLoc loc);
+
+// -j SET --add-set/--del-set as a dynamic set statement on HashIpSet.
+bool LowerSetTarget(LowerCtx& ctx, const TargetUse& target);
+
+// After the dump: the IR sets the SET target changes become dynamic
+// (ipset's timeout and maxelem); a changed ipset read through a list:set
+// or used in another table is refused, located. Uses of rules no longer in
+// the ruleset (-D, -R, -F) do not count.
+void CheckIpsetWrites(ir::Ruleset& ruleset, const Ipsets* ipsets,
+                      const std::vector<IpsetUse>& uses, ir::Diagnostics& diags);
 
 // Per-module lowering functions (match_ports.cc, match_ct.cc,
 // match_icmp.cc, matches.cc); the registry in matches.cc maps names to them.

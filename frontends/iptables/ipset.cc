@@ -118,10 +118,21 @@ class IpsetReader {
         set.ipv6 = w[i + 1].text == "inet6";
       } else if (w[i].text == "netmask") {
         netmask = &w[i + 1];
+      } else if ((w[i].text == "timeout" || w[i].text == "maxelem") &&
+                 !ReadCount(w[i + 1], w[i].text == "timeout" ? &set.timeout : &set.maxelem)) {
+        return;
       }
     }
     if (netmask != nullptr && !ReadNetmask(set, *netmask)) return;
     out_->Add(std::move(set));
+  }
+
+  bool ReadCount(const Word& word, uint32_t* out) {
+    if (!absl::SimpleAtoi(Sv(word.text), out)) {
+      Error(word, absl::StrCat("invalid number '", Sv(word.text), "'"));
+      return false;
+    }
+    return true;
   }
 
   bool ReadNetmask(Ipset& set, const Word& word) {

@@ -12,7 +12,8 @@
 // wildcard elements), bitmap:port, list:set. Port elements: tcp, udp, sctp and udplite ports
 // (ipset's other protocols, icmp types among them, are refused located).
 // Elements that expire (`timeout`) are refused: their presence depends on
-// the time they were added.
+// the time they were added. `create`'s own `timeout` and `maxelem` are
+// read: they govern what the SET target adds (target_set.cc).
 #ifndef RULEJIT_FRONTENDS_IPTABLES_IPSET_H_
 #define RULEJIT_FRONTENDS_IPTABLES_IPSET_H_
 
@@ -52,6 +53,8 @@ struct Ipset {
   IpsetKind kind = IpsetKind::kHashIp;
   bool ipv6 = false;     // family inet6
   uint32_t netmask = 0;  // hash:ip netmask (0: the family's full length)
+  uint32_t timeout = 0;  // `timeout N` of create: elements the SET target adds expire (seconds)
+  uint32_t maxelem = 65536;  // `maxelem N`: the SET target adds no more
   std::vector<IpsetElement> elements;
   ir::SourceLoc loc;
   // Dimensions the type matches on (hash:ip 1, hash:ip,port 2, list:set 0:

@@ -21,6 +21,8 @@
 //  - list:set: a packet is in it when it is in one of its members (with the
 //    same flags); members of different shapes are refused;
 //  - a set of the other family: iptables refuses the rule.
+// hash:ip sets alone are exact sets of masked addresses that the SET
+// target may change (target_set.cc: HashIpSet).
 // Counter conditions (--packets-*, --bytes-*) read element counters,
 // which the saved contents do not give: refused. --update-counters and
 // friends change only counters: accepted.
@@ -287,6 +289,10 @@ bool Members(LowerCtx& ctx, const Request& r, std::vector<const Ipset*>* out, Sh
   }
   bool first = true;
   for (const Ipset* s : all) {
+    if (r.set->kind == IpsetKind::kListSet && ctx.ipset_uses != nullptr) {
+      ctx.ipset_uses->push_back({IpsetUse::kReadInList, s->name, ctx.table_name, ctx.rule->loc,
+                                 r.name_loc});
+    }
     if (first) *shape = ShapeOf(s->kind);
     if (ShapeOf(s->kind) != *shape) {
       return ctx.Error(r.name_loc, absl::StrCat("list:set '", r.set->name,
@@ -341,14 +347,7 @@ ir::Bytes KeyOf(Shape shape, const LowerCtx& ctx, const Entry& e, U128 addr, U12
 }
 
 std::string IrSetName(const Request& r) {
-  std::string name = "ipset_";
-  for (char c : r.set->name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      name += c;
-    } else {
-      absl::StrAppend(&name, "_", static_cast<int>(static_cast<unsigned char>(c)), "_");
-    }
-  }
+  std::string name = IpsetIrBase(r.set->name);
   for (bool s : r.src) name += s ? 's' : 'd';
   if (r.return_nomatch) name += "_nomatch";
   return name;
@@ -422,6 +421,17 @@ bool LowerSet(LowerCtx& ctx, const MatchUse& m) {
   std::vector<const Ipset*> members;
   Shape shape = Shape::kAddr;
   if (!Members(ctx, r, &members, &shape)) return false;
+  if (r.set->kind == IpsetKind::kHashIp) {
+    // One IR set per ipset, which the SET target may change (target_set.cc).
+    if (ctx.ipset_uses != nullptr) {
+      ctx.ipset_uses->push_back({IpsetUse::kRead, r.set->name, ctx.table_name, ctx.rule->loc,
+                                 r.name_loc});
+    }
+    const std::string name = HashIpSet(ctx, *r.set);
+    LoadHashIpKey(ctx, *r.set, r.src[0], r.loc);
+    ctx.Add(ir::Lookup{.sreg = 1, .set = name, .invert = r.invert}, r.loc);
+    return true;
+  }
   const std::string name = IrSetName(r);
   // Fewer flags than dimensions: no member contributes; the key still loads.
   r.src.resize(std::max<size_t>(r.src.size(), 3), true);

@@ -232,10 +232,7 @@ class RuleOptionParser {
     const Token& name = opt.args[0];
     if (name.text.empty()) return Fail(opt.ArgLoc(), "empty target name");
     if (IsKnownUnsupportedTarget(name.text)) {
-      return Fail(opt.ArgLoc(), absl::StrCat("unsupported target '", name.text, "'"),
-                  name.text == "SET" ? "it changes ipsets, whose contents rulejit reads as "
-                                       "constant (--ipset FILE)"
-                                     : "");
+      return Fail(opt.ArgLoc(), absl::StrCat("unsupported target '", name.text, "'"));
     }
     TargetUse t;
     t.name = name.text;

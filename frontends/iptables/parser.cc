@@ -212,6 +212,7 @@ class SaveParser {
             "the dump looks truncated: every '*table' ends with 'COMMIT'");
     }
     iptables_internal::ShareHashlimitTables(ruleset_, flavor_, diags_);
+    iptables_internal::CheckIpsetWrites(ruleset_, ipsets_, ipset_uses_, diags_);
     if (diags_.error_count() > errors_before) return diags_.ToStatus();
     ruleset_.files = diags_.file_names();
     return std::move(ruleset_);
@@ -686,6 +687,7 @@ class SaveParser {
     ctx.next_set_id = &next_set_id_;
     ctx.ip6t_legacy = flavor_ == IptablesFlavor::kLegacy && ctx.ipv6();
     ctx.ipsets = ipsets_;
+    ctx.ipset_uses = &ipset_uses_;
 
     bool ok = iptables_internal::LowerBase(ctx);
     bool guarded = false;  // the legacy fragment check is in the rule
@@ -804,6 +806,7 @@ class SaveParser {
   ir::Diagnostics& diags_;
   IptablesFlavor flavor_;
   const Ipsets* ipsets_;
+  std::vector<iptables_internal::IpsetUse> ipset_uses_;  // -m set and SET, checked at the end
   ir::Family family_ = ir::Family::kIp;
   ir::Ruleset ruleset_;
   ir::Table table_;          // the open table

@@ -457,6 +457,10 @@ const std::vector<TargetSpec>& Targets() {
        {{"--queue-num", 1, false}, {"--queue-balance", 1, false}, {"--queue-bypass", 0, false},
         {"--queue-cpu-fanout", 0, false}}},
       {"TRACE", {}},
+      {"SET",
+       {{"--add-set", 2, false}, {"--del-set", 2, false}, {"--exist", 0, false},
+        {"--timeout", 1, false}, {"--map-set", 2, false}, {"--map-mark", 0, false},
+        {"--map-prio", 0, false}, {"--map-queue", 0, false}}},
       {"SNAT",
        {{"--to-source", 1, false}, {"--random", 0, false}, {"--random-fully", 0, false},
         {"--persistent", 0, false}}},
@@ -504,7 +508,7 @@ bool IsKnownUnsupportedTarget(std::string_view target) {
       "TPROXY",
       "QUEUE", "ULOG", "TEE",
       "SECMARK", "CONNSECMARK", "AUDIT",
-      "SET", "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
+      "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
       "TCPOPTSTRIP", "ECN", "DNPT", "SNPT", "CLUSTERIP", "JOOL",
   };
   for (std::string_view n : kNames) {
@@ -530,6 +534,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (IsNatTarget(t.name)) return LowerNatTarget(ctx, t);
   else if (t.name == "TRACE") return LowerTrace(ctx, t);
   else if (t.name == "TCPMSS") return LowerTcpMss(ctx, t);
+  else if (t.name == "SET") return LowerSetTarget(ctx, t);
   else if (t.name == "CHECKSUM") return LowerChecksum(ctx, t);
   else if (IsHeaderTarget(t.name)) return LowerHeaderTarget(ctx, t);
   else {

@@ -200,5 +200,70 @@ TEST(IpsetKernel, Ip6tablesEveryTierAgreesWithTheKernel) {
                        kIpsets6);
 }
 
+// The SET target: each ruleset runs over one frame sequence in a fresh
+// namespace (sets restored empty or as below), so what one frame adds or
+// deletes decides the next frames' -m set match. InterleavedSources: UDP
+// from 10.1.0.1-3 and 10.2.0.9, even frames to port 53, odd ones to 80.
+constexpr char kDynIpsets[] =
+    "create dyn hash:ip family inet\n"
+    "create pre hash:ip family inet\n"
+    "add pre 10.1.0.1\n"
+    "add pre 10.1.0.2\n"
+    "create m24 hash:ip family inet netmask 24\n"
+    "create full hash:ip family inet maxelem 2\n"
+    "add full 10.9.9.9\n"
+    "create timed hash:ip family inet timeout 600\n";
+
+std::vector<SequenceCase> SetTargetCases() {
+  return {
+      {"add_src", FilterDump("-A FORWARD -m set --match-set dyn src -j DROP\n"
+                             "-A FORWARD -p udp --dport 80 -j SET --add-set dyn src\n")},
+      {"add_dst", FilterDump("-A FORWARD -m set --match-set dyn dst -j DROP\n"
+                             "-A FORWARD -p udp --dport 80 -j SET --add-set dyn dst,src\n")},
+      {"add_in_user_chain",
+       FilterDump(":mark - [0:0]\n-A FORWARD -m set ! --match-set dyn src -j mark\n"
+                  "-A FORWARD -j DROP\n-A mark -p udp --dport 80 -j SET --add-set dyn src\n"
+                  "-A mark -j ACCEPT\n")},
+      {"del_src", FilterDump("-A FORWARD -p udp --dport 80 -j SET --del-set pre src\n"
+                             "-A FORWARD -m set --match-set pre src -j DROP\n")},
+      {"add_and_del", FilterDump("-A FORWARD -m set --match-set dyn src -j DROP\n"
+                                 "-A FORWARD -m set --match-set pre src -j ACCEPT\n"
+                                 "-A FORWARD -p udp --dport 80 -j SET --add-set dyn src "
+                                 "--del-set pre src\n")},
+      {"netmask", FilterDump("-A FORWARD -m set --match-set m24 src -j DROP\n"
+                             "-A FORWARD -p udp --dport 80 -j SET --add-set m24 src\n")},
+      {"maxelem", FilterDump("-A FORWARD -m set --match-set full src -j DROP\n"
+                             "-A FORWARD -j SET --add-set full src\n")},
+      {"timeout_exist",
+       FilterDump("-A FORWARD -m set --match-set timed src -j DROP\n"
+                  "-A FORWARD -p udp --dport 80 -j SET --add-set timed src --exist "
+                  "--timeout 100\n")},
+  };
+}
+
+TEST(IpsetKernel, SetTargetEveryTierAgreesWithTheKernel) {
+  if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
+  ExpectSequencesAgree("ipset_target", OracleSyntax::kIptablesSave, ".ipt", SetTargetCases(),
+                       InterleavedSources(53, 80, 8), kDynIpsets);
+}
+
+// The same on ip6tables: SetFrames6 (sources 2001:db8:1::1, ::2,
+// 2001:db8:1:2::5, 2001:db8:9::9; tcp every fifth frame from the second).
+TEST(IpsetKernel, Ip6tablesSetTargetEveryTierAgreesWithTheKernel) {
+  if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
+  const std::vector<SequenceCase> cases = {
+      {"add6_src", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
+                              "-A FORWARD -m set --match-set dyn6 src -j DROP\n"
+                              "-A FORWARD -p tcp -j SET --add-set dyn6 src\n")},
+      {"add6_netmask", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
+                                  "-A FORWARD -m set --match-set m64 src -j DROP\n"
+                                  "-A FORWARD -p tcp -j SET --add-set m64 src --exist\n")},
+  };
+  ExpectSequencesAgree("ipset6_target", OracleSyntax::kIp6tablesSave, ".ipt", cases,
+                       SetFrames6(),
+                       "create dyn6 hash:ip family inet6\n"
+                       "create m64 hash:ip family inet6 netmask 64\n");
+}
+
 }  // namespace
 }  // namespace rulejit::testing

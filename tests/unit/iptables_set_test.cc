@@ -86,7 +86,7 @@ TEST(IptablesSet, AnInet6SetMakesADumpWithoutAddressesIpv6) {
   Result r = Parse("-m set --match-set six src", kSets);
   ASSERT_TRUE(r.rs) << r.diags;
   EXPECT_EQ(r.rs->tables[0].family, ir::Family::kIp6);
-  EXPECT_NE(r.rs->tables[0].FindSet("ipset_sixs"), nullptr);
+  EXPECT_NE(r.rs->tables[0].FindSet("ipset_six_ip"), nullptr);
   r = Parse("-m set --match-set a src", kSets);
   ASSERT_TRUE(r.rs) << r.diags;
   EXPECT_EQ(r.rs->tables[0].family, ir::Family::kIp);
@@ -128,13 +128,89 @@ TEST(IptablesSet, RefusalsAreLocated) {
               HasSubstr("sets.ipset:5:8: error: list:set member 'l1' is itself a list:set"));
 }
 
-TEST(IptablesSet, SetTargetIsRefusedWithTheReason) {
+std::string DumpDiags(const std::string& dump, const std::string& ipsets,
+                      std::optional<ir::Ruleset>* out = nullptr) {
   ir::Diagnostics diags;
-  IpsetInput input{"sets.ipset", kSets};
-  EXPECT_FALSE(ParseRuleset("*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -j SET --add-set a src\nCOMMIT\n",
-                            "t.ipt", std::nullopt, diags, nullptr, &input));
-  EXPECT_THAT(diags.Format(), HasSubstr("t.ipt:3:15: error: unsupported target 'SET'"));
-  EXPECT_THAT(diags.Format(), HasSubstr("whose contents rulejit reads as constant"));
+  IpsetInput input{"sets.ipset", ipsets};
+  std::optional<ir::Ruleset> rs =
+      ParseRuleset(dump, "t.ipt", std::nullopt, diags, nullptr, &input);
+  if (out != nullptr) *out = std::move(rs);
+  return diags.Format();
+}
+
+constexpr char kTimed[] =
+    "create a hash:ip family inet maxelem 3 timeout 60\n"
+    "add a 10.0.0.1\n"
+    "create m hash:ip family inet netmask 24\n"
+    "add m 10.2.0.0/23\n"
+    "create n hash:net family inet\n"
+    "create l list:set\n"
+    "add l a\n";
+
+// The SET target and -m set share one IR set per hash:ip ipset, which the
+// target makes dynamic with the ipset's timeout and maxelem.
+TEST(IptablesSet, SetTargetChangesTheSetTheMatchReads) {
+  std::optional<ir::Ruleset> rs;
+  const std::string diags = DumpDiags(
+      "*filter\n:FORWARD ACCEPT [0:0]\n"
+      "-A FORWARD -m set --match-set a dst -j DROP\n"
+      "-A FORWARD -j SET --add-set a src,dst --exist --timeout 5 --del-set m dst\n"
+      "COMMIT\n",
+      kTimed, &rs);
+  ASSERT_TRUE(rs) << diags;
+  const ir::Set* a = rs->tables[0].FindSet("ipset_a_ip");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->flags, ir::kSetEval | ir::kSetTimeout);
+  EXPECT_EQ(a->timeout_ms, 60000u);
+  EXPECT_EQ(a->size, 3u);
+  // m is changed too: its /23 stands for two /24 blocks.
+  const ir::Set* m = rs->tables[0].FindSet("ipset_m_ip");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->flags, ir::kSetEval);
+  ASSERT_EQ(m->elements.size(), 2u);
+  EXPECT_EQ(m->elements[1].key, (ir::Bytes{10, 2, 1, 0}));
+  std::string text;
+  for (const ir::Node& n : rs->tables[0].chains[0].rules[1].exprs) {
+    text += ir::PrintExpr(n.expr) + "\n";
+  }
+  EXPECT_THAT(text, HasSubstr("[ bitwise reg 1 = ( reg 1 & 0x00ffffff ) ^ 0x00000000 ]\n"
+                              "[ dynset delete reg_key 1 set ipset_m_ip ]"));
+  EXPECT_THAT(text, HasSubstr("[ payload load 4b @ network header + 12 => reg 1 ]\n"
+                              "[ cmp neq reg 1 0x00000000 ]\n"
+                              "[ dynset update reg_key 1 set ipset_a_ip timeout 5000ms ]"));
+}
+
+TEST(IptablesSet, SetTargetRefusalsAreLocated) {
+  auto dump = [](const std::string& rules) {
+    return "*filter\n:FORWARD ACCEPT [0:0]\n" + rules + "COMMIT\n";
+  };
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set n src\n"), kTimed),
+              HasSubstr("t.ipt:3:29: error: SET on ipset 'n' of type hash:net is not modelled"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set zz src\n"), kTimed),
+              HasSubstr("t.ipt:3:29: error: ipset 'zz' is not given"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --map-set a src --map-mark\n"), kTimed),
+              HasSubstr("--map-set is not modelled"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set a src --del-set a dst\n"), kTimed),
+              HasSubstr("--add-set and --del-set of one ipset are not modelled"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set a src --timeout 0\n"), kTimed),
+              HasSubstr("--timeout 0"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -m set --match-set l src -j DROP\n"
+                             "-A FORWARD -j SET --add-set a src\n"),
+                        kTimed),
+              HasSubstr("t.ipt:3:31: error: ipset 'a', which a SET target changes, read through "
+                        "a list:set"));
+  EXPECT_THAT(DumpDiags("*mangle\n:PREROUTING ACCEPT [0:0]\n"
+                        "-A PREROUTING -j SET --add-set a src\nCOMMIT\n" +
+                            dump("-A FORWARD -m set --match-set a src -j DROP\n"),
+                        kTimed),
+              HasSubstr("t.ipt:7:31: error: ipset 'a' is changed by a SET target in table "
+                        "'mangle' and used in table 'filter'"));
+  // A deleted rule changes nothing.
+  EXPECT_EQ(DumpDiags(dump("-A FORWARD -m set --match-set l src -j DROP\n"
+                           "-A FORWARD -j SET --add-set a src\n"
+                           "-D FORWARD -j SET --add-set a src\n"),
+                      kTimed),
+            "");
 }
 
 TEST(IptablesSet, NftRulesetsTakeNoIpsets) {
