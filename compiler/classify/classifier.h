@@ -187,7 +187,15 @@ class Classifier {
     uint32_t used;   // thresholds in use
     uint32_t block;  // leaf: its first block in leaf_blocks_
     uint32_t leaf_kids;  // bit i: child + i is a leaf (a leaf: 1, itself)
+    // Bits 3i..3i+2: child + i's dim (kLeafDim for a leaf; a leaf: its
+    // own), so that the single lookup knows the next node's dimension
+    // from this one: its step waits on no load of the child's `dim`.
+    uint32_t kid_dims;
   };
+  static_assert(kDims + 1 <= 8 && 3 * (kWays + 1) <= 32, "kid_dims: 3 bits per child");
+  static uint32_t KidDim(const Node& node, uint32_t below) {
+    return node.kid_dims >> (3 * below) & 7u;
+  }
   // Node 0 is an empty leaf: where a single lookup's walk goes when the
   // rest of the tree cannot beat what it has found.
   static constexpr uint32_t kEmptyLeaf = 0;
