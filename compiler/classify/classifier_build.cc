@@ -370,6 +370,9 @@ class ClassifierBuilder {
     block.proto_span[slot] = static_cast<uint8_t>(span[kProto]);
     block.index[slot] = index;
     block.used = static_cast<uint8_t>(slot + 1);
+    bool present_all = true;
+    for (int d = 0; d < kDims; ++d) present_all &= (block.present_ok[d] >> slot & 1) != 0;
+    if (present_all) block.present_all |= static_cast<uint8_t>(1u << slot);
   }
 
   uint32_t MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {

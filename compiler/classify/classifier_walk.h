@@ -90,6 +90,7 @@ template <class Ops>
 template <class Ops>
 uint32_t BestBox(const Classifier::Arrays& a, const Key& key, uint32_t* walked) {
   int32_t biased[kLeafDim + 1];
+#pragma GCC unroll 8
   for (int d = 0; d < kDims; ++d) {
     biased[d] = static_cast<int32_t>(static_cast<uint32_t>(key.v[d]) ^ 0x80000000u);
   }
