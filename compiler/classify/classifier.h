@@ -187,7 +187,15 @@ class Classifier {
     uint32_t used;   // thresholds in use
     uint32_t block;  // leaf: its first block in leaf_blocks_
     uint32_t leaf_kids;  // bit i: child + i is a leaf (a leaf: 1, itself)
+    // Bits 3i..3i+2: child + i's dim (kLeafDim for a leaf; a leaf: its
+    // own), so that the single lookup knows the next node's dimension
+    // from this one: its step waits on no load of the child's `dim`.
+    uint32_t kid_dims;
   };
+  static_assert(kDims + 1 <= 8 && 3 * (kWays + 1) <= 32, "kid_dims: 3 bits per child");
+  static uint32_t KidDim(const Node& node, uint32_t below) {
+    return node.kid_dims >> (3 * below) & 7u;
+  }
   // Node 0 is an empty leaf: where a single lookup's walk goes when the
   // rest of the tree cannot beat what it has found.
   static constexpr uint32_t kEmptyLeaf = 0;
@@ -223,6 +231,10 @@ class Classifier {
     uint8_t absent_ok[kDims];
     uint8_t used;  // boxes in this block
     uint8_t more;  // the leaf goes on in the next block
+    // Bit j: box j has values in every dimension (present_ok of all
+    // dimensions), what a key with every field present needs besides the
+    // ranges (the AVX-512 leaf test's short way).
+    uint8_t present_all;
   };
   struct Arrays {
     const Tree* trees;
@@ -252,6 +264,7 @@ class Classifier {
   static LeafKey ToLeafKey(const Key& key) {
     LeafKey k;
     uint32_t absent = 0;
+#pragma GCC unroll 8  // constant shifts, no loop (the single lookup's setup)
     for (int d = 0; d < kDims; ++d) {
       absent |= static_cast<uint32_t>(key.v[d] >> kDimBits[d]) << d;
     }

@@ -175,6 +175,7 @@ class ClassifierBuilder {
     leaf.used = 0;
     leaf.block = block;
     leaf.leaf_kids = 1;
+    leaf.kid_dims = Classifier::kLeafDim;
     return leaf;
   }
 
@@ -199,8 +200,11 @@ class ClassifierBuilder {
     w.used = static_cast<uint32_t>(thresholds.size());
     w.block = 0;
     w.leaf_kids = 0;
+    w.kid_dims = 0;
     for (size_t i = 0; i < kids.size(); ++i) {
-      if (binary_[kids[i]].dim == Classifier::kLeafDim) w.leaf_kids |= 1u << i;
+      const uint32_t dim = binary_[kids[i]].dim;
+      if (dim == Classifier::kLeafDim) w.leaf_kids |= 1u << i;
+      w.kid_dims |= dim << (3 * i);
     }
     out_.nodes_.resize(base + kids.size());  // invalidates w
     for (size_t i = 0; i < kids.size(); ++i) Widen(base + static_cast<uint32_t>(i), kids[i]);
@@ -366,6 +370,9 @@ class ClassifierBuilder {
     block.proto_span[slot] = static_cast<uint8_t>(span[kProto]);
     block.index[slot] = index;
     block.used = static_cast<uint8_t>(slot + 1);
+    bool present_all = true;
+    for (int d = 0; d < kDims; ++d) present_all &= (block.present_ok[d] >> slot & 1) != 0;
+    if (present_all) block.present_all |= static_cast<uint8_t>(1u << slot);
   }
 
   uint32_t MakeLeaf(uint32_t index, const std::vector<uint32_t>& rules) {
