@@ -25,6 +25,10 @@ cp "$shared"/nftables-dumps/*.nft examples/firewall.ipt "$out/seeds/ruleset_pars
 # The structure-aware target learns its words from real rulesets.
 cp "$shared"/realworld/*.nft "$shared"/realworld/*.ipt "$shared"/nftables-dumps/*.nft examples/*.ipt \
   examples/*.nft "$out/seeds/ruleset_grammar_fuzz/" 2>/dev/null || true
+# Every finding, kept as a regression input (tests/fuzz/regressions/TARGET/).
+for dir in tests/fuzz/regressions/*/; do
+  [ -d "$dir" ] && cp "$dir"* "$out/seeds/$(basename "$dir")/"
+done
 if [ -d ../shared/classbench ]; then
   head -c 4000 ../shared/classbench/acl1_100 > "$out/seeds/ruleset_parse_fuzz/acl1_100"
 fi
