@@ -24,6 +24,20 @@
 #include "packet/parse.h"
 
 namespace rulejit {
+namespace {
+
+// clang's UBSan (-fsanitize=function) checks a call through a function
+// pointer against type data it places just before every function it
+// compiles. The jit tiers' machine code has none, so the check would read
+// the bytes before it: off its page when the code starts one, a crash.
+#if defined(__clang__)
+__attribute__((no_sanitize("function"), noinline))
+#endif
+uint32_t EnterChain(backend::ChainFn entry, backend::JitContext* ctx) {
+  return entry(ctx);
+}
+
+}  // namespace
 
 Result Program::Run(Hook hook, const PacketView& pkt, const PacketMeta& meta,
                     RunState* state) const {
@@ -177,7 +191,7 @@ Result Program::RunJit(Hook hook, std::span<const RuleRef> chains, const PacketV
     if (!ir::ChainSeesPacket(table, chain, hook, pkt, meta)) continue;
     ctx.family = table.family;
     std::memset(ctx.regs, 0, sizeof(ctx.regs));
-    uint32_t v = entries[layout.ChainIndex(ref.table, ref.chain)](&ctx);
+    uint32_t v = EnterChain(entries[layout.ChainIndex(ref.table, ref.chain)], &ctx);
     result.decided_by = layout.refs[ctx.decided_rule];
     if (v == backend::kJitDrop) {
       result.verdict = Verdict::kDrop;

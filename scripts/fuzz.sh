@@ -15,12 +15,20 @@ out=build-fuzz
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$out" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRULEJIT_FUZZ=ON \
   -DRULEJIT_BUILD_TESTS=OFF -DRULEJIT_BUILD_BENCH=OFF >/dev/null
-targets="ruleset_parse_fuzz ir_line_fuzz frame_fuzz"
+targets="ruleset_parse_fuzz ruleset_grammar_fuzz ir_line_fuzz frame_fuzz"
 ninja -C "$out" -j"$(nproc)" $targets
 
 # Seeds: rulesets in every syntax; netlink lines from the nftables tests.
-mkdir -p "$out/seeds/ruleset_parse_fuzz" "$out/seeds/ir_line_fuzz" "$out/seeds/frame_fuzz" "$out/crashes"
+mkdir -p "$out/seeds/ruleset_parse_fuzz" "$out/seeds/ruleset_grammar_fuzz" "$out/seeds/ir_line_fuzz" \
+  "$out/seeds/frame_fuzz" "$out/crashes"
 cp "$shared"/nftables-dumps/*.nft examples/firewall.ipt "$out/seeds/ruleset_parse_fuzz/" 2>/dev/null || true
+# The structure-aware target learns its words from real rulesets.
+cp "$shared"/realworld/*.nft "$shared"/realworld/*.ipt "$shared"/nftables-dumps/*.nft examples/*.ipt \
+  examples/*.nft "$out/seeds/ruleset_grammar_fuzz/" 2>/dev/null || true
+# Every finding, kept as a regression input (tests/fuzz/regressions/TARGET/).
+for dir in tests/fuzz/regressions/*/; do
+  [ -d "$dir" ] && cp "$dir"* "$out/seeds/$(basename "$dir")/"
+done
 if [ -d ../shared/classbench ]; then
   head -c 4000 ../shared/classbench/acl1_100 > "$out/seeds/ruleset_parse_fuzz/acl1_100"
 fi
@@ -35,7 +43,10 @@ for target in $targets; do
   mkdir -p "$corpus"
   seeds="$out/seeds/$target"
   echo "fuzzing $target for ${seconds}s"
-  "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  max_len=4096
+  [ "$target" = ruleset_grammar_fuzz ] && max_len=1048576  # megabyte rulesets
+  [ "$target" = frame_fuzz ] && max_len=9002  # jumbo frames, 2 bytes of choices
+  "$out/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len="$max_len" \
     -print_final_stats=1 -artifact_prefix="$out/crashes/$target-" \
     "$corpus" "$seeds" 2>&1 | tail -12
   status=${PIPESTATUS[0]}

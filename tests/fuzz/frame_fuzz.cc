@@ -89,7 +89,7 @@ bool Same(const rulejit::Result& a, const rulejit::Result& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 2 || size > 4096) return 0;
+  if (size < 2 || size > 9002) return 0;  // up to a 9000-byte jumbo frame
   const Programs& p = Compiled();
   const rulejit::Hook hook = data[0] % 2 ? rulejit::Hook::kForward : rulejit::Hook::kOutput;
   rulejit::PacketMeta meta;
