@@ -110,4 +110,15 @@ std::optional<std::string> Literal(const Value& v, const ir::Bytes& data) {
   return std::nullopt;
 }
 
+std::optional<Json> JsonLiteral(const Value& v, const ir::Bytes& data) {
+  std::optional<std::string> text = Literal(v, data);
+  if (!text) return std::nullopt;
+  if ((v.lit == Lit::kBeDec && data.size() <= 8) || v.lit == Lit::kLeDec) {
+    return Json(v.lit == Lit::kLeDec ? LeInt(data) : BeInt(data));
+  }
+  // IfnameLiteral quotes names without `"` or `\` in them: unquote.
+  if (v.lit == Lit::kIfname) return Json(text->substr(1, text->size() - 2));
+  return Json(*text);
+}
+
 }  // namespace rulejit::emit

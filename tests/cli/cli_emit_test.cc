@@ -44,6 +44,31 @@ TEST_F(CliTest, CompileEmitNftPrintsAnNftScript) {
             "}\n");
 }
 
+// The same decompilation as libnftables JSON: the listing's schema, the
+// masked `!=` and the comment as in the text.
+TEST_F(CliTest, CompileEmitNftJsonPrintsTheSameRulesetAsJson) {
+  std::string path = Write("small.ipt", kSmall);
+  ToolResult r = Run({"compile", path, "--emit", "nft-json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, StartsWith("{\"nftables\":[{\"metainfo\":{\"json_schema_version\":1}},"
+                                "{\"table\":{\"family\":\"ip\",\"name\":\"filter\"}},"));
+  EXPECT_THAT(r.out, HasSubstr("{\"chain\":{\"family\":\"ip\",\"hook\":\"input\",\"name\":\"INPUT\","
+                               "\"policy\":\"drop\",\"prio\":0,\"table\":\"filter\",\"type\":\"filter\"}}"));
+  EXPECT_THAT(r.out, HasSubstr("{\"match\":{\"left\":{\"payload\":{\"field\":\"saddr\",\"protocol\":\"ip\"}},"
+                               "\"op\":\"==\",\"right\":{\"prefix\":{\"addr\":\"10.0.0.0\",\"len\":10}}}}"));
+  EXPECT_THAT(r.out, HasSubstr("{\"match\":{\"left\":{\"&\":[{\"payload\":{\"field\":\"sport\",\"protocol\":"
+                               "\"tcp\"}},65535]},\"op\":\"!=\",\"right\":1}}"));
+  EXPECT_THAT(r.out, HasSubstr("{\"jump\":{\"target\":\"WEB\"}}]"));
+  EXPECT_THAT(r.out, HasSubstr("\"chain\":\"WEB\",\"comment\":\"web\""));
+
+  std::string recent = Write("recent.ipt", "*filter\n:INPUT ACCEPT [0:0]\n"
+                                           "-A INPUT -m recent --name x --rcheck -j DROP\nCOMMIT\n");
+  r = Run({"compile", recent, "--emit", "nft-json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(recent + ":3: rule in chain INPUT: iptables' recent match has no nft equivalent"));
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
 TEST_F(CliTest, EmitNftRefusesARuleWithNoNftFormAtItsLine) {
   std::string path = Write("recent.ipt",
                            "*filter\n:INPUT ACCEPT [0:0]\n"
