@@ -1,8 +1,9 @@
-// `rulejit translate FILE [--to nft]`: the ruleset in nft syntax, printed
-// only after diff proves it equivalent to FILE.
+// `rulejit translate FILE [--to nft|nft-json]`: the ruleset in nft syntax
+// (or as libnftables JSON), printed only after diff proves it equivalent
+// to FILE.
 //
-// The translation is emit::PrintNft (a located error where a rule has no
-// exact nft form); the printed script is read back with the nft frontend
+// The translation is emit::PrintNft or emit::PrintNftJson (a located error
+// where a rule has no exact nft form); the printed script is read back with the nft frontend
 // and compared with FILE by analysis::DiffRulesets at every hook
 // (prerouting ... postrouting), unless the script loads as the very same
 // bytecode (a proof that also holds for what diff cannot reason about:
@@ -111,18 +112,21 @@ std::string Prove(const ir::Ruleset& a, const ir::Ruleset& b) {
 int RunTranslate(const Args& args, Streams io) {
   std::string to = args.value_or("to", "nft");
   if (to == "iptables") return UsageError(kName, "--to iptables is not implemented yet", io.err);
-  if (to != "nft") return UsageError(kName, absl::StrCat("unknown --to '", to, "' (expected nft)"), io.err);
+  if (to != "nft" && to != "nft-json") {
+    return UsageError(kName, absl::StrCat("unknown --to '", to, "' (expected nft or nft-json)"), io.err);
+  }
   absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<LoadedRuleset> loaded = LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
-  absl::StatusOr<std::string> text = emit::PrintNft(loaded->ruleset);
+  absl::StatusOr<std::string> text =
+      to == "nft" ? emit::PrintNft(loaded->ruleset) : emit::PrintNftJson(loaded->ruleset);
   if (!text.ok()) {
     io.err << "rulejit translate: error: " << text.status().message() << "\n";
     return kExitInputError;
   }
   ir::Diagnostics diags;
-  std::string name = DisplayName(args.positional(0)) + " (as nft)";
+  std::string name = DisplayName(args.positional(0)) + " (as " + to + ")";
   std::optional<ir::Ruleset> back =
       frontends::ParseRuleset(*text, name, InputFormat::kNft, diags);
   if (!back) {
@@ -142,7 +146,7 @@ int RunTranslate(const Args& args, Streams io) {
 Command TranslateCommand() {
   return Command{
       .name = kName,
-      .synopsis = "translate FILE [--to nft] [--format F] [--ipset FILE]",
+      .synopsis = "translate FILE [--to nft|nft-json] [--format F] [--ipset FILE]",
       .summary = "print the ruleset as nft, after diff proves the translation equivalent",
       .spec = {.flags = {{"to", true}, {"format", true}, {"ipset", true}},
                .positionals = {"FILE"}},
@@ -151,9 +155,12 @@ Command TranslateCommand() {
           "Prints FILE (iptables-save, nft or nft JSON) as an nft script, but only once "
           "`rulejit diff` has proved the script equivalent to FILE at every hook. A rule with "
           "no exact nft form, or one the proof cannot reason about exactly, stops it with the "
-          "rule's location and why (exit 1).",
+          "rule's location and why (exit 1). --to nft-json prints the same as libnftables JSON "
+          "(what `nft -j -f` loads), proved the same way.",
       .examples = {{"rulejit translate rules.ipt > rules.nft",
-                    "An iptables-save dump as a proved-equivalent nft script."}},
+                    "An iptables-save dump as a proved-equivalent nft script."},
+                   {"rulejit translate rules.ipt --to nft-json | nft -j -f -",
+                    "The same, loaded through nft's JSON interface."}},
   };
 }
 

@@ -93,6 +93,10 @@ TEST_F(CliTest, TranslatePrintsWhatDiffProvedEquivalent) {
   std::string nft = Write("small.nft", r.out);
   ToolResult d = Run({"diff", path, nft});
   EXPECT_EQ(d.exit_code, 0) << d.out << d.err;
+  // --to nft-json: the JSON compile prints, proved the same way.
+  ToolResult json = Run({"translate", path, "--to", "nft-json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out, Run({"compile", path, "--emit", "nft-json"}).out);
   ToolResult usage = Run({"translate", path, "--to", "iptables"});
   EXPECT_EQ(usage.exit_code, 2);
   EXPECT_THAT(usage.err, HasSubstr("not implemented"));
