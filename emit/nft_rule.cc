@@ -58,19 +58,6 @@ bool AllOnes(const ir::Bytes& b) {
 bool AllZero(const ir::Bytes& b) {
   return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; });
 }
-// Leading one bits of a prefix mask, or -1 when `mask` is no prefix.
-int PrefixLen(const ir::Bytes& mask) {
-  int bits = 0;
-  bool zero = false;
-  for (uint8_t b : mask) {
-    for (int i = 7; i >= 0; --i) {
-      bool one = (b >> i) & 1;
-      if (one && zero) return -1;
-      if (one) ++bits; else zero = true;
-    }
-  }
-  return bits;
-}
 
 const char* OpText(ir::CmpOp op) {
   switch (op) {
@@ -128,7 +115,7 @@ absl::Status Cmp(RuleCtx& ctx, const ir::Cmp& e) {
   s.payload_rel = v.payload;
   if (!mask.empty()) {
     if (!eq && !neq) return Refuse("orders a masked value");
-    int plen = PrefixLen(mask);
+    int plen = PrefixLength(mask);
     ir::Bytes masked = data;
     for (size_t i = 0; i < masked.size(); ++i) masked[i] &= mask[i];
     if (masked != data) return Refuse("compares masked-out bits (never or always matches)");

@@ -17,6 +17,19 @@ std::string HexLiteral(const ir::Bytes& data) {
   return out;
 }
 
+int PrefixLength(const ir::Bytes& mask) {
+  int bits = 0;
+  bool zero = false;
+  for (uint8_t b : mask) {
+    for (int i = 7; i >= 0; --i) {
+      bool one = (b >> i) & 1;
+      if (one && zero) return -1;
+      if (one) ++bits; else zero = true;
+    }
+  }
+  return bits;
+}
+
 uint64_t LeInt(const ir::Bytes& data) {
   uint64_t v = 0;
   for (size_t i = 0; i < data.size() && i < 8; ++i) v |= uint64_t{data[i]} << (8 * i);

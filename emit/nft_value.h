@@ -56,6 +56,8 @@ std::optional<std::string> Literal(const Value& v, const ir::Bytes& data);
 std::optional<Json> JsonLiteral(const Value& v, const ir::Bytes& data);
 // The same in the raw hex form whatever the type (for masks).
 std::string HexLiteral(const ir::Bytes& data);
+// Leading one bits of a prefix mask, or -1 when `mask` is no prefix.
+int PrefixLength(const ir::Bytes& mask);
 // The register bytes as a little-endian integer (at most 8 bytes).
 uint64_t LeInt(const ir::Bytes& data);
 // Milliseconds as nft's time string ("30d", "1h30m", "1s500ms").

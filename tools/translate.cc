@@ -8,13 +8,14 @@
 // (prerouting ... postrouting), unless the script loads as the very same
 // bytecode (a proof that also holds for what diff cannot reason about:
 // NAT, limits, dynamic sets). Any difference, or a rule neither proof
-// covers, stops it with that rule and why: nothing unproved is printed. `--to iptables` (emit/ has no iptables printer yet) is
-// refused as not implemented.
+// covers, stops it with that rule and why: nothing unproved is printed. `--to iptables`
+// is emit::PrintIptables, proved the same way.
 #include <ostream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/analysis/diff.h"
+#include "emit/ipt_print.h"
 #include "emit/nft_print.h"
 #include "ir/equal.h"
 #include "ir/diag.h"
@@ -111,16 +112,17 @@ std::string Prove(const ir::Ruleset& a, const ir::Ruleset& b) {
 
 int RunTranslate(const Args& args, Streams io) {
   std::string to = args.value_or("to", "nft");
-  if (to == "iptables") return UsageError(kName, "--to iptables is not implemented yet", io.err);
-  if (to != "nft" && to != "nft-json") {
-    return UsageError(kName, absl::StrCat("unknown --to '", to, "' (expected nft or nft-json)"), io.err);
+  if (to != "nft" && to != "nft-json" && to != "iptables") {
+    return UsageError(kName, absl::StrCat("unknown --to '", to, "' (expected nft, nft-json or iptables)"),
+                      io.err);
   }
   absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<LoadedRuleset> loaded = LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
-  absl::StatusOr<std::string> text =
-      to == "nft" ? emit::PrintNft(loaded->ruleset) : emit::PrintNftJson(loaded->ruleset);
+  absl::StatusOr<std::string> text = to == "nft"        ? emit::PrintNft(loaded->ruleset)
+                                     : to == "nft-json" ? emit::PrintNftJson(loaded->ruleset)
+                                                        : emit::PrintIptables(loaded->ruleset);
   if (!text.ok()) {
     io.err << "rulejit translate: error: " << text.status().message() << "\n";
     return kExitInputError;
@@ -128,7 +130,7 @@ int RunTranslate(const Args& args, Streams io) {
   ir::Diagnostics diags;
   std::string name = DisplayName(args.positional(0)) + " (as " + to + ")";
   std::optional<ir::Ruleset> back =
-      frontends::ParseRuleset(*text, name, InputFormat::kNft, diags);
+      frontends::ParseRuleset(*text, name, to == "iptables" ? InputFormat::kIptables : InputFormat::kNft, diags);
   if (!back) {
     io.err << "rulejit translate: error: rulejit cannot read its own translation back\n";
     return kExitInputError;
@@ -146,7 +148,7 @@ int RunTranslate(const Args& args, Streams io) {
 Command TranslateCommand() {
   return Command{
       .name = kName,
-      .synopsis = "translate FILE [--to nft|nft-json] [--format F] [--ipset FILE]",
+      .synopsis = "translate FILE [--to nft|nft-json|iptables] [--format F] [--ipset FILE]",
       .summary = "print the ruleset as nft, after diff proves the translation equivalent",
       .spec = {.flags = {{"to", true}, {"format", true}, {"ipset", true}},
                .positionals = {"FILE"}},
@@ -156,7 +158,8 @@ Command TranslateCommand() {
           "`rulejit diff` has proved the script equivalent to FILE at every hook. A rule with "
           "no exact nft form, or one the proof cannot reason about exactly, stops it with the "
           "rule's location and why (exit 1). --to nft-json prints the same as libnftables JSON "
-          "(what `nft -j -f` loads), proved the same way.",
+          "(what `nft -j -f` loads), --to iptables as iptables-save text (emit/ipt_print.h: the "
+          "shapes iptables generates), each proved the same way.",
       .examples = {{"rulejit translate rules.ipt > rules.nft",
                     "An iptables-save dump as a proved-equivalent nft script."},
                    {"rulejit translate rules.ipt --to nft-json | nft -j -f -",
