@@ -19,6 +19,33 @@ Value Make(std::string text, Lit lit, uint32_t len, std::string type, bool bitma
   return v;
 }
 
+// {"meta": {"key": "mark"}}
+Value Meta(std::string_view key, Lit lit, uint32_t len, std::string type) {
+  Value v = Make("meta " + std::string(key), lit, len, std::move(type));
+  v.json = Json{{"meta", {{"key", std::string(key)}}}};
+  return v;
+}
+
+// {"ct": {"key": "saddr", "family": "ip", "dir": "original"}}
+Value Ct(ir::CtDir dir, const std::string& key, Lit lit, uint32_t len, std::string type,
+         bool bitmask = false) {
+  std::string prefix = dir == ir::CtDir::kOriginal ? "ct original "
+                       : dir == ir::CtDir::kReply  ? "ct reply "
+                                                   : "ct ";
+  Value v = Make(prefix + key, lit, len, std::move(type), bitmask);
+  Json ct;
+  size_t space = key.find(' ');
+  if (space == std::string::npos) {
+    ct["key"] = key;
+  } else {  // "ip saddr"
+    ct["family"] = key.substr(0, space);
+    ct["key"] = key.substr(space + 1);
+  }
+  if (dir != ir::CtDir::kNone) ct["dir"] = dir == ir::CtDir::kOriginal ? "original" : "reply";
+  v.json = Json{{"ct", ct}};
+  return v;
+}
+
 // The nft keyword of a meta key where it is not libnftnl's name.
 std::string_view MetaKeyword(ir::MetaKey key) {
   using K = ir::MetaKey;
@@ -105,49 +132,46 @@ const Field* NamedField(const ir::PayloadLoad& load, const Facts& facts) {
 
 std::optional<Value> MetaValue(ir::MetaKey key) {
   using K = ir::MetaKey;
-  std::string text = "meta " + std::string(MetaKeyword(key));
+  const std::string_view text = MetaKeyword(key);
   const uint32_t len = ir::MetaKeyLen(key);
   switch (key) {
     case K::kIp6tL4Proto:
       return std::nullopt;  // ip6tables' own protocol walk: no nft key
     case K::kIifName: case K::kOifName: case K::kBriIifName: case K::kBriOifName:
     case K::kIifKind: case K::kOifKind: case K::kSdifName:
-      return Make(text, Lit::kIfname, len, "ifname");
-    case K::kMark: return Make(text, Lit::kLeHex, len, "mark");
-    case K::kL4Proto: return Make(text, Lit::kLeDec, len, "inet_proto");
-    case K::kProtocol: return Make(text, Lit::kHex, len, "ether_type");
-    case K::kSkUid: return Make(text, Lit::kLeDec, len, "uid");
-    case K::kSkGid: return Make(text, Lit::kLeDec, len, "gid");
-    default: return Make(text, Lit::kLeDec, len, "");
+      return Meta(text, Lit::kIfname, len, "ifname");
+    case K::kMark: return Meta(text, Lit::kLeHex, len, "mark");
+    case K::kL4Proto: return Meta(text, Lit::kLeDec, len, "inet_proto");
+    case K::kProtocol: return Meta(text, Lit::kHex, len, "ether_type");
+    case K::kSkUid: return Meta(text, Lit::kLeDec, len, "uid");
+    case K::kSkGid: return Meta(text, Lit::kLeDec, len, "gid");
+    default: return Meta(text, Lit::kLeDec, len, "");
   }
 }
 
 std::optional<Value> CtValue(ir::CtKey key, ir::CtDir dir) {
   using K = ir::CtKey;
-  std::string prefix = dir == ir::CtDir::kOriginal ? "ct original "
-                       : dir == ir::CtDir::kReply  ? "ct reply "
-                                                   : "ct ";
   const uint32_t len = ir::CtKeyLen(key);
   switch (key) {
-    case K::kState: return Make(prefix + "state", Lit::kLeHex, len, "ct_state", true);
-    case K::kStatus: return Make(prefix + "status", Lit::kLeHex, len, "ct_status", true);
-    case K::kMark: return Make(prefix + "mark", Lit::kLeHex, len, "mark");
-    case K::kDirection: return Make(prefix + "direction", Lit::kLeDec, len, "ct_dir");
-    case K::kZone: return Make(prefix + "zone", Lit::kLeDec, len, "");
-    case K::kExpiration: return Make(prefix + "expiration", Lit::kLeDec, len, "");
-    case K::kL3Protocol: return Make(prefix + "l3proto", Lit::kLeDec, len, "");
-    case K::kProtocol: return Make(prefix + "protocol", Lit::kLeDec, len, "inet_proto");
-    case K::kProtoSrc: return Make(prefix + "proto-src", Lit::kBeDec, len, "inet_service");
-    case K::kProtoDst: return Make(prefix + "proto-dst", Lit::kBeDec, len, "inet_service");
-    case K::kSrcIp: return Make(prefix + "ip saddr", Lit::kIpv4, len, "ipv4_addr");
-    case K::kDstIp: return Make(prefix + "ip daddr", Lit::kIpv4, len, "ipv4_addr");
-    case K::kSrcIp6: return Make(prefix + "ip6 saddr", Lit::kIpv6, len, "ipv6_addr");
-    case K::kDstIp6: return Make(prefix + "ip6 daddr", Lit::kIpv6, len, "ipv6_addr");
-    case K::kPkts: return Make(prefix + "packets", Lit::kLeDec, len, "");
-    case K::kBytes: return Make(prefix + "bytes", Lit::kLeDec, len, "");
-    case K::kAvgPkt: return Make(prefix + "avgpkt", Lit::kLeDec, len, "");
-    case K::kId: return Make(prefix + "id", Lit::kLeDec, len, "");
-    case K::kHelper: return Make(prefix + "helper", Lit::kIfname, len, "");
+    case K::kState: return Ct(dir, "state", Lit::kLeHex, len, "ct_state", true);
+    case K::kStatus: return Ct(dir, "status", Lit::kLeHex, len, "ct_status", true);
+    case K::kMark: return Ct(dir, "mark", Lit::kLeHex, len, "mark");
+    case K::kDirection: return Ct(dir, "direction", Lit::kLeDec, len, "ct_dir");
+    case K::kZone: return Ct(dir, "zone", Lit::kLeDec, len, "");
+    case K::kExpiration: return Ct(dir, "expiration", Lit::kLeDec, len, "");
+    case K::kL3Protocol: return Ct(dir, "l3proto", Lit::kLeDec, len, "");
+    case K::kProtocol: return Ct(dir, "protocol", Lit::kLeDec, len, "inet_proto");
+    case K::kProtoSrc: return Ct(dir, "proto-src", Lit::kBeDec, len, "inet_service");
+    case K::kProtoDst: return Ct(dir, "proto-dst", Lit::kBeDec, len, "inet_service");
+    case K::kSrcIp: return Ct(dir, "ip saddr", Lit::kIpv4, len, "ipv4_addr");
+    case K::kDstIp: return Ct(dir, "ip daddr", Lit::kIpv4, len, "ipv4_addr");
+    case K::kSrcIp6: return Ct(dir, "ip6 saddr", Lit::kIpv6, len, "ipv6_addr");
+    case K::kDstIp6: return Ct(dir, "ip6 daddr", Lit::kIpv6, len, "ipv6_addr");
+    case K::kPkts: return Ct(dir, "packets", Lit::kLeDec, len, "");
+    case K::kBytes: return Ct(dir, "bytes", Lit::kLeDec, len, "");
+    case K::kAvgPkt: return Ct(dir, "avgpkt", Lit::kLeDec, len, "");
+    case K::kId: return Ct(dir, "id", Lit::kLeDec, len, "");
+    case K::kHelper: return Ct(dir, "helper", Lit::kIfname, len, "");
     default: return std::nullopt;
   }
 }
@@ -169,10 +193,14 @@ std::optional<Value> PayloadValue(const ir::PayloadLoad& load, const Facts& fact
     v.text = f->name;
     v.lit = f->lit;
     v.type = f->type;
+    const std::string name = f->name;  // "ip saddr"
+    const size_t space = name.find(' ');
+    v.json = Json{{"payload", {{"protocol", name.substr(0, space)}, {"field", name.substr(space + 1)}}}};
     return v;
   }
   v.text = absl::StrCat(raw, ",", load.offset * 8, ",", load.len * 8);
   v.lit = Lit::kHex;
+  v.json = Json{{"payload", {{"base", std::string(raw + 1)}, {"offset", load.offset * 8}, {"len", load.len * 8}}}};
   return v;
 }
 
@@ -225,11 +253,13 @@ std::optional<Value> ExthdrValue(const ir::Exthdr& e, const Facts& facts) {
       const char* name = TcpOptionName(e.type);
       if (!name) return std::nullopt;
       v.text = absl::StrCat("tcp option ", name);
+      v.json = Json{{"tcp option", {{"name", name}}}};
       return v;
     }
     if (e.len == 0 || e.len > 16) return std::nullopt;
     v.text = absl::StrCat("tcp option @", e.type, ",", e.offset * 8, ",", e.len * 8);
     v.lit = Lit::kHex;
+    v.json = Json{{"tcp option", {{"base", e.type}, {"offset", e.offset * 8}, {"len", e.len * 8}}}};
     return v;
   }
   const char* header = e.op == ir::ExthdrOp::kIpv6 ? Ip6HeaderName(e.type) : nullptr;
@@ -237,11 +267,13 @@ std::optional<Value> ExthdrValue(const ir::Exthdr& e, const Facts& facts) {
   if (!header || facts.nfproto != 10) return std::nullopt;
   if (e.present) {
     v.text = absl::StrCat("exthdr ", header);  // `exists` comes with the compare
+    v.json = Json{{"exthdr", {{"name", header}}}};
     return v;
   }
   for (const Ip6Field& f : kIp6Fields6) {
     if (f.type == e.type && f.offset == e.offset && f.len == e.len) {
       v.text = absl::StrCat(header, " ", f.field);
+      v.json = Json{{"exthdr", {{"name", header}, {"field", f.field}}}};
       return v;
     }
   }
@@ -253,14 +285,18 @@ Value FibValue(const ir::Fib& e) {
       {ir::kFibSaddr, "saddr"}, {ir::kFibDaddr, "daddr"}, {ir::kFibMark, "mark"},
       {ir::kFibIif, "iif"},     {ir::kFibOif, "oif"}};
   std::string flags;
+  Json flag_list = Json::array();
   for (const auto& [bit, name] : kFlags) {
-    if (e.flags & bit) absl::StrAppend(&flags, flags.empty() ? "" : " . ", name);
+    if (!(e.flags & bit)) continue;
+    absl::StrAppend(&flags, flags.empty() ? "" : " . ", name);
+    flag_list.push_back(name);
   }
   const char* result = e.result == ir::FibResult::kOif       ? "oif"
                        : e.result == ir::FibResult::kOifName ? "oifname"
                                                              : "type";
   Value v;
   v.text = absl::StrCat("fib ", flags, " ", result);
+  v.json = Json{{"fib", {{"result", result}, {"flags", flag_list}}}};
   v.len = ir::FibResultLen(e);
   v.lit = e.result == ir::FibResult::kOifName && !(e.flags & ir::kFibPresent) ? Lit::kIfname : Lit::kLeDec;
   return v;
@@ -270,6 +306,7 @@ Value NumgenValue(const ir::Numgen& e) {
   Value v;
   v.text = absl::StrCat("numgen ", e.random ? "random" : "inc", " mod ", e.mod);
   if (e.offset) absl::StrAppend(&v.text, " offset ", e.offset);
+  v.json = Json{{"numgen", {{"mode", e.random ? "random" : "inc"}, {"mod", e.mod}, {"offset", e.offset}}}};
   v.len = 4;
   v.lit = Lit::kLeDec;
   return v;

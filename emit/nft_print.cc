@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "emit/nft_json.h"
 #include "emit/nft_rule.h"
 #include "ir/printer.h"
 
@@ -196,19 +197,68 @@ std::string ChainHead(const ir::Chain& c) {
   return out;
 }
 
-absl::StatusOr<std::string> PrintTable(const ir::Ruleset& rs, const ir::Table& t) {
+// {"rule": {"family", "table", "chain", "expr": [...], "comment"}}
+Json RuleJson(const ir::Table& t, const ir::Chain& c, const ir::Rule& r, const RuleText& line) {
+  Json j = TableRef(t);
+  j["chain"] = JsonName(c.name);
+  j["expr"] = line.expr;
+  // As the text: a comment nft would cut (or a multi-line one) is left out.
+  if (!r.comment.empty() && r.comment.size() <= 128 && r.comment.find('\n') == std::string::npos) {
+    j["comment"] = r.comment;
+  }
+  return Json{{"rule", j}};
+}
+
+// The table as nft text; with `json`, also its objects as libnftables
+// JSON appended there (table, objects, flowtables, chains, sets, rules).
+// The table's declarations as JSON, appended to `out`, or a located error.
+absl::Status DeclarationsJson(const ir::Ruleset& rs, const ir::Table& t, const SetShapes& shapes,
+                              Json& out) {
+  out.push_back(Json{{"table", {{"family", ir::FamilyName(t.family)}, {"name", t.name}}}});
+  std::string why;
+  for (const ir::Object& o : t.objects) {
+    Json j = ObjectJson(t, o, why);
+    if (j.is_null()) return Located(rs, o.loc, "object " + o.name, why);
+    out.push_back(std::move(j));
+  }
+  for (const ir::Flowtable& f : t.flowtables) {
+    Json j = FlowtableJson(t, f, why);
+    if (j.is_null()) return Located(rs, f.loc, "flowtable " + f.name, why);
+    out.push_back(std::move(j));
+  }
+  // Chains before sets: nft reads JSON commands in order, and a verdict
+  // map's `jump` needs its chain.
+  for (const ir::Chain& c : t.chains) out.push_back(ChainJson(t, c));
+  for (const ir::Set& s : t.sets) {
+    if (s.anonymous()) continue;
+    std::optional<SetShape> shape = ShapeOf(s, shapes);
+    if (!shape) return Located(rs, s.loc, "set " + s.name, "no rule shows its key type");
+    Json j = SetJson(t, s, *shape, why);
+    if (j.is_null()) return Located(rs, s.loc, "set " + s.name, why);
+    out.push_back(std::move(j));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> PrintTable(const ir::Ruleset& rs, const ir::Table& t, Json* json) {
   SetShapes shapes;
   std::vector<std::string> chains;
+  Json rules = Json::array();
   for (const ir::Chain& c : t.chains) {
     std::string text = ChainHead(c);
     for (const ir::Rule& r : c.rules) {
-      absl::StatusOr<std::string> line = PrintRule(t, r, shapes);
-      if (!line.ok()) {
-        return Located(rs, r.loc, absl::StrCat("rule in chain ", c.name), line.status().message());
-      }
-      absl::StrAppend(&text, "\t\t", *line, "\n");
+      absl::StatusOr<RuleText> line = PrintRule(t, r, shapes);
+      const std::string what = absl::StrCat("rule in chain ", c.name);
+      if (!line.ok()) return Located(rs, r.loc, what, line.status().message());
+      if (json && !line->json_gap.empty()) return Located(rs, r.loc, what, line->json_gap);
+      if (json) rules.push_back(RuleJson(t, c, r, *line));
+      absl::StrAppend(&text, "\t\t", line->text, "\n");
     }
     chains.push_back(text + "\t}\n");
+  }
+  if (json) {
+    if (absl::Status s = DeclarationsJson(rs, t, shapes, *json); !s.ok()) return s;
+    for (Json& r : rules) json->push_back(std::move(r));
   }
   std::string out = absl::StrCat("table ", ir::FamilyName(t.family), " ", Ident(t.name), " {\n");
   for (const ir::Object& o : t.objects) {
@@ -238,11 +288,22 @@ absl::StatusOr<std::string> PrintTable(const ir::Ruleset& rs, const ir::Table& t
 absl::StatusOr<std::string> PrintNft(const ir::Ruleset& ruleset) {
   std::string out = "flush ruleset\n\n";
   for (const ir::Table& t : ruleset.tables) {
-    absl::StatusOr<std::string> text = PrintTable(ruleset, t);
+    absl::StatusOr<std::string> text = PrintTable(ruleset, t, nullptr);
     if (!text.ok()) return text.status();
     out += *text;
   }
   return out;
+}
+
+absl::StatusOr<std::string> PrintNftJson(const ir::Ruleset& ruleset) {
+  Json objects = Json::array();
+  objects.push_back(Json{{"metainfo", {{"json_schema_version", 1}}}});
+  for (const ir::Table& t : ruleset.tables) {
+    // The text is made too: the JSON printer refuses whatever it refuses.
+    absl::StatusOr<std::string> text = PrintTable(ruleset, t, &objects);
+    if (!text.ok()) return text.status();
+  }
+  return Json{{"nftables", objects}}.dump() + "\n";
 }
 
 }  // namespace rulejit::emit

@@ -26,6 +26,12 @@ namespace rulejit::emit {
 // cannot be printed exactly.
 absl::StatusOr<std::string> PrintNft(const ir::Ruleset& ruleset);
 
+// `--emit nft-json`: the same ruleset as libnftables JSON (the schema of
+// `nft -j list ruleset`, loadable with `nft -j -f`), made from the same
+// decompilation as PrintNft, so the two say the same; refuses what
+// PrintNft refuses, and located, what has no JSON form yet.
+absl::StatusOr<std::string> PrintNftJson(const ir::Ruleset& ruleset);
+
 }  // namespace rulejit::emit
 
 #endif  // RULEJIT_EMIT_NFT_PRINT_H_

@@ -58,19 +58,6 @@ bool AllOnes(const ir::Bytes& b) {
 bool AllZero(const ir::Bytes& b) {
   return std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; });
 }
-// Leading one bits of a prefix mask, or -1 when `mask` is no prefix.
-int PrefixLen(const ir::Bytes& mask) {
-  int bits = 0;
-  bool zero = false;
-  for (uint8_t b : mask) {
-    for (int i = 7; i >= 0; --i) {
-      bool one = (b >> i) & 1;
-      if (one && zero) return -1;
-      if (one) ++bits; else zero = true;
-    }
-  }
-  return bits;
-}
 
 const char* OpText(ir::CmpOp op) {
   switch (op) {
@@ -82,6 +69,12 @@ const char* OpText(ir::CmpOp op) {
     case ir::CmpOp::kGte: return ">=";
   }
   return "?";
+}
+
+// The JSON of a literal Lit() wrote (it has one whenever Lit succeeds).
+Json JLit(const Value& v, const ir::Bytes& data) {
+  std::optional<Json> j = JsonLiteral(v, data);
+  return j ? *j : Json(HexLiteral(data));
 }
 
 absl::StatusOr<std::string> Lit(const Value& v, const ir::Bytes& data) {
@@ -100,7 +93,7 @@ absl::Status Cmp(RuleCtx& ctx, const ir::Cmp& e) {
   if (rv->present) {
     if ((!eq && !neq) || e.data.size() > 4) return Refuse("orders an `exists` result");
     bool found = (LeInt(e.data) != 0) == eq;
-    ctx.Say(absl::StrCat(v.text, found ? " exists" : " missing"));
+    ctx.Say(absl::StrCat(v.text, found ? " exists" : " missing"), MatchJson("==", v.json, found));
     return absl::OkStatus();
   }
   if (e.data.size() > v.len) return Refuse("compares more bytes than the register holds");
@@ -122,7 +115,7 @@ absl::Status Cmp(RuleCtx& ctx, const ir::Cmp& e) {
   s.payload_rel = v.payload;
   if (!mask.empty()) {
     if (!eq && !neq) return Refuse("orders a masked value");
-    int plen = PrefixLen(mask);
+    int plen = PrefixLength(mask);
     ir::Bytes masked = data;
     for (size_t i = 0; i < masked.size(); ++i) masked[i] &= mask[i];
     if (masked != data) return Refuse("compares masked-out bits (never or always matches)");
@@ -130,10 +123,13 @@ absl::Status Cmp(RuleCtx& ctx, const ir::Cmp& e) {
     if (!d.ok()) return d.status();
     if (plen >= 0 && (v.lit == Lit::kIpv4 || v.lit == Lit::kIpv6)) {
       s.text = absl::StrCat(v.text, neq ? " != " : " ", *d, "/", plen);
+      s.json = MatchJson(neq ? "!=" : "==", v.json,
+                         Json{{"prefix", {{"addr", JLit(v, data)}, {"len", plen}}}});
     } else {
       absl::StatusOr<std::string> m = Lit(v, mask);
       if (!m.ok()) m = HexLiteral(mask);
       s.text = absl::StrCat(v.text, " & ", *m, " ", OpText(e.op), " ", *d);
+      s.json = v.json.is_null() ? Json() : MatchJson(OpText(e.op), Json{{"&", Json::array({v.json, JLit(v, mask)})}}, JLit(v, data));
     }
     ctx.stmts.push_back(s);
     return absl::OkStatus();
@@ -142,9 +138,12 @@ absl::Status Cmp(RuleCtx& ctx, const ir::Cmp& e) {
   if (!d.ok()) return d.status();
   s.text = eq && !v.bitmask ? absl::StrCat(v.text, " ", *d)
                             : absl::StrCat(v.text, " ", OpText(e.op), " ", *d);
+  s.json = MatchJson(OpText(e.op), v.json, JLit(v, data));
   if (neq && v.payload) {
-    absl::StatusOr<std::string> m = Lit(v, ir::Bytes(v.len, 0xff));
-    s.neq_masked = absl::StrCat(v.text, " & ", m.ok() ? *m : HexLiteral(ir::Bytes(v.len, 0xff)), " != ", *d);
+    const ir::Bytes ones(v.len, 0xff);
+    absl::StatusOr<std::string> m = Lit(v, ones);
+    s.neq_masked = absl::StrCat(v.text, " & ", m.ok() ? *m : HexLiteral(ones), " != ", *d);
+    if (!v.json.is_null()) s.json_masked = MatchJson("!=", Json{{"&", Json::array({v.json, JLit(v, ones)})}}, JLit(v, data));
   }
   if (eq && data.size() == 1 && v.text == "meta l4proto") ctx.facts.l4proto = data[0];
   if (eq && data.size() == 1 && v.text == "meta nfproto") ctx.facts.nfproto = data[0];
@@ -164,7 +163,9 @@ absl::Status Range(RuleCtx& ctx, const ir::Range& e) {
   absl::StatusOr<std::string> a = Lit(v, e.from), b = Lit(v, e.to);
   if (!a.ok()) return a.status();
   if (!b.ok()) return b.status();
-  ctx.stmts.push_back(Stmt{absl::StrCat(v.text, e.negate ? " != " : " ", *a, "-", *b), "", false});
+  ctx.stmts.push_back(Stmt{absl::StrCat(v.text, e.negate ? " != " : " ", *a, "-", *b), "", false,
+                           MatchJson(e.negate ? "!=" : "==", v.json, Json{{"range", Json::array({JLit(v, e.from), JLit(v, e.to)})}}),
+                           nullptr, ""});
   return absl::OkStatus();
 }
 
@@ -189,19 +190,24 @@ absl::Status Lookup(RuleCtx& ctx, const ir::Lookup& e) {
     return absl::OkStatus();
   }
   std::string ref;
+  Json jref;
   if (set->anonymous()) {
     SetShape shape{*keys, std::nullopt};
-    absl::StatusOr<std::string> elems = PrintElements(*set, shape);
+    absl::StatusOr<std::string> elems = PrintElements(*set, shape, &jref);
     if (!elems.ok()) return elems.status();
     ref = absl::StrCat("{ ", *elems, " }");
+    jref = Json{{"set", jref}};
   } else {
     ref = "@" + Ident(set->name);
+    jref = "@" + JsonName(set->name);
   }
+  const Json jkey = KeyJson(*keys);
   if (e.dreg) {  // a verdict map
-    ctx.Say(absl::StrCat(key, " vmap ", ref));
+    ctx.Say(absl::StrCat(key, " vmap ", ref),
+            jkey.is_null() ? Json() : Json{{"vmap", {{"key", jkey}, {"data", jref}}}});
     return absl::OkStatus();
   }
-  ctx.Say(absl::StrCat(key, e.invert ? " != " : " ", ref));
+  ctx.Say(absl::StrCat(key, e.invert ? " != " : " ", ref), MatchJson(e.invert ? "!=" : "==", jkey, jref));
   return absl::OkStatus();
 }
 
@@ -211,15 +217,19 @@ absl::Status Computed(RuleCtx& ctx, const ir::Bitwise& e, RegValue out) {
     return Refuse("a shift or register-operand bitwise over a computed value");
   }
   if (e.op == ir::BitwiseOp::kLshift || e.op == ir::BitwiseOp::kRshift) {
-    out.v.text = absl::StrCat(out.v.text, e.op == ir::BitwiseOp::kLshift ? " << " : " >> ", e.shift);
+    const char* op = e.op == ir::BitwiseOp::kLshift ? "<<" : ">>";
+    out.v.text = absl::StrCat(out.v.text, " ", op, " ", e.shift);
+    if (!out.v.json.is_null()) out.v.json = Json{{op, Json::array({out.v.json, e.shift})}};
   } else {
     absl::StatusOr<RegValue> other = ctx.Get(e.sreg2);
     if (!other.ok()) return other.status();
     if (other->konst || other->map || other->present || !other->v.mask.empty() || other->v.computed) {
       return Refuse("a register-operand bitwise over a computed value");
     }
-    const char* op = e.op == ir::BitwiseOp::kAndReg ? " & " : e.op == ir::BitwiseOp::kOrReg ? " | " : " ^ ";
-    out.v.text = absl::StrCat(out.v.text, op, other->v.text);
+    const char* op = e.op == ir::BitwiseOp::kAndReg ? "&" : e.op == ir::BitwiseOp::kOrReg ? "|" : "^";
+    out.v.text = absl::StrCat(out.v.text, " ", op, " ", other->v.text);
+    out.v.json = out.v.json.is_null() || other->v.json.is_null() ? Json()
+                                                                 : Json{{op, Json::array({out.v.json, other->v.json})}};
   }
   out.v.computed = true;
   out.v.payload = false;
@@ -337,8 +347,22 @@ absl::Status Step(RuleCtx& ctx, const ir::Node& node) {
 
 }  // namespace
 
-absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& rule,
-                                      SetShapes& shapes) {
+Json MatchJson(const char* op, const Json& left, const Json& right) {
+  if (left.is_null() || right.is_null()) return nullptr;
+  return Json{{"match", {{"op", op}, {"left", left}, {"right", right}}}};
+}
+
+Json KeyJson(const std::vector<Value>& keys) {
+  Json parts = Json::array();
+  for (const Value& k : keys) {
+    if (k.json.is_null()) return nullptr;
+    parts.push_back(k.json);
+  }
+  return parts.size() == 1 ? parts[0] : Json{{"concat", parts}};
+}
+
+absl::StatusOr<RuleText> PrintRule(const ir::Table& table, const ir::Rule& rule,
+                                   SetShapes& shapes) {
   RuleCtx ctx{table, shapes, Facts{table.family, std::nullopt, std::nullopt}, {}, {}};
   if (table.family == ir::Family::kIp) ctx.facts.nfproto = 2;
   if (table.family == ir::Family::kIp6) ctx.facts.nfproto = 10;
@@ -348,11 +372,20 @@ absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& ru
   // nft merges adjacent payload compares into one wider compare, which is
   // wrong for `!=` (not both instead of neither): mask those.
   std::vector<std::string> out;
+  RuleText result{"", Json::array(), ""};
   for (size_t i = 0; i < ctx.stmts.size(); ++i) {
     const Stmt& s = ctx.stmts[i];
     bool near = (i > 0 && ctx.stmts[i - 1].payload_rel) ||
                 (i + 1 < ctx.stmts.size() && ctx.stmts[i + 1].payload_rel);
-    out.push_back(near && !s.neq_masked.empty() ? s.neq_masked : s.text);
+    const bool masked = near && !s.neq_masked.empty();
+    out.push_back(masked ? s.neq_masked : s.text);
+    const Json& j = masked ? s.json_masked : s.json;
+    if (j.is_null() && result.json_gap.empty()) {
+      result.json_gap = s.json_why.empty()
+                            ? absl::StrCat("`", out.back(), "` has no JSON form in the printer yet")
+                            : s.json_why;
+    }
+    result.expr.push_back(j);
   }
   // nft keeps at most 128 characters of comment; a longer one (iptables
   // allows 256) stays as a script comment above the rule.
@@ -362,7 +395,8 @@ absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& ru
   } else if (!rule.comment.empty()) {
     out.push_back("comment " + Quote(rule.comment));
   }
-  return above + absl::StrJoin(out, " ");
+  result.text = above + absl::StrJoin(out, " ");
+  return result;
 }
 
 }  // namespace rulejit::emit

@@ -21,15 +21,29 @@ struct SetShape {
 };
 using SetShapes = std::map<std::string, SetShape>;
 
+// A rule decompiled: its nft text and the same statements as libnftables
+// JSON (the "expr" array), or why they have no JSON form (json_gap).
+struct RuleText {
+  std::string text;
+  Json expr;
+  std::string json_gap;
+};
+
 // The rule's statements as one line of nft (no indentation), or an error
 // saying why it has no exact nft form. Records the shapes of the named
 // sets it uses in `shapes`.
-absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& rule,
-                                      SetShapes& shapes);
+absl::StatusOr<RuleText> PrintRule(const ir::Table& table, const ir::Rule& rule,
+                                   SetShapes& shapes);
 
 // The elements of `set` as "a, b-c, d . e : f", keys and data read with
-// `shape` (empty when the set has none).
-absl::StatusOr<std::string> PrintElements(const ir::Set& set, const SetShape& shape);
+// `shape` (empty when the set has none). With `json`, also their JSON
+// (an array; null when some element has none).
+absl::StatusOr<std::string> PrintElements(const ir::Set& set, const SetShape& shape,
+                                          Json* json = nullptr);
+// A verdict as libnftables JSON ({"accept": null}, {"jump": {"target": N}}).
+Json VerdictJson(const ir::Verdict& v);
+// The name nft gets for `name` (Ident without quotes).
+std::string JsonName(const std::string& name);
 // A verdict as nft writes it ("accept", "jump NAME").
 std::string VerdictText(const ir::Verdict& v);
 // NAME, or "NAME" when it is not an nft identifier.

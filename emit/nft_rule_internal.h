@@ -28,6 +28,8 @@ struct Stmt {
   std::string text;
   std::string neq_masked;  // a payload `!=` written so nft cannot merge it
   bool payload_rel = false;
+  Json json, json_masked;  // the same as libnftables JSON (null: no JSON form)
+  std::string json_why;    // why json is null, where known
 };
 
 struct RuleCtx {
@@ -40,12 +42,24 @@ struct RuleCtx {
   // The value register `r` holds, or an error.
   absl::StatusOr<RegValue> Get(ir::Reg r) const;
   void Put(ir::Reg r, RegValue v);
-  void Say(std::string text) { stmts.push_back(Stmt{std::move(text), "", false}); }
+  void Say(std::string text, Json json) {
+    stmts.push_back(Stmt{std::move(text), "", false, std::move(json), nullptr, ""});
+  }
 };
 
 // `v` as a value expression for a statement that writes `target`'s type
 // (constants in target's literal form, maps with target's data type).
-absl::StatusOr<std::string> RenderAs(RuleCtx& ctx, const RegValue& v, const Value& target);
+// Its JSON goes to `json` (null where it has none).
+absl::StatusOr<std::string> RenderAs(RuleCtx& ctx, const RegValue& v, const Value& target,
+                                     Json& json);
+
+// {"match": {"op": OP, "left": LEFT, "right": RIGHT}}; null when left or
+// right has no JSON form.
+Json MatchJson(const char* op, const Json& left, const Json& right);
+// One key field, or {"concat": [...]} of several; null if any has none.
+Json KeyJson(const std::vector<Value>& keys);
+// "@name", or {"set": [elements]} of an anonymous set.
+absl::StatusOr<Json> SetRefJson(const ir::Set& set, const SetShape& shape);
 
 // The key fields a lookup (or dynset) of `set` reads from `sreg` on;
 // records them as the shape of a named set.

@@ -17,6 +17,19 @@ std::string HexLiteral(const ir::Bytes& data) {
   return out;
 }
 
+int PrefixLength(const ir::Bytes& mask) {
+  int bits = 0;
+  bool zero = false;
+  for (uint8_t b : mask) {
+    for (int i = 7; i >= 0; --i) {
+      bool one = (b >> i) & 1;
+      if (one && zero) return -1;
+      if (one) ++bits; else zero = true;
+    }
+  }
+  return bits;
+}
+
 uint64_t LeInt(const ir::Bytes& data) {
   uint64_t v = 0;
   for (size_t i = 0; i < data.size() && i < 8; ++i) v |= uint64_t{data[i]} << (8 * i);
@@ -108,6 +121,17 @@ std::optional<std::string> Literal(const Value& v, const ir::Bytes& data) {
       return IfnameLiteral(data);
   }
   return std::nullopt;
+}
+
+std::optional<Json> JsonLiteral(const Value& v, const ir::Bytes& data) {
+  std::optional<std::string> text = Literal(v, data);
+  if (!text) return std::nullopt;
+  if ((v.lit == Lit::kBeDec && data.size() <= 8) || v.lit == Lit::kLeDec) {
+    return Json(v.lit == Lit::kLeDec ? LeInt(data) : BeInt(data));
+  }
+  // IfnameLiteral quotes names without `"` or `\` in them: unquote.
+  if (v.lit == Lit::kIfname) return Json(text->substr(1, text->size() - 2));
+  return Json(*text);
 }
 
 }  // namespace rulejit::emit

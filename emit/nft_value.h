@@ -15,8 +15,13 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "nlohmann/json.hpp"
 
 namespace rulejit::emit {
+
+// The libnftables JSON form of an expression or statement (`--emit
+// nft-json`): built beside the text, from the same decompilation.
+using Json = nlohmann::json;
 
 // The literal form of a type.
 enum class Lit : uint8_t {
@@ -40,13 +45,19 @@ struct Value {
   bool computed = false;  // shifted or combined (`meta mark >> 8`): a value only
   // bitwise applied: (reg & mask) ^ xor_ (len bytes); empty = none.
   ir::Bytes mask, xor_;
+  Json json;              // the expression as libnftables JSON (null: none)
 };
 
 // The constant `data` (register bytes) in `v`'s literal form, or nullopt
 // when that form cannot say exactly these bytes.
 std::optional<std::string> Literal(const Value& v, const ir::Bytes& data);
+// The same as a JSON value nft reads with `v`'s type (a number, or the
+// literal as a string: nft parses both as it parses the text).
+std::optional<Json> JsonLiteral(const Value& v, const ir::Bytes& data);
 // The same in the raw hex form whatever the type (for masks).
 std::string HexLiteral(const ir::Bytes& data);
+// Leading one bits of a prefix mask, or -1 when `mask` is no prefix.
+int PrefixLength(const ir::Bytes& mask);
 // The register bytes as a little-endian integer (at most 8 bytes).
 uint64_t LeInt(const ir::Bytes& data);
 // Milliseconds as nft's time string ("30d", "1h30m", "1s500ms").

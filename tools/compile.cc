@@ -11,6 +11,8 @@
 //   llvm-ir   the llvm tier's LLVM IR before and after optimisation
 //   llvm-asm  the llvm tier's machine code (--emit asm --backend llvm)
 //   nft       the ruleset as an nft script (emit/nft_print.h)
+//   nft-json  the same as libnftables JSON (`nft -j -f` loads it)
+//   iptables  the ip tables as iptables-save text (emit/ipt_print.h)
 // --dump-after PASS prints the IR (for a plan decision: the plan) before and
 // after that pass (to stderr, so the stage on stdout stays clean); --no-pass
 // turns passes and plan decisions off.
@@ -19,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "api/internal.h"
+#include "emit/ipt_print.h"
 #include "emit/nft_print.h"
 #include "ir/printer.h"
 #include "rulejit/rulejit.h"
@@ -38,10 +41,10 @@ absl::StatusOr<CompileRequest> ReadRequest(const Args& args, std::ostream& err) 
   CompileRequest req;
   req.emit = args.value_or("emit", "ir");
   const bool llvm_emit = req.emit == "llvm-ir" || req.emit == "llvm-asm";
-  if (req.emit != "ir" && req.emit != "nft" && req.emit != "opt-ir" && req.emit != "plan" && req.emit != "asm" &&
+  if (req.emit != "ir" && req.emit != "nft" && req.emit != "nft-json" && req.emit != "iptables" && req.emit != "opt-ir" && req.emit != "plan" && req.emit != "asm" &&
       !llvm_emit) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "unknown --emit '", req.emit, "' (expected ir, nft, opt-ir, plan, asm, llvm-ir or llvm-asm)"));
+        "unknown --emit '", req.emit, "' (expected ir, nft, nft-json, iptables, opt-ir, plan, asm, llvm-ir or llvm-asm)"));
   }
   std::string backend = args.value_or("backend", llvm_emit ? "llvm" : "auto");
   std::optional<Backend> chosen = BackendFromName(backend);
@@ -90,8 +93,10 @@ int RunCompile(const Args& args, Streams io) {
     io.out << ir::PrintRuleset(loaded->ruleset);
     return kExitOk;
   }
-  if (req->emit == "nft") {
-    absl::StatusOr<std::string> text = emit::PrintNft(loaded->ruleset);
+  if (req->emit == "nft" || req->emit == "nft-json" || req->emit == "iptables") {
+    absl::StatusOr<std::string> text = req->emit == "nft"        ? emit::PrintNft(loaded->ruleset)
+                                       : req->emit == "nft-json" ? emit::PrintNftJson(loaded->ruleset)
+                                                                 : emit::PrintIptables(loaded->ruleset);
     if (!text.ok()) {
       io.err << "rulejit compile: error: " << text.status().message() << "\n";
       return kExitInputError;
@@ -126,7 +131,7 @@ int RunCompile(const Args& args, Streams io) {
 Command CompileCommand() {
   return Command{
       .name = kName,
-      .synopsis = "compile FILE [--emit ir|nft|opt-ir|plan|asm|llvm-ir|llvm-asm] [--backend interp|jit|llvm|auto] "
+      .synopsis = "compile FILE [--emit ir|nft|nft-json|iptables|opt-ir|plan|asm|llvm-ir|llvm-asm] [--backend interp|jit|llvm|auto] "
                   "[--dump-after PASS] [--no-pass P1,P2] [--format F] [--ipset FILE]",
       .summary = "print a compilation stage: the IR, the optimized IR, the plan, or the machine code",
       .spec = {.flags = {{"emit", true},
@@ -139,7 +144,9 @@ Command CompileCommand() {
       .description =
           "Prints one stage of the compilation of FILE to stdout: ir (the IR as the frontend "
           "lowered it), nft (the ruleset as an nft script that means the same; a located error "
-          "names a rule nft cannot express exactly), opt-ir (after the optimizer passes), plan (the lowered plan the code "
+          "names a rule nft cannot express exactly), nft-json (the same ruleset as the JSON `nft -j list ruleset` prints, "
+          "which `nft -j -f` loads), iptables (the ip tables as iptables-save text, for rulesets whose rules have "
+          "the shapes iptables generates; a located error otherwise), opt-ir (after the optimizer passes), plan (the lowered plan the code "
           "follows), asm (the x86-64 code of the compiled tier), llvm-ir or llvm-asm (the llvm "
           "tier's LLVM IR or machine code). --dump-after PASS prints the IR before and after "
           "that pass to stderr; --no-pass turns passes off.",

@@ -31,7 +31,7 @@ std::vector<absl::string_view> FlagValues(absl::string_view flag) {
     return {"prerouting", "input", "forward", "output", "postrouting", "ingress", "egress"};
   }
   if (flag == "path") return {"forward", "input", "output"};
-  if (flag == "emit") return {"ir", "opt-ir", "plan", "asm", "llvm-ir", "llvm-asm"};
+  if (flag == "emit") return {"ir", "nft", "nft-json", "iptables", "opt-ir", "plan", "asm", "llvm-ir", "llvm-asm"};
   return {};
 }
 

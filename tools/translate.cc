@@ -1,17 +1,18 @@
-// `rulejit translate FILE [--to nft]`: the ruleset in nft syntax, printed
-// only after diff proves it equivalent to FILE.
+// `rulejit translate FILE [--to nft|nft-json|iptables]`: the ruleset in nft
+// syntax (or as libnftables JSON, or as an iptables-save dump), printed only
+// after it is proved equivalent to FILE.
 //
-// The translation is emit::PrintNft (a located error where a rule has no
-// exact nft form); the printed script is read back with the nft frontend
-// and compared with FILE rule by rule: each rule loads as the very same
+// The translation is emit::PrintNft, emit::PrintNftJson or, with `--to
+// iptables`, emit::PrintIptables (a located error where a rule has no
+// exact form); the printed text is read back with its frontend and
+// compared with FILE rule by rule: each rule loads as the very same
 // bytecode (interface-name compares taken in one width, ir/ifname_cmp.h),
 // or matches, alone, the same packets with the same verdict and
 // statements (analysis::CompareRuleSlices); this proof also holds for
 // what diff cannot reason about across rules: NAT, limits, dynamic sets.
 // Otherwise by analysis::DiffRulesets at every hook (prerouting ...
-// postrouting). Any difference, or a rule neither proof
-// covers, stops it with that rule and why: nothing unproved is printed. `--to iptables` (emit/ has no iptables printer yet) is
-// refused as not implemented.
+// postrouting). Any difference, or a rule neither proof covers, stops it
+// with that rule and why: nothing unproved is printed.
 #include <functional>
 #include <ostream>
 #include <string>
@@ -19,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/analysis/diff.h"
 #include "compiler/analysis/rule_slice.h"
+#include "emit/ipt_print.h"
 #include "emit/nft_print.h"
 #include "ir/equal.h"
 #include "ir/ifname_cmp.h"
@@ -149,21 +151,25 @@ std::string Prove(const ir::Ruleset& a, const ir::Ruleset& b) {
 
 int RunTranslate(const Args& args, Streams io) {
   std::string to = args.value_or("to", "nft");
-  if (to == "iptables") return UsageError(kName, "--to iptables is not implemented yet", io.err);
-  if (to != "nft") return UsageError(kName, absl::StrCat("unknown --to '", to, "' (expected nft)"), io.err);
+  if (to != "nft" && to != "nft-json" && to != "iptables") {
+    return UsageError(kName, absl::StrCat("unknown --to '", to, "' (expected nft, nft-json or iptables)"),
+                      io.err);
+  }
   absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   std::optional<LoadedRuleset> loaded = LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
-  absl::StatusOr<std::string> text = emit::PrintNft(loaded->ruleset);
+  absl::StatusOr<std::string> text = to == "nft"        ? emit::PrintNft(loaded->ruleset)
+                                     : to == "nft-json" ? emit::PrintNftJson(loaded->ruleset)
+                                                        : emit::PrintIptables(loaded->ruleset);
   if (!text.ok()) {
     io.err << "rulejit translate: error: " << text.status().message() << "\n";
     return kExitInputError;
   }
   ir::Diagnostics diags;
-  std::string name = DisplayName(args.positional(0)) + " (as nft)";
+  std::string name = DisplayName(args.positional(0)) + " (as " + to + ")";
   std::optional<ir::Ruleset> back =
-      frontends::ParseRuleset(*text, name, InputFormat::kNft, diags);
+      frontends::ParseRuleset(*text, name, to == "iptables" ? InputFormat::kIptables : InputFormat::kNft, diags);
   if (!back) {
     io.err << "rulejit translate: error: rulejit cannot read its own translation back\n";
     return kExitInputError;
@@ -181,7 +187,7 @@ int RunTranslate(const Args& args, Streams io) {
 Command TranslateCommand() {
   return Command{
       .name = kName,
-      .synopsis = "translate FILE [--to nft] [--format F] [--ipset FILE]",
+      .synopsis = "translate FILE [--to nft|nft-json|iptables] [--format F] [--ipset FILE]",
       .summary = "print the ruleset as nft, after diff proves the translation equivalent",
       .spec = {.flags = {{"to", true}, {"format", true}, {"ipset", true}},
                .positionals = {"FILE"}},
@@ -190,9 +196,13 @@ Command TranslateCommand() {
           "Prints FILE (iptables-save, nft or nft JSON) as an nft script, but only once "
           "`rulejit diff` has proved the script equivalent to FILE at every hook. A rule with "
           "no exact nft form, or one the proof cannot reason about exactly, stops it with the "
-          "rule's location and why (exit 1).",
+          "rule's location and why (exit 1). --to nft-json prints the same as libnftables JSON "
+          "(what `nft -j -f` loads), --to iptables as iptables-save text (emit/ipt_print.h: the "
+          "shapes iptables generates), each proved the same way.",
       .examples = {{"rulejit translate rules.ipt > rules.nft",
-                    "An iptables-save dump as a proved-equivalent nft script."}},
+                    "An iptables-save dump as a proved-equivalent nft script."},
+                   {"rulejit translate rules.ipt --to nft-json | nft -j -f -",
+                    "The same, loaded through nft's JSON interface."}},
   };
 }
 

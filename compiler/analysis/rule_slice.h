@@ -18,7 +18,7 @@
 // out, and the verdict) are compared structurally: a different verdict is
 // a difference with a witness (a packet both match); other statements that
 // differ in form only are reported as not proven, never as a difference.
-// This is what the iptables-restore-translate audit (bench/txlate_audit.cc)
+// This is what the iptables-restore-translate audit (tests/kernel/txlate_audit.cc)
 // runs on every rule of a dump against the tool's translation of it.
 #ifndef RULEJIT_COMPILER_ANALYSIS_RULE_SLICE_H_
 #define RULEJIT_COMPILER_ANALYSIS_RULE_SLICE_H_
