@@ -247,8 +247,7 @@ void ParseAndClassify(const classify::Classifier& classifier, Hook hook,
 
 // A chunk of frames as the direct path needs them: the classifier key,
 // whether the chain sees the packet, and its skb length (for counters).
-// The common IPv4 frame is read straight from its bytes (FastIpv4FrameKey);
-// the others are parsed in full. 16 frames, one burst walk's lanes: the
+// 16 frames, one burst walk's lanes: the
 // next chunk's frames load while this chunk walks (32 at once waited on
 // the frames' cache misses before any walk could start).
 constexpr uint32_t kDirectChunk = 16;
@@ -259,24 +258,30 @@ struct DirectChunk {
   int answers[kDirectChunk];
 };
 
-// `sees_ipv4`: whether the chain sees an IPv4 packet (ChainSeesPacket reads
-// no more of a packet than its family, so one answer serves every
-// fast-path frame of the burst).
+// One frame's classifier key and skb length; returns whether the chain
+// sees the packet. The common IPv4 frame is read straight from its bytes
+// (FastIpv4FrameKey); the others are parsed in full. `sees_ipv4`: whether
+// the chain sees an IPv4 packet (ChainSeesPacket reads no more of a packet
+// than its family, so one answer serves every fast-path frame).
+[[gnu::always_inline]] inline bool DirectKeyOf(const classify::Classifier& classifier, const ir::Table& table,
+                        const ir::Chain& chain, Hook hook, bool sees_ipv4, const uint8_t* frame,
+                        uint32_t len, const PacketMeta& meta, classify::Key* key,
+                        uint32_t* skb_len) {
+  const bool skb_at_link = hook == Hook::kEgress;  // ParseAtHook's skb_off
+  if (classify::FastIpv4FrameKey(frame, len, skb_at_link, key, skb_len)) return sees_ipv4;
+  const PacketView pkt = ParseAtHook(hook, frame, len);
+  *key = classifier.KeyOf(pkt);
+  *skb_len = ir::SkbLen(pkt);
+  return ir::ChainSeesPacket(table, chain, hook, pkt, meta);
+}
+
 void KeysOfChunk(const classify::Classifier& classifier, const ir::Table& table,
                  const ir::Chain& chain, Hook hook, bool sees_ipv4, const uint8_t* const* frames,
                  const uint32_t* lens, uint32_t count, const PacketMeta& meta,
                  DirectChunk& chunk) {
-  const bool skb_at_link = hook == Hook::kEgress;  // ParseAtHook's skb_off
   for (uint32_t i = 0; i < count; ++i) {
-    if (classify::FastIpv4FrameKey(frames[i], lens[i], skb_at_link, &chunk.keys[i],
-                                   &chunk.skb_len[i])) {
-      chunk.sees[i] = sees_ipv4;
-      continue;
-    }
-    const PacketView pkt = ParseAtHook(hook, frames[i], lens[i]);
-    chunk.keys[i] = classifier.KeyOf(pkt);
-    chunk.skb_len[i] = ir::SkbLen(pkt);
-    chunk.sees[i] = ir::ChainSeesPacket(table, chain, hook, pkt, meta);
+    chunk.sees[i] = DirectKeyOf(classifier, table, chain, hook, sees_ipv4, frames[i], lens[i],
+                                meta, &chunk.keys[i], &chunk.skb_len[i]);
   }
 }
 
@@ -305,6 +310,28 @@ void SetEveryField(Result& r, Verdict verdict, const RuleRef& decided_by, const 
   r.notrack = false;
 }
 
+// One frame's direct-path result from the classifier's answer (`rule`, or
+// -1 for the policy), counted in `counters` (may be null) when the chain
+// sees the packet; a chain that does not see it accepts.
+[[gnu::always_inline]] inline void SetDirectResult(const lower::DirectVerdicts& direct, const lower::Layout& layout,
+                            bool sees, int rule, uint32_t skb_len, const PacketMeta& meta,
+                            Result& result, ir::Counter* counters) {
+  if (!sees) {
+    SetEveryField(result, Verdict::kAccept, RuleRef{}, meta);
+    return;
+  }
+  SetEveryField(result, VerdictOf(rule >= 0 ? direct.verdicts[rule] : direct.policy),
+                layout.refs[rule >= 0 ? direct.rule_base + rule : direct.policy_id], meta);
+  if (!counters) return;
+  if (rule < 0) {
+    CountPolicy(counters[direct.policy_id], skb_len);
+  } else if (direct.counted[rule]) {
+    ir::Counter& c = counters[direct.rule_base + rule];
+    ++c.packets;
+    c.bytes += skb_len;
+  }
+}
+
 // The burst path of a DirectVerdicts hook: what the compiled chain would
 // compute (its only code asks the classifier, then counts and returns the
 // rule's verdict, or the policy), without entering it. `counters`: the
@@ -315,9 +342,7 @@ void ClassifyBurstDirect(const lower::DirectVerdicts& direct, const ir::Ruleset&
                          Result* results, ir::Counter* counters) {
   const ir::Table& table = rs.tables[direct.chain.table];
   const ir::Chain& chain = table.chains[direct.chain.chain];
-  PacketView ipv4;
-  ipv4.nfproto = kNfProtoIpv4;
-  const bool sees_ipv4 = ir::ChainSeesPacket(table, chain, hook, ipv4, meta);
+  const bool sees_ipv4 = ir::ChainSeesFamily(table, chain, hook, kNfProtoIpv4, meta);
   DirectChunk chunk;
   for (uint32_t i = 0; i < std::min(n, kDirectChunk); ++i) __builtin_prefetch(frames[i]);
   for (uint32_t done = 0; done < n; done += kDirectChunk) {
@@ -332,21 +357,8 @@ void ClassifyBurstDirect(const lower::DirectVerdicts& direct, const ir::Ruleset&
       if (chunk.answers[i] >= 0) __builtin_prefetch(&layout.refs[direct.rule_base + chunk.answers[i]]);
     }
     for (uint32_t i = 0; i < count; ++i) {
-      const int rule = chunk.answers[i];
-      if (!chunk.sees[i]) {
-        SetEveryField(results[done + i], Verdict::kAccept, RuleRef{}, meta);
-        continue;
-      }
-      SetEveryField(results[done + i], VerdictOf(rule >= 0 ? direct.verdicts[rule] : direct.policy),
-                    layout.refs[rule >= 0 ? direct.rule_base + rule : direct.policy_id], meta);
-      if (!counters) continue;
-      if (rule < 0) {
-        CountPolicy(counters[direct.policy_id], chunk.skb_len[i]);
-      } else if (direct.counted[rule]) {
-        ir::Counter& c = counters[direct.rule_base + rule];
-        ++c.packets;
-        c.bytes += chunk.skb_len[i];
-      }
+      SetDirectResult(direct, layout, chunk.sees[i], chunk.answers[i], chunk.skb_len[i], meta,
+                      results[done + i], counters);
     }
   }
 }
@@ -365,31 +377,12 @@ Result ClassifyOneDirect(const lower::DirectVerdicts& direct, const ir::Ruleset&
   const ir::Chain& chain = table.chains[direct.chain.chain];
   classify::Key key;
   uint32_t skb_len;
-  bool sees;
-  if (classify::FastIpv4FrameKey(frame, len, hook == Hook::kEgress, &key, &skb_len)) {
-    PacketView ipv4;
-    ipv4.nfproto = kNfProtoIpv4;
-    sees = ir::ChainSeesPacket(table, chain, hook, ipv4, meta);
-  } else {
-    const PacketView pkt = ParseAtHook(hook, frame, len);
-    key = direct.classifier->KeyOf(pkt);
-    skb_len = ir::SkbLen(pkt);
-    sees = ir::ChainSeesPacket(table, chain, hook, pkt, meta);
-  }
-  if (!sees) {
-    SetEveryField(result, Verdict::kAccept, RuleRef{}, meta);
-    return result;
-  }
-  const int rule = direct.classifier->FirstMatch(key);
-  SetEveryField(result, VerdictOf(rule >= 0 ? direct.verdicts[rule] : direct.policy),
-                layout.refs[rule >= 0 ? direct.rule_base + rule : direct.policy_id], meta);
-  if (counters && rule < 0) {
-    CountPolicy(counters[direct.policy_id], skb_len);
-  } else if (counters && direct.counted[rule]) {
-    ir::Counter& c = counters[direct.rule_base + rule];
-    ++c.packets;
-    c.bytes += skb_len;
-  }
+  const bool sees_ipv4 = ir::ChainSeesFamily(table, chain, hook, kNfProtoIpv4, meta);
+  const bool sees = DirectKeyOf(*direct.classifier, table, chain, hook, sees_ipv4, frame, len,
+                                meta, &key, &skb_len);
+  // A chain that does not see the packet needs no lookup.
+  const int rule = sees ? direct.classifier->FirstMatch(key) : -1;
+  SetDirectResult(direct, layout, sees, rule, skb_len, meta, result, counters);
   return result;
 }
 

@@ -33,6 +33,11 @@ bool DeviceMatches(const std::string& device, const char name[16]) {
 
 bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
                      const PacketView& pkt, const PacketMeta& meta) {
+  return ChainSeesFamily(table, chain, hook, pkt.nfproto, meta);
+}
+
+bool ChainSeesFamily(const Table& table, const Chain& chain, Hook hook, uint8_t nfproto,
+                     const PacketMeta& meta) {
   // nat chains run only for a connection's first packet (nf_nat_inet_fn
   // calls them while the connection has no NAT binding yet).
   if (chain.base->type == "nat" && meta.ct_state != kCtStateNew) return false;
@@ -48,10 +53,10 @@ bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
     if (table.family == Family::kNetdev) return true;
   }
   switch (table.family) {
-    case Family::kIp: return pkt.nfproto == kNfProtoIpv4;
-    case Family::kIp6: return pkt.nfproto == kNfProtoIpv6;
+    case Family::kIp: return nfproto == kNfProtoIpv4;
+    case Family::kIp6: return nfproto == kNfProtoIpv6;
     case Family::kInet:
-      return pkt.nfproto == kNfProtoIpv4 || pkt.nfproto == kNfProtoIpv6;
+      return nfproto == kNfProtoIpv4 || nfproto == kNfProtoIpv6;
     case Family::kNetdev: return false;  // netdev chains only at device hooks
     case Family::kBridge:
     case Family::kArp: return false;

@@ -23,6 +23,10 @@ std::vector<RuleRef> BaseChainsAt(const Ruleset& ruleset, Hook hook);
 // connection's first packet (ct state new).
 bool ChainSeesPacket(const Table& table, const Chain& chain, Hook hook,
                      const PacketView& pkt, const PacketMeta& meta);
+// The same from the packet's family alone (PacketView::nfproto), all that
+// ChainSeesPacket reads of the packet: the fast paths ask it without a view.
+bool ChainSeesFamily(const Table& table, const Chain& chain, Hook hook, uint8_t nfproto,
+                     const PacketMeta& meta);
 
 // Whether packets at `hook` have an input (output) device (public:
 // rulejit/types.h).
