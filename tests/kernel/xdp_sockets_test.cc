@@ -57,6 +57,8 @@ class XdpSockets : public ::testing::Test {
   }
   void TearDown() override {
     if (fw) EXPECT_EQ(fw->Stop(SIGTERM), 0) << fw->text();
+    // A failed test shows the firewall's final counters (where frames went).
+    if (fw && HasFailure()) ADD_FAILURE() << "rulejit run's output:\n" << fw->text();
     if (!rules_.empty()) unlink(rules_.c_str());
   }
 
@@ -74,14 +76,33 @@ TEST_F(XdpSockets, UdpDatagramsFromASocketArrive) {
   sockaddr_in bind_to = Address(kDstAddr, 7000);
   ASSERT_EQ(bind(server.fd, reinterpret_cast<sockaddr*>(&bind_to), sizeof bind_to), 0);
   SetTimeout(server.fd, 2000);
+  // Room for every datagram: a receiver thread starved of CPU (a busy
+  // machine) would otherwise lose them at its own socket.
+  const int big = 16 << 20;
+  setsockopt(server.fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
   constexpr int kDatagrams = 2000;
   std::atomic<int> received{0};
+  std::atomic<bool> path_up{false};
   std::thread receiver([&] {
     char buf[2048];
-    while (recv(server.fd, buf, sizeof buf, 0) > 0) ++received;
+    for (ssize_t n; (n = recv(server.fd, buf, sizeof buf, 0)) > 0;) {
+      if (buf[0] == 'w') path_up = true;
+      if (buf[0] == 'u') ++received;
+    }
   });
   const sockaddr_in to = Address(kDstAddr, 7000);
   char payload[512];
+  // First the path: until the client's ARP request and its answer have
+  // crossed the firewall, the client's stack keeps only a few datagrams
+  // (unres_qlen_bytes) and silently drops the rest, before any reaches the
+  // firewall; a starved worker (a busy machine) makes that window long.
+  std::memset(payload, 'w', sizeof payload);
+  for (int i = 0; i < 100 && !path_up; ++i) {
+    sendto(client.fd, payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to),
+           sizeof to);
+    usleep(50000);
+  }
+  ASSERT_TRUE(path_up) << "no datagram crossed in 5 s\n" << fw->text();
   std::memset(payload, 'u', sizeof payload);
   for (int i = 0; i < kDatagrams; ++i) {
     sendto(client.fd, payload, sizeof payload, 0, reinterpret_cast<const sockaddr*>(&to),
