@@ -350,7 +350,8 @@ TEST(IpsetKernel, SetTargetMapMarkEveryTierAgreesWithTheKernel) {
 }
 
 // The same on ip6tables: SetFrames6 (sources 2001:db8:1::1, ::2,
-// 2001:db8:1:2::5, 2001:db8:9::9; tcp every fifth frame from the second).
+// 2001:db8:1:2::5, 2001:db8:9::9; tcp every fifth frame from the second),
+// hash:ip,port and hash:net (/64: ::1 and ::2 share one) too.
 TEST(IpsetKernel, Ip6tablesSetTargetEveryTierAgreesWithTheKernel) {
   if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
   const std::vector<SequenceCase> cases = {
@@ -360,11 +361,20 @@ TEST(IpsetKernel, Ip6tablesSetTargetEveryTierAgreesWithTheKernel) {
       {"add6_netmask", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
                                   "-A FORWARD -m set --match-set m64 src -j DROP\n"
                                   "-A FORWARD -p tcp -j SET --add-set m64 src --exist\n")},
+      {"add6_ipport", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
+                                 "-A FORWARD -m set --match-set p6 src,dst -j DROP\n"
+                                 "-A FORWARD -p udp -j SET --add-set p6 src,dst\n")},
+      {"add6_net64", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
+                                "-A FORWARD -m set --match-set n64 src -j DROP\n"
+                                "-A FORWARD -p tcp -j SET --add-set n64 src\n")},
   };
   ExpectSequencesAgree("ipset6_target", OracleSyntax::kIp6tablesSave, ".ipt", cases,
                        SetFrames6(),
                        "create dyn6 hash:ip family inet6\n"
-                       "create m64 hash:ip family inet6 netmask 64\n");
+                       "create m64 hash:ip family inet6 netmask 64\n"
+                       "create p6 hash:ip,port family inet6\n"
+                       "create n64 hash:net family inet6\n"
+                       "add n64 2001:db8:77::/64\n");
 }
 
 }  // namespace
