@@ -227,12 +227,14 @@ std::string HashIpSet(LowerCtx& ctx, const Ipset& set);
 // as _N_ (N its code): the start of every IR set name -m set makes.
 std::string IpsetIrBase(std::string_view ipset);
 void LoadHashIpKey(LowerCtx& ctx, const Ipset& set, bool src, ir::SourceLoc loc);
-// A hash:ip,port ipset that the SET target changes, as one IR set for
-// every flag order (match_set.cc): its name ("ipset_NAME_ipport"), created
-// when missing, with -m set's key (`addr . l4proto . port` . frag-off on
-// IPv4); LoadIpsetPortKey loads that key for the flags `src` from reg 1.
+// A hash:ip,port or hash:ip,port,ip ipset that the SET target changes, as
+// one IR set for every flag order (match_set.cc): its name
+// ("ipset_NAME_ipport", "_ipportip"), created when missing, with -m set's
+// key (`addr . l4proto . port` [. addr2] . frag-off on IPv4);
+// LoadIpsetPortKey loads that key for the flags `src` from reg 1.
 std::string IpsetPortSet(LowerCtx& ctx, const Ipset& set);
-void LoadIpsetPortKey(LowerCtx& ctx, const std::vector<bool>& src, ir::SourceLoc loc);
+void LoadIpsetPortKey(LowerCtx& ctx, const Ipset& set, const std::vector<bool>& src,
+                      ir::SourceLoc loc);
 
 // -j SET --add-set/--del-set as a dynamic set statement on HashIpSet or
 // IpsetPortSet.

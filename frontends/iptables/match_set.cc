@@ -421,22 +421,24 @@ void LoadKey(LowerCtx& ctx, const Request& r, Shape shape) {
 }  // namespace
 
 std::string IpsetPortSet(LowerCtx& ctx, const Ipset& set) {
-  std::string name = IpsetIrBase(set.name) + "_ipport";
+  std::string name =
+      IpsetIrBase(set.name) + (set.kind == IpsetKind::kHashIpPortIp ? "_ipportip" : "_ipport");
   if (ctx.table->FindSet(name) != nullptr) return name;
   Request r;
   r.set = &set;
-  ir::Set s = BuildSet(r, Shape::kAddrPort, ctx, {&set}, /*merge=*/false);
+  ir::Set s = BuildSet(r, ShapeOf(set.kind), ctx, {&set}, /*merge=*/false);
   s.name = name;
   ctx.table->sets.push_back(std::move(s));
   return name;
 }
 
-void LoadIpsetPortKey(LowerCtx& ctx, const std::vector<bool>& src, ir::SourceLoc loc) {
+void LoadIpsetPortKey(LowerCtx& ctx, const Ipset& set, const std::vector<bool>& src,
+                      ir::SourceLoc loc) {
   Request r;
   r.src = src;
   r.src.resize(std::max<size_t>(r.src.size(), 3), true);
   r.loc = loc;
-  LoadKey(ctx, r, Shape::kAddrPort);
+  LoadKey(ctx, r, ShapeOf(set.kind));
 }
 
 bool LowerSet(LowerCtx& ctx, const MatchUse& m) {

@@ -1,6 +1,6 @@
 // The SET target (xt_SET revision 3's set_target_v3) on hash:ip,
-// hash:ip,port and hash:net ipsets, and the one IR set per such ipset that
-// it and -m set share.
+// hash:ip,port, hash:ip,port,ip and hash:net ipsets, and the one IR set per
+// such ipset that it and -m set share.
 //
 //   -j SET --add-set NAME FLAGS [--exist] [--timeout N] [--del-set NAME FLAGS]
 //
@@ -14,7 +14,8 @@
 //    whole header of a first fragment; other protocols go in with their
 //    ICMP type and code or port 0, which only rules with -p tcp, udp, sctp
 //    or udplite rule out here (others are refused, located). The key is
-//    -m set's (match_set.cc: IpsetPortSet);
+//    -m set's (match_set.cc: IpsetPortSet); hash:ip,port,ip: the same and
+//    the third flag's address;
 //  - hash:net: the address masked to the longest net length in the set
 //    (h->nets[0]; the full length when empty). Modelled with nets of one
 //    length and no nomatch net (CheckNetSet), so the set is exact keys of
@@ -53,12 +54,15 @@ namespace {
 constexpr uint64_t kMaxExpanded = 65536;  // addresses one saved element may stand for
 constexpr uint32_t kMaxTimeout = 2147483;  // IPSET_MAX_TIMEOUT (seconds)
 
-bool IsPortSet(const Ipset& set) { return set.kind == IpsetKind::kHashIpPort; }
+bool IsPortSet(const Ipset& set) {
+  return set.kind == IpsetKind::kHashIpPort || set.kind == IpsetKind::kHashIpPortIp;
+}
 bool IsNetSet(const Ipset& set) { return set.kind == IpsetKind::kHashNet; }
 
 std::string IrName(const Ipset& set) {
   // An escaped name never ends so (see match_set.cc: a name there ends in
   // an escape, a flag letter s or d, or "_nomatch").
+  if (set.kind == IpsetKind::kHashIpPortIp) return IpsetIrBase(set.name) + "_ipportip";
   return IpsetIrBase(set.name) + (IsPortSet(set) ? "_ipport" : IsNetSet(set) ? "_net" : "_ip");
 }
 
@@ -186,8 +190,10 @@ bool ReadSetAndFlags(LowerCtx& ctx, const Option& opt, std::initializer_list<Ips
 }
 
 bool ReadSetOp(LowerCtx& ctx, const Option& opt, SetOp* out) {
-  if (!ReadSetAndFlags(ctx, opt, {IpsetKind::kHashIp, IpsetKind::kHashIpPort, IpsetKind::kHashNet},
-                       "hash:ip, hash:ip,port, hash:net", out)) {
+  if (!ReadSetAndFlags(ctx, opt,
+                       {IpsetKind::kHashIp, IpsetKind::kHashIpPort, IpsetKind::kHashIpPortIp,
+                        IpsetKind::kHashNet},
+                       "hash:ip, hash:ip,port, hash:ip,port,ip, hash:net", out)) {
     return false;
   }
   if (IsNetSet(*out->set) && !CheckNetSet(ctx, opt, *out->set)) return false;
@@ -210,14 +216,16 @@ bool ReadSetOp(LowerCtx& ctx, const Option& opt, SetOp* out) {
 std::string LoadPortSetKey(LowerCtx& ctx, const SetOp& op) {
   const ir::SourceLoc loc = op.opt->loc;
   ctx.Payload(ir::PayloadBase::kTransport, PortHeaderLen(*ctx.l4proto()) - 1, 1, loc);
-  LoadIpsetPortKey(ctx, op.src, loc);
-  if (!ctx.ipv6()) ctx.Add(ir::Cmp{ir::CmpOp::kEq, ir::RegForWord(3), {0, 0}}, loc);
+  LoadIpsetPortKey(ctx, *op.set, op.src, loc);
+  // IPv4: frag-off after addr . l4proto . port [. addr2].
+  const int frag_word = op.set->kind == IpsetKind::kHashIpPortIp ? 4 : 3;
+  if (!ctx.ipv6()) ctx.Add(ir::Cmp{ir::CmpOp::kEq, ir::RegForWord(frag_word), {0, 0}}, loc);
   return IpsetPortSet(ctx, *op.set);
 }
 
 bool EmitSetOp(LowerCtx& ctx, const SetOp& op, ir::DynsetOp kind, uint64_t timeout_ms) {
   // ip_set_add/ip_set_del: fewer flags than dimensions change nothing.
-  if (IsPortSet(*op.set) && op.src.size() < 2) return true;
+  if (static_cast<int>(op.src.size()) < op.set->dimensions()) return true;
   RecordUse(ctx, IpsetUse::kWrite, op.set->name, op.opt->ArgLoc(0));
   std::string name;
   if (IsPortSet(*op.set)) {
@@ -299,7 +307,7 @@ bool LowerSetMap(LowerCtx& ctx, const TargetUse& t, const Option& opt) {
   RecordUse(ctx, IpsetUse::kReadMap, op.set->name, opt.ArgLoc(0));
   const std::string map = MapSet(ctx, *op.set);
   if (IsPortSet(*op.set)) {
-    LoadIpsetPortKey(ctx, op.src, opt.loc);
+    LoadIpsetPortKey(ctx, *op.set, op.src, opt.loc);
   } else {
     LoadHashIpKey(ctx, *op.set, op.src[0], opt.loc);
   }
@@ -406,7 +414,7 @@ bool LowerSetTarget(LowerCtx& ctx, const TargetUse& t) {
 
 namespace {
 
-// -m set on a changed hash:ip,port or hash:net ipset looked up a set of
+// -m set on a changed port type or hash:net ipset looked up a set of
 // its own per flag order (match_set.cc); they all read IrName's set, which
 // the SET target changes, instead, and are dropped. hash:net's lookups
 // mask the address first (its set holds masked addresses; the nets it

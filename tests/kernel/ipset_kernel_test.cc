@@ -247,7 +247,7 @@ TEST(IpsetKernel, SetTargetEveryTierAgreesWithTheKernel) {
                        InterleavedSources(53, 80, 8), kDynIpsets);
 }
 
-// SET on hash:ip,port and hash:net over SetFrames (udp, tcp and icmp; sources and
+// SET on hash:ip,port, hash:ip,port,ip and hash:net over SetFrames (udp, tcp and icmp; sources and
 // destination ports repeat; four non-first fragments, of udp and tcp, add
 // nothing): -m set reads the set in other flag orders than the target
 // writes, so swapped src/dst on either side disagrees. hash:net adds the
@@ -263,6 +263,7 @@ constexpr char kDynPortIpsets[] =
     "create fullp hash:ip,port family inet maxelem 3\n"
     "add fullp 10.9.9.9,tcp:1\n"
     "create timedp hash:ip,port family inet timeout 600\n"
+    "create dynipi hash:ip,port,ip family inet\n"
     "create dynn hash:net family inet\n"
     "create n24 hash:net family inet\n"
     "add n24 10.2.0.0/24\n"
@@ -294,6 +295,12 @@ std::vector<SequenceCase> SetTargetPortCases() {
       {"ipport_timeout_exist",
        FilterDump("-A FORWARD -m set --match-set timedp src,dst -j DROP\n"
                   "-A FORWARD -p udp -j SET --add-set timedp src,dst --exist --timeout 100\n")},
+      {"ipportip_add_sds", FilterDump("-A FORWARD -m set --match-set dynipi src,dst,src -j DROP\n"
+                                      "-A FORWARD -m set --match-set dynipi dst,dst,dst -j DROP\n"
+                                      "-A FORWARD -p udp -j SET --add-set dynipi src,dst,src\n")},
+      {"ipportip_add_ddd", FilterDump("-A FORWARD -m set --match-set dynipi dst,src,dst -j DROP\n"
+                                      "-A FORWARD -p udp -j SET --add-set dynipi dst,dst,dst\n"
+                                      "-A FORWARD -p udp -j SET --add-set dynipi src,dst\n")},
       {"net_add_src", FilterDump("-A FORWARD -m set --match-set dynn src -j DROP\n"
                                  "-A FORWARD -p udp -j SET --add-set dynn src\n")},
       {"net_add_24_dst", FilterDump("-A FORWARD -m set --match-set n24 src -j DROP\n"
@@ -303,7 +310,7 @@ std::vector<SequenceCase> SetTargetPortCases() {
   };
 }
 
-TEST(IpsetKernel, SetTargetOnIpPortAndNetEveryTierAgreesWithTheKernel) {
+TEST(IpsetKernel, SetTargetOnPortAndNetTypesEveryTierAgreesWithTheKernel) {
   if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
   ExpectSequencesAgree("ipset_target_port", OracleSyntax::kIptablesSave, ".ipt",
                        SetTargetPortCases(), SetFrames(), kDynPortIpsets);

@@ -265,6 +265,23 @@ TEST(IptablesSet, SetTargetOnIpPortSharesTheSetOfEveryFlagOrder) {
   EXPECT_THAT(text(4), ::testing::Not(HasSubstr("dynset")));  // one flag: nothing added
 }
 
+// hash:ip,port,ip: the third address after the port, frag-off after it.
+TEST(IptablesSet, SetTargetOnIpPortIpKeysTheThirdAddress) {
+  std::optional<ir::Ruleset> rs;
+  const std::string diags =
+      DumpDiags(TableDump("filter", "-A FORWARD -m set --match-set q dst,dst,src -j DROP\n"
+                                    "-A FORWARD -p tcp -j SET --add-set q src,dst,dst\n"),
+                "create q hash:ip,port,ip family inet\nadd q 10.0.0.1,udp:53,10.0.0.2\n", &rs);
+  ASSERT_TRUE(rs) << diags;
+  const ir::Table& t = rs->tables[0];
+  EXPECT_EQ(t.sets.size(), 1u);
+  EXPECT_THAT(RuleText(t, 0), HasSubstr("set ipset_q_ipportip"));
+  EXPECT_THAT(RuleText(t, 1), HasSubstr("[ payload load 4b @ network header + 16 => reg 11 ]\n"
+                                        "[ payload load 2b @ network header + 6 => reg 2 ]\n"));
+  EXPECT_THAT(RuleText(t, 1), HasSubstr("[ cmp eq reg 2 0x00000000 ]\n"
+                                        "[ dynset add reg_key 1 set ipset_q_ipportip ]"));
+}
+
 TEST(IptablesSet, SetTargetOnIpPortNeedsAPortProtocol) {
   const std::string sets = "create p hash:ip,port family inet\n";
   EXPECT_THAT(DumpDiags(TableDump("filter", "-A FORWARD -j SET --add-set p src,dst\n"), sets),
