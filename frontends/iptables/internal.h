@@ -210,10 +210,13 @@ void ShareHashlimitTables(ir::Ruleset& ruleset, IptablesFlavor flavor, ir::Diagn
 // One use of an ipset by -m set or the SET target, for the checks of
 // CheckIpsetWrites (target_set.cc).
 struct IpsetUse {
-  enum Kind : uint8_t { kRead, kReadInList, kWrite };
+  enum Kind : uint8_t { kRead, kReadInList, kReadMap, kWrite };  // kReadMap: SET --map-set
   Kind kind = kRead;
   std::string ipset, table;
   ir::SourceLoc rule_loc, loc;  // the rule's start; the set's name
+  // kRead of a set of another type than hash:ip with enough flags: the IR
+  // set -m set looked up (its content does not depend on the flags).
+  std::string ir_set;
 };
 
 // hash:ip sets, read by -m set and changed by the SET target, as one exact
@@ -224,8 +227,17 @@ std::string HashIpSet(LowerCtx& ctx, const Ipset& set);
 // as _N_ (N its code): the start of every IR set name -m set makes.
 std::string IpsetIrBase(std::string_view ipset);
 void LoadHashIpKey(LowerCtx& ctx, const Ipset& set, bool src, ir::SourceLoc loc);
+// A hash:ip,port or hash:ip,port,ip ipset that the SET target changes, as
+// one IR set for every flag order (match_set.cc): its name
+// ("ipset_NAME_ipport", "_ipportip"), created when missing, with -m set's
+// key (`addr . l4proto . port` [. addr2] . frag-off on IPv4);
+// LoadIpsetPortKey loads that key for the flags `src` from reg 1.
+std::string IpsetPortSet(LowerCtx& ctx, const Ipset& set);
+void LoadIpsetPortKey(LowerCtx& ctx, const Ipset& set, const std::vector<bool>& src,
+                      ir::SourceLoc loc);
 
-// -j SET --add-set/--del-set as a dynamic set statement on HashIpSet.
+// -j SET --add-set/--del-set as a dynamic set statement on HashIpSet or
+// IpsetPortSet.
 bool LowerSetTarget(LowerCtx& ctx, const TargetUse& target);
 
 // After the dump: the IR sets the SET target changes become dynamic

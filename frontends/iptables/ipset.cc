@@ -3,6 +3,8 @@
 // set's type. Every problem is located in the ipset file.
 #include "frontends/iptables/ipset.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -158,6 +160,8 @@ class IpsetReader {
       } else if (w[i].text == "timeout") {
         return Error(w[i], "ipset elements with a timeout are not modelled",
                      "whether they are still in the set depends on when they were added");
+      } else if (w[i].text == "skbmark" && (i + 1 == w.size() || !SkbMark(w[++i], e))) {
+        return Error(w[i], "invalid skbmark", "skbmark VALUE[/MASK]");
       }
     }
     if (e.nomatch && set->kind != IpsetKind::kHashNet && set->kind != IpsetKind::kHashNetPort &&
@@ -165,6 +169,24 @@ class IpsetReader {
       return Error(w[2], absl::StrCat("'nomatch' on an element of ", set->type));
     }
     if (Element(*set, w[2], e)) set->elements.push_back(std::move(e));
+  }
+
+  // ipset's skbmark: VALUE[/MASK], each as strtoul base 0 reads it.
+  static bool SkbMark(const Word& w, IpsetElement& e) {
+    const std::string text(w.text);
+    const size_t slash = text.find('/');
+    auto number = [](const std::string& t, uint32_t* out) {
+      if (t.empty()) return false;
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long v = std::strtoull(t.c_str(), &end, 0);
+      if (*end != '\0' || errno != 0 || v > 0xffffffffull || t[0] == '-') return false;
+      *out = static_cast<uint32_t>(v);
+      return true;
+    };
+    e.skbmarkmask = 0xffffffff;
+    return number(text.substr(0, slash), &e.skbmark) &&
+           (slash == std::string::npos || number(text.substr(slash + 1), &e.skbmarkmask));
   }
 
   bool Address(const Ipset& set, const Word& w, std::string_view text, bool net, IpsetElement& e) {

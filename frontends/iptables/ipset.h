@@ -13,7 +13,9 @@
 // (ipset's other protocols, icmp types among them, are refused located).
 // Elements that expire (`timeout`) are refused: their presence depends on
 // the time they were added. `create`'s own `timeout` and `maxelem` are
-// read: they govern what the SET target adds (target_set.cc).
+// read: they govern what the SET target adds (target_set.cc). An element's
+// `skbmark` is read for SET --map-set --map-mark; skbprio and skbqueue are
+// not (--map-prio and --map-queue are refused).
 #ifndef RULEJIT_FRONTENDS_IPTABLES_IPSET_H_
 #define RULEJIT_FRONTENDS_IPTABLES_IPSET_H_
 
@@ -44,6 +46,10 @@ struct IpsetElement {
   bool nomatch = false;  // hash:net types: the most specific net decides "not in the set"
   std::string member;    // list:set: the member set's name
   std::string iface;     // hash:net,iface: the interface name
+  // `skbmark VALUE[/MASK]` (sets created with skbinfo; MASK defaults to
+  // 0xffffffff): SET --map-mark's new mark is (mark & ~MASK) ^ VALUE. An
+  // element without one leaves the mark as it is (0/0).
+  uint32_t skbmark = 0, skbmarkmask = 0;
   ir::SourceLoc loc;
 };
 

@@ -22,7 +22,10 @@
 //    same flags); members of different shapes are refused;
 //  - a set of the other family: iptables refuses the rule.
 // hash:ip sets alone are exact sets of masked addresses that the SET
-// target may change (target_set.cc: HashIpSet).
+// target may change (target_set.cc: HashIpSet). hash:ip,port and hash:net
+// ipsets that a SET target changes: the lookups here are redirected to one
+// set per ipset after the dump (target_set.cc: ShareReadSets), so each
+// lookup records the IR set it reads (IpsetUse::ir_set).
 // Counter conditions (--packets-*, --bytes-*) read element counters,
 // which the saved contents do not give: refused. --update-counters and
 // friends change only counters: accepted.
@@ -291,7 +294,7 @@ bool Members(LowerCtx& ctx, const Request& r, std::vector<const Ipset*>* out, Sh
   for (const Ipset* s : all) {
     if (r.set->kind == IpsetKind::kListSet && ctx.ipset_uses != nullptr) {
       ctx.ipset_uses->push_back({IpsetUse::kReadInList, s->name, ctx.table_name, ctx.rule->loc,
-                                 r.name_loc});
+                                 r.name_loc, ""});
     }
     if (first) *shape = ShapeOf(s->kind);
     if (ShapeOf(s->kind) != *shape) {
@@ -353,11 +356,13 @@ std::string IrSetName(const Request& r) {
   return name;
 }
 
+// `merge`: adjacent addresses become ranges (an interval set); a set the
+// SET target changes keeps one exact key per element.
 ir::Set BuildSet(const Request& r, Shape shape, const LowerCtx& ctx,
-                 const std::vector<const Ipset*>& members) {
+                 const std::vector<const Ipset*>& members, bool merge = true) {
   std::vector<Entry> entries;
   for (const Ipset* s : members) Entries(*s, r.return_nomatch, &entries);
-  Merge(shape, &entries);
+  if (merge) Merge(shape, &entries);
   ir::Set set;
   set.flags = ir::kSetConstant;
   set.loc = r.set->loc;
@@ -415,6 +420,27 @@ void LoadKey(LowerCtx& ctx, const Request& r, Shape shape) {
 
 }  // namespace
 
+std::string IpsetPortSet(LowerCtx& ctx, const Ipset& set) {
+  std::string name =
+      IpsetIrBase(set.name) + (set.kind == IpsetKind::kHashIpPortIp ? "_ipportip" : "_ipport");
+  if (ctx.table->FindSet(name) != nullptr) return name;
+  Request r;
+  r.set = &set;
+  ir::Set s = BuildSet(r, ShapeOf(set.kind), ctx, {&set}, /*merge=*/false);
+  s.name = name;
+  ctx.table->sets.push_back(std::move(s));
+  return name;
+}
+
+void LoadIpsetPortKey(LowerCtx& ctx, const Ipset& set, const std::vector<bool>& src,
+                      ir::SourceLoc loc) {
+  Request r;
+  r.src = src;
+  r.src.resize(std::max<size_t>(r.src.size(), 3), true);
+  r.loc = loc;
+  LoadKey(ctx, r, ShapeOf(set.kind));
+}
+
 bool LowerSet(LowerCtx& ctx, const MatchUse& m) {
   Request r;
   if (!ReadOptions(ctx, m, r)) return false;
@@ -425,7 +451,7 @@ bool LowerSet(LowerCtx& ctx, const MatchUse& m) {
     // One IR set per ipset, which the SET target may change (target_set.cc).
     if (ctx.ipset_uses != nullptr) {
       ctx.ipset_uses->push_back({IpsetUse::kRead, r.set->name, ctx.table_name, ctx.rule->loc,
-                                 r.name_loc});
+                                 r.name_loc, ""});
     }
     const std::string name = HashIpSet(ctx, *r.set);
     LoadHashIpKey(ctx, *r.set, r.src[0], r.loc);
@@ -433,6 +459,17 @@ bool LowerSet(LowerCtx& ctx, const MatchUse& m) {
     return true;
   }
   const std::string name = IrSetName(r);
+  // --return-nomatch on a type with nomatch elements looks up other ones.
+  const bool nomatch_types = r.set->kind == IpsetKind::kHashNet ||
+                             r.set->kind == IpsetKind::kHashNetPort ||
+                             r.set->kind == IpsetKind::kHashIpPortNet ||
+                             r.set->kind == IpsetKind::kHashNetIface;
+  if (ctx.ipset_uses != nullptr && r.set->kind != IpsetKind::kListSet &&
+      static_cast<int>(r.src.size()) >= r.set->dimensions() &&
+      !(r.return_nomatch && nomatch_types)) {
+    ctx.ipset_uses->push_back({IpsetUse::kRead, r.set->name, ctx.table_name, ctx.rule->loc,
+                               r.name_loc, name});
+  }
   // Fewer flags than dimensions: no member contributes; the key still loads.
   r.src.resize(std::max<size_t>(r.src.size(), 3), true);
   if (ctx.table->FindSet(name) == nullptr) {

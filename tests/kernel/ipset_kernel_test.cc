@@ -247,8 +247,118 @@ TEST(IpsetKernel, SetTargetEveryTierAgreesWithTheKernel) {
                        InterleavedSources(53, 80, 8), kDynIpsets);
 }
 
+// SET on hash:ip,port, hash:ip,port,ip and hash:net over SetFrames (udp, tcp and icmp; sources and
+// destination ports repeat; four non-first fragments, of udp and tcp, add
+// nothing): -m set reads the set in other flag orders than the target
+// writes, so swapped src/dst on either side disagrees. hash:net adds the
+// address masked to its nets' length (n24: 10.1.0.0/24 and 10.1.2.0/24 from
+// the destinations drop the sources in them; an empty set: /32).
+constexpr char kDynPortIpsets[] =
+    "create dynp hash:ip,port family inet\n"
+    "create prep hash:ip,port family inet\n"
+    "add prep 192.0.2.1,udp:53\n"
+    "add prep 192.0.2.2,udp:53\n"
+    "add prep 192.0.2.2,udp:8080\n"
+    "add prep 192.0.2.20,udp:8080\n"
+    "create fullp hash:ip,port family inet maxelem 3\n"
+    "add fullp 10.9.9.9,tcp:1\n"
+    "create timedp hash:ip,port family inet timeout 600\n"
+    "create dynipi hash:ip,port,ip family inet\n"
+    "create dynn hash:net family inet\n"
+    "create n24 hash:net family inet\n"
+    "add n24 10.2.0.0/24\n"
+    "create pren hash:net family inet\n"
+    "add pren 10.1.0.1\n"
+    "add pren 10.1.2.5\n"
+    "add pren 10.1.2.200\n";
+
+std::vector<SequenceCase> SetTargetPortCases() {
+  return {
+      {"ipport_add_src_dst", FilterDump("-A FORWARD -m set --match-set dynp src,dst -j DROP\n"
+                                        "-A FORWARD -p udp -j SET --add-set dynp src,dst\n")},
+      {"ipport_add_dst_src",
+       FilterDump("-A FORWARD -m set --match-set dynp dst,src -j DROP\n"
+                  "-A FORWARD -m set --match-set dynp src,dst -j DROP\n"
+                  "-A FORWARD -p udp -j SET --add-set dynp dst,src\n")},
+      {"ipport_add_src_src", FilterDump("-A FORWARD -m set --match-set dynp src,src -j DROP\n"
+                                        "-A FORWARD -p tcp -j SET --add-set dynp src,src\n"
+                                        "-A FORWARD -p udp -j SET --add-set dynp dst,dst\n")},
+      {"ipport_one_flag", FilterDump("-A FORWARD -m set --match-set dynp src,dst -j DROP\n"
+                                     "-A FORWARD -p udp -j SET --add-set dynp src\n"
+                                     "-A FORWARD -p icmp -j DROP\n")},
+      // 10.1.2.5's udp frames delete their destination and port (frames
+      // 2, 30, 44) before the match drops the others (0, 12, 14, 42).
+      {"ipport_del", FilterDump("-A FORWARD -p udp -s 10.1.2.5 -j SET --del-set prep dst,dst\n"
+                                "-A FORWARD -m set --match-set prep dst,dst -j DROP\n")},
+      {"ipport_maxelem", FilterDump("-A FORWARD -m set --match-set fullp src,dst -j DROP\n"
+                                    "-A FORWARD -p udp -j SET --add-set fullp src,dst\n")},
+      {"ipport_timeout_exist",
+       FilterDump("-A FORWARD -m set --match-set timedp src,dst -j DROP\n"
+                  "-A FORWARD -p udp -j SET --add-set timedp src,dst --exist --timeout 100\n")},
+      {"ipportip_add_sds", FilterDump("-A FORWARD -m set --match-set dynipi src,dst,src -j DROP\n"
+                                      "-A FORWARD -m set --match-set dynipi dst,dst,dst -j DROP\n"
+                                      "-A FORWARD -p udp -j SET --add-set dynipi src,dst,src\n")},
+      {"ipportip_add_ddd", FilterDump("-A FORWARD -m set --match-set dynipi dst,src,dst -j DROP\n"
+                                      "-A FORWARD -p udp -j SET --add-set dynipi dst,dst,dst\n"
+                                      "-A FORWARD -p udp -j SET --add-set dynipi src,dst\n")},
+      {"net_add_src", FilterDump("-A FORWARD -m set --match-set dynn src -j DROP\n"
+                                 "-A FORWARD -p udp -j SET --add-set dynn src\n")},
+      {"net_add_24_dst", FilterDump("-A FORWARD -m set --match-set n24 src -j DROP\n"
+                                    "-A FORWARD -j SET --add-set n24 dst --exist\n")},
+      {"net_del", FilterDump("-A FORWARD -p tcp -j SET --del-set pren src\n"
+                             "-A FORWARD -m set --match-set pren src -j DROP\n")},
+  };
+}
+
+TEST(IpsetKernel, SetTargetOnPortAndNetTypesEveryTierAgreesWithTheKernel) {
+  if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
+  ExpectSequencesAgree("ipset_target_port", OracleSyntax::kIptablesSave, ".ipt",
+                       SetTargetPortCases(), SetFrames(), kDynPortIpsets);
+}
+
+// SET --map-set NAME FLAGS --map-mark in the mangle table over SetFrames:
+// the mark of a packet whose element is there becomes (mark & ~MASK) ^
+// VALUE (after MARK sets 0x30); the filter table drops the marks a case
+// names (icmp frames pass). 10.1.0.1 -> 0x5, 10.1.2.5 -> 0x130, 192.0.2.1 -> 0x37, 10.1.0.2
+// (no skbmark) and non-members keep 0x30; mapport: 192.0.2.1 udp 53 ->
+// 0x9, 10.1.0.1 udp 53 -> 0x32.
+constexpr char kMapIpsets[] =
+    "create mapip hash:ip family inet skbinfo\n"
+    "add mapip 10.1.0.1 skbmark 0x5\n"
+    "add mapip 10.1.2.5 skbmark 0x100/0xf00\n"
+    "add mapip 192.0.2.1 skbmark 0x7/0xf\n"
+    "add mapip 10.1.0.2\n"
+    "create mapport hash:ip,port family inet skbinfo\n"
+    "add mapport 192.0.2.1,udp:53 skbmark 0x9\n"
+    "add mapport 10.1.0.1,udp:53 skbmark 0x2/0x3\n";
+
+std::string MapDump(const std::string& map, const std::vector<const char*>& drop_marks) {
+  std::string filter = "-A FORWARD -p icmp -j ACCEPT\n";
+  for (const char* m : drop_marks) absl::StrAppend(&filter, "-A FORWARD -m mark --mark ", m, " -j DROP\n");
+  return absl::StrCat(
+      "*mangle\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+      ":OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n"
+      "-A FORWARD -j MARK --set-xmark 0x30/0xffffffff\n-A FORWARD -j SET --map-set ", map,
+      " --map-mark\nCOMMIT\n", FilterDump(filter));
+}
+
+TEST(IpsetKernel, SetTargetMapMarkEveryTierAgreesWithTheKernel) {
+  if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
+  const std::vector<SequenceCase> cases = {
+      {"map_src", MapDump("mapip src", {"0x5", "0x130"})},
+      {"map_dst", MapDump("mapip dst", {"0x37", "0x5"})},
+      {"map_unchanged", MapDump("mapip src", {"0x30"})},
+      {"map_port_dst_dst", MapDump("mapport dst,dst", {"0x9"})},
+      {"map_port_src_src", MapDump("mapport src,src", {"0x32"})},
+      {"map_one_flag", MapDump("mapport src", {"0x30"})},
+  };
+  ExpectSequencesAgree("ipset_map", OracleSyntax::kIptablesSave, ".ipt", cases, SetFrames(),
+                       kMapIpsets);
+}
+
 // The same on ip6tables: SetFrames6 (sources 2001:db8:1::1, ::2,
-// 2001:db8:1:2::5, 2001:db8:9::9; tcp every fifth frame from the second).
+// 2001:db8:1:2::5, 2001:db8:9::9; tcp every fifth frame from the second),
+// hash:ip,port and hash:net (/64: ::1 and ::2 share one) too.
 TEST(IpsetKernel, Ip6tablesSetTargetEveryTierAgreesWithTheKernel) {
   if (system("ipset --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "ipset missing";
   const std::vector<SequenceCase> cases = {
@@ -258,11 +368,20 @@ TEST(IpsetKernel, Ip6tablesSetTargetEveryTierAgreesWithTheKernel) {
       {"add6_netmask", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
                                   "-A FORWARD -m set --match-set m64 src -j DROP\n"
                                   "-A FORWARD -p tcp -j SET --add-set m64 src --exist\n")},
+      {"add6_ipport", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
+                                 "-A FORWARD -m set --match-set p6 src,dst -j DROP\n"
+                                 "-A FORWARD -p udp -j SET --add-set p6 src,dst\n")},
+      {"add6_net64", FilterDump("-A FORWARD -s 2001:db8:ffff::1/128 -j ACCEPT\n"
+                                "-A FORWARD -m set --match-set n64 src -j DROP\n"
+                                "-A FORWARD -p tcp -j SET --add-set n64 src\n")},
   };
   ExpectSequencesAgree("ipset6_target", OracleSyntax::kIp6tablesSave, ".ipt", cases,
                        SetFrames6(),
                        "create dyn6 hash:ip family inet6\n"
-                       "create m64 hash:ip family inet6 netmask 64\n");
+                       "create m64 hash:ip family inet6 netmask 64\n"
+                       "create p6 hash:ip,port family inet6\n"
+                       "create n64 hash:net family inet6\n"
+                       "add n64 2001:db8:77::/64\n");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // file, and the IR sets the contents become. Their meaning against the
 // kernel is tests/kernel/ipset_kernel_test.cc.
 #include <string>
+#include <vector>
 
 #include "frontends/frontend.h"
 #include "gmock/gmock.h"
@@ -144,8 +145,21 @@ constexpr char kTimed[] =
     "create m hash:ip family inet netmask 24\n"
     "add m 10.2.0.0/23\n"
     "create n hash:net family inet\n"
+    "create np hash:net,port family inet\n"
     "create l list:set\n"
     "add l a\n";
+
+// A dump of one table with a FORWARD chain holding `rules`.
+std::string TableDump(const std::string& table, const std::string& rules) {
+  return "*" + table + "\n:FORWARD ACCEPT [0:0]\n" + rules + "COMMIT\n";
+}
+
+// The printed expressions of rule `rule` of the first chain.
+std::string RuleText(const ir::Table& t, size_t rule) {
+  std::string out;
+  for (const ir::Node& n : t.chains[0].rules[rule].exprs) out += ir::PrintExpr(n.expr) + "\n";
+  return out;
+}
 
 // The SET target and -m set share one IR set per hash:ip ipset, which the
 // target makes dynamic with the ipset's timeout and maxelem.
@@ -184,12 +198,13 @@ TEST(IptablesSet, SetTargetRefusalsAreLocated) {
   auto dump = [](const std::string& rules) {
     return "*filter\n:FORWARD ACCEPT [0:0]\n" + rules + "COMMIT\n";
   };
-  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set n src\n"), kTimed),
-              HasSubstr("t.ipt:3:29: error: SET on ipset 'n' of type hash:net is not modelled"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set np src,dst\n"), kTimed),
+              HasSubstr("t.ipt:3:29: error: SET on ipset 'np' of type hash:net,port is not "
+                        "modelled"));
   EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set zz src\n"), kTimed),
               HasSubstr("t.ipt:3:29: error: ipset 'zz' is not given"));
   EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --map-set a src --map-mark\n"), kTimed),
-              HasSubstr("--map-set is not modelled"));
+              HasSubstr("t.ipt:3:19: error: --map-set is only usable from the mangle table"));
   EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set a src --del-set a dst\n"), kTimed),
               HasSubstr("--add-set and --del-set of one ipset are not modelled"));
   EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set a src --timeout 0\n"), kTimed),
@@ -211,6 +226,145 @@ TEST(IptablesSet, SetTargetRefusalsAreLocated) {
                            "-D FORWARD -j SET --add-set a src\n"),
                       kTimed),
             "");
+}
+
+// hash:ip,port: -m set's per-flag-order sets become the one set the SET
+// target changes; its key is -m set's, loaded only from a whole transport
+// header of a first fragment.
+TEST(IptablesSet, SetTargetOnIpPortSharesTheSetOfEveryFlagOrder) {
+  std::optional<ir::Ruleset> rs;
+  const std::string diags = DumpDiags(
+      TableDump("filter",
+                "-A FORWARD -m set --match-set p src,dst -j DROP\n"
+                "-A FORWARD -m set --match-set p dst,dst -j DROP\n"
+                "-A FORWARD -m set --match-set p src -j DROP\n"
+                "-A FORWARD -p tcp -j SET --add-set p dst,src\n"
+                "-A FORWARD -p udp -j SET --add-set p src\n"),
+      "create p hash:ip,port family inet maxelem 7\nadd p 10.0.0.1,udp:53\n", &rs);
+  ASSERT_TRUE(rs) << diags;
+  const ir::Table& t = rs->tables[0];
+  const ir::Set* p = t.FindSet("ipset_p_ipport");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->flags, ir::kSetEval);
+  EXPECT_EQ(p->field_lens, (std::vector<uint32_t>{4, 1, 2, 2}));
+  EXPECT_EQ(p->size, 7u);
+  ASSERT_EQ(p->elements.size(), 1u);
+  EXPECT_EQ(p->elements[0].key, (ir::Bytes{10, 0, 0, 1, 17, 0, 0, 0, 0, 53, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(t.FindSet("ipset_psd"), nullptr);
+  EXPECT_EQ(t.FindSet("ipset_pdd"), nullptr);
+  EXPECT_NE(t.FindSet("ipset_ps"), nullptr);  // one flag: never matches, stays apart
+  auto text = [&](size_t rule) { return RuleText(t, rule); };
+  EXPECT_THAT(text(0), HasSubstr("set ipset_p_ipport"));
+  EXPECT_THAT(text(1), HasSubstr("set ipset_p_ipport"));
+  EXPECT_THAT(text(3), HasSubstr("[ payload load 1b @ transport header + 19 => reg 1 ]\n"
+                                 "[ payload load 4b @ network header + 16 => reg 1 ]\n"));
+  // dst,src: the destination address, the source port.
+  EXPECT_THAT(text(3), HasSubstr("[ payload load 2b @ transport header + 0 => reg 10 ]\n"));
+  EXPECT_THAT(text(3), HasSubstr("[ cmp eq reg 11 0x00000000 ]\n"
+                                 "[ dynset add reg_key 1 set ipset_p_ipport ]"));
+  EXPECT_THAT(text(4), ::testing::Not(HasSubstr("dynset")));  // one flag: nothing added
+}
+
+// hash:ip,port,ip: the third address after the port, frag-off after it.
+TEST(IptablesSet, SetTargetOnIpPortIpKeysTheThirdAddress) {
+  std::optional<ir::Ruleset> rs;
+  const std::string diags =
+      DumpDiags(TableDump("filter", "-A FORWARD -m set --match-set q dst,dst,src -j DROP\n"
+                                    "-A FORWARD -p tcp -j SET --add-set q src,dst,dst\n"),
+                "create q hash:ip,port,ip family inet\nadd q 10.0.0.1,udp:53,10.0.0.2\n", &rs);
+  ASSERT_TRUE(rs) << diags;
+  const ir::Table& t = rs->tables[0];
+  EXPECT_EQ(t.sets.size(), 1u);
+  EXPECT_THAT(RuleText(t, 0), HasSubstr("set ipset_q_ipportip"));
+  EXPECT_THAT(RuleText(t, 1), HasSubstr("[ payload load 4b @ network header + 16 => reg 11 ]\n"
+                                        "[ payload load 2b @ network header + 6 => reg 2 ]\n"));
+  EXPECT_THAT(RuleText(t, 1), HasSubstr("[ cmp eq reg 2 0x00000000 ]\n"
+                                        "[ dynset add reg_key 1 set ipset_q_ipportip ]"));
+}
+
+TEST(IptablesSet, SetTargetOnIpPortNeedsAPortProtocol) {
+  const std::string sets = "create p hash:ip,port family inet\n";
+  EXPECT_THAT(DumpDiags(TableDump("filter", "-A FORWARD -j SET --add-set p src,dst\n"), sets),
+              HasSubstr("t.ipt:3:29: error: SET on hash:ip,port ipset 'p' in a rule without -p "
+                        "tcp, udp, sctp or udplite is not modelled"));
+  EXPECT_THAT(DumpDiags(TableDump("filter", "-A FORWARD -p icmp -j SET --add-set p src,dst\n"),
+                        sets),
+              HasSubstr("not modelled"));
+  EXPECT_THAT(DumpDiags(TableDump("filter", "-A FORWARD ! -p tcp -j SET --add-set p src,dst\n"),
+                        sets),
+              HasSubstr("not modelled"));
+}
+
+// hash:net: an exact set of the addresses masked to its nets' length,
+// which -m set's lookups then mask to too.
+TEST(IptablesSet, SetTargetOnHashNetMasksToItsNetsLength) {
+  const std::string sets =
+      "create n hash:net family inet\nadd n 10.0.0.0/24\nadd n 10.0.1.0/24\n"
+      "create mixed hash:net family inet\nadd mixed 10.0.0.0/24\nadd mixed 10.1.0.0/16\n"
+      "create nm hash:net family inet\nadd nm 10.0.0.0/24 nomatch\n";
+  auto dump = [](const std::string& rules) { return TableDump("filter", rules); };
+  std::optional<ir::Ruleset> rs;
+  const std::string diags = DumpDiags(dump("-A FORWARD -m set --match-set n dst -j DROP\n"
+                                           "-A FORWARD -j SET --add-set n src\n"),
+                                      sets, &rs);
+  ASSERT_TRUE(rs) << diags;
+  const ir::Table& t = rs->tables[0];
+  const ir::Set* n = t.FindSet("ipset_n_net");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->flags, ir::kSetEval);
+  ASSERT_EQ(n->elements.size(), 2u);
+  EXPECT_EQ(n->elements[1].key, (ir::Bytes{10, 0, 1, 0}));
+  EXPECT_EQ(t.FindSet("ipset_nd"), nullptr);
+  EXPECT_EQ(t.sets.size(), 1u);
+  EXPECT_THAT(RuleText(t, 0), HasSubstr("[ payload load 4b @ network header + 16 => reg 1 ]\n"
+                              "[ bitwise reg 1 = ( reg 1 & 0x00ffffff ) ^ 0x00000000 ]\n"
+                              "[ lookup reg 1 set ipset_n_net ]"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set mixed src\n"), sets),
+              HasSubstr("t.ipt:3:29: error: SET on hash:net ipset 'mixed' with nets of different "
+                        "lengths is not modelled"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --add-set nm src\n"), sets),
+              HasSubstr("with nomatch nets is not modelled"));
+  EXPECT_THAT(DumpDiags(dump("-A FORWARD -j SET --del-set n src\n"), sets),
+              HasSubstr("SET --del-set on hash:net ipset 'n' of /24 nets is not modelled"));
+}
+
+// --map-set --map-mark: a map from -m set's key to `~mask . value`, and
+// meta mark = (meta mark & reg) ^ reg.
+TEST(IptablesSet, MapMarkIsAMapOfTheElementsSkbmark) {
+  const std::string sets =
+      "create m hash:ip family inet skbinfo\nadd m 10.0.0.1 skbmark 0x5\n"
+      "add m 10.0.0.2 skbmark 0x100/0xf00\nadd m 10.0.0.3\n"
+      "create n hash:net family inet\n";
+  auto mangle = [](const std::string& rules) { return TableDump("mangle", rules); };
+  std::optional<ir::Ruleset> rs;
+  const std::string diags =
+      DumpDiags(mangle("-A FORWARD -j SET --map-set m dst --map-mark\n"), sets, &rs);
+  ASSERT_TRUE(rs) << diags;
+  const ir::Set* m = rs->tables[0].FindSet("ipset_m_map");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->data_len, 8u);
+  ASSERT_EQ(m->elements.size(), 3u);
+  // Host order (x86-64): ~0xffffffff, 0x5; ~0xf00, 0x100; 0/0 keeps the mark.
+  EXPECT_EQ(m->elements[0].data, (ir::Bytes{0, 0, 0, 0, 5, 0, 0, 0}));
+  EXPECT_EQ(m->elements[1].data, (ir::Bytes{0xff, 0xf0, 0xff, 0xff, 0, 1, 0, 0}));
+  EXPECT_EQ(m->elements[2].data, (ir::Bytes{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}));
+  const std::string text = RuleText(rs->tables[0], 0);
+  EXPECT_THAT(text, HasSubstr("[ payload load 4b @ network header + 16 => reg 1 ]\n"
+                              "[ lookup reg 1 set ipset_m_map dreg 3 ]\n"
+                              "[ meta load mark => reg 1 ]\n"));
+  EXPECT_THAT(text, HasSubstr("[ meta set mark with reg 1 ]"));
+  EXPECT_THAT(DumpDiags(mangle("-A FORWARD -j SET --map-set n dst --map-mark\n"), sets),
+              HasSubstr("--map-set on ipset 'n' of type hash:net is not modelled"));
+  EXPECT_THAT(DumpDiags(mangle("-A FORWARD -j SET --map-set m dst --map-prio\n"), sets),
+              HasSubstr("--map-prio is not modelled"));
+  EXPECT_THAT(DumpDiags(mangle("-A FORWARD -j SET --map-set m dst --map-mark\n"
+                               "-A FORWARD -j SET --add-set m src\n"),
+                        sets),
+              HasSubstr("t.ipt:3:29: error: ipset 'm', which a SET target changes, read by "
+                        "--map-set"));
+  EXPECT_THAT(DumpDiags(TableDump("mangle", "-A FORWARD -j SET --add-set m src\n"),
+                        "create m hash:ip family inet\nadd m 1.2.3.4 skbmark 0x1/zz\n"),
+              HasSubstr("sets.ipset:2:23: error: invalid skbmark"));
 }
 
 TEST(IptablesSet, NftRulesetsTakeNoIpsets) {
