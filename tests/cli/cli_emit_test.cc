@@ -59,7 +59,7 @@ TEST_F(EmitTest, CompileEmitNftJsonPrintsTheSameRulesetAsJson) {
   ToolResult r = EmitSmall("nft-json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, StartsWith("{\"nftables\":[{\"metainfo\":{\"json_schema_version\":1}},"
-                                "{\"table\":{\"family\":\"ip\",\"name\":\"filter\"}},"));
+                                "{\"flush\":{\"ruleset\":null}},{\"table\":{\"family\":\"ip\",\"name\":\"filter\"}},"));
   EXPECT_THAT(r.out, HasSubstr("{\"chain\":{\"family\":\"ip\",\"hook\":\"input\",\"name\":\"INPUT\","
                                "\"policy\":\"drop\",\"prio\":0,\"table\":\"filter\",\"type\":\"filter\"}}"));
   EXPECT_THAT(r.out, HasSubstr("{\"match\":{\"left\":{\"payload\":{\"field\":\"saddr\",\"protocol\":\"ip\"}},"
