@@ -93,11 +93,11 @@ TEST_F(EmitTest, CompileEmitIptablesPrintsAnIptablesSaveDump) {
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out, r.out);
 
-  std::string mark = Write("mark.ipt", "*filter\n:INPUT ACCEPT [0:0]\n"
-                                       "-A INPUT -m mark --mark 0x1 -j DROP\nCOMMIT\n");
-  r = Run({"compile", mark, "--emit", "iptables"});
+  std::string recent = Write("recent.ipt", "*filter\n:INPUT ACCEPT [0:0]\n"
+                                           "-A INPUT -m recent --name x --rcheck -j DROP\nCOMMIT\n");
+  r = Run({"compile", recent, "--emit", "iptables"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr(mark + ":3: rule in chain INPUT: meta mark"));
+  EXPECT_THAT(r.err, HasSubstr(recent + ":3: rule in chain INPUT: [ recent rcheck name x"));
   EXPECT_THAT(r.out, IsEmpty());
 }
 
