@@ -19,6 +19,9 @@
 //                                           [--limit-iface-in]
 //   transport port; lookup {anonymous set}  -m multiport --dports A,B:C
 //   tcpmss clamp / set N                    -j TCPMSS ...
+//   recent OP name N ...                    -m recent --OP ... --name N
+#include <arpa/inet.h>
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -242,6 +245,33 @@ std::optional<absl::Status> MultiportMatch(IptRule& r, const ir::PayloadLoad& p)
                                  absl::StrJoin(*ports, ",")));
   r.port_printed = true;
   r.at += 2;
+  return absl::OkStatus();
+}
+
+absl::Status RecentMatch(IptRule& r, const ir::Recent& e) {
+  static constexpr const char* kOps[] = {"--set", "--rcheck", "--update", "--remove"};
+  if (e.name.empty() || e.name.find_first_of(" \t\"'\\") != std::string::npos || e.mask.size() != 16) {
+    return Refuse("a recent table name iptables-save cannot write");
+  }
+  std::string s = absl::StrCat("-m recent ", e.invert ? "! " : "", kOps[static_cast<int>(e.op)]);
+  if (e.seconds) absl::StrAppend(&s, " --seconds ", e.seconds);
+  if (e.reap) absl::StrAppend(&s, " --reap");
+  if (e.hitcount) absl::StrAppend(&s, " --hitcount ", e.hitcount);
+  if (e.rttl) absl::StrAppend(&s, " --rttl");
+  absl::StrAppend(&s, " --name ", e.name);
+  // The frontend's default is 16 bytes of ones; a --mask given is the
+  // address's bytes, the rest zero.
+  if (e.mask != ir::Bytes(16, 0xff)) {
+    if (!r.ipv6() && !std::all_of(e.mask.begin() + 4, e.mask.end(), [](uint8_t b) { return b == 0; })) {
+      return Refuse("a recent mask iptables cannot write");
+    }
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(r.ipv6() ? AF_INET6 : AF_INET, e.mask.data(), buf, sizeof buf);
+    absl::StrAppend(&s, " --mask ", buf);
+  }
+  absl::StrAppend(&s, e.rdest ? " --rdest" : " --rsource");
+  r.words.push_back(s);
+  ++r.at;
   return absl::OkStatus();
 }
 

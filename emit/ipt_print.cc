@@ -348,6 +348,8 @@ absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& ru
       s = c->key == ir::CtKey::kMark && c->dir == ir::CtDir::kNone ? ipt_internal::MarkLoad(r, true) : CtMatch(r, *c);
     } else if (const auto* f = std::get_if<ir::Fib>(&e)) {
       s = ipt_internal::AddrtypeMatch(r, *f);
+    } else if (const auto* rc = std::get_if<ir::Recent>(&e)) {
+      s = ipt_internal::RecentMatch(r, *rc);
     } else if (const auto* t = std::get_if<ir::TcpMss>(&e)) {
       s = ipt_internal::TcpMssTarget(r, *t);
     } else if (std::optional<absl::Status> m = ipt_internal::ConstStore(r, e)) {

@@ -58,6 +58,8 @@ absl::Status OwnerMatch(IptRule& r, const ir::MetaLoad& m);
 absl::Status AddrtypeMatch(IptRule& r, const ir::Fib& f);
 // -m multiport --sports / --dports: a port lookup in an anonymous set.
 std::optional<absl::Status> MultiportMatch(IptRule& r, const ir::PayloadLoad& p);
+// -m recent --set|--rcheck|--update|--remove ... --name N.
+absl::Status RecentMatch(IptRule& r, const ir::Recent& e);
 // -j TCPMSS --set-mss N / --clamp-mss-to-pmtu.
 absl::Status TcpMssTarget(IptRule& r, const ir::TcpMss& t);
 

@@ -151,6 +151,8 @@ COMMIT
 -A INPUT -m conntrack ! --ctstatus SEEN_REPLY,ASSURED -j DROP
 -A INPUT -m conntrack --ctdir REPLY -j ACCEPT
 -A INPUT -m conntrack ! --ctproto 6 -j ACCEPT
+-A INPUT -p tcp -m recent --update --seconds 60 --reap --hitcount 3 --rttl --name sshd --mask 255.255.255.0 --rsource -m tcp --dport 22 -j DROP
+-A INPUT -m recent ! --rcheck --name x --rdest -j ACCEPT
 -A OUTPUT -m owner --uid-owner 0 -j ACCEPT
 -A OUTPUT -m owner --gid-owner 100-200 -j ACCEPT
 -A OUTPUT -m owner --socket-exists -j ACCEPT
