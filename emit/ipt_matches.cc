@@ -20,6 +20,8 @@
 //   transport port; lookup {anonymous set}  -m multiport --dports A,B:C
 //   tcpmss clamp / set N                    -j TCPMSS ...
 //   recent OP name N ...                    -m recent --OP ... --name N
+//   exthdr ipv6 43 + 2|3|1; cmp or range    -m rt --rt-type|--rt-segsleft|--rt-len
+//   meta load secpath; cmp eq 1             -m policy --dir in|out --pol ipsec
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -272,6 +274,37 @@ absl::Status RecentMatch(IptRule& r, const ir::Recent& e) {
   absl::StrAppend(&s, e.rdest ? " --rdest" : " --rsource");
   r.words.push_back(s);
   ++r.at;
+  return absl::OkStatus();
+}
+
+absl::Status RtMatch(IptRule& r, const ir::Exthdr& x) {
+  const ir::Cmp* c = CmpOn(r.Peek(1), x.dreg);
+  const auto* g = r.PeekAs<ir::Range>(1);
+  if (!r.ipv6() || x.op != ir::ExthdrOp::kIpv6 || x.type != 43 || x.present || x.len != 1 ||
+      (x.offset != 1 && x.offset != 2 && x.offset != 3) || (c && c->data.size() != 1) ||
+      (!c && (x.offset != 3 || !g || g->sreg != x.dreg || g->from.size() != 1 || g->to.size() != 1))) {
+    return Refuse("an IPv6 extension header match the printer cannot write");
+  }
+  const char* opt = x.offset == 2 ? "--rt-type " : x.offset == 3 ? "--rt-segsleft " : "--rt-len ";
+  if (c) {
+    r.words.push_back(absl::StrCat("-m rt ", Neg(c->op), opt, x.offset == 1 ? (c->data[0] + 1) * 8 : c->data[0]));
+  } else {
+    r.words.push_back(absl::StrCat("-m rt ", g->negate ? "! " : "", opt, g->from[0], ":", g->to[0]));
+  }
+  r.at += 2;
+  return absl::OkStatus();
+}
+
+absl::Status PolicyMatch(IptRule& r, const ir::MetaLoad& m) {
+  // The frontend's --dir in --pol ipsec (a secpath) and --dir out (the
+  // route's xfrm, the same IR on a host without IPsec): out where only it
+  // is valid, in elsewhere (a user chain reached from OUTPUT would not
+  // read back).
+  const ir::Cmp* c = CmpOn(r.Peek(1), m.dreg);
+  if (!c || c->op != ir::CmpOp::kEq || LeInt(c->data) != 1) return Refuse("a meta secpath match policy cannot write");
+  const bool out = r.hook == ir::Hook::kOutput || r.hook == ir::Hook::kPostrouting;
+  r.words.push_back(out ? "-m policy --dir out --pol ipsec" : "-m policy --dir in --pol ipsec");
+  r.at += 2;
   return absl::OkStatus();
 }
 

@@ -46,6 +46,7 @@ std::optional<std::string> IfaceName(const ir::Bytes& data) {
 absl::Status MetaMatch(IptRule& r, const ir::MetaLoad& m) {
   if (m.key == ir::MetaKey::kMark) return ipt_internal::MarkLoad(r, false);
   if (m.key == ir::MetaKey::kSkUid || m.key == ir::MetaKey::kSkGid) return ipt_internal::OwnerMatch(r, m);
+  if (m.key == ir::MetaKey::kSecPath) return ipt_internal::PolicyMatch(r, m);
   const ir::Cmp* c = CmpOn(r.Peek(1), m.dreg);
   if (!c) return Refuse(absl::StrCat("meta ", ir::MetaKeyName(m.key), " without a plain compare"));
   if (m.key == ir::MetaKey::kIifName || m.key == ir::MetaKey::kOifName) {
@@ -125,6 +126,18 @@ absl::Status PayloadMatch(IptRule& r, const ir::PayloadLoad& p) {
     inet_ntop(r.ipv6() ? AF_INET6 : AF_INET, d.data(), buf, sizeof buf);
     r.words.push_back(absl::StrFormat("%s%s %s/%d", Neg(c->op), p.offset == src ? "-s" : "-d", buf, plen));
     r.at += next + 1;
+    return absl::OkStatus();
+  }
+  // -m ttl --ttl-eq|lt|gt N / -m hl --hl-eq|lt|gt N (`!` on -eq only).
+  if (network && p.offset == (r.ipv6() ? 7u : 8u) && p.len == 1 && !mask) {
+    const auto* c = r.PeekAs<ir::Cmp>(1);
+    if (!c || c->sreg != p.dreg || c->data.size() != 1 || c->op == ir::CmpOp::kLte || c->op == ir::CmpOp::kGte) {
+      return Refuse("a hop limit match iptables cannot write");
+    }
+    const char* op = c->op == ir::CmpOp::kLt ? "lt " : c->op == ir::CmpOp::kGt ? "gt " : "eq ";
+    r.words.push_back(absl::StrCat(r.ipv6() ? "-m hl " : "-m ttl ", Neg(c->op), r.ipv6() ? "--hl-" : "--ttl-", op,
+                                   c->data[0]));
+    r.at += 2;
     return absl::OkStatus();
   }
   if (network && !r.ipv6() && p.offset == 6 && p.len == 2 && mask && mask->mask == ir::Bytes{0x1f, 0xff}) {
@@ -335,8 +348,9 @@ absl::Status NatTarget(IptRule& r, const ir::Nat& n) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& rule) {
+absl::StatusOr<std::string> PrintIptRule(const ir::Table& table, const ir::Chain& chain, const ir::Rule& rule) {
   IptRule r{table, rule.exprs};
+  if (chain.base) r.hook = chain.base->hook;
   while (r.at < r.nodes.size()) {
     const ir::Expr& e = r.nodes[r.at].expr;
     absl::Status s;
@@ -348,6 +362,8 @@ absl::StatusOr<std::string> PrintRule(const ir::Table& table, const ir::Rule& ru
       s = c->key == ir::CtKey::kMark && c->dir == ir::CtDir::kNone ? ipt_internal::MarkLoad(r, true) : CtMatch(r, *c);
     } else if (const auto* f = std::get_if<ir::Fib>(&e)) {
       s = ipt_internal::AddrtypeMatch(r, *f);
+    } else if (const auto* x = std::get_if<ir::Exthdr>(&e)) {
+      s = ipt_internal::RtMatch(r, *x);
     } else if (const auto* rc = std::get_if<ir::Recent>(&e)) {
       s = ipt_internal::RecentMatch(r, *rc);
     } else if (const auto* t = std::get_if<ir::TcpMss>(&e)) {
@@ -443,7 +459,7 @@ absl::StatusOr<std::string> PrintTable(const ir::Ruleset& rs, const ir::Table& t
     absl::StrAppend(&out, ":", c.name, " ",
                     !c.base ? "-" : c.base->policy == ir::VerdictCode::kDrop ? "DROP" : "ACCEPT", " [0:0]\n");
     for (const ir::Rule& r : c.rules) {
-      absl::StatusOr<std::string> line = PrintRule(t, r);
+      absl::StatusOr<std::string> line = PrintIptRule(t, c, r);
       if (!line.ok()) return Located(rs, r.loc, "rule in chain " + c.name, line.status().message());
       absl::StrAppend(&rules, "-A ", c.name, line->empty() ? "" : " ", *line, "\n");
     }

@@ -18,6 +18,7 @@ namespace rulejit::emit::ipt_internal {
 struct IptRule {
   const ir::Table& table;  // its anonymous sets (multiport, addrtype lists)
   const std::vector<ir::Node>& nodes;
+  std::optional<ir::Hook> hook;  // the base chain's; none in a user chain
   size_t at = 0;
   std::optional<uint8_t> l4proto;  // `-p` compared equal
   bool frag_checked = false;       // xt_tcp/xt_udp's "first fragment" check
@@ -60,6 +61,11 @@ absl::Status AddrtypeMatch(IptRule& r, const ir::Fib& f);
 std::optional<absl::Status> MultiportMatch(IptRule& r, const ir::PayloadLoad& p);
 // -m recent --set|--rcheck|--update|--remove ... --name N.
 absl::Status RecentMatch(IptRule& r, const ir::Recent& e);
+// -m rt --rt-type / --rt-segsleft / --rt-len (ip6tables).
+absl::Status RtMatch(IptRule& r, const ir::Exthdr& x);
+// -m policy --dir in|out --pol ipsec: a secpath (out in OUTPUT and
+// POSTROUTING).
+absl::Status PolicyMatch(IptRule& r, const ir::MetaLoad& m);
 // -j TCPMSS --set-mss N / --clamp-mss-to-pmtu.
 absl::Status TcpMssTarget(IptRule& r, const ir::TcpMss& t);
 

@@ -153,6 +153,7 @@ COMMIT
 -A INPUT -m conntrack ! --ctproto 6 -j ACCEPT
 -A INPUT -p tcp -m recent --update --seconds 60 --reap --hitcount 3 --rttl --name sshd --mask 255.255.255.0 --rsource -m tcp --dport 22 -j DROP
 -A INPUT -m recent ! --rcheck --name x --rdest -j ACCEPT
+-A INPUT -m ttl ! --ttl-eq 64 -m ttl --ttl-gt 3 -m policy --dir in --pol ipsec -j ACCEPT
 -A OUTPUT -m owner --uid-owner 0 -j ACCEPT
 -A OUTPUT -m owner --gid-owner 100-200 -j ACCEPT
 -A OUTPUT -m owner --socket-exists -j ACCEPT
@@ -167,6 +168,8 @@ constexpr const char* kShapes6 = R"(*filter
 -A INPUT -p udp -m multiport --dports 53,123 -j ACCEPT
 -A INPUT -p tcp -m tcp --sport 1024:65535 -j REJECT --reject-with icmp6-adm-prohibited
 -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT
+-A INPUT -m hl --hl-lt 2 -m rt ! --rt-type 0 -m rt --rt-segsleft 1:4 -m rt --rt-len 16 -j DROP
+-A OUTPUT -m policy --dir out --pol ipsec -j ACCEPT
 COMMIT
 )";
 
