@@ -93,11 +93,11 @@ TEST_F(EmitTest, CompileEmitIptablesPrintsAnIptablesSaveDump) {
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_EQ(t.out, r.out);
 
-  std::string recent = Write("recent.ipt", "*filter\n:INPUT ACCEPT [0:0]\n"
-                                           "-A INPUT -m recent --name x --rcheck -j DROP\nCOMMIT\n");
-  r = Run({"compile", recent, "--emit", "iptables"});
+  std::string nth = Write("nth.ipt", "*filter\n:INPUT ACCEPT [0:0]\n"
+                                     "-A INPUT -m statistic --mode nth --every 2 --packet 0 -j DROP\nCOMMIT\n");
+  r = Run({"compile", nth, "--emit", "iptables"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr(recent + ":3: rule in chain INPUT: [ recent rcheck name x"));
+  EXPECT_THAT(r.err, HasSubstr(nth + ":3: rule in chain INPUT: [ numgen reg 1 = inc mod 2 ] has no iptables form"));
   EXPECT_THAT(r.out, IsEmpty());
 }
 
