@@ -7,37 +7,27 @@
 //   COMMIT
 #include "emit/ipt_print.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "emit/ipt_print_internal.h"
 #include "emit/nft_value.h"
 #include "ir/printer.h"
 
 namespace rulejit::emit {
 namespace {
 
-absl::Status Refuse(std::string why) { return absl::InvalidArgumentError(std::move(why)); }
-
-// One rule's walk: the node it is at, and what it has printed.
-struct IptRule {
-  const std::vector<ir::Node>& nodes;
-  size_t at = 0;
-  std::optional<uint8_t> l4proto;  // `-p` compared equal
-  bool frag_checked = false;       // xt_tcp/xt_udp's "first fragment" check
-  bool port_printed = false;
-  std::map<ir::Reg, ir::Bytes> konst;  // immediates into data registers (NAT targets)
-  std::vector<std::string> words;
-
-  const ir::Expr* Peek(size_t ahead = 0) const {
-    return at + ahead < nodes.size() ? &nodes[at + ahead].expr : nullptr;
-  }
-};
-
-const char* Neg(ir::CmpOp op) { return op == ir::CmpOp::kNeq ? "! " : ""; }
+using ipt_internal::CmpOn;
+using ipt_internal::IptRule;
+using ipt_internal::Neg;
+using ipt_internal::Refuse;
 
 // An interface name compare: "eth0" (NUL after it) or "eth+" (a prefix).
 std::optional<std::string> IfaceName(const ir::Bytes& data) {
@@ -52,22 +42,20 @@ std::optional<std::string> IfaceName(const ir::Bytes& data) {
   return name;
 }
 
-const ir::Cmp* CmpOn(const ir::Expr* e, ir::Reg reg) {
-  const auto* c = e ? std::get_if<ir::Cmp>(e) : nullptr;
-  return c && c->sreg == reg && (c->op == ir::CmpOp::kEq || c->op == ir::CmpOp::kNeq) ? c : nullptr;
-}
-
 // -i / -o / -p
 absl::Status MetaMatch(IptRule& r, const ir::MetaLoad& m) {
+  if (m.key == ir::MetaKey::kMark) return ipt_internal::MarkLoad(r, false);
+  if (m.key == ir::MetaKey::kSkUid || m.key == ir::MetaKey::kSkGid) return ipt_internal::OwnerMatch(r, m);
+  if (m.key == ir::MetaKey::kSecPath) return ipt_internal::PolicyMatch(r, m);
   const ir::Cmp* c = CmpOn(r.Peek(1), m.dreg);
   if (!c) return Refuse(absl::StrCat("meta ", ir::MetaKeyName(m.key), " without a plain compare"));
   if (m.key == ir::MetaKey::kIifName || m.key == ir::MetaKey::kOifName) {
     std::optional<std::string> name = IfaceName(c->data);
     if (!name) return Refuse("an interface name iptables cannot write");
     r.words.push_back(absl::StrCat(Neg(c->op), m.key == ir::MetaKey::kIifName ? "-i " : "-o ", *name));
-  } else if (m.key == ir::MetaKey::kL4Proto && c->data.size() == 1) {
+  } else if ((m.key == (r.ipv6() ? ir::MetaKey::kIp6tL4Proto : ir::MetaKey::kL4Proto)) && c->data.size() == 1) {
     const uint8_t p = c->data[0];
-    const char* name = p == 6 ? "tcp" : p == 17 ? "udp" : p == 1 ? "icmp" : nullptr;
+    const char* name = p == 6 ? "tcp" : p == 17 ? "udp" : p == 1 ? "icmp" : p == 58 ? "ipv6-icmp" : nullptr;
     r.words.push_back(absl::StrCat(Neg(c->op), "-p ", name ? name : absl::StrCat(p)));
     if (c->op == ir::CmpOp::kEq) r.l4proto = p;
   } else {
@@ -100,9 +88,10 @@ std::optional<absl::Status> TcpFlagsOrIcmp(IptRule& r, const ir::PayloadLoad& p,
     std::string m = FlagNames(mask->mask[0]), v = FlagNames(c->data[0]);
     if (m.empty() || v.empty() || (c->data[0] & ~mask->mask[0])) return Refuse("TCP flags iptables cannot name");
     r.words.push_back(absl::StrCat("-m tcp ", Neg(c->op), "--tcp-flags ", m, " ", v));
-  } else if (*r.l4proto == 1 && p.offset == 0 && (p.len == 1 || p.len == 2) && !mask) {
+  } else if (*r.l4proto == (r.ipv6() ? 58 : 1) && p.offset == 0 && (p.len == 1 || p.len == 2) && !mask) {
     if (!c || c->data.size() != p.len) return Refuse("an icmp type match iptables cannot write");
-    r.words.push_back(absl::StrCat("-m icmp ", Neg(c->op), "--icmp-type ", c->data[0],
+    r.words.push_back(absl::StrCat(r.ipv6() ? "-m icmp6 " : "-m icmp ", Neg(c->op),
+                                   r.ipv6() ? "--icmpv6-type " : "--icmp-type ", c->data[0],
                                    p.len == 2 ? absl::StrCat("/", c->data[1]) : ""));
   } else {
     return std::nullopt;
@@ -124,30 +113,58 @@ absl::Status PayloadMatch(IptRule& r, const ir::PayloadLoad& p) {
   }
   const bool network = p.base == ir::PayloadBase::kNetwork;
   // iptables-nft loads only the prefix's bytes (`-s 10.0.0.0/8`: 1 byte).
-  if (network && p.len >= 1 && p.len <= 4 && (p.offset == 12 || p.offset == 16)) {
+  const size_t alen = r.ipv6() ? 16 : 4;
+  const uint32_t src = r.ipv6() ? 8 : 12, dst = r.ipv6() ? 24 : 16;
+  if (network && p.len >= 1 && p.len <= alen && (p.offset == src || p.offset == dst)) {
     const ir::Cmp* c = CmpOn(r.Peek(next), p.dreg);
     if (!c || c->data.size() != p.len) return Refuse("an address match without a plain compare");
     const int plen = mask ? PrefixLength(mask->mask) : static_cast<int>(p.len * 8);
     if (plen < 0) return Refuse("an address mask that is no prefix");
     ir::Bytes d = c->data;
-    d.resize(4, 0);
-    r.words.push_back(absl::StrFormat("%s%s %u.%u.%u.%u/%d", Neg(c->op), p.offset == 12 ? "-s" : "-d",
-                                      d[0], d[1], d[2], d[3], plen));
+    d.resize(alen, 0);
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(r.ipv6() ? AF_INET6 : AF_INET, d.data(), buf, sizeof buf);
+    r.words.push_back(absl::StrFormat("%s%s %s/%d", Neg(c->op), p.offset == src ? "-s" : "-d", buf, plen));
     r.at += next + 1;
     return absl::OkStatus();
   }
-  if (network && p.offset == 6 && p.len == 2 && mask && mask->mask == ir::Bytes{0x1f, 0xff}) {
+  // -m ttl --ttl-eq|lt|gt N / -m hl --hl-eq|lt|gt N (`!` on -eq only).
+  if (network && p.offset == (r.ipv6() ? 7u : 8u) && p.len == 1 && !mask) {
+    const auto* c = r.PeekAs<ir::Cmp>(1);
+    if (!c || c->sreg != p.dreg || c->data.size() != 1 || c->op == ir::CmpOp::kLte || c->op == ir::CmpOp::kGte) {
+      return Refuse("a hop limit match iptables cannot write");
+    }
+    const char* op = c->op == ir::CmpOp::kLt ? "lt " : c->op == ir::CmpOp::kGt ? "gt " : "eq ";
+    r.words.push_back(absl::StrCat(r.ipv6() ? "-m hl " : "-m ttl ", Neg(c->op), r.ipv6() ? "--hl-" : "--ttl-", op,
+                                   c->data[0]));
+    r.at += 2;
+    return absl::OkStatus();
+  }
+  if (network && !r.ipv6() && p.offset == 6 && p.len == 2 && mask && mask->mask == ir::Bytes{0x1f, 0xff}) {
     const ir::Cmp* c = CmpOn(r.Peek(next), p.dreg);
-    if (!c || c->op != ir::CmpOp::kEq || c->data != ir::Bytes{0, 0}) return Refuse("a fragment match iptables cannot write");
-    r.frag_checked = true;
+    if (!c || c->data != ir::Bytes{0, 0}) return Refuse("a fragment match iptables cannot write");
+    if (c->op == ir::CmpOp::kNeq) {
+      r.words.push_back("-f");  // a non-first fragment
+    } else if (!r.frag_checked) {  // `! -f`, or the check before a port match
+      r.frag_checked = true;
+      r.frag_word = r.words.size();
+    }
     r.at += next + 1;
     return absl::OkStatus();
   }
-  if (p.base == ir::PayloadBase::kTransport && r.frag_checked && r.l4proto) {
+  // ip6tables-legacy's matches read the header it finds (ip6t-transport);
+  // iptables' check the fragment offset first.
+  const bool transport = r.ipv6() ? p.base == ir::PayloadBase::kIp6tTransport
+                                  : p.base == ir::PayloadBase::kTransport && r.frag_checked;
+  if (transport && r.l4proto) {
     if (std::optional<absl::Status> s = TcpFlagsOrIcmp(r, p, mask, next)) return *s;
   }
-  if (p.base == ir::PayloadBase::kTransport && p.len == 2 && (p.offset == 0 || p.offset == 2) && !mask) {
-    if (!r.frag_checked || !r.l4proto || (*r.l4proto != 6 && *r.l4proto != 17)) {
+  if (transport && !mask) {
+    if (std::optional<absl::Status> s = ipt_internal::MultiportMatch(r, p)) return *s;
+  }
+  if ((p.base == ir::PayloadBase::kTransport || p.base == ir::PayloadBase::kIp6tTransport) && p.len == 2 &&
+      (p.offset == 0 || p.offset == 2) && !mask) {
+    if (!transport || !r.l4proto || (*r.l4proto != 6 && *r.l4proto != 17)) {
       return Refuse("a port match without `-p tcp` or `-p udp` and its fragment check");
     }
     const char* proto = *r.l4proto == 6 ? "tcp" : "udp";
@@ -169,25 +186,47 @@ absl::Status PayloadMatch(IptRule& r, const ir::PayloadLoad& p) {
   return Refuse(absl::StrCat("a match on ", ir::PrintExpr(p), " has no iptables form in the printer"));
 }
 
-// -m conntrack --ctstate A,B: (ct state & bits) != 0.
-absl::Status CtMatch(IptRule& r, const ir::CtLoad& ct) {
-  const auto* b = r.Peek(1) ? std::get_if<ir::Bitwise>(r.Peek(1)) : nullptr;
-  const ir::Cmp* c = CmpOn(r.Peek(2), ct.dreg);
-  if (ct.key != ir::CtKey::kState || ct.dir != ir::CtDir::kNone || !b || b->op != ir::BitwiseOp::kMaskXor ||
-      !c || c->data.size() != 4 || LeInt(c->data) != 0 || b->mask.size() != 4) {
+// -m conntrack --ctdir / --ctproto: a plain compare of the key.
+absl::Status CtCompare(IptRule& r, const ir::CtLoad& ct) {
+  const ir::Cmp* c = CmpOn(r.Peek(1), ct.dreg);
+  if (c && c->data.size() == 1 && ct.key == ir::CtKey::kDirection && ct.dir == ir::CtDir::kNone &&
+      c->op == ir::CmpOp::kEq && c->data[0] <= 1) {
+    r.words.push_back(c->data[0] ? "-m conntrack --ctdir REPLY" : "-m conntrack --ctdir ORIGINAL");
+  } else if (c && c->data.size() == 1 && ct.key == ir::CtKey::kProtocol && ct.dir == ir::CtDir::kOriginal) {
+    r.words.push_back(absl::StrCat("-m conntrack ", Neg(c->op), "--ctproto ", c->data[0]));
+  } else {
     return Refuse("a ct match with no iptables form in the printer");
   }
-  static constexpr std::pair<uint32_t, const char*> kStates[] = {
-      {1, "INVALID"}, {2, "ESTABLISHED"}, {4, "RELATED"}, {8, "NEW"}, {64, "UNTRACKED"}};
+  r.at += 2;
+  return absl::OkStatus();
+}
+
+// -m conntrack --ctstate A,B: (ct state & bits) != 0; --ctstate SNAT,DNAT
+// and --ctstatus the same on ct status.
+absl::Status CtMatch(IptRule& r, const ir::CtLoad& ct) {
+  const auto* b = r.Peek(1) ? std::get_if<ir::Bitwise>(r.Peek(1)) : nullptr;
+  const ir::Cmp* c = b ? CmpOn(r.Peek(2), b->dreg) : nullptr;
+  if ((ct.key != ir::CtKey::kState && ct.key != ir::CtKey::kStatus) || ct.dir != ir::CtDir::kNone || !b ||
+      b->op != ir::BitwiseOp::kMaskXor || b->sreg != ct.dreg || !c || c->data.size() != 4 || LeInt(c->data) != 0 ||
+      b->mask.size() != 4 || LeInt(b->xor_) != 0) {
+    return CtCompare(r, ct);
+  }
+  using Names = std::vector<std::pair<uint32_t, const char*>>;
+  static const Names kStates = {{1, "INVALID"}, {2, "ESTABLISHED"}, {4, "RELATED"}, {8, "NEW"}, {64, "UNTRACKED"}};
+  static const Names kNat = {{0x10, "SNAT"}, {0x20, "DNAT"}};
+  static const Names kStatus = {{1, "EXPECTED"}, {2, "SEEN_REPLY"}, {4, "ASSURED"}, {8, "CONFIRMED"}};
   uint32_t bits = LeInt(b->mask);
+  const bool nat = ct.key == ir::CtKey::kStatus && (bits & 0x30);
+  const Names& known = ct.key == ir::CtKey::kState ? kStates : nat ? kNat : kStatus;
   std::vector<std::string> names;
-  for (const auto& [bit, name] : kStates) {
+  for (const auto& [bit, name] : known) {
     if (bits & bit) names.push_back(name);
     bits &= ~bit;
   }
   if (bits || names.empty()) return Refuse("ct state bits iptables cannot name");
   // != 0: one of the states; == 0: none of them.
-  r.words.push_back(absl::StrCat("-m conntrack ", c->op == ir::CmpOp::kEq ? "! " : "", "--ctstate ",
+  r.words.push_back(absl::StrCat("-m conntrack ", c->op == ir::CmpOp::kEq ? "! " : "",
+                                 ct.key == ir::CtKey::kStatus && !nat ? "--ctstatus " : "--ctstate ",
                                  absl::StrJoin(names, ",")));
   r.at += 3;
   return absl::OkStatus();
@@ -208,7 +247,16 @@ absl::Status Verdict(IptRule& r, const ir::Verdict& v) {
 
 // -j LOG / -j NFLOG
 absl::Status LogTarget(IptRule& r, const ir::Log& l) {
-  if (l.flags) return Refuse("LOG options the printer does not write");
+  static constexpr std::pair<uint32_t, const char*> kFlags[] = {
+      {kLogTcpSeq, " --log-tcp-sequence"}, {kLogTcpOpt, " --log-tcp-options"}, {kLogIpOpt, " --log-ip-options"},
+      {kLogUid, " --log-uid"}, {kLogMacDecode, " --log-macdecode"}};
+  std::string flags;
+  uint32_t left = l.flags;
+  for (const auto& [bit, name] : kFlags) {
+    if (left & bit) flags += name;
+    left &= ~bit;
+  }
+  if (left || (l.group && l.flags)) return Refuse("LOG options the printer does not write");
   std::string s;
   if (l.group) {
     s = absl::StrCat("-j NFLOG --nflog-group ", *l.group);
@@ -219,6 +267,7 @@ absl::Status LogTarget(IptRule& r, const ir::Log& l) {
     s = "-j LOG";
     if (l.prefix) absl::StrAppend(&s, " --log-prefix ", Quote(*l.prefix));
     if (l.level) absl::StrAppend(&s, " --log-level ", *l.level);
+    s += flags;
   }
   r.words.push_back(s);
   ++r.at;
@@ -230,8 +279,12 @@ absl::Status RejectTarget(IptRule& r, const ir::Reject& j) {
       {0, "icmp-net-unreachable"}, {1, "icmp-host-unreachable"}, {2, "icmp-proto-unreachable"},
       {3, "icmp-port-unreachable"}, {9, "icmp-net-prohibited"}, {10, "icmp-host-prohibited"},
       {13, "icmp-admin-prohibited"}};
+  static constexpr std::pair<uint32_t, const char*> kCodes6[] = {
+      {0, "icmp6-no-route"}, {1, "icmp6-adm-prohibited"}, {3, "icmp6-addr-unreachable"},
+      {4, "icmp6-port-unreachable"}, {5, "icmp6-policy-fail"}, {6, "icmp6-reject-route"}};
   const char* with = j.type == RejectType::kTcpReset ? "tcp-reset" : nullptr;
-  for (const auto& [code, name] : kCodes) {
+  for (const auto& [code, name] : r.ipv6() ? std::span<const std::pair<uint32_t, const char*>>(kCodes6)
+                                               : std::span<const std::pair<uint32_t, const char*>>(kCodes)) {
     if (j.type == RejectType::kIcmpUnreach && j.code == code) with = name;
   }
   if (!with) return Refuse("a reject iptables cannot write");
@@ -295,8 +348,9 @@ absl::Status NatTarget(IptRule& r, const ir::Nat& n) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> PrintRule(const ir::Rule& rule) {
-  IptRule r{rule.exprs};
+absl::StatusOr<std::string> PrintIptRule(const ir::Table& table, const ir::Chain& chain, const ir::Rule& rule) {
+  IptRule r{table, rule.exprs};
+  if (chain.base) r.hook = chain.base->hook;
   while (r.at < r.nodes.size()) {
     const ir::Expr& e = r.nodes[r.at].expr;
     absl::Status s;
@@ -305,7 +359,19 @@ absl::StatusOr<std::string> PrintRule(const ir::Rule& rule) {
     } else if (const auto* p = std::get_if<ir::PayloadLoad>(&e)) {
       s = PayloadMatch(r, *p);
     } else if (const auto* c = std::get_if<ir::CtLoad>(&e)) {
-      s = CtMatch(r, *c);
+      s = c->key == ir::CtKey::kMark && c->dir == ir::CtDir::kNone ? ipt_internal::MarkLoad(r, true) : CtMatch(r, *c);
+    } else if (const auto* f = std::get_if<ir::Fib>(&e)) {
+      s = ipt_internal::AddrtypeMatch(r, *f);
+    } else if (const auto* x = std::get_if<ir::Exthdr>(&e)) {
+      s = ipt_internal::RtMatch(r, *x);
+    } else if (const auto* rc = std::get_if<ir::Recent>(&e)) {
+      s = ipt_internal::RecentMatch(r, *rc);
+    } else if (const auto* t = std::get_if<ir::TcpMss>(&e)) {
+      s = ipt_internal::TcpMssTarget(r, *t);
+    } else if (std::optional<absl::Status> m = ipt_internal::ConstStore(r, e)) {
+      s = *m;
+    } else if (std::optional<absl::Status> t = ipt_internal::RawTarget(r, e)) {
+      s = *t;
     } else if (std::holds_alternative<ir::Counter>(e)) {
       ++r.at;  // iptables counts every rule
     } else if (const auto* i = std::get_if<ir::Immediate>(&e); i && i->dreg == ir::kVerdictReg) {
@@ -326,7 +392,8 @@ absl::StatusOr<std::string> PrintRule(const ir::Rule& rule) {
     }
     if (!s.ok()) return s;
   }
-  if (r.frag_checked && !r.port_printed) return Refuse("a fragment check with no port match");
+  // A first-fragment check no port match needed: `! -f` where it was.
+  if (r.frag_checked && !r.port_printed) r.words.insert(r.words.begin() + r.frag_word, "! -f");
   if (!rule.comment.empty()) {
     if (rule.comment.find_first_of("\"\\\n") != std::string::npos) return Refuse("a comment iptables-save cannot quote");
     // Before the verdict, as iptables-save puts it.
@@ -370,8 +437,17 @@ bool BuiltIn(const std::string& table, const ir::Chain& c) {
 }
 
 absl::StatusOr<std::string> PrintTable(const ir::Ruleset& rs, const ir::Table& t) {
-  if (t.family != ir::Family::kIp) return Located(rs, t.loc, "table " + t.name, "not an ip table (iptables-save prints ip tables)");
-  if (std::any_of(t.sets.begin(), t.sets.end(), [](const ir::Set& s) { return !s.anonymous(); }) || !t.objects.empty() || !t.flowtables.empty()) {
+  if (t.family != ir::Family::kIp && t.family != ir::Family::kIp6) {
+    return Located(rs, t.loc, "table " + t.name, "neither an ip nor an ip6 table (iptables-save and ip6tables-save print those)");
+  }
+  if (t.family != rs.tables.front().family) {
+    return Located(rs, t.loc, "table " + t.name, "ip and ip6 tables in one ruleset (iptables-save and ip6tables-save print one family each)");
+  }
+  // The one object iptables makes: CT --helper's (printed at its rule).
+  const bool helpers_only = std::all_of(t.objects.begin(), t.objects.end(),
+                                        [](const ir::Object& o) { return o.type == ir::kObjCtHelper; });
+  if (std::any_of(t.sets.begin(), t.sets.end(), [](const ir::Set& s) { return !s.anonymous(); }) || !helpers_only ||
+      !t.flowtables.empty()) {
     return Located(rs, t.loc, "table " + t.name, "named sets or objects, which iptables has not");
   }
   std::string out = absl::StrCat("*", t.name, "\n");
@@ -383,7 +459,7 @@ absl::StatusOr<std::string> PrintTable(const ir::Ruleset& rs, const ir::Table& t
     absl::StrAppend(&out, ":", c.name, " ",
                     !c.base ? "-" : c.base->policy == ir::VerdictCode::kDrop ? "DROP" : "ACCEPT", " [0:0]\n");
     for (const ir::Rule& r : c.rules) {
-      absl::StatusOr<std::string> line = PrintRule(r);
+      absl::StatusOr<std::string> line = PrintIptRule(t, c, r);
       if (!line.ok()) return Located(rs, r.loc, "rule in chain " + c.name, line.status().message());
       absl::StrAppend(&rules, "-A ", c.name, line->empty() ? "" : " ", *line, "\n");
     }

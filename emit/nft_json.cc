@@ -75,7 +75,7 @@ Json SetJson(const ir::Table& t, const ir::Set& set, const SetShape& shape, std:
       j["map"] = shape.data->type;
     }
     if (!j.contains("map")) {
-      why = "a map whose data type JSON cannot name";
+      why = "a map whose data type nft 1.0.6's JSON cannot name (it names a data type only)";
       return nullptr;
     }
   }
@@ -92,7 +92,7 @@ Json SetJson(const ir::Table& t, const ir::Set& set, const SetShape& shape, std:
   if (!flags.empty()) j["flags"] = flags;
   if (set.timeout_ms) {
     if (set.timeout_ms % 1000) {
-      why = "a timeout of a fraction of a second (JSON says seconds)";
+      why = "a timeout of a fraction of a second, which nft 1.0.6's JSON cannot say (it reads whole seconds)";
       return nullptr;
     }
     j["timeout"] = set.timeout_ms / 1000;
@@ -164,13 +164,13 @@ Json ObjectJson(const ir::Table& t, const ir::Object& o, std::string& why) {
     default:
       break;
   }
-  why = "an object JSON cannot say";
+  why = "an object nft 1.0.6's JSON cannot say";
   return nullptr;
 }
 
 Json FlowtableJson(const ir::Table& t, const ir::Flowtable& f, std::string& why) {
   if (f.flags) {
-    why = "flowtable flags (offload, counter) the JSON printer does not write";
+    why = "flowtable flags (offload, counter), which nft 1.0.6 does not read from JSON";
     return nullptr;
   }
   Json j = Named(t, f.name);

@@ -298,6 +298,9 @@ absl::StatusOr<std::string> PrintNft(const ir::Ruleset& ruleset) {
 absl::StatusOr<std::string> PrintNftJson(const ir::Ruleset& ruleset) {
   Json objects = Json::array();
   objects.push_back(Json{{"metainfo", {{"json_schema_version", 1}}}});
+  // As the text's `flush ruleset`: `nft -j -f` replaces the ruleset
+  // rather than adding to it.
+  objects.push_back(Json{{"flush", {{"ruleset", nullptr}}}});
   for (const ir::Table& t : ruleset.tables) {
     // The text is made too: the JSON printer refuses whatever it refuses.
     absl::StatusOr<std::string> text = PrintTable(ruleset, t, &objects);

@@ -136,14 +136,16 @@ std::string ObjectDecl(Writer& w, const std::string& kind, const Json& o, const 
     std::string text = w.Stmt(Json{{"limit", stmt}}, path);
     return absl::StrCat(head, text.empty() ? "" : text.substr(6), " }");  // drop "limit "
   }
+  // nft sends no l3proto where the JSON has none, and the kernel takes the
+  // table's family (nft's parser_json.c; the text says the same without it).
+  const std::string l3proto = o.contains("l3proto") ? absl::StrCat("l3proto ", Str(o, "l3proto"), "; ") : "";
   if (kind == "ct helper") {
-    return absl::StrCat(head, "type ", Quoted(Str(o, "type")), " protocol ", Str(o, "protocol"),
-                        "; l3proto ", Str(o, "l3proto"), "; }");
+    return absl::StrCat(head, "type ", Quoted(Str(o, "type")), " protocol ", Str(o, "protocol"), "; ",
+                        l3proto, "}");
   }
   if (kind == "ct expectation") {
     return absl::StrCat(head, "protocol ", Str(o, "protocol"), "; dport ", num("dport"),
-                        "; timeout ", num("timeout"), "ms; size ", num("size"), "; l3proto ",
-                        Str(o, "l3proto"), "; }");
+                        "; timeout ", num("timeout"), "ms; size ", num("size"), "; ", l3proto, "}");
   }
   if (kind == "synproxy") {
     std::string text = w.Stmt(Json{{"synproxy", o}}, path);
@@ -211,6 +213,17 @@ class Reader {
       return;
     }
     t.decls.push_back({ObjectDecl(w_, kind, v, path), path});
+  }
+
+  // {"flush": {"ruleset": null}}: what came before is gone, as `flush
+  // ruleset` in a text file (nft -j -f runs the commands in order);
+  // {"ruleset": {"family": F}} flushes that family's tables only.
+  void FlushRuleset(const std::string& family) {
+    std::erase_if(order_, [&](const std::string& key) {
+      if (!family.empty() && key.substr(0, key.find(' ')) != family) return false;
+      tables_.erase(key);
+      return true;
+    });
   }
 
   NftJsonText Text() const {
@@ -306,11 +319,21 @@ absl::StatusOr<NftJsonText> NftJsonToText(std::string_view json, int file, ir::D
       continue;
     }
     const std::string kind = objects[i].begin().key();
-    for (const char* cmd : {"add", "create", "insert", "replace", "delete", "destroy", "flush",
-                            "list", "reset", "rename"}) {
+    const Json& value = objects[i][kind];
+    if (kind == "flush") {
+      const Json* ruleset = value.is_object() && value.size() == 1 && value.contains("ruleset") ? &value["ruleset"] : nullptr;
+      if (ruleset && (ruleset->is_null() || ruleset->is_object())) {
+        if (w.ok()) reader.FlushRuleset(ruleset->is_object() ? Str(*ruleset, "family") : "");
+      } else {
+        w.Fail(Sub(path, kind), "a flush of something other than the ruleset; only "
+                                "{\"flush\": {\"ruleset\": null}} and `nft -j list ruleset` output are read");
+      }
+      continue;
+    }
+    for (const char* cmd : {"add", "create", "insert", "replace", "delete", "destroy", "list", "reset", "rename"}) {
       if (kind == cmd) w.Fail(Sub(path, kind), "a command object; only `nft -j list ruleset` output is read");
     }
-    if (w.ok()) reader.Add(kind, objects[i][kind], Sub(path, kind));
+    if (w.ok()) reader.Add(kind, value, Sub(path, kind));
   }
   for (const nftjson::PathError& e : w.errors()) diags.Error({file, 1, 1}, e.path + ": " + e.message);
   if (!w.ok()) return absl::InvalidArgumentError("cannot read the nft JSON listing");

@@ -116,5 +116,66 @@ TEST(NftJson, DeepNestingIsRefusedNotACrash) {
   EXPECT_TRUE(ParseRuleset(rule_nested(100), "l.json", std::nullopt, ok)) << ok.Format().substr(0, 500);
 }
 
+// {"flush": {"ruleset": null}} as nft -j -f runs it: whatever came before
+// is gone (a leading one is what `nft -j -f` users write first); with a
+// family, only that family's tables go; a flush of anything else is
+// refused at its path.
+TEST(NftJson, FlushRulesetDropsWhatCameBefore) {
+  auto read = [](const std::string& json, ir::Diagnostics& diags) {
+    return NftJsonToText(json, diags.AddFile("l.json", ""), diags);
+  };
+  const std::string table_ip = R"({"table": {"family": "ip", "name": "old"}})";
+  std::string body = Listing("");
+  body = body.substr(body.find("{\"table\""));  // the objects after metainfo, and "]}"
+  ir::Diagnostics d1;
+  absl::StatusOr<NftJsonText> leading =
+      read(R"({"nftables": [{"metainfo": {"json_schema_version": 1}}, {"flush": {"ruleset": null}}, )" + body, d1);
+  ASSERT_TRUE(leading.ok()) << d1.Format();
+  EXPECT_EQ(leading->text.substr(0, 15), "table inet f {\n");
+
+  ir::Diagnostics d2;
+  absl::StatusOr<NftJsonText> middle =
+      read(R"({"nftables": [)" + table_ip + R"(, {"flush": {"ruleset": null}}, )" + body, d2);
+  ASSERT_TRUE(middle.ok()) << d2.Format();
+  EXPECT_EQ(middle->text.find("table ip old"), std::string::npos) << middle->text;
+
+  ir::Diagnostics d3;
+  absl::StatusOr<NftJsonText> family = read(
+      R"({"nftables": [)" + table_ip + R"(, {"table": {"family": "inet", "name": "keep"}},
+          {"flush": {"ruleset": {"family": "ip"}}}, )" + body, d3);
+  ASSERT_TRUE(family.ok()) << d3.Format();
+  EXPECT_EQ(family->text.find("table ip old"), std::string::npos) << family->text;
+  EXPECT_NE(family->text.find("table inet keep {"), std::string::npos) << family->text;
+
+  ir::Diagnostics d4;
+  EXPECT_FALSE(read(R"({"nftables": [{"flush": {"table": {"family": "ip", "name": "x"}}}]})", d4).ok());
+  EXPECT_NE(d4.Format().find("nftables[0].flush: a flush of something other than the ruleset"),
+            std::string::npos) << d4.Format();
+}
+
+// A ct helper or expectation without "l3proto" (nft's parser_json.c sends
+// none, and the kernel takes the table's family): the text without one,
+// read as the same object as the text says.
+TEST(NftJson, CtHelperWithoutL3protoIsTheTablesFamily) {
+  const std::string json = R"({"nftables": [{"table": {"family": "ip", "name": "t"}},
+    {"ct helper": {"family": "ip", "table": "t", "name": "ftp", "type": "ftp", "protocol": "tcp"}},
+    {"ct helper": {"family": "ip", "table": "t", "name": "ftp6", "type": "ftp", "protocol": "tcp",
+                   "l3proto": "ip6"}}]})";
+  ir::Diagnostics diags;
+  absl::StatusOr<NftJsonText> text = NftJsonToText(json, diags.AddFile("l.json", ""), diags);
+  ASSERT_TRUE(text.ok()) << diags.Format();
+  EXPECT_EQ(text->text,
+            "table ip t {\n"
+            "\tct helper ftp { type \"ftp\" protocol tcp; }\n"
+            "\tct helper ftp6 { type \"ftp\" protocol tcp; l3proto ip6; }\n"
+            "}\n");
+  ir::Diagnostics d2;
+  std::optional<ir::Ruleset> rs = ParseRuleset(json, "l.json", std::nullopt, d2);
+  ASSERT_TRUE(rs) << d2.Format();
+  ASSERT_EQ(rs->tables[0].objects.size(), 2u);
+  EXPECT_EQ(rs->tables[0].objects[0].l3proto, 0);
+  EXPECT_EQ(rs->tables[0].objects[1].l3proto, 10);
+}
+
 }  // namespace
 }  // namespace rulejit::frontends
