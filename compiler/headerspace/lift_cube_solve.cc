@@ -17,6 +17,11 @@ using ir::Overloaded;
 bool RuleLifter::Probe(const Sym& sym, Value v, uint8_t* regs) const {
   Point point = base_point_;
   if (!sym.constant) point[static_cast<int>(sym.dim)] = v;
+  // The owner's ids are read only from a socket (the load constrained the
+  // region to socket 1 already).
+  if (!sym.constant && (sym.dim == Dim::kSkUid || sym.dim == Dim::kSkGid)) {
+    point[static_cast<int>(Dim::kSocket)] = 1;
+  }
   // As BuildModelPacket and ModelPacket::View, without allocating.
   uint8_t frame[kModelMaxLen];
   PacketView view = packet::ParseEthernet(frame, BuildModelFrame(point, frame));
