@@ -53,6 +53,10 @@
 
 #include "absl/container/inlined_vector.h"
 
+namespace rulejit {
+struct HostModel;
+}
+
 namespace rulejit::headerspace {
 
 enum class Dim : uint8_t {
@@ -161,6 +165,9 @@ struct Space {
   // input (early demux may attach an established socket). Prerouting and
   // forward never have one (ip_forward drops a packet with skb->sk).
   bool socket = false;
+  // The host the rulesets run on (`diff --host`): fib answers from its
+  // routes and addresses (lift_cube_fib.cc). Null: fib is not modelled.
+  const HostModel* host = nullptr;
 
   Value Max(Dim dim) const;  // largest value of the dimension, any family
 };

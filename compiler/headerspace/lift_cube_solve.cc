@@ -7,6 +7,7 @@
 #include "compiler/headerspace/lift_cube_internal.h"
 #include "compiler/headerspace/packet_model.h"
 #include "ir/expr_eval.h"
+#include "ir/fib_eval.h"
 #include "ir/util.h"
 #include "packet/parse.h"
 
@@ -42,6 +43,9 @@ bool RuleLifter::Probe(const Sym& sym, Value v, uint8_t* regs) const {
               return ir::EvalCtLoad(c, pkt.meta, mut, regs);
             },
             [&](const ir::Bitwise& b) { return ir::EvalBitwise(b, regs); },
+            [&](const ir::Fib& f) {
+              return ir::EvalFib(f, hook_, view, pkt.meta, *space_.host, regs);
+            },
             [&](const ir::Byteorder& b) { return ir::EvalByteorder(b, regs); },
             [&](const ir::Immediate& i) {
               uint8_t* dst = ir::RegBytes(regs, i.dreg,
@@ -116,6 +120,7 @@ std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
       return std::nullopt;
     }
   }
+  if (sym.fib) return FibSolve(sym, test);
   if (Searchable(sym) && monotone) {
     if (std::optional<IntervalSet> set = monotone()) return set;
   }
