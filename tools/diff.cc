@@ -44,6 +44,7 @@
 #include "tools/commands.h"
 #include "tools/diagnostic_output.h"
 #include "tools/diff_path.h"
+#include "tools/host_option.h"
 #include "tools/json.h"
 
 namespace rulejit::tools {
@@ -310,12 +311,15 @@ int RunDiff(const Args& args, Streams io) {
   absl::StatusOr<LoadInput> format = FormatOption(args);
   if (!format.ok()) return UsageError(kName, format.status().message(), io.err);
   const bool path_diff = args.has("path");
-  if (!path_diff && args.has("host")) return UsageError(kName, "--host needs --path", io.err);
   absl::StatusOr<analysis::SpaceOptions> options = analysis::SpaceOptions{};
   if (!path_diff) options = ReadOptions(args);
   if (!options.ok()) {
     return UsageError(kName, options.status().message(), io.err);
   }
+  // At one hook, --host is the host fib asks (lifted exactly on it).
+  absl::StatusOr<std::shared_ptr<const HostModel>> host = LoadHostOption(args.value("host"));
+  if (!host.ok()) return UsageError(kName, host.status().message(), io.err);
+  if (!path_diff) options->host = host->get();
   DiagnosticOutput diags(args.has("json"), io.err);
   if (std::optional<std::string> file = args.value("against-kernel")) {
     return RunAgainstKernel(args, *file, *format, *options, diags, io);
@@ -335,7 +339,7 @@ Command DiffCommand() {
   return Command{
       .name = kName,
       .synopsis = "diff OLD NEW | --against-kernel FILE [--hook H | --path "
-                  "forward|input|output [--host FILE|local]] [--iif IF] [--oif IF] [--json] "
+                  "forward|input|output] [--host FILE|local] [--iif IF] [--oif IF] [--json] "
                   "[--pcap OUT] [--format F] [--ipset FILE]",
       .summary = "exact difference of two rulesets (or of FILE as rulejit and as the "
                  "kernel read it): differing regions, witness packets, deciding rules "

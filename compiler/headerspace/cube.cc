@@ -31,6 +31,9 @@ const char* DimName(Dim dim) {
     case Dim::kEtherSaddr: return "ether saddr";
     case Dim::kLength: return "meta length";
     case Dim::kCtStatus: return "ct status";
+    case Dim::kSocket: return "socket";
+    case Dim::kSkUid: return "meta skuid";
+    case Dim::kSkGid: return "meta skgid";
   }
   return "?";
 }
@@ -183,6 +186,9 @@ Value Space::Max(Dim dim) const {
     case Dim::kOifName: return static_cast<uint32_t>(oif.size()) - 1;
     case Dim::kCtState: return kCtStateDomain.size() - 1;
     case Dim::kCtStatus: return kCtStatusMax;
+    case Dim::kSocket: return socket ? 1 : 0;
+    case Dim::kSkUid:
+    case Dim::kSkGid: return socket ? 0xffffffffu : 0;
   }
   return 0;
 }
@@ -236,7 +242,8 @@ bool Overlaps(const Cube& a, const Cube& b) {
                                    Dim::kIifName, Dim::kOifName, Dim::kCtState,
                                    Dim::kMark,    Dim::kFamily,  Dim::kTtl,
                                    Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
-                                   Dim::kLength,  Dim::kCtStatus};
+                                   Dim::kLength,  Dim::kCtStatus, Dim::kSocket,
+                                   Dim::kSkUid,   Dim::kSkGid};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -603,6 +610,14 @@ std::string DescribeCube(const Cube& cube, const Space& space) {
       // Said by the address names, or alone when nothing else is.
       continue;
     }
+    if (dim == Dim::kSocket) {
+      // A skuid or skgid test implies the socket: said by it.
+      const bool owner = !cube.get(Dim::kSkUid).IsFull(space.Max(Dim::kSkUid)) ||
+                         !cube.get(Dim::kSkGid).IsFull(space.Max(Dim::kSkGid));
+      if (s == IntervalSet::Single(1) && owner) continue;
+      parts.push_back(s.Contains(0) ? "(no socket)" : "(a local socket)");
+      continue;
+    }
     std::string name = DimName(dim);
     if (ipv6 && (dim == Dim::kSaddr || dim == Dim::kDaddr)) {
       name = dim == Dim::kSaddr ? "ip6 saddr" : "ip6 daddr";
@@ -674,6 +689,10 @@ std::string DescribePoint(const Point& p, const Space& space) {
   if (at(Dim::kPktType) != 0) absl::StrAppend(&out, " pkttype ", PktTypeName(at(Dim::kPktType)));
   if (at(Dim::kLength) != (ipv6 ? kMinLength6 : kMinLength4)) {
     absl::StrAppend(&out, " length ", Dec(at(Dim::kLength)));
+  }
+  if (at(Dim::kSocket) == 1) {
+    absl::StrAppend(&out, " socket skuid ", Dec(at(Dim::kSkUid)), " skgid ",
+                    Dec(at(Dim::kSkGid)));
   }
   if (space.link && at(Dim::kEtherSaddr) != kModelSrcMac) {
     absl::StrAppend(&out, " ether saddr ", MacText(at(Dim::kEtherSaddr)));

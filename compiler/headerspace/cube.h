@@ -28,7 +28,11 @@
 //   where the hook has no link header, whose loads then fail), meta length
 //   (the IP packet's length: IPv4 40..65535, IPv6 60..65575; the model
 //   pads the transport region with zeros up to it), ct status (16 bits,
-//   coordinate: CtStatusOf; only packets with a conntrack entry have one).
+//   coordinate: CtStatusOf; only packets with a conntrack entry have one),
+//   socket (0: no local socket with a file, 1: one, whose owner meta skuid
+//   / skgid and iptables' owner match read; only 0 where the hook has no
+//   socket, see Space::socket), meta skuid and skgid (32 bits each, the
+//   socket file's fsuid / fsgid; meaningful only with socket 1).
 // Every other header byte, length, and metadata is outside the space:
 // rules that read them are "not reasoned about exactly".
 //
@@ -49,14 +53,18 @@
 
 #include "absl/container/inlined_vector.h"
 
+namespace rulejit {
+struct HostModel;
+}
+
 namespace rulejit::headerspace {
 
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
   kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
-  kCtStatus,
+  kCtStatus, kSocket, kSkUid, kSkGid,
 };
-inline constexpr int kDims = 17;
+inline constexpr int kDims = 20;
 
 // ct status: the kernel's 16 status bits (IPS_EXPECTED .. IPS_HW_OFFLOAD),
 // as a coordinate with the bits in reverse order (IPS_EXPECTED is the
@@ -152,6 +160,14 @@ struct Space {
   bool ipv4 = true;   // the families in the space
   bool ipv6 = false;
   bool link = true;   // the hook sees the link header (not output/postrouting)
+  // A packet may carry a local socket with a file (meta skuid / skgid and
+  // xt_owner read it): output and postrouting (locally sent packets), and
+  // input (early demux may attach an established socket). Prerouting and
+  // forward never have one (ip_forward drops a packet with skb->sk).
+  bool socket = false;
+  // The host the rulesets run on (`diff --host`): fib answers from its
+  // routes and addresses (lift_cube_fib.cc). Null: fib is not modelled.
+  const HostModel* host = nullptr;
 
   Value Max(Dim dim) const;  // largest value of the dimension, any family
 };

@@ -145,6 +145,9 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
   space.has_iif = HookHasInputDevice(options.hook);
   space.has_oif = HookHasOutputDevice(options.hook);
   space.link = LinkVisible(options.hook);
+  space.host = options.host;
+  space.socket = options.hook == ir::Hook::kInput || options.hook == ir::Hook::kOutput ||
+                 options.hook == ir::Hook::kPostrouting;
   auto domain = [](bool has, const std::optional<std::string>& fixed,
                    const std::vector<NameCandidate>& cands) {
     if (!has) return std::vector<NameValue>{{"", "(none)"}};

@@ -195,9 +195,7 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::TcpMss&) {
             return Fail("TCPMSS writes packet bytes (a side effect later rules may see)");
           },
-          [&](const ir::Fib&) {
-            return Fail("fib asks the host's routes (not a header-space field)");
-          },
+          [&](const ir::Fib& e) { return Fib(e); },
           [&](const ir::CtSet& e) {
             if (e.key == ir::CtKey::kMark && reads_ct_mark_) {
               return Fail("sets ct mark, which rules of this ruleset read "

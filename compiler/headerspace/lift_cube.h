@@ -57,6 +57,8 @@ struct SpaceOptions {
   // Device names the domains must hold exactly (a host model's devices,
   // which a path's routing decision makes the output device).
   std::vector<std::string> device_names;
+  // The host fib asks (Space::host); null: fib rules are not exact.
+  const HostModel* host = nullptr;
 };
 
 // The domains for comparing `rulesets` at a hook: interface-name classes

@@ -162,6 +162,18 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
       sym.load_monotone = sym.host_endian = true;
       sym.load_len = 4;
       break;
+    case ir::MetaKey::kSkUid:
+    case ir::MetaKey::kSkGid:
+      // Along a path the socket follows the packet from output to
+      // postrouting (and input's early demux): not modelled there.
+      if (path_effects_) return Fail("meta skuid / skgid along a path is not modelled");
+      // Only a packet with a local socket that has a file has an owner: for
+      // the others the load breaks the rule (nft_meta_get_eval_skugid).
+      if (!Constrain(Sym{.dim = Dim::kSocket}, IntervalSet::Single(1))) return false;
+      sym.dim = e.key == ir::MetaKey::kSkUid ? Dim::kSkUid : Dim::kSkGid;
+      sym.load_monotone = sym.host_endian = true;  // a host-order word
+      sym.load_len = 4;
+      break;
     case ir::MetaKey::kIifName: sym.dim = Dim::kIifName; break;
     case ir::MetaKey::kOifName: sym.dim = Dim::kOifName; break;
     // The kernel gives the loopback device index 1 in every namespace

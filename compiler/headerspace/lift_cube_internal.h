@@ -57,6 +57,9 @@ struct Sym {
   // (the model gives "lo" index 1, as every kernel does, and no other name
   // a known index): only compared by equality with 1.
   bool ifindex = false;
+  // A fib result (lift_cube_fib.cc) over an address dimension: constant
+  // between the breakpoints of the host's routes, solved piece by piece.
+  bool fib = false;
 };
 
 using Region = std::vector<Cube>;  // disjoint cubes
@@ -122,6 +125,7 @@ class RuleLifter {
   bool Other(const ir::Expr& e, size_t i);  // statements
   bool Statement(const ir::Expr& e);
   bool Exthdr(const ir::Exthdr& e);  // IPv6 extension headers: none in the model
+  bool Fib(const ir::Fib& e);        // on the host model (lift_cube_fib.cc)
 
  private:
   using Test = std::function<bool(const uint8_t* regs)>;
@@ -163,6 +167,11 @@ class RuleLifter {
   std::optional<std::vector<MergedPart>> SplitMerged(const Sym& sym, uint32_t cmp_len);
   bool MergedCmp(const Sym& sym, const ir::Cmp& e);
   bool Constrain(const Sym& sym, const IntervalSet& set);
+  // The values of a fib symbol's address dimension that pass `test`: one
+  // probe per piece between the host's breakpoints.
+  IntervalSet FibSolve(const Sym& sym, const Test& test) const;
+  // The pieces of a fib symbol's address dimension (within the family).
+  std::vector<Interval> FibPieces(const Sym& sym) const;
   // meta iif / oif compared by equality with lo's index 1, or Fail.
   bool LoopbackIndexCmp(const Sym& sym, const ir::Cmp& e);
   // The values of the symbol's dimension that pass `test` (a constant

@@ -103,21 +103,29 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
         (set->interval() || s.chain.size() != 1)) {
       return Fail("looks up an interface name in an interval set");
     }
-    if (!s.constant && max > kEnumerateMax) {
+    if (!s.constant && !s.fib && max > kEnumerateMax) {
       return Fail(absl::StrCat("looks up ", DimName(s.dim),
                                " through an operation that is not a prefix "
                                "mask (not reasoned about exactly yet)"));
     }
+    // Each value of the dimension, or for a fib each piece between the
+    // host's breakpoints (constant there): the element the probe finds.
     alignas(8) uint8_t regs[ir::kRegBytes];
-    for (Value v = 0; v <= max; ++v) {
-      if (!s.constant && !family_cube_.get(s.dim).Contains(v)) continue;
-      if (!Probe(s, v, regs)) continue;
+    auto take = [&](Value lo, Value hi) {
+      if (!Probe(s, lo, regs)) return;
       ir::Lookup plain = e;
       plain.invert = false;
       plain.dreg.reset();
       int element = -1;
       ir::EvalLookup(plain, *set, *index, regs, &element);
-      if (element >= 0) per_element[element].Add(v, v);
+      if (element >= 0) per_element[element].Add(lo, hi);
+    };
+    if (!s.constant && s.fib) {
+      for (const Interval& piece : FibPieces(s)) take(piece.lo, piece.hi);
+    } else {
+      for (Value v = 0; v <= max; ++v) {
+        if (s.constant || family_cube_.get(s.dim).Contains(v)) take(v, v);
+      }
     }
     for (const IntervalSet& in : per_element) taken = taken.Union(in);
   }

@@ -7,6 +7,7 @@
 #include "compiler/headerspace/lift_cube_internal.h"
 #include "compiler/headerspace/packet_model.h"
 #include "ir/expr_eval.h"
+#include "ir/fib_eval.h"
 #include "ir/util.h"
 #include "packet/parse.h"
 
@@ -17,6 +18,11 @@ using ir::Overloaded;
 bool RuleLifter::Probe(const Sym& sym, Value v, uint8_t* regs) const {
   Point point = base_point_;
   if (!sym.constant) point[static_cast<int>(sym.dim)] = v;
+  // The owner's ids are read only from a socket (the load constrained the
+  // region to socket 1 already).
+  if (!sym.constant && (sym.dim == Dim::kSkUid || sym.dim == Dim::kSkGid)) {
+    point[static_cast<int>(Dim::kSocket)] = 1;
+  }
   // As BuildModelPacket and ModelPacket::View, without allocating.
   uint8_t frame[kModelMaxLen];
   PacketView view = packet::ParseEthernet(frame, BuildModelFrame(point, frame));
@@ -37,6 +43,9 @@ bool RuleLifter::Probe(const Sym& sym, Value v, uint8_t* regs) const {
               return ir::EvalCtLoad(c, pkt.meta, mut, regs);
             },
             [&](const ir::Bitwise& b) { return ir::EvalBitwise(b, regs); },
+            [&](const ir::Fib& f) {
+              return ir::EvalFib(f, hook_, view, pkt.meta, *space_.host, regs);
+            },
             [&](const ir::Byteorder& b) { return ir::EvalByteorder(b, regs); },
             [&](const ir::Immediate& i) {
               uint8_t* dst = ir::RegBytes(regs, i.dreg,
@@ -111,6 +120,7 @@ std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
       return std::nullopt;
     }
   }
+  if (sym.fib) return FibSolve(sym, test);
   if (Searchable(sym) && monotone) {
     if (std::optional<IntervalSet> set = monotone()) return set;
   }

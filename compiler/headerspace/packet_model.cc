@@ -171,6 +171,9 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   m.ct_valid = state != ir::kCtStateInvalid && state != ir::kCtStateUntracked;
   m.ct_mark = Bswap(static_cast<uint32_t>(at(Dim::kCtMark)));
   m.ct_status = CtStatusOf(static_cast<uint64_t>(at(Dim::kCtStatus)));
+  m.has_socket = at(Dim::kSocket) == 1;
+  m.sk_uid = static_cast<uint32_t>(at(Dim::kSkUid));
+  m.sk_gid = static_cast<uint32_t>(at(Dim::kSkGid));
   m.pkttype = kPktTypeDomain[std::min<size_t>(static_cast<size_t>(at(Dim::kPktType)), 2)];
   return m;
 }

@@ -24,6 +24,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -149,12 +150,20 @@ struct RawSenders {
   Fd v6;
 };
 
-absl::StatusOr<RawSenders> OpenRawSenders(const std::string& ns) {
+// The sockets' files take the thread's fsuid and fsgid at creation (what
+// the owner match reads): set to `uid` / `gid` around socket(), then back
+// to root's (CAP_NET_RAW is no file-system capability, so it stays).
+absl::StatusOr<RawSenders> OpenRawSenders(const std::string& ns, uint32_t uid, uint32_t gid) {
   absl::StatusOr<NetnsEntry> in = NetnsEntry::Enter(ns);
   if (!in.ok()) return in.status();
+  setfsgid(gid);
+  setfsuid(uid);
   RawSenders s{Fd(socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW)),
                Fd(socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW))};
-  if (!s.v4.valid() || !s.v6.valid()) return absl::ErrnoToStatus(errno, "raw IP socket");
+  const int err = errno;
+  setfsuid(0);
+  setfsgid(0);
+  if (!s.v4.valid() || !s.v6.valid()) return absl::ErrnoToStatus(err, "raw IP socket");
   return s;
 }
 
@@ -387,7 +396,8 @@ absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
   }
   std::optional<RawSenders> from_fw;
   if (options.send_from_fw) {
-    absl::StatusOr<RawSenders> senders = OpenRawSenders(net->fw());
+    absl::StatusOr<RawSenders> senders =
+        OpenRawSenders(net->fw(), options.fw_socket_uid, options.fw_socket_gid);
     if (!senders.ok()) return senders.status();
     from_fw = *std::move(senders);
   }

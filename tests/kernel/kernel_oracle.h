@@ -142,6 +142,10 @@ struct OracleOptions {
   // `delivered`: a local destination's packet came back through lo to
   // fw's input hook. The frames' link headers are ignored.
   bool send_from_fw = false;
+  // With send_from_fw: the file credentials (fsuid, fsgid) of fw's raw
+  // sockets, which meta skuid / skgid and iptables' owner match read.
+  uint32_t fw_socket_uid = 0;
+  uint32_t fw_socket_gid = 0;
   // `ipset save` output restored in fw (`ipset restore`) before the
   // ruleset is loaded, for rulesets with -m set ("": none).
   std::string ipset_restore;

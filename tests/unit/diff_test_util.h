@@ -63,9 +63,11 @@ inline std::string InputChain(const std::string& rules, const std::string& polic
   return FamilyChain("ip", rules, policy, extra_chains);
 }
 
-inline std::unique_ptr<const Program> Compile(const ir::Ruleset& rs) {
+inline std::unique_ptr<const Program> Compile(const ir::Ruleset& rs,
+                                              const HostModel* host = nullptr) {
   CompileOptions options;
   options.backend = Backend::kInterp;  // the reference semantics
+  if (host != nullptr) options.host = std::make_shared<const HostModel>(*host);
   auto p = Program::Compile(RulesetOf(rs), options);
   EXPECT_TRUE(p.ok()) << p.status();
   return p.ok() ? *std::move(p) : nullptr;
@@ -86,9 +88,9 @@ inline Verdict ToVerdict(ir::VerdictCode v) {
 // Runs every witness through both rulesets; verdicts and deciding rules
 // must be the diff's.
 inline void CheckWitnesses(const ir::Ruleset& old_rs, const ir::Ruleset& new_rs,
-                    const DiffResult& d, ir::Hook hook) {
-  auto a = Compile(old_rs);
-  auto b = Compile(new_rs);
+                    const DiffResult& d, ir::Hook hook, const HostModel* host = nullptr) {
+  auto a = Compile(old_rs, host);
+  auto b = Compile(new_rs, host);
   ASSERT_TRUE(a && b);
   for (const DiffRegion& r : d.regions) {
     ASSERT_FALSE(r.cube.empty());
@@ -114,7 +116,7 @@ inline DiffResult Diff(const ir::Ruleset& a, const ir::Ruleset& b,
   DiffResult d = DiffRulesets(a, b, options);
   EXPECT_TRUE(d.exact()) << (d.old_inexact.empty() ? d.new_inexact[0].reason
                                                    : d.old_inexact[0].reason);
-  CheckWitnesses(a, b, d, options.hook);
+  CheckWitnesses(a, b, d, options.hook, options.host);
   return d;
 }
 
