@@ -1,6 +1,8 @@
 // Cubes indexed by their source address bounds (see cube_index.h).
 #include "compiler/headerspace/cube_index.h"
 
+#include <utility>
+
 namespace rulejit::headerspace {
 namespace {
 
@@ -15,7 +17,22 @@ int BitWidth(Value v) {
   return low == 0 ? n : n + 64 - __builtin_clzll(low);
 }
 
+// The width of the dimension's values, for comparing how narrow a query
+// is in each (addresses: IPv6 when the query reaches past 2^32).
+double Range(Dim dim, Value hi) {
+  switch (dim) {
+    case Dim::kSaddr:
+    case Dim::kDaddr: return hi >> 32 ? 0x1p128 : 0x1p32;
+    case Dim::kSport:
+    case Dim::kDport: return 65536.0;
+    default: return static_cast<double>(hi) + 1;
+  }
+}
+
 }  // namespace
+
+CubeIndex::CubeIndex(std::vector<Dim> dims)
+    : dims_(std::move(dims)), by_start_(dims_.size()) {}
 
 CubeIndex::Key CubeIndex::KeyOf(const Cube& cube, Dim dim) {
   const IntervalSet::Intervals& ivs = cube.get(dim).intervals();
@@ -35,8 +52,8 @@ int CubeIndex::Add(Cube cube) {
     cubes_.push_back(std::move(cube));
     alive_.push_back(1);
   }
-  for (int i = 0; i < kIndexes; ++i) {
-    Key key = KeyOf(cubes_[id], kIndexed[i]);
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    Key key = KeyOf(cubes_[id], dims_[i]);
     by_start_[i][key.length_class].emplace(key.lo, id);
   }
   ++live_;
@@ -46,21 +63,19 @@ int CubeIndex::Add(Cube cube) {
 template <class F>
 void CubeIndex::Candidates(const Cube& query, F f) const {
   // The dimension where the query is narrowest for its range.
-  int best = 0;
+  size_t best = 0;
   double best_fraction = 2;
-  for (int i = 0; i < kIndexes; ++i) {
-    const IntervalSet::Intervals& ivs = query.get(kIndexed[i]).intervals();
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    const IntervalSet::Intervals& ivs = query.get(dims_[i]).intervals();
     if (ivs.empty()) return;
     const Value width = ivs.back().hi - ivs.front().lo;
-    const double range = kIndexed[i] == Dim::kDport ? 65536.0
-                         : ivs.back().hi >> 32 ? 0x1p128 : 0x1p32;
-    const double fraction = static_cast<double>(width) / range;
+    const double fraction = static_cast<double>(width) / Range(dims_[i], ivs.back().hi);
     if (fraction < best_fraction) {
       best = i;
       best_fraction = fraction;
     }
   }
-  const IntervalSet::Intervals& ivs = query.get(kIndexed[best]).intervals();
+  const IntervalSet::Intervals& ivs = query.get(dims_[best]).intervals();
   const Value lo = ivs.front().lo, hi = ivs.back().hi;
   for (int c = 0; c < kClasses; ++c) {
     const auto& map = by_start_[best][c];
@@ -69,18 +84,21 @@ void CubeIndex::Candidates(const Cube& query, F f) const {
     // before lo - 2^c end before lo.
     Value span = c >= 128 ? kValueMax : (Value{1} << c);
     Value from = lo > span ? lo - span + 1 : 0;
-    for (auto it = map.lower_bound(from); it != map.end() && it->first <= hi; ++it) {
+    for (auto it = map.lower_bound({from, 0}); it != map.end() && it->first <= hi; ++it) {
       if (!f(it->second)) return;
     }
   }
 }
 
-std::vector<int> CubeIndex::Overlapping(const Cube& query) const {
+std::vector<int> CubeIndex::Overlapping(const Cube& query, size_t* scanned) const {
   std::vector<int> out;
+  size_t n = 0;
   Candidates(query, [&](int id) {
+    ++n;
     if (Overlaps(cubes_[id], query)) out.push_back(id);
     return true;
   });
+  if (scanned) *scanned += n;
   return out;
 }
 
@@ -94,15 +112,9 @@ bool CubeIndex::AnyOverlapping(const Cube& query) const {
 }
 
 Cube CubeIndex::Take(int id) {
-  for (int i = 0; i < kIndexes; ++i) {
-    Key key = KeyOf(cubes_[id], kIndexed[i]);
-    auto& map = by_start_[i][key.length_class];
-    for (auto it = map.lower_bound(key.lo); it != map.end() && it->first == key.lo; ++it) {
-      if (it->second == id) {
-        map.erase(it);
-        break;
-      }
-    }
+  for (size_t i = 0; i < dims_.size(); ++i) {
+    Key key = KeyOf(cubes_[id], dims_[i]);
+    by_start_[i][key.length_class].erase({key.lo, id});
   }
   alive_[id] = 0;
   free_.push_back(id);

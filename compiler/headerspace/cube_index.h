@@ -10,8 +10,8 @@
 //   }
 //
 // How: each cube is filed under the bounding interval of its set in each
-// of three dimensions (source and destination address, destination port),
-// in a sorted map per length class (class c holds intervals shorter than
+// indexed dimension (source and destination address unless the constructor
+// names others), in a sorted map per length class (class c holds intervals shorter than
 // 2^c). A query picks the dimension where it is narrowest (relative to the
 // dimension's range), looks in each non-empty class of that dimension only
 // at starts that can reach its own interval, then checks the whole cube.
@@ -19,18 +19,28 @@
 #define RULEJIT_COMPILER_HEADERSPACE_CUBE_INDEX_H_
 
 #include <array>
+#include <cstddef>
+#include <initializer_list>
 #include <vector>
 
-#include "absl/container/btree_map.h"
+#include <utility>
+
+#include "absl/container/btree_set.h"
 #include "compiler/headerspace/cube.h"
 
 namespace rulejit::headerspace {
 
 class CubeIndex {
  public:
+  CubeIndex() : CubeIndex({Dim::kSaddr, Dim::kDaddr}) {}
+  // Indexed by these dimensions (at least one).
+  explicit CubeIndex(std::initializer_list<Dim> dims)
+      : CubeIndex(std::vector<Dim>(dims)) {}
+  explicit CubeIndex(std::vector<Dim> dims);
   int Add(Cube cube);
-  // Ids of the cubes that overlap `query`, in no particular order.
-  std::vector<int> Overlapping(const Cube& query) const;
+  // Ids of the cubes that overlap `query`, in no particular order. Adds
+  // to `*scanned` the number of cubes looked at to find them (the cost).
+  std::vector<int> Overlapping(const Cube& query, size_t* scanned = nullptr) const;
   bool AnyOverlapping(const Cube& query) const;
   const Cube& at(int id) const { return cubes_[id]; }
   Cube Take(int id);  // removes the cube
@@ -40,8 +50,6 @@ class CubeIndex {
 
  private:
   static constexpr int kClasses = 129;
-  static constexpr Dim kIndexed[] = {Dim::kSaddr, Dim::kDaddr};
-  static constexpr int kIndexes = 2;
   struct Key {
     int length_class;
     Value lo;
@@ -55,8 +63,11 @@ class CubeIndex {
   std::vector<Cube> cubes_;
   std::vector<char> alive_;
   std::vector<int> free_;
-  using ByStart = std::array<absl::btree_multimap<Value, int>, kClasses>;
-  std::array<ByStart, kIndexes> by_start_;
+  // (start, id): ordered by start, and one entry found exactly to take it
+  // out (many cubes can share a start: a full dimension starts at 0).
+  using ByStart = std::array<absl::btree_set<std::pair<Value, int>>, kClasses>;
+  std::vector<Dim> dims_;
+  std::vector<ByStart> by_start_;  // one per dims_
   size_t live_ = 0;
 };
 

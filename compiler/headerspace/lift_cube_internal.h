@@ -184,6 +184,9 @@ class RuleLifter {
   // lowest one (at most 2^kMaskFreeBitsMax); nullopt when it doesn't apply.
   std::optional<IntervalSet> MaskedEquals(const Sym& sym, const ir::Cmp& e) const;
   bool ConcatLookup(const ir::Lookup& e, const ir::Set& set);
+  std::optional<Cube> ElementCube(const ir::Set& set, const ir::SetElement& el,
+                                  const std::vector<Sym>& fields,
+                                  const std::vector<uint32_t>& offsets, int first_word);
   // The values for which bytes [0, lo.size()) of the register `reg` holding
   // `sym` lie in [lo, hi] (memcmp order); nullopt after Fail.
   std::optional<IntervalSet> BytesBetween(const Sym& sym, ir::Reg reg,

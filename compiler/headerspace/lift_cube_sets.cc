@@ -1,15 +1,23 @@
 // Set lookups in cube lifting: plain sets, verdict maps (a branch per
 // element), concatenated keys (see lift_cube_internal.h).
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/headerspace/cube_index.h"
 #include "compiler/headerspace/lift_cube_internal.h"
 #include "ir/expr_eval.h"
 #include "ir/util.h"
 
 namespace rulejit::headerspace::cube_lift {
 namespace {
+
+// Index candidates looked at while making a concatenated set's elements
+// disjoint, past which the lookup is not reasoned about (elements that
+// all overlap make this quadratic; ~0.3 s of work at the bound).
+constexpr size_t kConcatScanBudget = size_t{1} << 25;
 
 // The values of [lo, hi] not in `taken` (disjoint intervals, lo -> hi);
 // then [lo, hi] is taken too. O(log n) and the intervals it swallows, so a
@@ -147,6 +155,38 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
   return true;
 }
 
+// The cube of one element of a concatenated set: the product of its
+// fields' value sets (empty when it matches nothing, nullopt on failure).
+std::optional<Cube> RuleLifter::ElementCube(const ir::Set& set, const ir::SetElement& el,
+                                            const std::vector<Sym>& fields,
+                                            const std::vector<uint32_t>& offsets,
+                                            int first_word) {
+  const ir::Bytes& hi_key = set.interval() && el.key_end ? *el.key_end : el.key;
+  Cube cube = Cube::Full(space_);
+  if (el.key.size() < set.key_len || hi_key.size() < set.key_len) {
+    cube.set(Dim::kSaddr) = {};  // never found
+    return cube;
+  }
+  for (size_t f = 0; f < fields.size(); ++f) {
+    // Interval sets compare each field over its own length (pipapo);
+    // exact sets the whole padded key.
+    const uint32_t len = set.interval() ? set.field_lens[f] : ir::Pad4(set.field_lens[f]);
+    const ir::Reg reg = static_cast<ir::Reg>(8 + first_word + offsets[f] / 4);
+    std::optional<IntervalSet> in =
+        BytesBetween(fields[f], reg, KeyBytes(el.key, offsets[f], len),
+                     KeyBytes(hi_key, offsets[f], len), !set.interval());
+    if (!in) return std::nullopt;
+    const Dim d = fields[f].constant ? Dim::kSaddr : fields[f].dim;
+    if (fields[f].constant) {
+      if (in->empty()) cube.set(d) = {};
+    } else {
+      cube.set(d) = cube.get(d).Intersect(*in);
+    }
+    if (cube.get(d).empty()) return cube;
+  }
+  return cube;
+}
+
 // `a . b . c` keys: each field is its own symbol in consecutive register
 // words; an element is the product of its fields' value sets.
 bool RuleLifter::ConcatLookup(const ir::Lookup& e, const ir::Set& set) {
@@ -167,39 +207,37 @@ bool RuleLifter::ConcatLookup(const ir::Lookup& e, const ir::Set& set) {
     return Fail("concatenated set whose field lengths don't add up to its key");
   }
   const bool vmap = e.dreg && *e.dreg == ir::kVerdictReg;
-  Region elements;  // disjoint, first element winning
-  std::vector<int> owner;  // element of each cube of `elements`
-  for (size_t i = 0; i < set.elements.size(); ++i) {
-    const ir::SetElement& el = set.elements[i];
-    const ir::Bytes& hi_key =
-        set.interval() && el.key_end ? *el.key_end : el.key;
-    if (el.key.size() < set.key_len || hi_key.size() < set.key_len) continue;
-    Cube cube = Cube::Full(space_);
-    bool none = false;
-    for (size_t f = 0; f < fields.size() && !none; ++f) {
-      // Interval sets compare each field over its own length (pipapo);
-      // exact sets the whole padded key.
-      const uint32_t len = set.interval() ? set.field_lens[f]
-                                          : ir::Pad4(set.field_lens[f]);
-      const ir::Reg reg = static_cast<ir::Reg>(8 + first_word + offsets[f] / 4);
-      std::optional<IntervalSet> in =
-          BytesBetween(fields[f], reg, KeyBytes(el.key, offsets[f], len),
-                       KeyBytes(hi_key, offsets[f], len), !set.interval());
-      if (!in) return false;
-      if (fields[f].constant) {
-        none = in->empty();
-      } else {
-        Dim d = fields[f].dim;
-        cube.set(d) = cube.get(d).Intersect(*in);
-        none = cube.get(d).empty();
-      }
+  std::vector<Dim> dims;  // the fields' dimensions, to index elements by
+  for (const Sym& f : fields) {
+    if (!f.constant && std::find(dims.begin(), dims.end(), f.dim) == dims.end()) {
+      dims.push_back(f.dim);
     }
-    if (none) continue;
-    for (Cube& piece : Restrict({cube}, elements, true, space_)) {
-      elements.push_back(std::move(piece));
+  }
+  if (dims.empty()) dims.push_back(Dim::kSaddr);  // every field a constant
+  // Disjoint, first element winning: each element less the pieces of
+  // earlier ones it overlaps, found through an index (only those change
+  // it), so sets whose elements mostly don't overlap cost n log n.
+  CubeIndex pieces(dims);
+  std::vector<int> owner;  // element of each piece
+  size_t scanned = 0;
+  for (size_t i = 0; i < set.elements.size(); ++i) {
+    std::optional<Cube> cube = ElementCube(set, set.elements[i], fields, offsets, first_word);
+    if (!cube) return false;
+    if (cube->empty()) continue;
+    Region overlapping;
+    for (int id : pieces.Overlapping(*cube, &scanned)) overlapping.push_back(pieces.at(id));
+    if (scanned > kConcatScanBudget) {
+      return Fail(absl::StrCat("looks up ", e.set, ", whose ", set.elements.size(),
+                               " elements overlap too much to be made disjoint (element ", i + 1,
+                               " reached ", kConcatScanBudget,
+                               " comparisons; not reasoned about exactly)"));
+    }
+    for (Cube& piece : Restrict({*cube}, overlapping, true, space_)) {
+      pieces.Add(std::move(piece));
       owner.push_back(static_cast<int>(i));
     }
   }
+  const Region elements = pieces.TakeAll();  // ids are 0.. in order: nothing was taken
   if (!vmap) {
     region_ = Restrict(region_, elements, e.invert, space_);
     if (region_.empty()) never_ = true;

@@ -507,6 +507,64 @@ TEST(DiffMapTest, ConcatenatedIntervalsAndNegatedLookup) {
   EXPECT_TRUE(Diff(a, b).regions.empty());
 }
 
+// Elements of a concatenated interval map that overlap (the kernel takes
+// an element that holds earlier ones, not one that starts or ends inside
+// one): the first one wins where they do, so a later one's verdict holds
+// only outside the earlier ones (lift_cube_sets.cc).
+TEST(DiffMapTest, OverlappingConcatenatedElementsFirstWins) {
+  const std::string elements[] = {"10.1.0.0/16 . 25-28 : drop", "192.168.1.0/24 . 50 : accept",
+                                  "10.0.0.0/8 . 20-30 : accept", "192.168.0.0/16 . 1-100 : drop",
+                                  "10.0.0.0/7 . 0-1000 : drop"};
+  std::string list, rules, reversed;
+  for (const std::string& el : elements) {
+    list += (list.empty() ? "" : ", ") + el;
+    const size_t dot = el.find(" . "), colon = el.find(" : ");
+    const std::string rule = "    ip saddr " + el.substr(0, dot) + " tcp dport " +
+                             el.substr(dot + 3, colon - dot - 3) + " " + el.substr(colon + 3) + "\n";
+    rules += rule;
+    reversed = rule + reversed;
+  }
+  const std::string map = "  map m { type ipv4_addr . inet_service : verdict; flags interval;\n"
+                          "    elements = { " + list + " } }\n";
+  ir::Ruleset a = Nft(InputChain("    ip saddr . tcp dport vmap @m\n", "accept", map));
+  EXPECT_TRUE(Diff(a, Nft(InputChain(rules))).regions.empty());
+  // The later elements winning instead: differs where they overlap, in
+  // 10.0.0.0/8 . 20-30 outside 10.1.0.0/16 . 25-28, and 192.168.1.0/24 . 50.
+  DiffResult d = Diff(a, Nft(InputChain(reversed)));
+  std::vector<std::string> got;
+  for (const DiffRegion& r : d.regions) got.push_back(DescribeCube(r.cube, d.space));
+  std::sort(got.begin(), got.end());
+  EXPECT_THAT(got, ::testing::Contains("ip saddr 192.168.1.0/24 tcp dport 50"));
+  EXPECT_THAT(got, ::testing::Not(::testing::Contains(::testing::HasSubstr("10.1.0.0/16 tcp dport 25-28"))));
+}
+
+// The same map lifted: its branches, one per element piece, are disjoint,
+// and each element's verdict covers only what earlier elements leave.
+TEST(DiffMapTest, OverlappingConcatenatedElementsLiftToDisjointBranches) {
+  ir::Ruleset a = Nft(InputChain(
+      "    ip saddr . tcp dport vmap @m\n", "accept",
+      "  map m { type ipv4_addr . inet_service : verdict; flags interval;\n"
+      "    elements = { 10.1.0.0/16 . 25-28 : drop, 10.0.0.0/8 . 20-30 : accept,\n"
+      "                 10.0.0.0/7 . 0-1000 : drop } }\n"));
+  const analysis::Space space = analysis::BuildSpace({&a}, {.hook = ir::Hook::kInput});
+  const analysis::Lifter lifter(a, space, ir::Hook::kInput);
+  const analysis::LiftedRule lifted = lifter.Lift(0, a.tables[0].chains[0].rules[0]);
+  ASSERT_TRUE(lifted.exact) << lifted.reason;
+  size_t accepts = 0;
+  for (size_t i = 0; i < lifted.branches.size(); ++i) {
+    const analysis::LiftedBranch& b = lifted.branches[i];
+    for (size_t k = 0; k < i; ++k) {
+      EXPECT_FALSE(headerspace::Overlaps(b.match, lifted.branches[k].match))
+          << DescribeCube(b.match, space) << " / " << DescribeCube(lifted.branches[k].match, space);
+    }
+    if (b.verdict != ir::VerdictCode::kAccept) continue;
+    ++accepts;
+    const std::string text = DescribeCube(b.match, space);
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("10.1.0.0/16 tcp dport 25-28")));
+  }
+  EXPECT_GT(accepts, 0u);
+}
+
 TEST(DiffTest, MergedLoadsOfAdjacentFields) {
   // nft loads th sport and th dport as one 4-byte word when they follow
   // each other; in another order they are separate loads.
