@@ -109,9 +109,11 @@ TEST_F(DiffPathCliTest, BadFlagsExitTwo) {
   EXPECT_EQ(Run("diff old.nft new.nft --path sideways").exit_code, 2);
   EXPECT_EQ(Run("diff old.nft new.nft --path forward --hook input").exit_code, 2);
   EXPECT_EQ(Run("diff old.nft new.nft --path output --iif eth0").exit_code, 2);
-  EXPECT_EQ(Run("diff old.nft new.nft --host local").exit_code, 2);
+  EXPECT_EQ(Run("diff old.nft new.nft --host /nonexistent/host.json").exit_code, 2);
   // --hook diff is unchanged: the forward hook alone sees no mark set.
   EXPECT_EQ(Run("diff old.nft new.nft --hook forward").exit_code, 0);
+  // A host model at one hook (it decides fib) is no longer a path's alone.
+  EXPECT_EQ(Run("diff old.nft new.nft --hook forward --host local").exit_code, 0);
 }
 
 }  // namespace
