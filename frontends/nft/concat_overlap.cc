@@ -9,7 +9,6 @@
 #include "frontends/nft/concat_overlap.h"
 
 #include <algorithm>
-#include <cstring>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -17,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "frontends/nft/linearize.h"
+#include "ir/expr_eval.h"
 
 namespace rulejit::frontends::nft {
 namespace {
@@ -27,35 +27,7 @@ constexpr uint64_t kBudget = uint64_t{1} << 30;
 // Up to this many comparisons a call checks directly.
 constexpr uint64_t kDirectLimit = uint64_t{1} << 22;
 
-struct Fields {
-  std::vector<uint32_t> offset;  // of each field in the key
-  std::vector<uint32_t> len;     // its real length (pipapo ignores padding)
-};
-
-Fields FieldsOf(const ir::Set& set) {
-  Fields f;
-  uint32_t off = 0;
-  for (uint32_t len : set.field_lens) {
-    f.offset.push_back(off);
-    f.len.push_back(len);
-    off += (len + 3) & ~3u;
-  }
-  return f;
-}
-
 const ir::Bytes& EndOf(const ir::SetElement& e) { return e.key_end ? *e.key_end : e.key; }
-
-int CompareField(const Fields& f, size_t field, const ir::Bytes& a, const ir::Bytes& b) {
-  return std::memcmp(a.data() + f.offset[field], b.data() + f.offset[field], f.len[field]);
-}
-
-// Whether element `e` holds the key `p`, field by field.
-bool Holds(const Fields& f, const ir::SetElement& e, const ir::Bytes& p) {
-  for (size_t k = 0; k < f.len.size(); ++k) {
-    if (CompareField(f, k, e.key, p) > 0 || CompareField(f, k, EndOf(e), p) < 0) return false;
-  }
-  return true;
-}
 
 bool SameData(const ir::SetElement& a, const ir::SetElement& b) {
   return a.data == b.data && a.verdict == b.verdict && a.object == b.object;
@@ -77,8 +49,8 @@ std::optional<ConcatClash> Verdict(const ir::Set& set, size_t j, std::optional<s
 }
 
 // The first field's bytes of a key, ordered as pipapo orders them.
-std::string_view FirstField(const Fields& f, const ir::Bytes& key) {
-  return std::string_view(reinterpret_cast<const char*>(key.data()), f.len[0]);
+std::string_view FirstField(const ir::Set& set, const ir::Bytes& key) {
+  return std::string_view(reinterpret_cast<const char*>(key.data()), set.field_lens[0]);
 }
 
 // For each element j of [before, end): the lowest earlier element holding
@@ -91,12 +63,12 @@ struct Holders {
   std::vector<std::optional<size_t>> start_in, end_in;  // by j - before
 };
 
-bool SweepHolders(const ir::Set& set, const Fields& f, size_t before, Holders& out) {
+bool SweepHolders(const ir::Set& set, size_t before, Holders& out) {
   const size_t end = set.elements.size();
   std::vector<size_t> by_start(end);
   for (size_t i = 0; i < end; ++i) by_start[i] = i;
   std::sort(by_start.begin(), by_start.end(), [&](size_t a, size_t b) {
-    return FirstField(f, set.elements[a].key) < FirstField(f, set.elements[b].key);
+    return FirstField(set, set.elements[a].key) < FirstField(set, set.elements[b].key);
   });
   struct Point {
     std::string_view first;
@@ -105,8 +77,8 @@ bool SweepHolders(const ir::Set& set, const Fields& f, size_t before, Holders& o
   };
   std::vector<Point> points;
   for (size_t j = before; j < end; ++j) {
-    points.push_back({FirstField(f, set.elements[j].key), j, false});
-    points.push_back({FirstField(f, EndOf(set.elements[j])), j, true});
+    points.push_back({FirstField(set, set.elements[j].key), j, false});
+    points.push_back({FirstField(set, EndOf(set.elements[j])), j, true});
   }
   std::sort(points.begin(), points.end(),
             [](const Point& a, const Point& b) { return a.first < b.first; });
@@ -116,24 +88,26 @@ bool SweepHolders(const ir::Set& set, const Fields& f, size_t before, Holders& o
   size_t next = 0;
   uint64_t work = 0;
   for (const Point& p : points) {
-    for (; next < end && FirstField(f, set.elements[by_start[next]].key) <= p.first; ++next) {
-      active.emplace(FirstField(f, EndOf(set.elements[by_start[next]])), by_start[next]);
+    for (; next < end && FirstField(set, set.elements[by_start[next]].key) <= p.first; ++next) {
+      active.emplace(FirstField(set, EndOf(set.elements[by_start[next]])), by_start[next]);
     }
     while (!active.empty() && active.begin()->first < p.first) active.erase(active.begin());
     const ir::Bytes& key = p.is_end ? EndOf(set.elements[p.element]) : set.elements[p.element].key;
     std::optional<size_t>& holder = (p.is_end ? out.end_in : out.start_in)[p.element - before];
     for (const auto& [unused, i] : active) {
       if (++work > kBudget) return false;
-      if (i < p.element && (!holder || i < *holder) && Holds(f, set.elements[i], key)) holder = i;
+      if (i < p.element && (!holder || i < *holder) &&
+          ir::ConcatElementHolds(set, set.elements[i], key.data())) {
+        holder = i;
+      }
     }
   }
   return true;
 }
 
-std::optional<size_t> LowestHolderDirect(const ir::Set& set, const Fields& f, const ir::Bytes& p,
-                                         size_t limit) {
+std::optional<size_t> LowestHolderDirect(const ir::Set& set, const ir::Bytes& p, size_t limit) {
   for (size_t i = 0; i < limit; ++i) {
-    if (Holds(f, set.elements[i], p)) return i;
+    if (ir::ConcatElementHolds(set, set.elements[i], p.data())) return i;
   }
   return std::nullopt;
 }
@@ -142,7 +116,6 @@ std::optional<size_t> LowestHolderDirect(const ir::Set& set, const Fields& f, co
 
 std::optional<ConcatClash> FindConcatClash(const ir::Set& set, size_t before) {
   if (!set.interval() || set.field_lens.size() < 2) return std::nullopt;
-  const Fields f = FieldsOf(set);
   for (const ir::SetElement& e : set.elements) {
     if (e.key.size() < set.key_len || EndOf(e).size() < set.key_len) return std::nullopt;
   }
@@ -151,15 +124,15 @@ std::optional<ConcatClash> FindConcatClash(const ir::Set& set, size_t before) {
   if (direct_cost <= kDirectLimit) {
     for (size_t j = before; j < end; ++j) {
       const ir::SetElement& e = set.elements[j];
-      std::optional<size_t> start_in = LowestHolderDirect(set, f, e.key, j);
+      std::optional<size_t> start_in = LowestHolderDirect(set, e.key, j);
       std::optional<size_t> end_in =
-          start_in ? std::nullopt : LowestHolderDirect(set, f, EndOf(e), j);
+          start_in ? std::nullopt : LowestHolderDirect(set, EndOf(e), j);
       if (auto clash = Verdict(set, j, start_in, end_in)) return clash;
     }
     return std::nullopt;
   }
   Holders holders;
-  if (!SweepHolders(set, f, before, holders)) return ConcatClash{.element = before, .too_costly = true};
+  if (!SweepHolders(set, before, holders)) return ConcatClash{.element = before, .too_costly = true};
   for (size_t j = before; j < end; ++j) {
     if (auto clash = Verdict(set, j, holders.start_in[j - before], holders.end_in[j - before])) {
       return clash;
