@@ -642,12 +642,10 @@ SetIndex::SetIndex(const Set& set) : set_(set) {
   }
 }
 
-// Intervals of concatenations match field by field over each field's real
-// length (pipapo ignores the padding).
-bool SetIndex::FieldwiseMatch(const SetElement& el, const uint8_t* key) const {
+bool ConcatElementHolds(const Set& set, const SetElement& el, const uint8_t* key) {
   const Bytes& hi = el.key_end ? *el.key_end : el.key;
   uint32_t off = 0;
-  for (uint32_t field_len : set_.field_lens) {
+  for (uint32_t field_len : set.field_lens) {
     if (!InRange(key, el.key, hi, off, field_len)) return false;
     off += Pad4(field_len);
   }
@@ -663,7 +661,7 @@ int SetIndex::Find(const uint8_t* key) const {
     }
     case Kind::kFieldwise:
       for (size_t i = 0; i < set_.elements.size(); ++i) {
-        if (FieldwiseMatch(set_.elements[i], key)) return static_cast<int>(i);
+        if (ConcatElementHolds(set_, set_.elements[i], key)) return static_cast<int>(i);
       }
       return -1;
     case Kind::kScan:

@@ -178,6 +178,11 @@ bool QuotaPasses(const Quota& e, uint32_t skb_len, QuotaCount& count);
 // has an IPsec path.
 bool FlowOffloads(const PacketView& pkt, const PacketMeta& meta);
 
+// Whether an interval element of a concatenated set holds `key` (key_len
+// bytes): field by field, over each field's real length, as the kernel's
+// pipapo sets match (the padding is ignored).
+bool ConcatElementHolds(const Set& set, const SetElement& el, const uint8_t* key);
+
 // A set built for lookups: a hash of exact keys (hash sets), intervals
 // sorted by start for a binary search (rbtree sets: nf_tables intervals
 // never overlap; if they do, every interval is scanned in order), or, for
@@ -193,7 +198,6 @@ class SetIndex {
  private:
   struct Interval { std::string from, to; int element; };
   enum class Kind { kExact, kSorted, kScan, kFieldwise };
-  bool FieldwiseMatch(const SetElement& el, const uint8_t* key) const;
 
   const Set& set_;
   Kind kind_;

@@ -120,6 +120,9 @@ class Linearizer {
   const ir::Set* FindSet(const std::string& name) const;
   bool FillSet(ir::Set& set, const SetType& st, const std::vector<Element>& elems);
   bool CheckOverlaps(const ir::Set& set);
+  // concat_overlap.cc: elements [before, ..) of a concatenated interval
+  // set the kernel would refuse, as a located error.
+  bool CheckConcatElements(const ir::Set& set, size_t before);
   // Merges touching and overlapping intervals of a one-field interval set.
   void MergeIntervals(ir::Set& set);
 

@@ -211,7 +211,7 @@ bool Linearizer::AddAnonSet(const SetType& st, const std::vector<Element>& elems
   }
   if (!FillSet(set, st, elems)) return false;
   if (set.interval() && !st.is_map && st.fields.size() == 1) MergeIntervals(set);
-  if (!CheckOverlaps(set)) return false;
+  if (!CheckOverlaps(set) || !CheckConcatElements(set, 0)) return false;
   *name = set.name;
   pending_sets_.push_back(std::move(set));
   return true;

@@ -240,7 +240,7 @@ bool Parser::ParseSetBlock(ir::Table& table, const std::string& name,
   if (auto_merge && set.interval() && !st.is_map && st.fields.size() == 1) {
     lin_.MergeIntervals(set);
   }
-  if (!lin_.CheckOverlaps(set)) return false;
+  if (!lin_.CheckOverlaps(set) || !lin_.CheckConcatElements(set, 0)) return false;
   if (have_type) set_types_[SetKey(table, name)] = st;
   interval_index_.erase(SetKey(table, name));
   if (existing != nullptr) {
@@ -386,7 +386,8 @@ bool Parser::FillSetAtomically(ir::Set& set, const SetType& st, const std::vecto
   if (before == 0 || !checked_interval) interval_index_.erase(SetKey(*table_, set.name));
   if (lin_.FillSet(set, st, elems) &&
       (!checked_interval || (before > 0 ? CheckAddedIntervals(*table_, set, before)
-                                        : lin_.CheckOverlaps(set)))) {
+                                        : lin_.CheckOverlaps(set))) &&
+      lin_.CheckConcatElements(set, before)) {
     return true;
   }
   set.elements.resize(before);
