@@ -4,7 +4,9 @@
 // tests/kernel/rpfilter_kernel_test.cc.
 #include <string>
 
+#include "emit/ipt_print.h"
 #include "gtest/gtest.h"
+#include "ir/reader.h"
 #include "tests/unit/iptables_test_util.h"
 
 namespace rulejit::frontends::iptables_test {
@@ -74,6 +76,37 @@ TEST(IptablesRpfilter, ValidInRawAndManglePreroutingOnly) {
 
 TEST(IptablesRpfilter, OptionsTakeNoNegation) {
   EXPECT_NE(Rpf("-m rpfilter ! --loose -j DROP").find("ERROR"), std::string::npos);
+}
+
+// Every expression of the lowering reads back from its printed form.
+TEST(IptablesRpfilter, ExpressionsReadBack) {
+  for (IpVersion v : {IpVersion::kIpv4, IpVersion::kIpv6}) {
+    Parsed p = Parse(Wrap("-m rpfilter --validmark --accept-local -j DROP", "raw", "PREROUTING"),
+                     v);
+    ASSERT_TRUE(p.rs.ok()) << p.diags;
+    for (const ir::Node& n : p.rs->tables.at(0).chains.at(0).rules.at(0).exprs) {
+      const std::string printed = ir::PrintExpr(n.expr);
+      absl::StatusOr<ir::Expr> back = ir::ParseExprLine(printed);
+      ASSERT_TRUE(back.ok()) << printed << ": " << back.status();
+      EXPECT_EQ(ir::PrintExpr(*back), printed);
+    }
+  }
+}
+
+// `--emit iptables` prints the match back as iptables-save wrote it.
+TEST(IptablesRpfilter, PrintedBack) {
+  for (const char* options : {"", " --loose", " --validmark --invert", " --accept-local",
+                              " --loose --validmark --accept-local --invert"}) {
+    for (bool ipv6 : {false, true}) {
+      const std::string rule = absl::StrCat("-A PREROUTING -m rpfilter", options, " -j DROP");
+      Parsed p = Parse(absl::StrCat("*raw\n:PREROUTING ACCEPT [0:0]\n", rule, "\nCOMMIT\n"),
+                       ipv6 ? IpVersion::kIpv6 : IpVersion::kIpv4);
+      ASSERT_TRUE(p.rs.ok()) << p.diags;
+      absl::StatusOr<std::string> out = emit::PrintIptables(*p.rs);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_NE(out->find(rule + "\n"), std::string::npos) << *out;
+    }
+  }
 }
 
 }  // namespace
