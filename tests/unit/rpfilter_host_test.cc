@@ -17,17 +17,21 @@ namespace {
 using testing::BuildFrame;
 using testing::FrameSpec;
 
-// lo (1), eth0 (2) 10.0.0.1/24, eth1 (3) 192.168.1.1/24 and
-// 2001:db8:1::1/64; no default route.
+// lo (1), eth0 (2) 10.0.0.1/24 and fe80::2/64, eth1 (3) 192.168.1.1/24,
+// 2001:db8:1::1/64 and fe80::3/64; no default route. fe80::/64 is on two
+// devices: a link-local source binds the lookup to the input device in
+// the kernel and in the model alike, so that is exact.
 constexpr char kHost[] = R"({"addr": [
   {"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],"addr_info":[
     {"family":"inet","local":"127.0.0.1","prefixlen":8},
     {"family":"inet6","local":"::1","prefixlen":128}]},
   {"ifindex":2,"ifname":"eth0","link_type":"ether","address":"02:00:00:00:00:02",
-   "addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24}]},
+   "addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24},
+    {"family":"inet6","local":"fe80::2","prefixlen":64}]},
   {"ifindex":3,"ifname":"eth1","link_type":"ether","address":"02:00:00:00:01:02","addr_info":[
     {"family":"inet","local":"192.168.1.1","prefixlen":24},
-    {"family":"inet6","local":"2001:db8:1::1","prefixlen":64}]}]})";
+    {"family":"inet6","local":"2001:db8:1::1","prefixlen":64},
+    {"family":"inet6","local":"fe80::3","prefixlen":64}]}]})";
 
 HostModel Host() {
   absl::StatusOr<HostModel> host = ParseHostJson(kHost);
@@ -109,6 +113,13 @@ TEST(RpfilterHost, Ipv6AsTheKernelAnswers) {
   EXPECT_TRUE(Matches("", "2001:db8:7::9", "::1", 1));                   // lo
   EXPECT_FALSE(Matches("", "2001:db8:1::1", "2001:db8:2::1", 3));        // local
   EXPECT_TRUE(Matches("--accept-local", "2001:db8:1::1", "2001:db8:2::1", 2));
+  // Link-local sources: the route on the input device.
+  EXPECT_TRUE(Matches("", "fe80::9", "2001:db8:2::1", 2));
+  EXPECT_TRUE(Matches("", "fe80::9", "2001:db8:2::1", 3));
+  // fw's own link-local address on another device: local there only.
+  EXPECT_TRUE(Matches("", "fe80::3", "2001:db8:2::1", 2));
+  EXPECT_FALSE(Matches("", "fe80::3", "2001:db8:2::1", 3));
+  EXPECT_TRUE(Matches("--accept-local", "fe80::3", "2001:db8:2::1", 3));
 }
 
 TEST(RpfilterHost, RefusedWhereTheHostIsNotAnsweredExactly) {
