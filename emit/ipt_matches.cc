@@ -17,6 +17,8 @@
 //   meta load skuid (nothing reads it)      -m owner --socket-exists
 //   fib daddr [. iif] type; cmp or lookup   -m addrtype --dst-type T[,U]
 //                                           [--limit-iface-in]
+//   fib saddr ... oif present; ...          -m rpfilter [--loose] ...
+//   (exactly ir::RpfilterExprs)
 //   transport port; lookup {anonymous set}  -m multiport --dports A,B:C
 //   tcpmss clamp / set N                    -j TCPMSS ...
 //   recent OP name N ...                    -m recent --OP ... --name N
@@ -31,6 +33,8 @@
 #include "absl/strings/str_join.h"
 #include "emit/ipt_print_internal.h"
 #include "emit/nft_value.h"
+#include "ir/equal.h"
+#include "ir/rpfilter_ir.h"
 
 namespace rulejit::emit::ipt_internal {
 
@@ -230,6 +234,42 @@ absl::Status AddrtypeMatch(IptRule& r, const ir::Fib& f) {
                                  dev == ir::kFibOif ? " --limit-iface-out" : ""));
   r.at += 2;
   return absl::OkStatus();
+}
+
+std::optional<absl::Status> RpfilterMatch(IptRule& r, const ir::Fib& f) {
+  if (f.result != ir::FibResult::kOif || f.dreg != 1 ||
+      (f.flags & (ir::kFibSaddr | ir::kFibPresent)) != (ir::kFibSaddr | ir::kFibPresent)) {
+    return std::nullopt;
+  }
+  ir::RpfilterFlags flags{.loose = !(f.flags & ir::kFibIif),
+                          .validmark = (f.flags & ir::kFibMark) != 0};
+  const ir::TableSets actual(r.table);
+  for (bool local : {false, true}) {
+    for (bool invert : {false, true}) {
+      flags.accept_local = local;
+      flags.invert = invert;
+      ir::Table scratch;
+      auto add = [&](ir::Set s) {
+        s.name = absl::StrCat("__set", scratch.sets.size());
+        scratch.sets.push_back(s);
+        return s.name;
+      };
+      const std::vector<ir::Expr> want = ir::RpfilterExprs(r.ipv6(), flags, add);
+      if (r.at + want.size() > r.nodes.size()) continue;
+      const ir::TableSets wanted(scratch);
+      bool same = true;
+      for (size_t i = 0; same && i < want.size(); ++i) {
+        same = ir::SameExpr(wanted, want[i], actual, r.nodes[r.at + i].expr);
+      }
+      if (!same) continue;
+      r.words.push_back(absl::StrCat("-m rpfilter", flags.loose ? " --loose" : "",
+                                     flags.validmark ? " --validmark" : "",
+                                     local ? " --accept-local" : "", invert ? " --invert" : ""));
+      r.at += want.size();
+      return absl::OkStatus();
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<absl::Status> MultiportMatch(IptRule& r, const ir::PayloadLoad& p) {

@@ -361,7 +361,8 @@ absl::StatusOr<std::string> PrintIptRule(const ir::Table& table, const ir::Chain
     } else if (const auto* c = std::get_if<ir::CtLoad>(&e)) {
       s = c->key == ir::CtKey::kMark && c->dir == ir::CtDir::kNone ? ipt_internal::MarkLoad(r, true) : CtMatch(r, *c);
     } else if (const auto* f = std::get_if<ir::Fib>(&e)) {
-      s = ipt_internal::AddrtypeMatch(r, *f);
+      std::optional<absl::Status> rpf = ipt_internal::RpfilterMatch(r, *f);
+      s = rpf ? *rpf : ipt_internal::AddrtypeMatch(r, *f);
     } else if (const auto* x = std::get_if<ir::Exthdr>(&e)) {
       s = ipt_internal::RtMatch(r, *x);
     } else if (const auto* rc = std::get_if<ir::Recent>(&e)) {

@@ -57,6 +57,9 @@ std::optional<absl::Status> RawTarget(IptRule& r, const ir::Expr& e);
 absl::Status OwnerMatch(IptRule& r, const ir::MetaLoad& m);
 // -m addrtype --src-type / --dst-type [--limit-iface-in|out].
 absl::Status AddrtypeMatch(IptRule& r, const ir::Fib& f);
+// `-m rpfilter ...` where the rule holds ir::RpfilterExprs (ir/rpfilter_ir.h)
+// from `f` on; nullopt otherwise.
+std::optional<absl::Status> RpfilterMatch(IptRule& r, const ir::Fib& f);
 // -m multiport --sports / --dports: a port lookup in an anonymous set.
 std::optional<absl::Status> MultiportMatch(IptRule& r, const ir::PayloadLoad& p);
 // -m recent --set|--rcheck|--update|--remove ... --name N.

@@ -274,6 +274,7 @@ bool LowerIcmp(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp6(LowerCtx& ctx, const MatchUse& m);
 bool LowerOwner(LowerCtx& ctx, const MatchUse& m);
 bool LowerRt(LowerCtx& ctx, const MatchUse& m);      // match_rt.cc
+bool LowerRpfilter(LowerCtx& ctx, const MatchUse& m);  // match_rpfilter.cc
 // IPsec headers (match_ipsec.cc) and IPv6 extension headers
 // (match_ip6ext.cc), TCP's ECN bits and MSS option (match_tcpext.cc).
 bool LowerEsp(LowerCtx& ctx, const MatchUse& m);

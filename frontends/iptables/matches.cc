@@ -523,6 +523,10 @@ const std::vector<Module>& Modules() {
        {{"--src-type"}, {"--dst-type"}, {"--limit-iface-in", 0, false},
         {"--limit-iface-out", 0, false}},
        LowerAddrtype},
+      {"rpfilter",
+       {{"--loose", 0, false}, {"--validmark", 0, false}, {"--accept-local", 0, false},
+        {"--invert", 0, false}},
+       LowerRpfilter},
       {"rt",
        {{"--rt-type"}, {"--rt-segsleft"}, {"--rt-len"}, {"--rt-0-res", 0, false},
         {"--rt-0-addrs", 1, false}, {"--rt-0-not-strict", 0, false}},
@@ -585,7 +589,7 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 9> kReasons = {{
+  static constexpr std::array<Why, 8> kReasons = {{
       {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
                     "which keeps each connection (seen at this rule) until conntrack forgets it "
                     "or its TCP state closes; the interpreter sees one packet's ct state, not the "
@@ -596,8 +600,6 @@ std::string_view UnsupportedMatchReason(std::string_view module) {
       {"realm", "route realms are not in the host model"},
       {"physdev", "bridge ports are not in the host model (rulejit has no bridge path)"},
       {"socket", "local sockets are not in the host model"},
-      {"rpfilter", "the reverse path lookup with rpfilter's own rules (loopback, zero source, "
-                   "--accept-local) is not lowered"},
       {"ipv6header", "its walk over every extension header (past non-first fragments too) "
                      "has no IR expression"},
   }};

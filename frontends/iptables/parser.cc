@@ -713,6 +713,9 @@ class SaveParser {
           hook_limited_uses_.push_back({chain_name, limit, m.loc, "match"});
         }
       }
+      if (keep && !ctx.hook && m.name == "rpfilter") {
+        hook_limited_uses_.push_back({chain_name, "rpfilter", m.loc, "match"});
+      }
       if (keep && !ctx.hook && m.name == "policy") {
         hook_limited_uses_.push_back(
             {chain_name, iptables_internal::PolicyHookLimit(m), m.loc, "match"});
