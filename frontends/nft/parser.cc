@@ -16,9 +16,9 @@ using ir::FamilyFromName;
 
 Parser::Parser(ir::Diagnostics& diags, int file, std::string_view text,
                std::string base_dir, int depth)
-    : diags_(diags), file_(file), base_dir_(std::move(base_dir)), depth_(depth) {
-  LexError bad;
-  toks_ = Lex(text, file, &bad);
+    : diags_(diags), file_(file), base_dir_(std::move(base_dir)), depth_(depth),
+      toks_(text, file) {
+  const LexError& bad = toks_.error();
   if (bad.loc.line != 0) Error(bad.loc, bad.message);
 }
 
@@ -117,9 +117,10 @@ bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
   // The conformance files write `type T [: D] [flags F]` on one line and
   // declare maps and sets alike: a data type makes it a map.
   bool is_map = false;
-  for (size_t i = pos_; i < toks_.size(); ++i) {
-    is_map |= toks_[i].text == ":" && toks_[i].kind != Tok::kString;
-  }
+  toks_.Scan(pos_, [&](const Token& t) {
+    is_map |= t.text == ":" && t.kind != Tok::kString;
+    return true;
+  });
   while (!sink_.failed && SkipSeparators()) {
     if (AtWord("type") || AtWord("typeof")) {
       if (!ParseSetTypeSpec(&st, set, is_map)) return false;
@@ -160,9 +161,10 @@ bool Parser::ParseElementsOnly(ir::Table& table, std::string_view name) {
   SkipNewlines();
   ir::SourceLoc loc = Peek().loc;
   Token open{.kind = Tok::kPunct, .space_before = true, .loc = loc, .text = "{"};
-  toks_.insert(toks_.begin() + pos_, open);
-  Token close{.kind = Tok::kPunct, .space_before = true, .loc = toks_.back().loc, .text = "}"};
-  toks_.insert(toks_.end() - 1, close);
+  toks_.Insert(pos_, &open, 1);
+  Token close{.kind = Tok::kPunct, .space_before = true, .loc = toks_.end_token().loc,
+              .text = "}"};
+  toks_.Insert(toks_.size() - 1, &close, 1);
   if (!ParseElementBlock(table, *set)) return false;
   SkipSeparators();
   if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of elements");
