@@ -66,11 +66,13 @@ std::string SetFile(const std::string& decl, int n, F element, const std::string
 
 class SetMemoryTest : public CliTest {
  protected:
-  // `rulejit check` of `text` succeeds within the bounds.
-  void ExpectFits(const std::string& name, const std::string& text) {
+  // `rulejit COMMAND` (check, or compile to the IR text) of `text`
+  // succeeds within the bounds.
+  void ExpectFits(const std::string& name, const std::string& text,
+                  const std::string& command = "check") {
     const std::string path = Write(name, text);
     const double start = ChildCpuSeconds();
-    ToolResult r = Run({"check", path});
+    ToolResult r = Run({command, path});
     const double s = ChildCpuSeconds() - start;
     EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 2000);
     EXPECT_LT(s, kBoundSeconds) << name;
@@ -80,6 +82,13 @@ class SetMemoryTest : public CliTest {
 
 TEST_F(SetMemoryTest, MillionAddresses) {
   ExpectFits("set.nft", SetFile("    type ipv4_addr\n", kElements, Addr, "ip saddr @s"));
+}
+
+// The IR text is printed an element at a time into the output, not built
+// from a copy of the set (kernel elements) and then copied again: 415 MB
+// before, the same 284 MB as check now.
+TEST_F(SetMemoryTest, MillionAddressesCompile) {
+  ExpectFits("set.nft", SetFile("    type ipv4_addr\n", kElements, Addr, "ip saddr @s"), "compile");
 }
 
 TEST_F(SetMemoryTest, MillionPrefixesInAnIntervalSet) {
