@@ -29,6 +29,7 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
   rs_ = &rs;
   while (!sink_.failed && SkipSeparators()) {
     if (!ParseBlockItem()) break;
+    ReleaseConsumed(0);
   }
   if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs) &&
       CheckFlowOffloads(rs) && CheckLinkLayerChains(rs)) {
@@ -402,6 +403,7 @@ bool Parser::CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule)
 // `{ ITEM... }` of a table, its defines scoped to it (as nft's are).
 bool Parser::ParseTableBlock(size_t table_index) {
   PushScope();
+  const size_t floor = pos_;
   while (!sink_.failed) {
     SkipSeparators();
     if (AtBlockClose()) {
@@ -409,6 +411,7 @@ bool Parser::ParseTableBlock(size_t table_index) {
       return CloseBlock();
     }
     if (!ParseTableItem(table_index)) return false;
+    ReleaseConsumed(floor);  // a table of many chains or sets
   }
   return false;
 }

@@ -148,5 +148,23 @@ TEST(NftTokenStream, ErrorPastReleasedTokensIsLocated) {
                         "undefined variable '$W'");
 }
 
+// Tables, chains and the file let go of the tokens of each item parsed:
+// rules after thousands of others still see defines from before them, bind
+// chains and locate errors.
+TEST(NftTokenStream, ReleasedRulesKeepTheirMeaning) {
+  std::string text = "define P = 22\ntable ip t {\n chain c {\n";
+  for (int i = 0; i < 3000; ++i) text += "  ip saddr " + Addr(i) + " tcp dport $P accept\n";
+  text += "  ip daddr 1.2.3.4 jump { counter; ip saddr 5.6.7.8 drop; }\n";
+  text += " }\n}\nadd rule ip t c tcp dport $P drop\n";
+  auto r = nft_test::Parse(text);
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  ASSERT_EQ(t.chains.size(), 2u);
+  EXPECT_EQ(t.chains[0].rules.size(), 3002u);
+  EXPECT_EQ(t.chains[1].rules.size(), 2u);
+  nft_test::ExpectError(text + "add rule ip t c tcp dport $Q drop\n", 3008, 27,
+                        "undefined variable '$Q'");
+}
+
 }  // namespace
 }  // namespace rulejit
