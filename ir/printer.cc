@@ -494,11 +494,13 @@ struct NameOf {
 // --- sets -------------------------------------------------------------------
 
 // One element as the kernel holds it (intervals of plain interval sets are
-// split into a start element and an end marker with flag 1).
+// split into a start element and an end marker with flag 1), handed to a
+// callback one at a time rather than collected: a set of a million
+// elements is printed without a second copy of it.
 struct KernelElement {
-  Bytes key;
-  std::optional<Bytes> key_end;
-  std::string value;  // printed data/verdict pieces, "" for plain sets
+  const Bytes& key;
+  const Bytes* key_end;  // null: none
+  const SetElement* from;  // its data or verdict; null: none ("")
   uint32_t flags = 0;
 };
 
@@ -518,10 +520,8 @@ bool IncrementBigEndian(Bytes& bytes) {
   return false;
 }
 
-// Plain (non-concatenated) interval sets: sorted start elements, with an
-// end marker at end+1 wherever the next interval does not start right there,
-// and a leading marker at 0 when the first interval starts above 0.
-std::vector<KernelElement> SplitIntervals(const Set& set) {
+// The non-empty keys of a plain interval set, in key order.
+std::vector<const SetElement*> SortedStarts(const Set& set) {
   std::vector<const SetElement*> sorted;
   for (const SetElement& e : set.elements) {
     if (!e.key.empty()) sorted.push_back(&e);
@@ -532,45 +532,47 @@ std::vector<KernelElement> SplitIntervals(const Set& set) {
                          a->key.begin(), a->key.end(), b->key.begin(),
                          b->key.end());
                    });
-  std::vector<KernelElement> out;
+  return sorted;
+}
+
+// Plain (non-concatenated) interval sets: sorted start elements, with an
+// end marker at end+1 wherever the next interval does not start right there,
+// and a leading marker at 0 when the first interval starts above 0.
+template <typename Fn>
+void SplitIntervals(const Set& set, const std::vector<const SetElement*>& sorted, Fn fn) {
   std::optional<Bytes> gap_start;  // where the previous interval's end marker goes
   if (!sorted.empty()) {
     Bytes zero(sorted.front()->key.size(), 0);
     if (sorted.front()->key != zero) gap_start = zero;
   }
   for (const SetElement* e : sorted) {
-    if (gap_start && *gap_start != e->key) {
-      out.push_back({*gap_start, std::nullopt, "", kElemIntervalEnd});
-    }
-    out.push_back({e->key, std::nullopt, ElementValue(*e), 0});
+    if (gap_start && *gap_start != e->key) fn(KernelElement{*gap_start, nullptr, nullptr, kElemIntervalEnd});
+    fn(KernelElement{e->key, nullptr, e, 0});
     Bytes next = e->key_end.value_or(e->key);
     gap_start.reset();
     if (IncrementBigEndian(next)) gap_start = next;
   }
-  if (gap_start) out.push_back({*gap_start, std::nullopt, "", kElemIntervalEnd});
+  if (gap_start) fn(KernelElement{*gap_start, nullptr, nullptr, kElemIntervalEnd});
   // Catch-all elements (empty key) go last.
   for (const SetElement& e : set.elements) {
-    if (e.key.empty()) out.push_back({{}, std::nullopt, ElementValue(e), kElemCatchall});
+    if (e.key.empty()) fn(KernelElement{e.key, nullptr, &e, kElemCatchall});
   }
-  return out;
 }
 
-std::vector<KernelElement> KernelElements(const Set& set) {
-  bool concat = set.flags & kSetConcat;
-  if (set.interval() && !concat) return SplitIntervals(set);
-  std::vector<KernelElement> out;
+// Calls `fn` with each kernel element of `set`, in order.
+template <typename Fn>
+void ForEachKernelElement(const Set& set, const std::vector<const SetElement*>* sorted, Fn fn) {
+  if (sorted != nullptr) return SplitIntervals(set, *sorted, fn);
   for (const SetElement& e : set.elements) {
-    out.push_back({e.key, e.key_end, ElementValue(e),
-                   e.key.empty() ? kElemCatchall : 0u});
+    fn(KernelElement{e.key, e.key_end ? &*e.key_end : nullptr, &e,
+                     e.key.empty() ? kElemCatchall : 0u});
   }
-  return out;
 }
 
-std::string PrintElement(const KernelElement& e) {
-  std::string out = absl::StrCat("\telement ", ElementWords(e.key));
-  if (e.key_end) absl::StrAppend(&out, " - ", ElementWords(*e.key_end));
-  absl::StrAppend(&out, " : ", e.value, e.flags, " [end]");
-  return out;
+void AppendElement(std::string* out, const KernelElement& e) {
+  absl::StrAppend(out, "\telement ", ElementWords(e.key));
+  if (e.key_end != nullptr) absl::StrAppend(out, " - ", ElementWords(*e.key_end));
+  absl::StrAppend(out, " : ", e.from != nullptr ? ElementValue(*e.from) : "", e.flags, " [end]");
 }
 
 std::string ChainHeader(const Chain& chain) {
@@ -623,20 +625,33 @@ std::string PrintRule(const Table& table, const Chain& chain, const Rule& rule) 
   return out;
 }
 
+namespace {
+
 // Header "NAME TABLE FLAGS [size N]" (size for interval sets and maps, N =
 // the number of kernel elements), then "NAME TABLE 0" and one line of
 // tab-separated elements, as in the payload files.
-std::string PrintSet(const Table& table, const Set& set) {
-  std::vector<KernelElement> elements = KernelElements(set);
+void AppendSet(std::string* out, const Table& table, const Set& set) {
+  std::vector<const SetElement*> sorted;
+  const bool split = set.interval() && !(set.flags & kSetConcat);
+  if (split) sorted = SortedStarts(set);
+  const std::vector<const SetElement*>* starts = split ? &sorted : nullptr;
+  size_t count = 0;
+  ForEachKernelElement(set, starts, [&](const KernelElement&) { ++count; });
   std::string name = SetDisplayName(set.name);
-  std::string out = absl::StrFormat("%s %s %x", name, table.name, set.flags);
-  if (set.flags & (kSetInterval | kSetMap)) {
-    absl::StrAppend(&out, " size ", elements.size());
-  }
-  absl::StrAppend(&out, "\n", name, " ", table.name, " 0\n");
-  if (elements.empty()) return out;
-  for (const KernelElement& e : elements) absl::StrAppend(&out, PrintElement(e));
-  return out + "\n";
+  absl::StrAppend(out, absl::StrFormat("%s %s %x", name, table.name, set.flags));
+  if (set.flags & (kSetInterval | kSetMap)) absl::StrAppend(out, " size ", count);
+  absl::StrAppend(out, "\n", name, " ", table.name, " 0\n");
+  if (count == 0) return;
+  ForEachKernelElement(set, starts, [&](const KernelElement& e) { AppendElement(out, e); });
+  absl::StrAppend(out, "\n");
+}
+
+}  // namespace
+
+std::string PrintSet(const Table& table, const Set& set) {
+  std::string out;
+  AppendSet(&out, table, set);
+  return out;
 }
 
 std::string PrintRuleset(const Ruleset& ruleset) {
@@ -653,7 +668,9 @@ std::string PrintRuleset(const Ruleset& ruleset) {
                       f.flags != 0 ? absl::StrFormat(" flags 0x%x", f.flags) : "", "\n");
     }
     for (const Set& set : table.sets) {
-      if (!set.anonymous()) absl::StrAppend(&out, PrintSet(table, set), "\n");
+      if (set.anonymous()) continue;
+      AppendSet(&out, table, set);
+      absl::StrAppend(&out, "\n");
     }
     // Anonymous sets are printed once, before the first rule that uses them
     // (both by hash: a rule per anonymous set is a common shape).
@@ -668,7 +685,7 @@ std::string PrintRuleset(const Ruleset& ruleset) {
           const Set* set = sets.Find(table, lookup->set);
           if (set == nullptr || !set->anonymous()) continue;
           if (!printed.insert(set->name).second) continue;
-          absl::StrAppend(&out, PrintSet(table, *set));
+          AppendSet(&out, table, *set);
         }
         absl::StrAppend(&out, PrintRule(table, chain, rule), "\n");
       }

@@ -68,6 +68,7 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
   if (!AcceptPunct("{")) return true;  // `add chain T C` without a body
   const size_t chain_index = chain - table->chains.data();
   PushScope();
+  const size_t floor = pos_;
   while (!sink_.failed) {
     SkipSeparators();
     if (AtBlockClose()) {
@@ -76,6 +77,7 @@ bool Parser::ParseChainBlock(size_t table_index, const std::string& name,
     }
     if (Peek().kind == Tok::kEnd) return ErrorUnexpected("'}'");
     if (!ParseChainItem(table_index, chain_index)) return false;
+    ReleaseConsumed(floor);  // a chain of many rules
   }
   return false;
 }

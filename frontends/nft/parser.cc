@@ -16,9 +16,9 @@ using ir::FamilyFromName;
 
 Parser::Parser(ir::Diagnostics& diags, int file, std::string_view text,
                std::string base_dir, int depth)
-    : diags_(diags), file_(file), base_dir_(std::move(base_dir)), depth_(depth) {
-  LexError bad;
-  toks_ = Lex(text, file, &bad);
+    : diags_(diags), file_(file), base_dir_(std::move(base_dir)), depth_(depth),
+      toks_(text, file) {
+  const LexError& bad = toks_.error();
   if (bad.loc.line != 0) Error(bad.loc, bad.message);
 }
 
@@ -29,6 +29,7 @@ bool Parser::ParseFile(ir::Ruleset& rs) {
   rs_ = &rs;
   while (!sink_.failed && SkipSeparators()) {
     if (!ParseBlockItem()) break;
+    ReleaseConsumed(0);
   }
   if (!sink_.failed && depth_ == 0 && CheckJumpTargets(rs) && CheckHookLimits(rs) &&
       CheckFlowOffloads(rs) && CheckLinkLayerChains(rs)) {
@@ -117,9 +118,10 @@ bool Parser::ParseSetDeclOnly(ir::Table& table, std::string_view name) {
   // The conformance files write `type T [: D] [flags F]` on one line and
   // declare maps and sets alike: a data type makes it a map.
   bool is_map = false;
-  for (size_t i = pos_; i < toks_.size(); ++i) {
-    is_map |= toks_[i].text == ":" && toks_[i].kind != Tok::kString;
-  }
+  toks_.Scan(pos_, [&](const Token& t) {
+    is_map |= t.text == ":" && t.kind != Tok::kString;
+    return true;
+  });
   while (!sink_.failed && SkipSeparators()) {
     if (AtWord("type") || AtWord("typeof")) {
       if (!ParseSetTypeSpec(&st, set, is_map)) return false;
@@ -160,9 +162,10 @@ bool Parser::ParseElementsOnly(ir::Table& table, std::string_view name) {
   SkipNewlines();
   ir::SourceLoc loc = Peek().loc;
   Token open{.kind = Tok::kPunct, .space_before = true, .loc = loc, .text = "{"};
-  toks_.insert(toks_.begin() + pos_, open);
-  Token close{.kind = Tok::kPunct, .space_before = true, .loc = toks_.back().loc, .text = "}"};
-  toks_.insert(toks_.end() - 1, close);
+  toks_.Insert(pos_, &open, 1);
+  Token close{.kind = Tok::kPunct, .space_before = true, .loc = toks_.end_token().loc,
+              .text = "}"};
+  toks_.Insert(toks_.size() - 1, &close, 1);
   if (!ParseElementBlock(table, *set)) return false;
   SkipSeparators();
   if (Peek().kind != Tok::kEnd) return ErrorUnexpected("end of elements");
@@ -400,6 +403,7 @@ bool Parser::CheckJumpsAddedBefore(const ir::Table& table, const ir::Rule& rule)
 // `{ ITEM... }` of a table, its defines scoped to it (as nft's are).
 bool Parser::ParseTableBlock(size_t table_index) {
   PushScope();
+  const size_t floor = pos_;
   while (!sink_.failed) {
     SkipSeparators();
     if (AtBlockClose()) {
@@ -407,6 +411,7 @@ bool Parser::ParseTableBlock(size_t table_index) {
       return CloseBlock();
     }
     if (!ParseTableItem(table_index)) return false;
+    ReleaseConsumed(floor);  // a table of many chains or sets
   }
   return false;
 }

@@ -82,6 +82,10 @@ class Parser {
   // Replaces the token at the cursor by `n` tokens (none: removes it), the
   // cursor on the first of them; O(n) however long the file is.
   void SpliceAtCursor(const Token* repl, size_t n);
+  // Lets go of the tokens consumed from `floor` on, but the last two and
+  // those of pending chain bindings (TokenStream::Release). The caller
+  // holds no reference to any of them.
+  void ReleaseConsumed(size_t floor);
   // One level deeper in `{ }` or `( )` for as long as it lives: `ok()` is
   // false (and a located error recorded) past kMaxNesting (limits.h), so
   // that the recursive descent cannot run out of stack.
@@ -132,7 +136,7 @@ class Parser {
   bool ParseTypeofExpr(std::vector<Field>* fields);
   bool ParseElementBlock(ir::Table& table, ir::Set& set);
   bool ParseDeclaredElements(ir::Set& set, const SetType& st, std::vector<Element>* pending);
-  bool KeysFixedAfterElements(size_t* count) const;
+  bool KeysFixedAfterElements(size_t* count);
   bool EncodeChunk(ir::Set& set, const SetType& st, std::vector<Element>& chunk);
   bool ParseAddedElements(ir::Set& set, const SetType& st);
   bool FillSetAtomically(ir::Set& set, const SetType& st, const std::vector<Element>& elems,
@@ -282,7 +286,7 @@ class Parser {
   int file_;
   std::string base_dir_;
   int depth_;
-  std::vector<Token> toks_;
+  TokenStream toks_;
   size_t pos_ = 0;
   size_t expansions_ = 0;
   size_t expanded_tokens_ = 0;

@@ -47,12 +47,13 @@ bool Parser::ExpandVar() {
 // rule stays linear. Near the start of the file it is an ordinary insert.
 void Parser::SpliceAtCursor(const Token* repl, size_t n) {
   constexpr size_t kKept = 2;
-  if (pos_ < kKept || pos_ + 1 < n + kKept) {  // not enough consumed tokens to write over
+  // (Or they were released.)
+  if (pos_ < kKept || pos_ + 1 < n + kKept || pos_ + 1 - n - kKept < toks_.released_end()) {
     if (n == 0) {
-      toks_.erase(toks_.begin() + pos_);
+      toks_.Erase(pos_);
     } else {
       toks_[pos_] = repl[0];
-      toks_.insert(toks_.begin() + pos_ + 1, repl + 1, repl + n);
+      toks_.Insert(pos_ + 1, repl + 1, n - 1);
     }
     return;
   }
@@ -62,8 +63,14 @@ void Parser::SpliceAtCursor(const Token* repl, size_t n) {
   } else if (first < pos_) {
     for (size_t i = 0; i < kKept; ++i) toks_[first - kKept + i] = std::move(toks_[pos_ - kKept + i]);
   }
-  std::copy(repl, repl + n, toks_.begin() + first);
+  for (size_t i = 0; i < n; ++i) toks_[first + i] = repl[i];
   pos_ = first;
+}
+
+void Parser::ReleaseConsumed(size_t floor) {
+  size_t to = pos_ > 2 ? pos_ - 2 : 0;
+  for (const PendingBinding& b : bindings_) to = std::min(to, b.body);
+  toks_.Release(floor, to);
 }
 
 Parser::Nesting::Nesting(Parser& parser, ir::SourceLoc loc) : parser_(parser) {
@@ -73,7 +80,7 @@ Parser::Nesting::Nesting(Parser& parser, ir::SourceLoc loc) : parser_(parser) {
 
 const Token& Parser::Peek() {
   ExpandVar();
-  if (sink_.failed) return toks_.back();
+  if (sink_.failed) return toks_.end_token();
   return toks_[pos_];
 }
 

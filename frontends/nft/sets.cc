@@ -320,7 +320,11 @@ bool Parser::ParseDeclaredElements(ir::Set& set, const SetType& st,
     return ParseSetElements(st, pending);  // encoded when the block closes
   }
   set.elements.reserve(set.elements.size() + count);
-  auto flush = [&](std::vector<Element>& chunk) { return EncodeChunk(set, st, chunk); };
+  const size_t floor = pos_ + 1;  // past the list's '{'
+  auto flush = [&](std::vector<Element>& chunk) {
+    ReleaseConsumed(floor);
+    return EncodeChunk(set, st, chunk);
+  };
   ElementStream stream{flush};
   std::vector<Element> chunk;
   return ParseSetElements(st, &chunk, &stream) && flush(chunk);
@@ -336,37 +340,43 @@ bool Parser::EncodeChunk(ir::Set& set, const SetType& st, std::vector<Element>& 
 // Whether the set block goes on, after the element list at the cursor,
 // with no `type`, `typeof`, `flags` or $variable of its own; `count` gets
 // the list's top-level commas plus one (a size to reserve, not a bound).
-bool Parser::KeysFixedAfterElements(size_t* count) const {
+bool Parser::KeysFixedAfterElements(size_t* count) {
   if (pos_ >= toks_.size() || toks_[pos_].kind != Tok::kPunct || toks_[pos_].text != "{") {
     return false;
   }
   int depth = 0;
   size_t commas = 0;
-  for (size_t i = pos_; i < toks_.size(); ++i) {
-    const Token& t = toks_[i];
+  bool fixed = true;
+  toks_.Scan(pos_, [&](const Token& t) {
     if (t.kind == Tok::kPunct) {
       if (t.text == "{") {
         ++depth;
       } else if (t.text == "}") {
-        if (--depth < 0) break;  // the set block closes
+        if (--depth < 0) return false;  // the set block closes
       } else if (t.text == "," && depth == 1) {
         ++commas;
       }
     } else if (depth == 0 && (t.kind == Tok::kVar ||
                               (t.kind == Tok::kWord && (t.text == "type" || t.text == "typeof" ||
                                                         t.text == "flags")))) {
+      fixed = false;
       return false;
     }
-  }
+    return true;
+  });
   *count = commas + 1;
-  return true;
+  return fixed;
 }
 
 // `add element` / `elements` of an existing set: parsed and encoded a chunk
 // at a time, all or nothing.
 bool Parser::ParseAddedElements(ir::Set& set, const SetType& st) {
   const size_t before = set.elements.size();
-  auto flush = [&](std::vector<Element>& chunk) { return EncodeChunk(set, st, chunk); };
+  const size_t floor = pos_ + 1;  // past the list's '{'
+  auto flush = [&](std::vector<Element>& chunk) {
+    ReleaseConsumed(floor);
+    return EncodeChunk(set, st, chunk);
+  };
   ElementStream stream{flush};
   std::vector<Element> elems;
   if (!ParseSetElements(st, &elems, &stream)) {
