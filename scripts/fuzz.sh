@@ -6,15 +6,20 @@
 #
 #   bash scripts/fuzz.sh            # 60 s per target
 #   bash scripts/fuzz.sh 3600       # a longer campaign
+#   RULEJIT_FUZZ_BUILD=build-asan bash scripts/fuzz.sh 45
+#                                   # targets of a build already configured
+#                                   # with -DRULEJIT_FUZZ=ON (scripts/test.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shared=../shared/corpus
-out=build-fuzz
+out=${RULEJIT_FUZZ_BUILD:-build-fuzz}
 
-CC=clang-19 CXX=clang++-19 cmake -S . -B "$out" -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRULEJIT_FUZZ=ON \
-  -DRULEJIT_BUILD_TESTS=OFF -DRULEJIT_BUILD_BENCH=OFF >/dev/null
+if [ -z "${RULEJIT_FUZZ_BUILD:-}" ]; then
+  CC=clang-19 CXX=clang++-19 cmake -S . -B "$out" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRULEJIT_FUZZ=ON \
+    -DRULEJIT_BUILD_TESTS=OFF -DRULEJIT_BUILD_BENCH=OFF >/dev/null
+fi
 targets="ruleset_parse_fuzz ruleset_grammar_fuzz ir_line_fuzz frame_fuzz"
 ninja -C "$out" -j"$(nproc)" $targets
 

@@ -51,8 +51,18 @@ absl::Status TakeMaxMemory(std::vector<std::string>& words, std::optional<uint64
   return absl::OkStatus();
 }
 
-absl::Status LimitMemory(uint64_t mib) {
+// gcc defines __SANITIZE_ADDRESS__ under -fsanitize=address; clang answers
+// __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
+#define RULEJIT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RULEJIT_ASAN 1
+#endif
+#endif
+
+absl::Status LimitMemory(uint64_t mib) {
+#if defined(RULEJIT_ASAN)
   return absl::UnavailableError("--max-memory is not available in the AddressSanitizer build");
 #else
   const uint64_t limit = MappedBytes() + (mib << 20);

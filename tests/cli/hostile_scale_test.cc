@@ -18,7 +18,7 @@ namespace {
 // The sanitizer build (Debug, ASan/UBSan) runs the same work ~20x slower:
 // 100,000 iptables chains took 23 s and 150,000 compiled anonymous sets
 // 42 s there. A quadratic regression would still take far longer.
-#if defined(__SANITIZE_ADDRESS__)
+#if RULEJIT_SANITIZED
 constexpr double kBoundSeconds = 20 * 6;
 #else
 constexpr double kBoundSeconds = 20;

@@ -24,7 +24,7 @@
 namespace rulejit::testing {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if RULEJIT_SANITIZED
 constexpr int kElements = 100000;
 constexpr double kBoundSeconds = 30 * 6;
 constexpr bool kBoundMemory = false;
@@ -110,7 +110,7 @@ TEST_F(SetMemoryTest, MillionAddressPortPairs) {
 // ones it overlaps (an index). Measured: --lint of 100,000 17.5 s of CPU;
 // diff of 30,000 4.3 s (at 100,000 it still takes minutes: not found yet
 // where). The bound is a little over three times the --lint figure.
-#if defined(__SANITIZE_ADDRESS__)
+#if RULEJIT_SANITIZED
 constexpr int kConcatElements = 10000;
 constexpr int kDiffElements = 3000;
 #else
@@ -154,7 +154,7 @@ TEST_F(SetMemoryTest, MaxMemoryIsAClearError) {
   const std::string path =
       Write("guard.nft", SetFile("    type ipv4_addr\n", kElements, Addr, "ip saddr @s"));
   ToolResult r = Run({"--max-memory", "64", "check", path});
-#if defined(__SANITIZE_ADDRESS__)
+#if RULEJIT_SANITIZED
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("not available in the AddressSanitizer build"));
 #else

@@ -74,7 +74,8 @@ bool ToolRuns(const std::vector<std::string>& argv);
 // Closes a file descriptor on scope exit.
 class Fd {
  public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
   Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
   Fd& operator=(Fd&& o) noexcept {
     if (this != &o) {
@@ -92,7 +93,7 @@ class Fd {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
   }
-  int fd_;
+  int fd_ = -1;
 };
 
 // Moves the calling thread into a named network namespace until destroyed.
