@@ -8,6 +8,7 @@
 #include "api/backend_table.h"
 #include "api/parse_diagnosed.h"
 #include "api/program_internal.h"
+#include "api/link_type_host.h"
 #include "api/rpfilter_host.h"
 #include "compiler/passes/passes.h"
 #include "frontends/frontend.h"
@@ -115,6 +116,7 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   if (absl::Status s = Verify(ir); !s.ok()) return s;
   if (options.host) {
     if (absl::Status s = CheckRpfilterHost(ir, *options.host); !s.ok()) return s;
+    if (absl::Status s = CheckLinkTypeHost(ir, *options.host); !s.ok()) return s;
   }
   BackendChoice choice = ChooseBackend(ir, options.backend);
   if (choice.info->compile) passes::RunPasses(ir, PassOptionsOf(options));

@@ -3,9 +3,12 @@
 // running those commands. Only the fields the model keeps are read; an
 // entry whose fields are there but wrong is an error naming the entry.
 #include <arpa/inet.h>
+#include <linux/if_arp.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -56,6 +59,37 @@ bool ParseMac(const std::string& text, std::array<uint8_t, 6>& mac) {
   return true;
 }
 
+// iproute2's `link_type` names (lib/ll_types.c) of the device types a
+// firewall host has, as ARPHRD_* numbers; iproute2 prints any other type
+// as "[N]".
+std::optional<uint16_t> LinkTypeNamed(std::string_view name) {
+  static constexpr struct {
+    std::string_view name;
+    uint16_t type;
+  } kTypes[] = {
+      {"ether", ARPHRD_ETHER},        {"loopback", ARPHRD_LOOPBACK},
+      {"none", ARPHRD_NONE},          {"void", ARPHRD_VOID},
+      {"ipip", ARPHRD_TUNNEL},        {"tunnel6", ARPHRD_TUNNEL6},
+      {"sit", ARPHRD_SIT},            {"gre", ARPHRD_IPGRE},
+      {"gre6", ARPHRD_IP6GRE},        {"ppp", ARPHRD_PPP},
+      {"infiniband", ARPHRD_INFINIBAND}, {"ieee802.11", ARPHRD_IEEE80211},
+      {"ieee802.11/radiotap", ARPHRD_IEEE80211_RADIOTAP},
+      {"ieee802.15.4", ARPHRD_IEEE802154}, {"can", ARPHRD_CAN},
+      {"slip", ARPHRD_SLIP},          {"hdlc", ARPHRD_HDLC},
+      {"rawhdlc", ARPHRD_RAWHDLC},    {"fddi", ARPHRD_FDDI},
+      {"ieee802", ARPHRD_IEEE802},    {"netlink", ARPHRD_NETLINK},
+  };
+  for (const auto& t : kTypes) {
+    if (t.name == name) return t.type;
+  }
+  uint32_t n = 0;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']' &&
+      absl::SimpleAtoi(absl::string_view(name.data() + 1, name.size() - 2), &n) && n <= 0xffff) {
+    return static_cast<uint16_t>(n);
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<HostInterface> InterfaceOf(const Json& j, size_t n) {
   const std::string where = absl::StrCat("addr[", n, "]");
   HostInterface dev;
@@ -74,7 +108,16 @@ absl::StatusOr<HostInterface> InterfaceOf(const Json& j, size_t n) {
   if (auto flags = j.find("flags"); flags != j.end() && flags->is_array()) {
     for (const Json& f : *flags) dev.loopback |= f.is_string() && f.get<std::string>() == "LOOPBACK";
   }
-  if (StringField(j, "link_type") == "ether") {
+  if (auto type = j.find("link_type"); type != j.end()) {
+    const std::string name = type->is_string() ? type->get<std::string>() : type->dump();
+    dev.link_type = LinkTypeNamed(name);
+    if (!dev.link_type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " (", dev.name, "): link_type '", name,
+                       "' is not a device type rulejit knows; give its ARPHRD number as \"[N]\""));
+    }
+  }
+  if (dev.link_type == ARPHRD_ETHER) {
     dev.has_mac = ParseMac(StringField(j, "address"), dev.mac);
   }
   if (auto infos = j.find("addr_info"); infos != j.end() && infos->is_array()) {

@@ -44,6 +44,12 @@ void SetName(char (&out)[16], const std::string& name) {
   std::memcpy(out, name.data(), std::min<size_t>(name.size(), 15));
 }
 
+// The ARPHRD type of device `index` on `host`, else `fallback`.
+uint16_t LinkTypeOf(const HostModel& host, uint32_t index, uint16_t fallback) {
+  const HostInterface* dev = index ? host.FindInterface(index) : nullptr;
+  return dev && dev->link_type ? *dev->link_type : fallback;
+}
+
 const HostInterface* DeviceNamed(const HostModel& host, const std::string& name) {
   return name.empty() ? nullptr : host.FindInterface(name);
 }
@@ -128,6 +134,10 @@ void Walk::SetDevices(Hook hook) {
   meta_.oif = meta_.has_oif ? oif_ : 0;
   SetName(meta_.iifname, meta_.has_iif ? iifname_ : "");
   SetName(meta_.oifname, meta_.has_oif ? oifname_ : "");
+  // The device types the host model gives (Program::Compile refused a
+  // ruleset that reads them on a host that leaves one out).
+  meta_.iiftype = LinkTypeOf(host_, iif_, meta_.iiftype);
+  meta_.oiftype = LinkTypeOf(host_, oif_, meta_.oiftype);
 }
 
 // Runs `chains` of `hook`; carries marks, notrack and written bytes to

@@ -159,6 +159,13 @@ absl::StatusOr<PacketMeta> DeviceMeta(const EvalOptions& options) {
     if (!index.ok()) return absl::InvalidArgumentError(absl::StrCat("--oif: ", index.status().message()));
     meta.oif = *index;
   }
+  // The devices' types on the host model (else Ethernet, PacketMeta's own).
+  if (options.host) {
+    const HostInterface* in = options.host->FindInterface(meta.iif);
+    const HostInterface* out = options.host->FindInterface(meta.oif);
+    if (in && in->link_type) meta.iiftype = *in->link_type;
+    if (out && out->link_type) meta.oiftype = *out->link_type;
+  }
   return meta;
 }
 

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,11 @@ struct HostInterface {
   // this host are sent to.
   bool has_mac = false;
   std::array<uint8_t, 6> mac = {};
+  // ARPHRD_* as `meta iiftype`/`oiftype` read it (1 ether, 772 loopback,
+  // 65534 none: tun, wireguard), from the `link_type` of `ip -j addr`;
+  // unset when the description has none, and then a ruleset that reads
+  // iiftype or oiftype is refused rather than given a guess.
+  std::optional<uint16_t> link_type;
   std::vector<HostAddress> addresses;
 };
 

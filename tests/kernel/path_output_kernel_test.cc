@@ -5,7 +5,8 @@
 // packet, then POSTROUTING; `rulejit eval --path output --host` on fw's
 // host model, on every tier, must give every packet the kernel's fate
 // (sent out of a device, delivered back through lo, dropped) and, for
-// those sent, the bytes dst0 or src0 captured.
+// those sent, the bytes dst0 or src0 captured. The device types (`meta
+// iiftype loopback` on what comes back through lo) are the host model's.
 //
 // Needs root, `ip netns`, nft, iptables-legacy-restore and the rulejit
 // binary; skips with the reason otherwise. About 5 seconds.
@@ -96,7 +97,9 @@ COMMIT
     oifname "fwin" udp dport 54 drop
     udp dport 4000 reject
   }
+  chain in { type filter hook input priority filter; meta iiftype loopback udp dport 7 drop; }
   chain post { type filter hook postrouting priority filter;
+    meta oiftype != ether udp dport 53 drop
     meta mark 7 oifname "fwin" drop
     ct state new ip daddr 192.0.2.11 drop
   }

@@ -69,6 +69,29 @@ TEST(HostJson, ErrorsNameTheEntry) {
   EXPECT_NE(bad_prefix.status().message().find("addr[0] (x)"), std::string::npos);
 }
 
+// link_type as `ip -j addr` prints it: iproute2's names, "[N]" for the
+// types it has no name for; none given leaves the type unknown.
+TEST(HostJson, LinkTypesAreTheKernelsDeviceTypes) {
+  absl::StatusOr<HostModel> host = ParseHostJson(R"({"addr":[
+    {"ifindex":1,"ifname":"lo","link_type":"loopback"},
+    {"ifindex":2,"ifname":"v0","link_type":"ether","address":"02:00:00:00:00:07"},
+    {"ifindex":3,"ifname":"wg0","link_type":"none"},
+    {"ifindex":4,"ifname":"x0","link_type":"[280]"},
+    {"ifindex":5,"ifname":"y0"}]})");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ(host->FindInterface("lo")->link_type, 772);
+  EXPECT_EQ(host->FindInterface("v0")->link_type, 1);
+  EXPECT_TRUE(host->FindInterface("v0")->has_mac);
+  EXPECT_EQ(host->FindInterface("wg0")->link_type, 65534);
+  EXPECT_EQ(host->FindInterface("x0")->link_type, 280);
+  EXPECT_FALSE(host->FindInterface("y0")->link_type.has_value());
+  absl::StatusOr<HostModel> bad =
+      ParseHostJson(R"({"addr":[{"ifindex":2,"ifname":"q0","link_type":"quantum"}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("addr[0] (q0): link_type 'quantum'"), std::string::npos)
+      << bad.status();
+}
+
 TEST(HostJson, WithoutRoutesTheKernelsOwnAreDerived) {
   absl::StatusOr<HostModel> host = ParseHostJson(
       R"({"addr":[{"ifindex":1,"ifname":"lo","flags":["LOOPBACK"],"addr_info":[

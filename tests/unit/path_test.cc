@@ -27,7 +27,7 @@ using testing::FrameSpec;
 // frames are sent to) to the clients, eth1 (192.168.1.1/24, MAC
 // 02:00:00:00:01:02) to the servers, no default route.
 constexpr char kRouter[] = R"({"addr": [
-  {"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP"],"addr_info":[
+  {"ifindex":1,"ifname":"lo","link_type":"loopback","flags":["LOOPBACK","UP"],"addr_info":[
     {"family":"inet","local":"127.0.0.1","prefixlen":8}]},
   {"ifindex":2,"ifname":"eth0","link_type":"ether","address":"02:00:00:00:00:02",
    "addr_info":[{"family":"inet","local":"10.0.0.1","prefixlen":24}]},
@@ -122,6 +122,52 @@ TEST(Path, MarkSetAtPreroutingDecidesAtForward) {
     EXPECT_EQ(other.hooks.back().hook, Hook::kForward);
     EXPECT_EQ(other.hooks.back().result.decided_by.rule, -1);  // the policy
   }
+}
+
+// meta iiftype reads the host model's type of the device: lo is
+// loopback (772), not Ethernet, for a packet this host sends itself.
+TEST(Path, DeviceTypesComeFromTheHostModel) {
+  const std::string nft = R"(table ip t {
+  chain in { type filter hook input priority 0; policy drop; meta iiftype loopback accept; }
+  chain out { type filter hook output priority 0; policy drop; meta oiftype loopback accept; }
+})";
+  for (Backend tier : kTiers) {
+    auto f = Make(nft, tier);
+    std::vector<uint8_t> frame = BuildFrame({.src = "10.0.0.1", .dst = "10.0.0.1", .sport = 1000});
+    PathRunner runner(*f->program, f->host, f->conntrack);
+    PathResult self = runner.Run({.start = PathStart::kLocalOut, .route = RouteChoice::kHost},
+                                 frame.data(), static_cast<uint32_t>(frame.size()), PacketMeta{},
+                                 &f->state);
+    EXPECT_EQ(self.fate, Fate::kDelivered) << int(tier);
+    PathResult from_eth0 = Arrive(*f, {.dst = "10.0.0.1", .sport = 1001});
+    EXPECT_EQ(from_eth0.fate, Fate::kDropped) << int(tier);
+  }
+}
+
+// Where the host model leaves a device's type out, a ruleset that reads
+// device types (here through `ether saddr`, which depends on `meta iiftype
+// ether`) is refused at its rule, not run with a guessed type.
+TEST(Path, ReadingADeviceTypeTheHostLeavesOutIsALocatedError) {
+  absl::StatusOr<HostModel> host = ParseHostJson(
+      R"({"addr":[{"ifindex":1,"ifname":"lo"},{"ifindex":2,"ifname":"eth0","link_type":"ether"}]})");
+  ASSERT_TRUE(host.ok()) << host.status();
+  CompileOptions options;
+  options.host = std::make_shared<const HostModel>(*host);
+  const std::string mac = "table ip t {\n  chain in { type filter hook input priority 0;\n"
+                          "    ether saddr 02:00:00:00:00:09 drop; }\n}\n";
+  absl::StatusOr<Ruleset> rs = ParseRuleset(mac, "mac.nft", InputFormat::kNft);
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  absl::StatusOr<std::unique_ptr<const Program>> p = Program::Compile(*rs, options);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("mac.nft:3:"), std::string::npos) << p.status();
+  EXPECT_NE(p.status().message().find("interface 'lo' no link_type"), std::string::npos)
+      << p.status();
+  // Without --host the documented default holds (Ethernet); with every
+  // type given it compiles.
+  EXPECT_TRUE(Program::Compile(*rs, CompileOptions{}).ok());
+  host->interfaces[0].link_type = 772;
+  options.host = std::make_shared<const HostModel>(*host);
+  EXPECT_TRUE(Program::Compile(*rs, options).ok());
 }
 
 TEST(Path, RoutingDecisionDeliversOrForwards) {

@@ -1,0 +1,46 @@
+// See link_type_host.h.
+#include "api/link_type_host.h"
+
+#include <variant>
+
+#include "absl/strings/str_cat.h"
+
+namespace rulejit {
+namespace {
+
+bool ReadsDeviceType(const ir::Expr& expr) {
+  const auto* load = std::get_if<ir::MetaLoad>(&expr);
+  return load != nullptr &&
+         (load->key == ir::MetaKey::kIifType || load->key == ir::MetaKey::kOifType);
+}
+
+const HostInterface* UntypedInterface(const HostModel& host) {
+  for (const HostInterface& dev : host.interfaces) {
+    if (!dev.link_type) return &dev;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+absl::Status CheckLinkTypeHost(const ir::Ruleset& ruleset, const HostModel& host) {
+  const HostInterface* untyped = UntypedInterface(host);
+  if (untyped == nullptr) return absl::OkStatus();
+  for (const ir::Table& t : ruleset.tables) {
+    for (const ir::Chain& c : t.chains) {
+      for (const ir::Rule& rule : c.rules) {
+        for (const ir::Node& e : rule.exprs) {
+          if (!ReadsDeviceType(e.expr)) continue;
+          const std::string where = ruleset.Where(e.loc);
+          return absl::InvalidArgumentError(absl::StrCat(
+              where.empty() ? "" : where + ": ", "reads the device type (meta iiftype/oiftype), "
+              "but the host model gives interface '", untyped->name,
+              "' no link_type (`ip -j addr show` prints it)"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rulejit
