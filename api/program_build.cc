@@ -6,10 +6,11 @@
 // The hot path is program_run.cc, the background LLVM compile tier_up.cc.
 #include "absl/strings/str_cat.h"
 #include "api/backend_table.h"
+#include "api/link_type_host.h"
 #include "api/parse_diagnosed.h"
 #include "api/program_internal.h"
-#include "api/link_type_host.h"
 #include "api/rpfilter_host.h"
+#include "api/socket_host.h"
 #include "compiler/passes/passes.h"
 #include "frontends/frontend.h"
 #include "ir/diag.h"
@@ -117,6 +118,7 @@ absl::StatusOr<std::unique_ptr<const Program>> Program::Compile(
   if (options.host) {
     if (absl::Status s = CheckRpfilterHost(ir, *options.host); !s.ok()) return s;
     if (absl::Status s = CheckLinkTypeHost(ir, *options.host); !s.ok()) return s;
+    if (absl::Status s = CheckSocketHost(ir, *options.host); !s.ok()) return s;
   }
   BackendChoice choice = ChooseBackend(ir, options.backend);
   if (choice.info->compile) passes::RunPasses(ir, PassOptionsOf(options));

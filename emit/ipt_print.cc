@@ -369,6 +369,10 @@ absl::StatusOr<std::string> PrintIptRule(const ir::Table& table, const ir::Chain
       s = ipt_internal::RecentMatch(r, *rc);
     } else if (const auto* t = std::get_if<ir::TcpMss>(&e)) {
       s = ipt_internal::TcpMssTarget(r, *t);
+    } else if (std::holds_alternative<ir::Socket>(e)) {
+      s = ipt_internal::SocketMatch(r);
+    } else if (const auto* tp = std::get_if<ir::Tproxy>(&e)) {
+      s = ipt_internal::TproxyTarget(r, *tp);
     } else if (std::optional<absl::Status> m = ipt_internal::ConstStore(r, e)) {
       s = *m;
     } else if (std::optional<absl::Status> t = ipt_internal::RawTarget(r, e)) {

@@ -69,6 +69,11 @@ absl::Status RtMatch(IptRule& r, const ir::Exthdr& x);
 // -m policy --dir in|out --pol ipsec: a secpath (out in OUTPUT and
 // POSTROUTING).
 absl::Status PolicyMatch(IptRule& r, const ir::MetaLoad& m);
+// -m socket [--transparent] [--nowildcard] [--restore-skmark] from the
+// socket loads at r.at (ipt_socket.cc).
+absl::Status SocketMatch(IptRule& r);
+// -j TPROXY --on-port P [--on-ip A] [--tproxy-mark V/M] with its accept.
+absl::Status TproxyTarget(IptRule& r, const ir::Tproxy& t);
 // -j TCPMSS --set-mss N / --clamp-mss-to-pmtu.
 absl::Status TcpMssTarget(IptRule& r, const ir::TcpMss& t);
 

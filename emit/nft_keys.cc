@@ -302,6 +302,20 @@ Value FibValue(const ir::Fib& e) {
   return v;
 }
 
+// `socket transparent|wildcard` (a byte, boolean) and `socket mark`.
+Value SocketValue(const ir::Socket& e) {
+  const char* key = e.key == ir::SocketKey::kMark       ? "mark"
+                    : e.key == ir::SocketKey::kWildcard ? "wildcard"
+                                                        : "transparent";
+  Value v;
+  v.text = absl::StrCat("socket ", key);
+  v.json = Json{{"socket", {{"key", key}}}};
+  v.len = e.key == ir::SocketKey::kMark ? 4 : 1;
+  v.lit = e.key == ir::SocketKey::kMark ? Lit::kLeHex : Lit::kLeDec;
+  v.type = e.key == ir::SocketKey::kMark ? "mark" : "boolean";
+  return v;
+}
+
 Value NumgenValue(const ir::Numgen& e) {
   Value v;
   v.text = absl::StrCat("numgen ", e.random ? "random" : "inc", " mod ", e.mod);

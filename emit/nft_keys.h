@@ -37,6 +37,7 @@ std::optional<Value> ExthdrValue(const ir::Exthdr& e, const Facts& facts);
 Value FibValue(const ir::Fib& e);
 // `numgen inc mod 2 offset 1`.
 Value NumgenValue(const ir::Numgen& e);
+Value SocketValue(const ir::Socket& e);
 
 }  // namespace rulejit::emit
 

@@ -307,6 +307,10 @@ absl::Status Load(RuleCtx& ctx, const ir::Expr& expr, bool& handled) {
   } else if (const auto* n = std::get_if<ir::Numgen>(&expr)) {
     rv.v = NumgenValue(*n);
     dreg = n->dreg;
+  } else if (const auto* so = std::get_if<ir::Socket>(&expr)) {
+    if (so->key == ir::SocketKey::kCgroupv2) return Refuse("socket cgroupv2");
+    rv.v = SocketValue(*so);
+    dreg = so->dreg;
   } else if (const auto* i = std::get_if<ir::Immediate>(&expr); i && i->dreg != ir::kVerdictReg) {
     rv.konst = i->data;
     rv.v.len = i->data.size();

@@ -172,6 +172,26 @@ std::vector<std::string> NatFlagList(uint32_t flags) {
   return f;
 }
 
+// `tproxy [ip|ip6] to ADDR[:PORT]` / `tproxy to :PORT`: the target is
+// written as a NAT target is. TPROXY's drop on a miss has no nft form.
+absl::Status Tproxy(RuleCtx& ctx, const ir::Tproxy& e) {
+  if (e.else_drop) return Refuse("iptables' TPROXY target (it drops where nft's tproxy goes on)");
+  ir::Nat target;
+  target.family = e.family == ir::Family::kIp6 ? ir::Family::kIp6 : ir::Family::kIp;
+  target.addr_min = e.addr;
+  target.proto_min = e.port;
+  Json j = Json::object();
+  absl::StatusOr<std::string> to = NatTarget(ctx, target, j);
+  if (!to.ok()) return to.status();
+  std::string head = "tproxy";
+  if (ctx.table.family == ir::Family::kInet && e.addr) {
+    absl::StrAppend(&head, e.family == ir::Family::kIp6 ? " ip6" : " ip");
+    j["family"] = e.family == ir::Family::kIp6 ? "ip6" : "ip";
+  }
+  ctx.Say(absl::StrCat(head, " to ", *to), Json{{"tproxy", j}});
+  return absl::OkStatus();
+}
+
 absl::Status Nat(RuleCtx& ctx, const ir::Nat& e) {
   constexpr uint32_t kImplied = ir::kNatMapIps | ir::kNatProtoSpecified;
   if (e.flags & ir::kNatNetmap) return Refuse("a NAT prefix mapping (netmap)");
@@ -428,6 +448,7 @@ absl::Status Action(RuleCtx& ctx, const ir::Node& node) {
     return absl::OkStatus();
   }
   if (const auto* e = std::get_if<ir::Nat>(&x)) return Nat(ctx, *e);
+  if (const auto* e = std::get_if<ir::Tproxy>(&x)) return Tproxy(ctx, *e);
   if (const auto* e = std::get_if<ir::Objref>(&x)) return Objref(ctx, *e);
   if (const auto* e = std::get_if<ir::MetaSet>(&x)) {
     std::optional<Value> t = MetaValue(e->key);

@@ -12,6 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "host/host_json_sockets.h"
 #include "nlohmann/json.hpp"
 #include "rulejit/host.h"
 
@@ -269,6 +270,11 @@ absl::StatusOr<HostModel> ParseHostJson(std::string_view text) {
     }
   }
   if (!any) host.routes = DeriveKernelRoutes(host.interfaces);
+  if (auto sockets = doc.find("sockets"); sockets != doc.end()) {
+    if (absl::Status s = host::ParseHostSockets(*sockets, host); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("host: ", s.message()));
+    }
+  }
   return host;
 }
 

@@ -73,6 +73,13 @@ template <typename H> H AbslHashValue(H h, const Hashlimit& e) {
                     e.burst, e.interval, e.size, e.max, e.gc_interval, e.expire, e.srcmask,
                     e.dstmask);
 }
+template <typename H> H AbslHashValue(H h, const Socket& e) {
+  return H::combine(std::move(h), e.key, e.level, e.dreg);
+}
+template <typename H> H AbslHashValue(H h, const Tproxy& e) {
+  return H::combine(std::move(h), e.family, equal_internal::Opt(e.addr),
+                    equal_internal::Opt(e.port), e.else_drop);
+}
 template <typename H> H AbslHashValue(H h, const TcpMss& e) {
   return H::combine(std::move(h), e.mss, e.clamp);
 }

@@ -27,9 +27,12 @@ struct MutableMeta {
   uint32_t priority = 0;
   uint32_t ct_mark = 0;
   CtZone ct_zone;  // `ct zone set` before conntrack: the zone it looks up in
+  // The socket a tproxy assigned to the packet (skb->sk): an index into
+  // HostModel::sockets, -1 none. Later socket expressions read it.
+  int32_t tproxy_socket = -1;
 
   static MutableMeta Of(const PacketMeta& meta) {
-    return {meta.mark, meta.priority, meta.ct_mark, meta.ct_zone};
+    return {meta.mark, meta.priority, meta.ct_mark, meta.ct_zone, -1};
   }
 };
 

@@ -37,6 +37,7 @@
 #include "ir/synproxy_eval.h"
 #include "ir/tcpmss_eval.h"
 #include "ir/tcpopt_eval.h"
+#include "ir/socket_eval.h"
 #include "ir/string_eval.h"
 #include "ir/time_eval.h"
 #include "ir/util.h"
@@ -438,6 +439,16 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Dynset& e) { EvalDynsetExpr(e, regs, ctx); },
           [&](const TimeMatch& e) { regs.BreakUnless(EvalTimeMatch(e, ctx.meta)); },
           [&](const StringMatch& e) { regs.BreakUnless(EvalStringMatch(e, ctx.pkt)); },
+          [&](const Socket& e) {
+            regs.BreakUnless(EvalSocket(e, ctx.pkt, ctx.meta, ctx.interp.host(),
+                                        ctx.mut.tproxy_socket, regs.data));
+          },
+          [&](const Tproxy& e) {
+            const TproxyOutcome r = EvalTproxy(e, ctx.pkt, ctx.meta, ctx.interp.host(), regs.data,
+                                               ctx.mut.tproxy_socket);
+            if (r == TproxyOutcome::kDrop) regs.code = VerdictCode::kDrop;
+            if (r == TproxyOutcome::kBreak) regs.code = VerdictCode::kBreak;
+          },
       },
       expr);
 }

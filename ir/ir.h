@@ -529,6 +529,40 @@ inline uint32_t FibResultLen(const Fib& e) {
   return e.result == FibResult::kOifName && !(e.flags & kFibPresent) ? 16 : 4;
 }
 
+// [ socket load transparent|mark|wildcard => reg R ]  (nft_socket): the
+// packet's socket, found on the host model (HostModel::sockets, looked
+// up as nf_sk_lookup_slow_v4/v6 do: established first, then listener;
+// host/socket_lookup.h), or the one a tproxy earlier on the packet's
+// path assigned. `transparent`: 1 when the socket has IP_TRANSPARENT (a
+// byte in a zeroed word); `mark`: its SO_MARK (4 bytes, host order);
+// `wildcard`: 1 when it is bound to the any address of the packet's
+// family. No socket: NFT_BREAK. `cgroupv2 level N` is refused (no cgroup
+// tree in the host model). The kernel takes it at prerouting, input and
+// output only; rulejit refuses output (the sending socket is not modelled).
+enum class SocketKey : uint8_t { kTransparent = 0, kMark = 1, kWildcard = 2, kCgroupv2 = 3 };
+struct Socket {
+  SocketKey key = SocketKey::kTransparent;
+  uint32_t level = 0;  // cgroupv2 only
+  Reg dreg = 1;
+  bool operator==(const Socket&) const = default;
+};
+
+// [ tproxy (ip|ip6 )(addr reg A )(port reg P )]  (nft_tproxy, prerouting
+// only): for a TCP or UDP packet, the established socket of its own
+// addresses, else the listener on (A, P) (A absent or zero: the input
+// device's first address, else the packet's destination; P absent or
+// zero: the packet's destination port); when that socket is transparent
+// it is assigned to the packet and the rule goes on, else NFT_BREAK.
+// `family` kInet: none given (the packet's own; ports only).
+// `else_drop` is iptables' TPROXY target (xt_TPROXY), which drops the
+// packet where nft_tproxy breaks: printed ` else drop` (no nft syntax).
+struct Tproxy {
+  Family family = Family::kInet;
+  std::optional<Reg> addr, port;
+  bool else_drop = false;
+  bool operator==(const Tproxy&) const = default;
+};
+
 // [ tcpmss set N ] / [ tcpmss clamp ]: iptables' TCPMSS target (xt_TCPMSS;
 // no nf_tables expression means the same: it adds an MSS option where
 // there is none). Lowers the MSS option of a TCP packet to N, or to the
@@ -675,7 +709,7 @@ using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
                           ChecksumFill, Recent, FlowOffload, Objref, Numgen,
                           ExthdrWrite, Rt, Synproxy, Dynset,
-                          TimeMatch, Hashlimit, StringMatch>;
+                          TimeMatch, Hashlimit, StringMatch, Socket, Tproxy>;
 
 
 // An expression with the location it came from.

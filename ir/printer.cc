@@ -409,6 +409,30 @@ std::string Body(const Nat& e) {
   return out;
 }
 
+// socket: "load transparent => reg 1 " (libnftnl; cgroupv2 adds its level).
+std::string Body(const Socket& e) {
+  static constexpr const char* kKeys[] = {"transparent", "mark", "wildcard", "cgroupv2"};
+  const auto key = static_cast<size_t>(e.key);
+  const char* name = key < std::size(kKeys) ? kKeys[key] : "unknown";
+  if (e.key == SocketKey::kCgroupv2) {
+    return absl::StrFormat("load %s level %u => reg %u ", name, e.level, e.dreg);
+  }
+  return absl::StrFormat("load %s => reg %u ", name, e.dreg);
+}
+
+// tproxy: "ip addr reg 1 port reg 2 " (no family word when unspecified);
+// iptables' TPROXY adds "else drop ".
+std::string Body(const Tproxy& e) {
+  std::string out;
+  if (e.family == Family::kIp || e.family == Family::kIp6) {
+    absl::StrAppend(&out, FamilyName(e.family), " ");
+  }
+  AppendReg(&out, "addr", e.addr);
+  AppendReg(&out, "port", e.port);
+  if (e.else_drop) absl::StrAppend(&out, "else drop ");
+  return out;
+}
+
 std::string Body(const FlowOffload& e) { return absl::StrCat("flowtable ", e.flowtable, " "); }
 
 // objref: "type 2 name q " or "sreg 1 set __objmap%d ".
@@ -480,6 +504,8 @@ struct NameOf {
   const char* operator()(const Synproxy&) const { return "synproxy"; }
   const char* operator()(const Dynset&) const { return "dynset"; }
   const char* operator()(const TimeMatch&) const { return "time"; }
+  const char* operator()(const Socket&) const { return "socket"; }
+  const char* operator()(const Tproxy&) const { return "tproxy"; }
   const char* operator()(const Nat& e) const {
     switch (e.kind) {
       case NatKind::kSnat:

@@ -157,6 +157,48 @@ Expr ParseFib(Cursor& c) {
   return e;
 }
 
+// "load transparent => reg 1 " (cgroupv2: "load cgroupv2 level 2 => reg 1 ").
+Expr ParseSocket(Cursor& c) {
+  static constexpr std::pair<std::string_view, SocketKey> kKeys[] = {
+      {"transparent", SocketKey::kTransparent}, {"mark", SocketKey::kMark},
+      {"wildcard", SocketKey::kWildcard},       {"cgroupv2", SocketKey::kCgroupv2}};
+  Socket e;
+  c.Literal("load ");
+  bool found = false;
+  for (const auto& [name, key] : kKeys) {
+    if (!found && !c.failed() && c.TryLiteral(name)) e.key = key, found = true;
+  }
+  if (!found) c.Fail("expected a socket key: transparent, mark, wildcard or cgroupv2");
+  if (e.key == SocketKey::kCgroupv2) {
+    c.Literal(" level ");
+    e.level = static_cast<uint32_t>(c.Number("the cgroup level", 255));
+  }
+  c.Literal(" => reg ");
+  e.dreg = c.Register();
+  c.Literal(" ");
+  return e;
+}
+
+// "ip addr reg 1 port reg 2 ", "port reg 1 ", TPROXY's "... else drop ".
+Expr ParseTproxy(Cursor& c) {
+  Tproxy e;
+  if (c.TryLiteral("ip6 ")) {
+    e.family = Family::kIp6;
+  } else if (c.TryLiteral("ip ")) {
+    e.family = Family::kIp;
+  }
+  if (c.TryLiteral("addr reg ")) {
+    e.addr = c.Register();
+    c.Literal(" ");
+  }
+  if (c.TryLiteral("port reg ")) {
+    e.port = c.Register();
+    c.Literal(" ");
+  }
+  if (c.TryLiteral("else drop ")) e.else_drop = true;
+  return e;
+}
+
 // The first of `choices` (each word with its trailing space) at the
 // cursor: its value goes to `out`; none fails with `expected`.
 template <typename T, size_t N>
@@ -512,6 +554,7 @@ BodyParser StatementParserFor(std::string_view name) {
       {"objref", &ParseObjref},       {"numgen", &ParseNumgen},
       {"rt", &ParseRt},               {"synproxy", &ParseSynproxy},
       {"dynset", &ParseDynset},
+      {"socket", &ParseSocket},       {"tproxy", &ParseTproxy},
       {"checksum", [](Cursor& c) -> Expr {
          c.Literal("fill ");
          return ChecksumFill{};

@@ -49,6 +49,11 @@ struct Reads {
     if (e.proto_max) mask |= WordMask(*e.proto_max, 2);
     return mask;
   }
+  uint32_t operator()(const Tproxy& e) const {
+    uint32_t mask = e.port ? WordMask(*e.port, 2) : 0;
+    if (e.addr) mask |= WordMask(*e.addr, e.family == Family::kIp6 ? 16 : 4);
+    return mask;
+  }
   uint32_t operator()(const Dynset& e) const {
     const Set* set = table.FindSet(e.set);
     if (set == nullptr) return 0;

@@ -516,6 +516,27 @@ void Check(const Fib& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, FibResultLen(e), "fib");
 }
 
+// nft_socket_init: a known key, a cgroup level up to 255 (rulejit refuses
+// cgroupv2 itself: no cgroups in the host model).
+void Check(const Socket& e, RuleContext& ctx) {
+  if (e.key > SocketKey::kWildcard) {
+    ctx.diags.Error(ctx.loc, "socket: cgroupv2 is not modelled (the host model has no cgroups)");
+    return;
+  }
+  ctx.regs.Write(e.dreg, 4, "socket");
+}
+
+// nft_tproxy_init: an address needs ip or ip6; it and the port are read
+// from registers.
+void Check(const Tproxy& e, RuleContext& ctx) {
+  if (e.addr && e.family != Family::kIp && e.family != Family::kIp6) {
+    ctx.diags.Error(ctx.loc, "tproxy: an address needs the ip or ip6 family");
+    return;
+  }
+  if (e.addr) ctx.regs.Read(*e.addr, e.family == Family::kIp6 ? 16 : 4, "tproxy address");
+  if (e.port) ctx.regs.Read(*e.port, 2, "tproxy port");
+}
+
 void Check(const TcpMss&, RuleContext&) {}
 void Check(const ChecksumFill&, RuleContext&) {}
 void Check(const Recent& e, RuleContext& ctx) {

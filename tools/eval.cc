@@ -248,8 +248,11 @@ int RunEval(const Args& args, Streams io) {
 
   if (const ir::Node* read = FirstHostRead(loaded->ruleset); read && !options->host) {
     io.err << loaded->ruleset.Where(read->loc)
-           << ": error: this rule asks the host's addresses and routes: give --host FILE "
-              "(ip -j addr/route output, see rulejit/host.h) or --host local\n";
+           << (ReadsSockets(read->expr)
+                   ? ": error: this rule looks up the host's sockets: give --host FILE with "
+                     "a \"sockets\" list (see README, the host model)\n"
+                   : ": error: this rule asks the host's addresses and routes: give --host FILE "
+                     "(ip -j addr/route output, see rulejit/host.h) or --host local\n");
     return kExitInputError;
   }
   if (!CheckClockInputs(loaded->ruleset, options->clock, /*frames=*/true, io.err)) {

@@ -28,12 +28,16 @@ absl::StatusOr<std::shared_ptr<const HostModel>> LoadHostOption(
   return std::make_shared<const HostModel>(*std::move(host));
 }
 
+bool ReadsSockets(const ir::Expr& e) {
+  return std::holds_alternative<ir::Socket>(e) || std::holds_alternative<ir::Tproxy>(e);
+}
+
 const ir::Node* FirstHostRead(const ir::Ruleset& ruleset) {
   for (const ir::Table& t : ruleset.tables) {
     for (const ir::Chain& c : t.chains) {
       for (const ir::Rule& r : c.rules) {
         for (const ir::Node& n : r.exprs) {
-          if (std::holds_alternative<ir::Fib>(n.expr)) return &n;
+          if (std::holds_alternative<ir::Fib>(n.expr) || ReadsSockets(n.expr)) return &n;
         }
       }
     }

@@ -23,6 +23,9 @@ absl::StatusOr<std::shared_ptr<const HostModel>> LoadHostOption(
 // null.
 const ir::Node* FirstHostRead(const ir::Ruleset& ruleset);
 
+// Whether `e` looks up the host's sockets (socket, tproxy).
+bool ReadsSockets(const ir::Expr& e);
+
 // The ifindex of device `name` on `host`, or an error naming the devices
 // the host has.
 absl::StatusOr<uint32_t> HostDeviceIndex(const HostModel& host, const std::string& name);

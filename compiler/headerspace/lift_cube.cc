@@ -234,6 +234,12 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::Dynset&) {
             return Fail("adds to or updates a set that later packets look up");
           },
+          [&](const ir::Socket&) {
+            return Fail("socket reads the host's sockets (not a header-space field)");
+          },
+          [&](const ir::Tproxy&) {
+            return Fail("tproxy assigns a host socket to the packet (a side effect)");
+          },
           [&](const ir::StringMatch&) {
             return Fail("string searches the payload (not a header-space field)");
           },

@@ -63,7 +63,8 @@ bool RegisteredAt(std::string_view name, ir::Hook hook) {
   if (name == "SNAT") return hook == Hook::kPostrouting || hook == Hook::kInput;
   if (name == "MASQUERADE") return hook == Hook::kPostrouting;
   if (name == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
-  if (name == "rpfilter") return hook == Hook::kPrerouting;
+  if (name == "rpfilter" || name == "TPROXY") return hook == Hook::kPrerouting;
+  if (name == "socket") return hook == Hook::kPrerouting || hook == Hook::kInput;
   if (name == "addrtype --limit-iface-in" || name == "policy --dir in") {
     return hook != Hook::kOutput && hook != Hook::kPostrouting;
   }
@@ -86,6 +87,8 @@ const char* RegisteredHooksHint(std::string_view name) {
   if (name == "REDIRECT") return "REDIRECT is valid in PREROUTING and OUTPUT";
   if (name == "owner") return "the owner match is valid in OUTPUT and POSTROUTING";
   if (name == "rpfilter") return "the rpfilter match is valid in PREROUTING only";
+  if (name == "socket") return "the socket match is valid in PREROUTING and INPUT";
+  if (name == "TPROXY") return "TPROXY is valid in PREROUTING only";
   if (name == "addrtype --limit-iface-in") {
     return "--limit-iface-in needs an input device: not in OUTPUT or POSTROUTING";
   }

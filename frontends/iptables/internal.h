@@ -259,6 +259,12 @@ bool LowerSet(LowerCtx& ctx, const MatchUse& m);  // match_set.cc
 std::optional<uint8_t> ParseTcpFlags(std::string_view text);
 bool LowerTcpMss(LowerCtx& ctx, const TargetUse& t);
 bool LowerChecksum(LowerCtx& ctx, const TargetUse& t);
+bool LowerSocket(LowerCtx& ctx, const MatchUse& m);            // match_socket.cc
+bool LowerTproxyTarget(LowerCtx& ctx, const TargetUse& t);     // match_socket.cc
+// Loads `load`, then new = (old & ~mask) ^ value, stored with `store`
+// (targets.cc).
+void EmitMarkUpdate(LowerCtx& ctx, ir::Expr load, ir::Expr store, uint32_t value, uint32_t mask,
+                    ir::SourceLoc loc);
 // DSCP, TOS, TTL, HL, CLASSIFY, NFQUEUE (targets_header.cc).
 bool IsHeaderTarget(std::string_view name);
 bool LowerHeaderTarget(LowerCtx& ctx, const TargetUse& t);

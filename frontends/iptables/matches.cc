@@ -557,6 +557,10 @@ const std::vector<Module>& Modules() {
         {"--timestop", 1, false}, {"--weekdays"}, {"--monthdays"}, {"--contiguous", 0, false},
         {"--kerneltz", 0, false}, {"--localtz", 0, false}, {"--utc", 0, false}},
        LowerTime},
+      {"socket",
+       {{"--transparent", 0, false}, {"--nowildcard", 0, false},
+        {"--restore-skmark", 0, false}},
+       LowerSocket},
       {"set",
        {{"--match-set", 2}, {"--set", 2}, {"--return-nomatch", 0, false},
         {"--update-counters", 0}, {"--update-subcounters", 0}, {"--packets-eq"},
@@ -589,7 +593,7 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 8> kReasons = {{
+  static constexpr std::array<Why, 7> kReasons = {{
       {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
                     "which keeps each connection (seen at this rule) until conntrack forgets it "
                     "or its TCP state closes; the interpreter sees one packet's ct state, not the "
@@ -599,7 +603,6 @@ std::string_view UnsupportedMatchReason(std::string_view module) {
       {"devgroup", "interface groups are not in the host model"},
       {"realm", "route realms are not in the host model"},
       {"physdev", "bridge ports are not in the host model (rulejit has no bridge path)"},
-      {"socket", "local sockets are not in the host model"},
       {"ipv6header", "its walk over every extension header (past non-first fragments too) "
                      "has no IR expression"},
   }};

@@ -713,8 +713,8 @@ class SaveParser {
           hook_limited_uses_.push_back({chain_name, limit, m.loc, "match"});
         }
       }
-      if (keep && !ctx.hook && m.name == "rpfilter") {
-        hook_limited_uses_.push_back({chain_name, "rpfilter", m.loc, "match"});
+      if (keep && !ctx.hook && (m.name == "rpfilter" || m.name == "socket")) {
+        hook_limited_uses_.push_back({chain_name, m.name, m.loc, "match"});
       }
       if (keep && !ctx.hook && m.name == "policy") {
         hook_limited_uses_.push_back(
@@ -725,6 +725,9 @@ class SaveParser {
       if (!iptables_internal::LowerTarget(ctx, *spec.target)) return std::nullopt;
       if (keep && !ctx.hook && iptables_internal::IsNatTarget(spec.target->name)) {
         hook_limited_uses_.push_back({chain_name, spec.target->name, spec.target->loc});
+      }
+      if (keep && !ctx.hook && spec.target->name == "TPROXY") {
+        hook_limited_uses_.push_back({chain_name, "TPROXY", spec.target->loc});
       }
       if (keep && !ctx.hook && spec.target->name == "CLASSIFY") {
         hook_limited_uses_.push_back({chain_name, "CLASSIFY", spec.target->loc});

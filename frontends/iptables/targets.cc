@@ -217,21 +217,6 @@ bool IsMarkOp(std::string_view name) {
          name == "--and-mark" || name == "--or-mark" || name == "--xor-mark";
 }
 
-// Loads `load`, then new = (old & ~mask) ^ value, stored with `store`.
-void EmitMarkUpdate(LowerCtx& ctx, ir::Expr load, ir::Expr store,
-                    uint32_t value, uint32_t mask, ir::SourceLoc loc) {
-  if (mask == 0xffffffff) {
-    ctx.Add(ir::Immediate{1, HostU32(value), {}}, loc);
-  } else {
-    ctx.Add(std::move(load), loc);
-    ir::Bitwise b;
-    b.len = 4;
-    b.mask = HostU32(~mask);
-    b.xor_ = HostU32(value);
-    ctx.Add(std::move(b), loc);
-  }
-  ctx.Add(std::move(store), loc);
-}
 
 bool LowerMarkTarget(LowerCtx& ctx, const TargetUse& t) {
   if (t.options.size() != 1 || !IsMarkOp(t.options[0].name)) {
@@ -446,6 +431,7 @@ const std::vector<TargetSpec>& Targets() {
       {"NOTRACK", {}},
       {"TCPMSS", {{"--set-mss", 1, false}, {"--clamp-mss-to-pmtu", 0, false}}},
       {"CHECKSUM", {{"--checksum-fill", 0, false}}},
+      {"TPROXY", {{"--on-port", 1, false}, {"--on-ip", 1, false}, {"--tproxy-mark", 1, false}}},
       {"DSCP", {{"--set-dscp", 1, false}, {"--set-dscp-class", 1, false}}},
       {"TOS",
        {{"--set-tos", 1, false}, {"--and-tos", 1, false}, {"--or-tos", 1, false},
@@ -481,6 +467,22 @@ const std::vector<TargetSpec>& Targets() {
 
 }  // namespace
 
+// Loads `load`, then new = (old & ~mask) ^ value, stored with `store`.
+void EmitMarkUpdate(LowerCtx& ctx, ir::Expr load, ir::Expr store,
+                    uint32_t value, uint32_t mask, ir::SourceLoc loc) {
+  if (mask == 0xffffffff) {
+    ctx.Add(ir::Immediate{1, HostU32(value), {}}, loc);
+  } else {
+    ctx.Add(std::move(load), loc);
+    ir::Bitwise b;
+    b.len = 4;
+    b.mask = HostU32(~mask);
+    b.xor_ = HostU32(value);
+    ctx.Add(std::move(b), loc);
+  }
+  ctx.Add(std::move(store), loc);
+}
+
 const Option* FindTargetOption(const TargetUse& t, std::string_view name) {
   for (const Option& o : t.options) {
     if (o.name == name) return &o;
@@ -505,7 +507,6 @@ bool IsSupportedTarget(std::string_view target) {
 
 bool IsKnownUnsupportedTarget(std::string_view target) {
   static constexpr std::string_view kNames[] = {
-      "TPROXY",
       "QUEUE", "ULOG", "TEE",
       "SECMARK", "CONNSECMARK", "AUDIT",
       "SYNPROXY", "IDLETIMER", "LED", "HMARK", "RATEEST",
@@ -536,6 +537,7 @@ bool LowerTarget(LowerCtx& ctx, const TargetUse& t) {
   else if (t.name == "TCPMSS") return LowerTcpMss(ctx, t);
   else if (t.name == "SET") return LowerSetTarget(ctx, t);
   else if (t.name == "CHECKSUM") return LowerChecksum(ctx, t);
+  else if (t.name == "TPROXY") return LowerTproxyTarget(ctx, t);
   else if (IsHeaderTarget(t.name)) return LowerHeaderTarget(ctx, t);
   else {
     EmitVerdict(ctx, t.is_goto ? ir::VerdictCode::kGoto : ir::VerdictCode::kJump,

@@ -75,6 +75,9 @@ void Linearizer::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t 
     case Field::Kind::kRt:
       Emit(rule, ir::Rt{ir::RtKey::kTcpMss, reg}, f.loc);
       return;
+    case Field::Kind::kSocket:
+      Emit(rule, ir::Socket{f.socket_key, 0, reg}, f.loc);
+      return;
   }
 }
 

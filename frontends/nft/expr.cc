@@ -17,8 +17,8 @@ bool IsUnsupportedStatement(std::string_view w) {
   static constexpr std::string_view kWords[] = {
       // Statements parsed in statements.cc, but no expressions.
       "queue", "quota", "snat", "dnat", "masquerade", "redirect",
-      "dup", "fwd", "tproxy", "synproxy", "flow", "meter", "add", "update",
-      "delete", "numgen", "jhash", "symhash", "rt", "osf", "socket",
+      "dup", "fwd", "synproxy", "flow", "meter", "add", "update",
+      "delete", "numgen", "jhash", "symhash", "rt", "osf",
       "exthdr", "hbh", "frag", "dst", "mh", "srh", "rt0", "rt2", "rt4",
       "arp", "gre", "gretap", "geneve", "vxlan", "ipsec", "tunnel", "last",
       "xt", "set", "map", "vmap", "inner", "cgroupv2", "mpath", "osf",
@@ -33,10 +33,6 @@ bool IsUnsupportedStatement(std::string_view w) {
 // for those whose answer lies outside the packet and rulejit's inputs
 // ("" for the others, merely not written yet).
 std::string UnsupportedWhy(std::string_view w) {
-  if (w == "tproxy") {
-    return "tproxy hands the packet to a local listening socket: what it does depends on "
-           "the host's sockets, which rulejit has no input for";
-  }
   if (w == "osf") {
     return "osf compares the SYN with the OS fingerprints loaded into the kernel (nfnl_osf, "
            "pf.os), which rulejit has no input for";
@@ -89,6 +85,8 @@ bool Parser::ParseField(Field* field) {
     if (!ParseNumgenField(field)) return false;
   } else if (w == "rt") {
     if (!ParseRtField(field)) return false;
+  } else if (w == "socket") {
+    if (!ParseSocketField(field)) return false;
   } else if (IsUnsupportedStatement(w)) {
     return Error(loc, absl::StrCat("unsupported expression '", w, "'"), UnsupportedWhy(w));
   } else {

@@ -29,7 +29,7 @@ enum class Dep : uint8_t {
 };
 
 struct Field {
-  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen, kRt };
+  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen, kRt, kSocket };
   Kind kind = Kind::kPayload;
   // kPayload: bit offset and length from the start of `base`; kExthdr:
   // from the start of the extension header / option / chunk.
@@ -44,6 +44,7 @@ struct Field {
   bool exthdr_present = false;  // `exists` / `missing`: a boolean load
   uint32_t fib_flags = 0;       // kFib: ir::kFib* bits
   ir::FibResult fib_result = ir::FibResult::kAddrType;
+  ir::SocketKey socket_key = ir::SocketKey::kTransparent;  // kSocket
   DType type = DType::kInteger;
   bool host_order = false;  // register holds the value little-endian
   Dep dep = Dep::kNone;

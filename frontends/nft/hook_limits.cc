@@ -57,6 +57,23 @@ uint32_t AllowedHooks(const ir::Table& t, const ir::Expr& e, const char** what) 
   return 0;
 }
 
+// socket and tproxy, checked in base chains too (nft_socket_validate:
+// prerouting, input, output; nft_tproxy_validate: prerouting). At output
+// a socket expression reads the sending socket, which the host model does
+// not hold: refused there as unmodelled.
+uint32_t SocketHooks(const ir::Expr& e, const char** what) {
+  using ir::Hook;
+  if (std::holds_alternative<ir::Socket>(e)) {
+    *what = "socket";
+    return Bit(Hook::kPrerouting) | Bit(Hook::kInput);
+  }
+  if (std::holds_alternative<ir::Tproxy>(e)) {
+    *what = "tproxy";
+    return Bit(Hook::kPrerouting);
+  }
+  return 0;
+}
+
 }  // namespace
 
 bool Parser::CheckHookLimits(const ir::Ruleset& rs) {
@@ -88,12 +105,23 @@ bool Parser::CheckHookLimits(const ir::Ruleset& rs) {
         work.push_back(j);
       }
     }
+    const bool inet_family = t.family == ir::Family::kIp || t.family == ir::Family::kIp6 ||
+                             t.family == ir::Family::kInet;
     for (size_t i = 0; i < t.chains.size(); ++i) {
-      if (t.chains[i].base) continue;
       for (const ir::Rule& r : t.chains[i].rules) {
         for (const ir::Node& n : r.exprs) {
           const char* what = "";
-          const uint32_t allowed = AllowedHooks(t, n.expr, &what);
+          uint32_t allowed = SocketHooks(n.expr, &what);
+          if (allowed != 0 && !inet_family) {
+            return Error(n.loc, absl::StrCat(what, " is for ip, ip6 and inet tables only"));
+          }
+          if (allowed != 0 && (reach[i] & Bit(ir::Hook::kOutput)) && *what == 's') {
+            return Error(n.loc, absl::StrCat("socket in chain '", t.chains[i].name,
+                                             "', which hook output reaches: there it reads "
+                                             "the sending socket, which rulejit does not model"));
+          }
+          if (allowed == 0 && t.chains[i].base) continue;
+          if (allowed == 0) allowed = AllowedHooks(t, n.expr, &what);
           const uint32_t bad = allowed == 0 ? 0 : reach[i] & ~allowed;
           if (bad == 0) continue;
           int hook = 0;

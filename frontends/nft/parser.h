@@ -219,6 +219,9 @@ class Parser {
   bool ParseFibField(Field* field);
   bool ParseNumgenField(Field* field);
   bool ParseRtField(Field* field);
+  bool ParseSocketField(Field* field);  // socket.cc
+  bool ParseTproxy(ir::Rule& rule);
+  bool ParseTproxyTarget(int family, std::string* addr, std::string* port);
   bool ParseRawPayload(Field* field);
   bool ParseOptionField(std::string_view proto, Field* field);
   bool ParseOffsetLength(uint32_t max, std::string_view what, uint32_t nums[2]);

@@ -27,7 +27,7 @@ const std::vector<std::string_view>& StatementWords() {
       "udp", "udplite", "sctp", "dccp", "icmp", "icmpv6", "th", "ether",
       "vlan", "esp", "ah", "comp", "igmp", "mark", "iifname", "oifname",
       "iif", "oif", "comment", "quota", "queue", "snat", "dnat", "masquerade",
-      "redirect", "fib", "flow", "add", "update", "delete", "meter"};
+      "redirect", "fib", "flow", "add", "update", "delete", "meter", "socket", "tproxy"};
   return kWords;
 }
 
@@ -78,6 +78,7 @@ bool Parser::ParseStatement(ir::Rule& rule) {
   if (w == "snat" || w == "dnat" || w == "masquerade" || w == "redirect") {
     return ParseNat(rule);
   }
+  if (w == "tproxy") return ParseTproxy(rule);
   ast::Statement stmt;
   bool ok = true;
   if ((w == "counter" || w == "quota" || w == "limit" || w == "synproxy") &&
@@ -142,7 +143,7 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     }
     return ParseMatch(rule);
   }
-  if (IsPayloadProto(w) || w == "exthdr" || w == "fib" || w == "numgen" ||
+  if (IsPayloadProto(w) || w == "exthdr" || w == "fib" || w == "numgen" || w == "socket" ||
       (w == "rt" && PeekAt(1).kind == Tok::kWord && !LookupIpv6ExthdrField(w, PeekAt(1).text))) {
     return ParseMatch(rule);
   }

@@ -76,9 +76,39 @@ struct HostRoute {
   uint32_t mtu = 0;            // the route's own mtu metric; 0: its device's
 };
 
+// A local socket, as the kernel's socket lookups (the `socket` and
+// `tproxy` expressions, iptables' socket match and TPROXY target) find it.
+// Addresses in network order (family 4: the first 4 bytes); an IPv6 socket
+// that is not v6only and is bound to :: or to ::ffff:a.b.c.d also answers
+// IPv4 packets, as the kernel's dual-stack sockets do.
+enum class SocketState : uint8_t {
+  kListen,       // TCP: listening; UDP: bound, not connected
+  kEstablished,  // TCP: an established connection; UDP: connected
+};
+struct HostSocket {
+  uint8_t protocol = 6;  // IPPROTO_TCP (6) or IPPROTO_UDP (17)
+  uint8_t family = 4;    // the socket's own: 4 (AF_INET) or 6 (AF_INET6)
+  SocketState state = SocketState::kListen;
+  std::array<uint8_t, 16> local_addr = {};  // all zero: bound to the any address
+  uint16_t local_port = 0;
+  std::array<uint8_t, 16> remote_addr = {};  // established/connected only
+  uint16_t remote_port = 0;
+  uint32_t bound_dev = 0;  // SO_BINDTODEVICE ifindex, 0 none
+  bool v6only = false;     // IPV6_V6ONLY (family 6)
+  bool transparent = false;  // IP_TRANSPARENT / IPV6_TRANSPARENT
+  uint32_t mark = 0;         // SO_MARK
+  uint32_t uid = 0, gid = 0;  // the owner's credentials
+};
+
 struct HostModel {
   std::vector<HostInterface> interfaces;
   std::vector<HostRoute> routes;
+  // Every local socket, when the description lists them (a "sockets"
+  // array, even empty: then a lookup that finds none answers "no socket"
+  // because none exists); without a list, rulesets that look sockets up
+  // are refused rather than given a guess.
+  bool sockets_listed = false;
+  std::vector<HostSocket> sockets;
 
   const HostInterface* FindInterface(uint32_t index) const;
   const HostInterface* FindInterface(std::string_view name) const;

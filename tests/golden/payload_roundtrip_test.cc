@@ -76,7 +76,7 @@ const std::set<std::string> kCoveredKinds = {
     "notrack",      "exthdr load", "payload write", "queue", "quota",
     "nat",          "masq",      "redir",     "bitwise (register operand)", "fib",
     "objref",       "numgen",    "exthdr write", "rt load tcpmss", "synproxy",
-    "dynset"};
+    "dynset",       "socket",    "tproxy"};
 
 struct KindCount {
   int accepted = 0;

@@ -281,6 +281,9 @@ absl::StatusOr<std::vector<bool>> RunOnce(OracleSyntax syntax, const std::string
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat("ipset restore: ", s.message()));
   }
   if (absl::Status s = LoadRuleset(syntax, text, net->fw()); !s.ok()) return s;
+  if (options.fw_ready) {
+    if (absl::Status s = options.fw_ready(net->fw()); !s.ok()) return s;
+  }
   if (options.fw_host_json != nullptr) {
     absl::StatusOr<std::string> host = HostJson(net->fw());
     if (!host.ok()) return host.status();

@@ -77,6 +77,7 @@
 #define RULEJIT_TESTS_KERNEL_KERNEL_ORACLE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -149,6 +150,10 @@ struct OracleOptions {
   // `ipset save` output restored in fw (`ipset restore`) before the
   // ruleset is loaded, for rulesets with -m set ("": none).
   std::string ipset_restore;
+  // Called with fw's namespace name once the ruleset is loaded, before
+  // fw's host model is read and frames are sent (forward mode), e.g. to
+  // open sockets in fw; an error ends the run.
+  std::function<absl::Status(const std::string& fw_netns)> fw_ready;
 };
 
 // OK when the harness can run here: root, `ip netns`, and the tool for the

@@ -667,8 +667,8 @@ TEST(IptablesErrors, UnknownOptionWithHint) {
 TEST(IptablesErrors, UnsupportedMatchAndTarget) {
   EXPECT_EQ(FirstError(Wrap("-m set --match-set foo src")),
             "3:29: ipset 'foo' is not given");
-  EXPECT_EQ(FirstError(Wrap("-j TPROXY --on-port 1")),
-            "3:13: unsupported target 'TPROXY'");
+  EXPECT_EQ(FirstError(Wrap("-j TEE")),
+            "3:13: unsupported target 'TEE'");
 }
 
 TEST(IptablesErrors, UnknownAndDuplicateChains) {

@@ -69,8 +69,8 @@ TEST(NftParserErrors, LinkLayerRulesAndDropPolicyAreLocated) {
 
 // What depends on the host beyond rulejit's inputs is refused with why.
 TEST(NftParserErrors, HostDependentExpressionsSayWhy) {
-  ExpectError("table ip t {\n chain c {\n  tcp dport 80 tproxy to :1088\n }\n}\n", 3, 16,
-              "unsupported statement or expression 'tproxy'", "host's sockets");
+  ExpectError("table ip t {\n chain c {\n  socket cgroupv2 level 1 0\n }\n}\n", 3, 10,
+              "socket cgroupv2 is not supported", "cgroup");
   ExpectError("table ip t {\n chain c {\n  osf name \"Linux\"\n }\n}\n", 3, 3,
               "unsupported", "OS fingerprints");
   ExpectError("table ip t {\n chain c {\n  ipsec in reqid 1\n }\n}\n", 3, 3, "unsupported",
@@ -87,7 +87,8 @@ TEST(NftParserErrors, NestedChainBindingIsLocated) {
 }
 
 TEST(NftParserErrors, UnsupportedStatementIsLocated) {
-  ExpectError("table ip t {\n chain c {\n  tproxy to 1.2.3.4\n }\n}\n", 3, 3, "unsupported");
+  ExpectError("table ip t {\n chain c {\n  tproxy to 1.2.3.4\n }\n}\n", 3, 3,
+              "tproxy needs a transport protocol match");
 }
 
 TEST(NftParserErrors, UndefinedVariableHasHint) {

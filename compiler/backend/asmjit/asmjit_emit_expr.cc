@@ -115,6 +115,14 @@ void Emitter::Emit(const ir::TimeMatch& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitTimeMatch), &e, next);
 }
 
+void Emitter::Emit(const ir::Socket& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitSocket), &e, next);
+}
+
+void Emitter::Emit(const ir::Tproxy& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitTproxy), &e, next);
+}
+
 void Emitter::Emit(const ir::StringMatch& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitStringMatch), &e, next);
 }

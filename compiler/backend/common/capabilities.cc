@@ -16,6 +16,9 @@ const char* InterpreterOnlyKind(const ir::Expr& e) {
   if (std::holds_alternative<ir::ChecksumFill>(e)) return "CHECKSUM target";
   if (std::holds_alternative<ir::Recent>(e)) return "recent match";
   if (std::holds_alternative<ir::Hashlimit>(e)) return "hashlimit match";
+  if (const auto* t = std::get_if<ir::Tproxy>(&e); t != nullptr && t->else_drop) {
+    return "TPROXY target";
+  }
   if (std::holds_alternative<ir::FlowOffload>(e)) return "flow offload statement";
   if (std::holds_alternative<ir::Objref>(e)) return "named object reference";
   if (std::holds_alternative<ir::Numgen>(e)) return "numgen expression";

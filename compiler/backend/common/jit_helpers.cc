@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ir/fib_eval.h"
+#include "ir/socket_eval.h"
 #include "ir/string_eval.h"
 #include "ir/time_eval.h"
 
@@ -65,6 +66,18 @@ uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op) {
 
 uint32_t JitFib(JitContext* ctx, const ir::Fib* op) {
   return ir::EvalFib(*op, ctx->hook, *ctx->view, *ctx->meta, *ctx->host, Regs(ctx));
+}
+
+uint32_t JitSocket(JitContext* ctx, const ir::Socket* op) {
+  return ir::EvalSocket(*op, *ctx->view, *ctx->meta, *ctx->host, ctx->mut.tproxy_socket,
+                        Regs(ctx));
+}
+
+// Only nft's tproxy (a miss ends the rule) is compiled; TPROXY's drop runs
+// in the interpreter (capabilities.cc).
+uint32_t JitTproxy(JitContext* ctx, const ir::Tproxy* op) {
+  return ir::EvalTproxy(*op, *ctx->view, *ctx->meta, *ctx->host, Regs(ctx),
+                        ctx->mut.tproxy_socket) == ir::TproxyOutcome::kGoOn;
 }
 
 uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op) {

@@ -45,6 +45,8 @@ uint32_t JitExthdr(JitContext* ctx, const ir::Exthdr* op);
 uint32_t JitFib(JitContext* ctx, const ir::Fib* op);
 uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op);
 uint32_t JitStringMatch(JitContext* ctx, const ir::StringMatch* op);
+uint32_t JitSocket(JitContext* ctx, const ir::Socket* op);
+uint32_t JitTproxy(JitContext* ctx, const ir::Tproxy* op);
 
 struct JitLimitOp {
   ir::Limit limit;

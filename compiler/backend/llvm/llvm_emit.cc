@@ -26,6 +26,7 @@ namespace {
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
   kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHTimeMatch, kHStringMatch,
+  kHSocket, kHTproxy,
   kHelperCount,
 };
 
@@ -53,6 +54,8 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_log", Address(&JitLog)},
       {"rulejit_time_match", Address(&JitTimeMatch)},
       {"rulejit_string_match", Address(&JitStringMatch)},
+      {"rulejit_socket", Address(&JitSocket)},
+      {"rulejit_tproxy", Address(&JitTproxy)},
   };
   return kHelpers[id];
 }
@@ -552,6 +555,8 @@ class LlvmEmitter {
   void Emit(const ir::Exthdr& e, llvm::BasicBlock* next) { CallHelper(kHExthdr, &e, next); }
   void Emit(const ir::Fib& e, llvm::BasicBlock* next) { CallHelper(kHFib, &e, next); }
   void Emit(const ir::TimeMatch& e, llvm::BasicBlock* next) { CallHelper(kHTimeMatch, &e, next); }
+  void Emit(const ir::Socket& e, llvm::BasicBlock* next) { CallHelper(kHSocket, &e, next); }
+  void Emit(const ir::Tproxy& e, llvm::BasicBlock* next) { CallHelper(kHTproxy, &e, next); }
   void Emit(const ir::StringMatch& e, llvm::BasicBlock* next) {
     CallHelper(kHStringMatch, &e, next);
   }
