@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <string>
+#include <utility>
 
 #include "rulejit/route_input.h"
 #include "runtime/nat.h"
@@ -44,10 +47,19 @@ void SetName(char (&out)[16], const std::string& name) {
   std::memcpy(out, name.data(), std::min<size_t>(name.size(), 15));
 }
 
-// The ARPHRD type of device `index` on `host`, else `fallback`.
-uint16_t LinkTypeOf(const HostModel& host, uint32_t index, uint16_t fallback) {
-  const HostInterface* dev = index ? host.FindInterface(index) : nullptr;
-  return dev && dev->link_type ? *dev->link_type : fallback;
+// A device the packet passes: looked up in the host model once, where the
+// walk meets it, not on every hook.
+struct Device {
+  uint32_t index = 0;
+  std::string name;
+  std::optional<uint16_t> type;  // ARPHRD_*, where the host model gives it
+};
+
+Device DeviceOf(const HostInterface& dev) { return {dev.index, dev.name, dev.link_type}; }
+
+// `dev` where the host has it, else a device the host does not model.
+Device DeviceOr(const HostInterface* dev, uint32_t index, std::string name) {
+  return dev ? DeviceOf(*dev) : Device{index, std::move(name), std::nullopt};
 }
 
 const HostInterface* DeviceNamed(const HostModel& host, const std::string& name) {
@@ -122,22 +134,22 @@ class Walk {
   bool notrack_ = false;
   bool tracked_ = false;  // the conntrack step ran (or a looped packet kept it)
   Conntrack::Entry entry_;
-  uint32_t iif_ = 0, oif_ = 0;
-  std::string iifname_, oifname_;
+  Device iif_, oif_;
+  uint16_t given_iiftype_ = 1, given_oiftype_ = 1;  // the caller's, for devices off the host
   PathResult out_;
 };
 
 void Walk::SetDevices(Hook hook) {
-  meta_.has_iif = HookHasInputDevice(hook) && iif_ != 0;
-  meta_.has_oif = HookHasOutputDevice(hook) && oif_ != 0;
-  meta_.iif = meta_.has_iif ? iif_ : 0;
-  meta_.oif = meta_.has_oif ? oif_ : 0;
-  SetName(meta_.iifname, meta_.has_iif ? iifname_ : "");
-  SetName(meta_.oifname, meta_.has_oif ? oifname_ : "");
+  meta_.has_iif = HookHasInputDevice(hook) && iif_.index != 0;
+  meta_.has_oif = HookHasOutputDevice(hook) && oif_.index != 0;
+  meta_.iif = meta_.has_iif ? iif_.index : 0;
+  meta_.oif = meta_.has_oif ? oif_.index : 0;
+  SetName(meta_.iifname, meta_.has_iif ? iif_.name : "");
+  SetName(meta_.oifname, meta_.has_oif ? oif_.name : "");
   // The device types the host model gives (Program::Compile refused a
   // ruleset that reads them on a host that leaves one out).
-  meta_.iiftype = LinkTypeOf(host_, iif_, meta_.iiftype);
-  meta_.oiftype = LinkTypeOf(host_, oif_, meta_.oiftype);
+  meta_.iiftype = iif_.type.value_or(given_iiftype_);
+  meta_.oiftype = oif_.type.value_or(given_oiftype_);
 }
 
 // Runs `chains` of `hook`; carries marks, notrack and written bytes to
@@ -204,7 +216,7 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
         break;
       }
     }
-    NatSite site{.host = &host_, .iif = iif_, .oif = oif_,
+    NatSite site{.host = &host_, .iif = iif_.index, .oif = oif_.index,
                  .local_out = hook == Hook::kOutput, .random = meta_.random};
     switch (BindNat(conntrack_, *flow, manip, binding.get(), site)) {
       case NatOutcome::kBound: break;
@@ -252,9 +264,7 @@ bool Walk::RunHook(Hook hook) {
 }
 
 void Walk::SetOif(uint32_t index) {
-  oif_ = index;
-  const HostInterface* dev = host_.FindInterface(index);
-  oifname_ = dev ? dev->name : "";
+  oif_ = DeviceOr(host_.FindInterface(index), index, "");
 }
 
 // An arriving packet is routed as ip_route_input_noref / ip6_route_input
@@ -264,15 +274,14 @@ Walk::Route Walk::Decide(const PathOptions& options, bool arriving) {
   if (options.route != RouteChoice::kHost) {
     if (options.route == RouteChoice::kLocal) return Route::kLocal;
     const HostInterface* dev = DeviceNamed(host_, options.oif);
-    oif_ = dev ? dev->index : kDefaultOif;
-    oifname_ = options.oif;
+    oif_ = DeviceOr(dev, kDefaultOif, options.oif);
     return Route::kOut;
   }
   if (view_.network_off == kAbsent) return Drop("no route: not an IP packet"), Route::kDrop;
   const uint8_t* saddr = view_.data + view_.network_off + (v6 ? 8 : 12);
   const uint8_t* daddr = view_.data + view_.network_off + (v6 ? 24 : 16);
   if (arriving) {
-    const InputRoute in = RouteInput(host_, v6 ? 6 : 4, saddr, daddr, iif_);
+    const InputRoute in = RouteInput(host_, v6 ? 6 : 4, saddr, daddr, iif_.index);
     switch (in.kind) {
       case InputRouteKind::kLocal: return Route::kLocal;
       case InputRouteKind::kForward: SetOif(in.oif); return Route::kOut;
@@ -298,7 +307,7 @@ Walk::Route Walk::Decide(const PathOptions& options, bool arriving) {
 
 bool Walk::Deliver() {
   link_visible_ = true;
-  oif_ = 0;
+  oif_ = {};
   if (!RunHook(Hook::kInput)) return false;
   out_.fate = Fate::kDelivered;
   return true;
@@ -368,8 +377,7 @@ bool Walk::Arrive(const PathOptions& options) {
       return Drop("no device of the host has the frame's destination MAC (give --iif)");
     }
   }
-  iif_ = in ? in->index : kDefaultIif;
-  iifname_ = in ? in->name : options.iif;
+  iif_ = DeviceOr(in, kDefaultIif, options.iif);
   if (options.bridged) {
     meta_.pkttype = kPktHost;  // a bridge passes frames for any MAC
   } else if (in != nullptr && bytes_.size() >= 6) {
@@ -409,8 +417,7 @@ bool Walk::LocalOut(const PathOptions& options) {
   if (route == Route::kDrop) return false;
   if (route == Route::kLocal) {
     const HostInterface* lo = DeviceNamed(host_, "lo");
-    oif_ = lo ? lo->index : kDefaultOif;
-    oifname_ = "lo";
+    oif_ = DeviceOr(lo, kDefaultOif, "lo");
   }
   if (!RunHook(Hook::kOutput)) return false;
   // ip_route_me_harder: a DNAT at output routes the packet again.
@@ -425,7 +432,6 @@ bool Walk::LocalOut(const PathOptions& options) {
   }
   // Through lo: prerouting and input, with the entry it already has.
   iif_ = oif_;
-  iifname_ = oifname_;
   if (!RunHook(Hook::kPrerouting)) return false;
   return Deliver();
 }
@@ -435,6 +441,8 @@ PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t 
   bytes_.assign(frame, frame + len);
   Reparse();
   meta_ = meta;
+  given_iiftype_ = meta.iiftype;
+  given_oiftype_ = meta.oiftype;
   meta_.ct_valid = false;
   meta_.ct_state = 0;
   const bool ok = options.start == PathStart::kArrives ? Arrive(options) : LocalOut(options);
@@ -442,7 +450,7 @@ PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t 
     out_.fate = Fate::kDropped;
     conntrack_.Confirm(entry_, meta_, false);
   }
-  out_.oif = out_.fate == Fate::kForwarded || out_.fate == Fate::kSent ? oif_ : 0;
+  out_.oif = out_.fate == Fate::kForwarded || out_.fate == Fate::kSent ? oif_.index : 0;
   out_.packet = std::move(bytes_);
   return std::move(out_);
 }
