@@ -2,6 +2,7 @@
 #include "compiler/headerspace/cube.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
@@ -34,6 +35,8 @@ const char* DimName(Dim dim) {
     case Dim::kSocket: return "socket";
     case Dim::kSkUid: return "meta skuid";
     case Dim::kSkGid: return "meta skgid";
+    case Dim::kIifType: return "meta iiftype";
+    case Dim::kOifType: return "meta oiftype";
   }
   return "?";
 }
@@ -189,6 +192,10 @@ Value Space::Max(Dim dim) const {
     case Dim::kSocket: return socket ? 1 : 0;
     case Dim::kSkUid:
     case Dim::kSkGid: return socket ? 0xffffffffu : 0;
+    // Whether the hook has the device or not (its loads break where it has
+    // none), so that cubes of one hook fit another along a path.
+    case Dim::kIifType:
+    case Dim::kOifType: return host == nullptr ? 0xffff : 0;
   }
   return 0;
 }
@@ -243,7 +250,8 @@ bool Overlaps(const Cube& a, const Cube& b) {
                                    Dim::kMark,    Dim::kFamily,  Dim::kTtl,
                                    Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
                                    Dim::kLength,  Dim::kCtStatus, Dim::kSocket,
-                                   Dim::kSkUid,   Dim::kSkGid};
+                                   Dim::kSkUid,   Dim::kSkGid,   Dim::kIifType,
+                                   Dim::kOifType};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -307,6 +315,9 @@ Point PickPoint(const Cube& cube) {
     p[static_cast<int>(Dim::kTcpFlags)] = 0x02;
   }
   if (cube.get(Dim::kTtl).Contains(kModelTtl)) p[static_cast<int>(Dim::kTtl)] = kModelTtl;
+  for (Dim type : {Dim::kIifType, Dim::kOifType}) {
+    if (cube.get(type).Contains(kModelLinkType)) p[static_cast<int>(type)] = kModelLinkType;
+  }
   if (cube.get(Dim::kEtherSaddr).Contains(kModelSrcMac)) {
     p[static_cast<int>(Dim::kEtherSaddr)] = kModelSrcMac;
   }
@@ -448,6 +459,17 @@ std::string PktTypeName(Value index) {
   return index < 3 ? kNames[static_cast<int>(index)] : "?";
 }
 
+// A device type as nft names it (its iface_type symbols), else the number.
+std::string LinkTypeName(Value type) {
+  static constexpr std::pair<uint32_t, const char*> kNames[] = {
+      {1, "ether"}, {512, "ppp"}, {768, "ipip"}, {769, "ipip6"},
+      {772, "loopback"}, {776, "sit"}, {778, "ipgre"}};
+  for (const auto& [number, name] : kNames) {
+    if (type == number) return name;
+  }
+  return Dec(type);
+}
+
 std::string ValueText(Dim dim, Value lo, Value hi, bool ipv6) {
   switch (dim) {
     case Dim::kEtherSaddr:
@@ -511,6 +533,8 @@ std::string SetText(Dim dim, const IntervalSet& set, const Space& space,
   for (const Interval& iv : set.intervals()) {
     if (dim == Dim::kSaddr || dim == Dim::kDaddr) {
       AddressBlocks(iv.lo, iv.hi, ipv6, items);
+    } else if ((dim == Dim::kIifType || dim == Dim::kOifType) && iv.hi - iv.lo < 8) {
+      for (Value v = iv.lo; v <= iv.hi; ++v) items.push_back(LinkTypeName(v));
     } else if (dim == Dim::kIifName || dim == Dim::kOifName ||
                dim == Dim::kCtState || dim == Dim::kPktType) {
       for (Value v = iv.lo; v <= iv.hi; ++v) {
@@ -687,6 +711,13 @@ std::string DescribePoint(const Point& p, const Space& space) {
                                           CtStatusOf(static_cast<uint64_t>(at(Dim::kCtStatus)))));
   }
   if (at(Dim::kPktType) != 0) absl::StrAppend(&out, " pkttype ", PktTypeName(at(Dim::kPktType)));
+  // Device types are coordinates only without a host model.
+  if (space.has_iif && space.Max(Dim::kIifType) != 0 && at(Dim::kIifType) != kModelLinkType) {
+    absl::StrAppend(&out, " iiftype ", LinkTypeName(at(Dim::kIifType)));
+  }
+  if (space.has_oif && space.Max(Dim::kOifType) != 0 && at(Dim::kOifType) != kModelLinkType) {
+    absl::StrAppend(&out, " oiftype ", LinkTypeName(at(Dim::kOifType)));
+  }
   if (at(Dim::kLength) != (ipv6 ? kMinLength6 : kMinLength4)) {
     absl::StrAppend(&out, " length ", Dec(at(Dim::kLength)));
   }

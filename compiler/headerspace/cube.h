@@ -62,9 +62,14 @@ namespace rulejit::headerspace {
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
   kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
-  kCtStatus, kSocket, kSkUid, kSkGid,
+  kCtStatus, kSocket, kSkUid, kSkGid, kIifType, kOifType,
 };
-inline constexpr int kDims = 20;
+inline constexpr int kDims = 22;
+
+// meta iiftype / oiftype (ARPHRD_*): free dimensions without a host
+// model; on one (`diff --host`) each device's type is the host's, a
+// function of the name dimension, and these stay 0 (lift_cube_fields.cc).
+inline constexpr uint32_t kModelLinkType = 1;  // ARPHRD_ETHER, witnesses' choice
 
 // ct status: the kernel's 16 status bits (IPS_EXPECTED .. IPS_HW_OFFLOAD),
 // as a coordinate with the bits in reverse order (IPS_EXPECTED is the

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/headerspace/lift_cube.h"
 #include "compiler/headerspace/packet_model.h"
+#include "rulejit/host.h"
 
 namespace rulejit::headerspace {
 namespace {
@@ -85,6 +86,21 @@ void CollectNames(const ir::Ruleset& ruleset,
   }
 }
 
+// Whether some rule of `ruleset` loads meta `key`.
+bool LoadsMeta(const ir::Ruleset& ruleset, ir::MetaKey key) {
+  for (const ir::Table& table : ruleset.tables) {
+    for (const ir::Chain& chain : table.chains) {
+      for (const ir::Rule& rule : chain.rules) {
+        for (const ir::Node& node : rule.exprs) {
+          const auto* m = std::get_if<ir::MetaLoad>(&node.expr);
+          if (m != nullptr && m->key == key) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 // One value per class of names the candidates tell apart.
 std::vector<NameValue> NameDomain(const std::vector<NameCandidate>& cands) {
   std::vector<NameValue> out;
@@ -140,6 +156,22 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
       NameCandidate c{name, true};
       if (std::find(names->begin(), names->end(), c) == names->end()) names->push_back(c);
     }
+  }
+  // On a host model a device's type is its own: each host device its own
+  // class where a ruleset reads the types (lift_cube_fields.cc).
+  if (options.host != nullptr) {
+    auto add_devices = [&](ir::MetaKey key, std::vector<NameCandidate>& names) {
+      if (std::none_of(rulesets.begin(), rulesets.end(),
+                       [key](const ir::Ruleset* rs) { return LoadsMeta(*rs, key); })) {
+        return;
+      }
+      for (const HostInterface& dev : options.host->interfaces) {
+        NameCandidate c{dev.name, true};
+        if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
+      }
+    };
+    add_devices(ir::MetaKey::kIifType, iif);
+    add_devices(ir::MetaKey::kOifType, oif);
   }
   Space space;
   space.has_iif = HookHasInputDevice(options.hook);

@@ -9,6 +9,7 @@
 #include "compiler/headerspace/lift_cube_internal.h"
 #include "compiler/headerspace/packet_model.h"
 #include "ir/util.h"
+#include "rulejit/host.h"
 
 namespace rulejit::headerspace::cube_lift {
 
@@ -182,15 +183,44 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
     case ir::MetaKey::kOif: sym.dim = Dim::kOifName; sym.ifindex = true; break;
     case ir::MetaKey::kNfProto:
     case ir::MetaKey::kProtocol:
+      sym.constant = true;  // the same for every packet of one family
+      break;
     case ir::MetaKey::kIifType:
     case ir::MetaKey::kOifType:
-      sym.constant = true;  // the same for every packet of one family
+      if (!DeviceType(e.key == ir::MetaKey::kIifType, sym)) return false;
       break;
     default:
       return Fail(absl::StrCat("meta ", ir::MetaKeyName(e.key),
                                " is not a modelled dimension"));
   }
   return Write(e.dreg, ir::MetaKeyLen(e.key), std::move(sym));
+}
+
+// meta iiftype / oiftype: without a host model any device may have any
+// type (a dimension of its own, 16 bits in host order); on one, the type
+// of the device the name dimension names (cube_space.cc gives each host
+// device a class of its own).
+bool RuleLifter::DeviceType(bool input, Sym& sym) {
+  // Where the hook has no such device the load breaks the rule.
+  if (!(input ? space_.has_iif : space_.has_oif)) {
+    sym.dim = input ? Dim::kIifType : Dim::kOifType;
+    return Constrain(sym, IntervalSet());
+  }
+  if (space_.host == nullptr) {
+    sym.dim = input ? Dim::kIifType : Dim::kOifType;
+    sym.load_monotone = sym.host_endian = true;
+    sym.load_len = 2;
+    return true;
+  }
+  for (const HostInterface& dev : space_.host->interfaces) {
+    if (!dev.link_type) {
+      return Fail(absl::StrCat(input ? "meta iiftype" : "meta oiftype",
+                               ": the host model gives device ", dev.name, " no link_type"));
+    }
+  }
+  sym.dim = input ? Dim::kIifName : Dim::kOifName;
+  sym.device_type = true;
+  return true;
 }
 
 bool RuleLifter::Ct(const ir::CtLoad& e) {

@@ -6,6 +6,7 @@
 
 #include "packet/checksum.h"
 #include "packet/parse.h"
+#include "rulejit/host.h"
 
 namespace rulejit::headerspace {
 namespace {
@@ -30,6 +31,15 @@ void PutAddr6(uint8_t* p, Value v) {
 uint32_t IfIndexOf(const std::string& name) {
   if (name.empty()) return 0;
   return name == "lo" ? 1 : 2;
+}
+
+// A device's type: on a host model the host's (Ethernet for a name the
+// host has no device of: no packet comes from one there), else the
+// point's coordinate.
+uint16_t LinkTypeOf(const std::string& name, const Space& space, Value coordinate) {
+  if (space.host == nullptr) return static_cast<uint16_t>(coordinate);
+  const HostInterface* dev = space.host->FindInterface(name);
+  return dev && dev->link_type ? *dev->link_type : kModelLinkType;
 }
 
 uint32_t Bswap(uint32_t c) {
@@ -158,11 +168,13 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
     const std::string& name = space.iif[static_cast<size_t>(at(Dim::kIifName))].name;
     CopyName(m.iifname, name);
     m.iif = IfIndexOf(name);
+    m.iiftype = LinkTypeOf(name, space, at(Dim::kIifType));
   }
   if (space.has_oif) {
     const std::string& name = space.oif[static_cast<size_t>(at(Dim::kOifName))].name;
     CopyName(m.oifname, name);
     m.oif = IfIndexOf(name);
+    m.oiftype = LinkTypeOf(name, space, at(Dim::kOifType));
   }
   // Register bytes of the mark coordinate, read back in host order.
   m.mark = Bswap(static_cast<uint32_t>(at(Dim::kMark)));

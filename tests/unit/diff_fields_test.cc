@@ -13,6 +13,7 @@
 #include "compiler/analysis/diff.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rulejit/host.h"
 #include "tests/unit/diff_test_util.h"
 
 namespace rulejit::analysis::diff_test {
@@ -107,6 +108,61 @@ TEST(DiffFieldsTest, IifOtherIndexIsNotExact) {
   DiffResult d = DiffRulesets(Nft(InputChain("    iif 5 drop\n")), Nft(InputChain("")), {});
   ASSERT_FALSE(d.exact());
   EXPECT_THAT(d.old_inexact[0].reason, HasSubstr("depends on the host"));
+}
+
+TEST(DiffFieldsTest, DeviceTypesAreFreeWithoutAHost) {
+  // Any device may be of any type: a loopback test is not a name test, nor
+  // always true or always false.
+  DiffResult d = Diff(Nft(InputChain("    meta iiftype loopback drop\n")), Nft(InputChain("")));
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_THAT(Described(d), ::testing::ElementsAre(HasSubstr("meta iiftype loopback")));
+  EXPECT_THAT(DescribePoint(d.regions[0].witness, d.space), HasSubstr("iiftype loopback"));
+  EXPECT_TRUE(Diff(Nft(InputChain("    meta iiftype != ether drop\n")),
+                   Nft(InputChain("    meta iiftype { 0-0, 2-65535 } drop\n")))
+                  .regions.empty());
+  // -m mac's implied `meta iiftype ether`: a packet from a non-Ethernet
+  // device never matches it.
+  DiffResult mac = Diff(Nft(InputChain("    ether saddr 02:00:00:00:00:01 drop\n")),
+                        Nft(InputChain("    ether saddr 02:00:00:00:00:01 meta iiftype ether drop\n")));
+  EXPECT_TRUE(mac.regions.empty());
+  // At output no input device: the load breaks the rule.
+  const std::string at_output =
+      "table ip filter {\n  chain output {\n    type filter hook output priority 0; "
+      "policy accept;\n    meta iiftype loopback drop\n  }\n}\n";
+  const std::string empty =
+      "table ip filter {\n  chain output {\n    type filter hook output priority 0; "
+      "policy accept;\n  }\n}\n";
+  EXPECT_TRUE(Diff(Nft(at_output), Nft(empty), {.hook = ir::Hook::kOutput}).regions.empty());
+}
+
+TEST(DiffFieldsTest, DeviceTypesAreTheHostsOnAHost) {
+  // lo is loopback, eth0 Ethernet, tun0 none (65534): the type is the name's.
+  HostModel host = LoopbackHost();
+  host.interfaces[0].link_type = 772;
+  host.interfaces.push_back(HostInterface{.name = "eth0", .index = 2, .link_type = 1});
+  host.interfaces.push_back(HostInterface{.name = "tun0", .index = 3, .link_type = 65534});
+  const SpaceOptions on_host{.hook = ir::Hook::kInput, .host = &host};
+  EXPECT_TRUE(Diff(Nft(InputChain("    meta iiftype loopback drop\n")),
+                   Nft(InputChain("    iifname \"lo\" drop\n")), on_host)
+                  .regions.empty());
+  EXPECT_TRUE(Diff(Nft(InputChain("    meta iiftype { 772, 65534 } drop\n")),
+                   Nft(InputChain("    iifname { \"lo\", \"tun0\" } drop\n")), on_host)
+                  .regions.empty());
+  // Without the host the two differ (a device named lo of another type).
+  EXPECT_FALSE(Diff(Nft(InputChain("    meta iiftype loopback drop\n")),
+                    Nft(InputChain("    iifname \"lo\" drop\n")))
+                   .regions.empty());
+  // Where they differ on the host: tun0 only.
+  DiffResult d = Diff(Nft(InputChain("    meta iiftype != ether drop\n")),
+                      Nft(InputChain("    iifname \"lo\" drop\n")), on_host);
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_THAT(Described(d), ::testing::ElementsAre(HasSubstr("iifname \"tun0\"")));
+  // A device the host model gives no type: not guessed.
+  host.interfaces[2].link_type.reset();
+  DiffResult untyped = DiffRulesets(Nft(InputChain("    meta iiftype loopback drop\n")),
+                                    Nft(InputChain("")), on_host);
+  ASSERT_FALSE(untyped.exact());
+  EXPECT_THAT(untyped.old_inexact[0].reason, HasSubstr("gives device tun0 no link_type"));
 }
 
 TEST(DiffFieldsTest, Ipv6ExtensionHeadersAreAbsentInTheModel) {

@@ -309,7 +309,7 @@ TEST(DiffTest, PktTypeAndEtherSaddrNeedALinkHeader) {
   std::sort(got.begin(), got.end());
   EXPECT_THAT(got, ::testing::ElementsAre(
                        "meta pkttype broadcast",
-                       "meta pkttype { host, multicast } ether saddr 0a:12:3e:4f:b2:c6"));
+                       "meta pkttype { host, multicast } ether saddr 0a:12:3e:4f:b2:c6 meta iiftype ether"));
   // At output there is no link header and every packet is PACKET_HOST.
   EXPECT_TRUE(Diff(a, b, {.hook = ir::Hook::kOutput}).regions.empty());
 }
