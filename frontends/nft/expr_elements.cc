@@ -26,6 +26,13 @@ void Parser::SplitMapWord(const SetType& st) {
   // The word is the key's first field (`2001:db8::1 . 80 : ...` keeps it).
   const Field& first = st.fields.front();
   if (ParseValue(first.type, t.text, first.len_bits)) return;
+  // A range of it (`dead::beef-dead::1:aced`).
+  for (size_t dash = t.text.find('-'); dash != std::string::npos; dash = t.text.find('-', dash + 1)) {
+    if (ParseValue(first.type, t.text.substr(0, dash), first.len_bits) &&
+        ParseValue(first.type, t.text.substr(dash + 1), first.len_bits)) {
+      return;
+    }
+  }
   if (st.fields.size() == 1 && !alpha && t.text.find('/') != std::string::npos) return;
   Token left = t, sep = t, right = t;
   left.text = left_text;

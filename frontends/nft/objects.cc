@@ -119,7 +119,7 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
   obj.type = type;
   obj.loc = Peek().loc;
   if (!ExpectIdentifier(&obj.name, "object name") || !ExpectPunct("{")) return false;
-  SkipSeparators();
+  if (!SkipObjectComments()) return false;
   bool ok = true;
   switch (obj.type) {
     case ir::kObjCounter: ok = ParseObjectStatementBody("counter", &obj); break;
@@ -132,8 +132,7 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
     case ir::kObjSynproxy: ok = ParseSynproxyObjectBody(&obj.synproxy); break;
     default: ok = ParseCtObjectBody(&obj); break;
   }
-  if (!ok) return false;
-  SkipSeparators();
+  if (!ok || !SkipObjectComments()) return false;
   if (!AtBlockClose()) return ErrorUnexpected("'}'");
   // A statement body (counter, quota, limit, secmark) needs no separator.
   const bool statement_body = obj.type == ir::kObjCounter || obj.type == ir::kObjQuota ||
@@ -147,6 +146,19 @@ bool Parser::ParseObjectDecl(ir::Table& table, uint32_t type) {
     }
   }
   table.objects.push_back(std::move(obj));
+  return true;
+}
+
+// Separators and `comment "TEXT"` lines, which nft's grammar takes
+// anywhere in an object's block (not kept: they do not change what the
+// object does).
+bool Parser::SkipObjectComments() {
+  SkipSeparators();
+  while (AcceptWord("comment")) {
+    if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+    Next();
+    SkipSeparators();
+  }
   return true;
 }
 
@@ -273,6 +285,9 @@ bool Parser::ParseCtObjectBody(ir::Object* obj) {
       if (t.text == "timeout") obj->timeout_ms = static_cast<uint32_t>(*n);
     } else if (t.kind == Tok::kNewline || (t.kind == Tok::kPunct && t.text == ";")) {
       continue;
+    } else if (t.text == "comment") {
+      if (Peek().kind != Tok::kString) return ErrorUnexpected("comment string");
+      Next();
     } else {
       return Error(t.loc, absl::StrCat("unknown ", ObjectTypeName(obj->type), " property '",
                                        t.text, "'"));

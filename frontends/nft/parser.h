@@ -160,6 +160,7 @@ class Parser {
   uint32_t ParseObjectKind();
   bool ParseObjectDecl(ir::Table& table, uint32_t type);
   bool ParseObjectStatementBody(std::string_view keyword, ir::Object* obj);
+  bool SkipObjectComments();
   bool ParseCtObjectBody(ir::Object* obj);
   bool ParseObjref(ast::Statement* out);
   bool ParseDataItem(const SetType& st, const Field& f, Item* it);

@@ -89,11 +89,16 @@ bool Parser::ParseSetTypeSpec(SetType* st, ir::Set& set, bool is_map) {
     st->is_map = true;
     // `: interval TYPE`: each element's data is a range (NAT maps).
     st->data_interval = AcceptWord("interval");
-    if (AtWord("interval") || AtWord("ct")) {
+    if (AtWord("interval")) {
       return Error(Peek().loc, absl::StrCat("unsupported map data '", Peek().text, "'"));
     }
+    // `ct helper|timeout|expectation` data names objects; `typeof ... : ct
+    // zone` is a field.
+    const std::string& after_ct = PeekAt(1).text;
+    const bool ct_object = AtWord("ct") && (after_ct == "helper" || after_ct == "timeout" ||
+                                            after_ct == "expectation");
     if (AtWord("counter") || AtWord("quota") || AtWord("limit") || AtWord("secmark") ||
-        AtWord("synproxy")) {
+        AtWord("synproxy") || ct_object) {
       st->obj_type = ParseObjectKind();  // an object map
     } else if (AtWord("verdict")) {
       Next();

@@ -365,6 +365,10 @@ std::optional<DType> DTypeFromName(std::string_view name) {
       {"ct_dir", DType::kCtDir},       {"boolean", DType::kBoolean},
       {"integer", DType::kInteger},    {"ct_label", DType::kCtLabel},
       {"fib_addrtype", DType::kFibAddrType},
+      {"icmp_code", DType::kIcmpCode}, {"icmpv6_code", DType::kIcmpv6Code},
+      {"icmpx_code", DType::kIcmpxCode}, {"igmp_type", DType::kIgmpType},
+      {"classid", DType::kTcHandle},   {"dccp_pkttype", DType::kDccpType},
+      {"mh_type", DType::kMhType},
   };
   for (const auto& [n, t] : kNames) {
     if (n == name) return t;

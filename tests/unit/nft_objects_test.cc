@@ -131,6 +131,39 @@ TEST(NftObjects, WhatTheKernelRefusesIsALocatedError) {
               "expected 'wscale', got '}'");
 }
 
+// Forms of newer nft's listings (its shell tests' dumps): comments in an
+// object's block, named maps to ct objects, ct fields as typeof map data,
+// tc class ids as map data.
+TEST(NftObjects, CommentsCtObjectMapsAndClassids) {
+  auto r = Parse(
+      "table inet t {\n"
+      " counter c {\n  comment \"my comment\"\n  packets 1 bytes 2\n }\n"
+      " quota q {\n  comment \"q\"\n  0 bytes\n  comment \"again\"\n }\n"
+      " ct helper h {\n  type \"ftp\" protocol tcp\n  comment \"ftp\"\n  l3proto ip\n }\n"
+      " map helpers {\n  typeof ip saddr : ct helper\n  elements = { 10.0.0.1 : \"h\" }\n }\n"
+      " map zones {\n  typeof iifname : ct zone\n  elements = { \"eth0\" : 1 }\n }\n"
+      " map classes {\n  type ipv4_addr : classid\n  elements = { 10.1.26.2 : 1:bbf8 }\n }\n"
+      " chain y {\n  type filter hook prerouting priority filter;\n"
+      "  ct helper set ip saddr map @helpers\n"
+      "  ct zone set iifname map @zones\n"
+      "  meta priority set ip saddr map @classes\n }\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  ASSERT_NE(t.FindObject(ir::kObjCounter, "c"), nullptr);
+  EXPECT_EQ(t.FindObject(ir::kObjCounter, "c")->counter.packets, 1u);
+  const ir::Set* helpers = t.FindSet("helpers");
+  ASSERT_NE(helpers, nullptr);
+  EXPECT_EQ(helpers->obj_type, ir::kObjCtHelper);
+  const ir::Set* classes = t.FindSet("classes");
+  ASSERT_NE(classes, nullptr);
+  ASSERT_EQ(classes->elements.size(), 1u);
+  // major:minor as one host-order word, 0x0001bbf8.
+  EXPECT_EQ(classes->elements[0].data, (ir::Bytes{0xf8, 0xbb, 0x01, 0x00}));
+  // The comment takes no `comment` keyword's place in a ct object's body.
+  ExpectError("table inet t {\n ct helper h {\n  type \"ftp\" protocol tcp\n  comment 5\n }\n}\n",
+              4, 11, "expected comment string");
+}
+
 TEST(NftObjects, AddObjectCommands) {
   auto r = Parse("add table ip t\nadd counter ip t c { packets 1 bytes 2 }\n"
                  "add ct helper ip t h { type \"tftp\" protocol udp; }\n"

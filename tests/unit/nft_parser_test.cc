@@ -757,5 +757,21 @@ TEST(NftLowering, MaskedMapKey) {
               3, 29, "unsupported binary operation before map");
 }
 
+// An IPv6 range as a map key: the word holds colons, and the last one is
+// not where the data starts (`dead::beef-dead::1:aced : 1`).
+TEST(NftLowering, Ipv6RangeAsMapKey) {
+  auto r = nft_test::Parse(
+      "table ip6 t {\n map m {\n  typeof ip6 saddr : meta mark\n  flags interval\n"
+      "  elements = { dead::beef-dead::1:aced : 7 }\n }\n}\n");
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Set* m = r->rs->tables.at(0).FindSet("m");
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->elements.size(), 1u);
+  ASSERT_TRUE(m->elements[0].key_end.has_value());
+  EXPECT_EQ((*m->elements[0].key_end)[13], 0x01);  // dead::1:aced
+  EXPECT_EQ((*m->elements[0].key_end)[14], 0xac);
+  EXPECT_EQ(m->elements[0].data, (ir::Bytes{7, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace rulejit
