@@ -231,6 +231,8 @@ struct PayloadSet {
   U128 and_mask = 0;
   U128 xor_val = 0;
   bool from_rt_mtu = false;  // a TCP option set to `rt mtu`
+  // Another field of the target's size or a map lookup, written whole.
+  std::optional<std::variant<FieldValue, MapValue>> value;
 };
 
 // `snat|dnat [ip|ip6] to ADDR[-ADDR][:PORT[-PORT]] [FLAGS]`, `masquerade`,

@@ -143,6 +143,7 @@ class Linearizer {
   bool EmitSetConstant(ir::Rule& rule, const ast::MetaCtSet& s, const ast::SetConstant& c);
   bool EmitFieldValue(ir::Rule& rule, const ast::MetaCtSet& s, const Lhs& src);
   bool LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s);
+  bool EmitPayloadSetValue(ir::Rule& rule, const ast::PayloadSet& s);
   bool LowerTcpOptionSet(ir::Rule& rule, const ast::PayloadSet& s);
   // ---- nat (lower_nat.cc)
   bool LowerNat(ir::Rule& rule, const ast::Nat& s);

@@ -187,6 +187,15 @@ bool Linearizer::LowerTcpOptionSet(ir::Rule& rule, const ast::PayloadSet& s) {
   return true;
 }
 
+// Another field's value (loaded whole) or a map's data into reg 1.
+bool Linearizer::EmitPayloadSetValue(ir::Rule& rule, const ast::PayloadSet& s) {
+  if (const auto* map = std::get_if<ast::MapValue>(&*s.value)) return EmitMapLookup(rule, *map);
+  const Field& g = std::get<ast::FieldValue>(*s.value).field.fields[0];
+  if (!EmitDeps(rule, g)) return false;
+  EmitLoad(rule, g, 1, g.LoadLen());
+  return true;
+}
+
 // [ payload write ]. A field that does not fill whole bytes (or, when a
 // checksum is updated, whole 16-bit words) is merged into the bytes around
 // it: load, mask out the field, xor in the value, write.
@@ -197,7 +206,9 @@ bool Linearizer::LowerPayloadSet(ir::Rule& rule, const ast::PayloadSet& s) {
   WriteChecksum(f, &w);
   if (!EmitDeps(rule, f)) return false;
   const WriteWindow win = WriteWindowOf(f, w.csum_type != 0 || w.csum_flags != 0);
-  if (!s.from_field && win.shift == 0 && win.size * 8 == f.len_bits) {
+  if (s.value) {
+    if (!EmitPayloadSetValue(rule, s)) return false;
+  } else if (!s.from_field && win.shift == 0 && win.size * 8 == f.len_bits) {
     ir::Immediate imm;
     imm.dreg = 1;
     imm.data = EncodeNumber(s.xor_val, win.size, false);

@@ -264,6 +264,7 @@ class Parser {
   bool ParseSetConstant(const Field& target, Item* first, U128* v);
   bool ParseTcpOptionSet(ir::Rule& rule, const Lhs& lhs);
   bool ParsePayloadSet(ir::Rule& rule, const Lhs& lhs);
+  bool ParsePayloadSetFrom(ir::Rule& rule, const Lhs& src, ast::PayloadSet& s);
   bool ParseMapLookup(const Lhs& src, const Field& target, ast::MapValue* out,
                       std::vector<Field> data_rest = {});
   // value_expr.cc

@@ -137,8 +137,32 @@ bool Parser::ParseTcpOptionSet(ir::Rule& rule, const Lhs& lhs) {
   return lin_.Lower(rule, s);
 }
 
-// `FIELD set VALUE` on a header field: VALUE is a constant or the same
-// field with `& | ^` constants.
+// `FIELD set VALUE` on a whole-byte header field, VALUE another field of
+// its size or a map lookup (`ip daddr set iifname map @m`): nft computes
+// the value into a register and writes it ([ payload write reg 1 ]).
+bool Parser::ParsePayloadSetFrom(ir::Rule& rule, const Lhs& src, ast::PayloadSet& s) {
+  const Field& f = s.target;
+  if (f.off_bits % 8 != 0 || f.len_bits % 8 != 0) {
+    return Error(src.loc, "unsupported value for a field of part of a byte: a constant or "
+                          "the field itself with '&', '|', '^' constants");
+  }
+  if (AtWord("map")) {
+    ast::MapValue map;
+    if (!ParseMapLookup(src, f, &map)) return false;
+    s.value = std::move(map);
+    return lin_.Lower(rule, s);
+  }
+  const Field& g = src.fields[0];
+  if (src.fields.size() != 1 || src.has_binop || g.NeedsMask() || g.LoadLen() != f.LoadLen()) {
+    return Error(src.loc, "unsupported value: a field of the same size, a map lookup, a "
+                          "constant, or the field itself with '&', '|', '^' constants");
+  }
+  s.value = ast::FieldValue{src};
+  return lin_.Lower(rule, s);
+}
+
+// `FIELD set VALUE` on a header field: VALUE is a constant, the same
+// field with `& | ^` constants, or (ParsePayloadSetFrom) another value.
 bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
   const Field& f = lhs.fields[0];
   ast::PayloadSet s{f, lhs.loc};
@@ -155,16 +179,13 @@ bool Parser::ParsePayloadSet(ir::Rule& rule, const Lhs& lhs) {
   }
   const U128 field_mask = BitsMask(f.len_bits);
   const Token& t = Peek();
-  if (t.kind == Tok::kSetRef ||
-      (t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" || t.text == "ct" ||
-                                IsUnqualifiedMeta(t.text)))) {
+  if (t.kind == Tok::kSetRef || (t.kind == Tok::kWord && StartsSourceField(t.text))) {
     Lhs src;
     if (!ParseLhs(&src)) return false;
     const Field& g = src.fields[0];
-    if (src.fields.size() != 1 || g.kind != f.kind || g.base != f.base ||
-        g.off_bits != f.off_bits || g.len_bits != f.len_bits) {
-      return Error(src.loc, "unsupported value: only the same field with '&', '|', '^' constants");
-    }
+    const bool same_field = src.fields.size() == 1 && g.kind == f.kind && g.base == f.base &&
+                            g.off_bits == f.off_bits && g.len_bits == f.len_bits;
+    if (!same_field || AtWord("map")) return ParsePayloadSetFrom(rule, src, s);
     s.and_mask = src.and_mask & field_mask;
     s.xor_val = src.xor_val & field_mask;
     s.from_field = true;

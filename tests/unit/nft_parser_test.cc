@@ -358,12 +358,40 @@ TEST(NftLowering, PayloadSetMergesIntoWholeWords) {
 TEST(NftParserErrors, PayloadSetMistakes) {
   ExpectError("table ip t {\n chain c {\n  ip ttl set 256\n }\n}\n", 3, 14, "exceeds");
   ExpectError("table ip t {\n chain c {\n  ip ttl set ip id\n }\n}\n", 3, 14,
-              "only the same field");
+              "a field of the same size");
+  ExpectError("table ip t {\n chain c {\n  ip dscp set ip ecn\n }\n}\n", 3, 15,
+              "a field of part of a byte");
   // A TCP option takes 2- or 4-byte writes only (nft_tcpopt_test.cc has
   // the writes that load).
   ExpectError("table inet t {\n chain c {\n  tcp flags syn tcp option window count set 4\n"
               " }\n}\n",
               3, 17, "cannot set this TCP option field");
+}
+
+// A header field set from another field or a map, as nft 1.0.6 sends it
+// (`nft --debug=netlink`): the value into reg 1, then the write.
+TEST(NftLowering, PayloadSetFromAFieldOrAMap) {
+  EXPECT_EQ(Lower("ip", "ip daddr set ip saddr"),
+            "  [ payload load 4b @ network header + 12 => reg 1 ]\n"
+            "  [ payload write reg 1 => 4b @ network header + 16 csum_type 1 csum_off 10 "
+            "csum_flags 0x1 ]\n");
+  EXPECT_EQ(Lower("inet", "tcp dport set tcp sport"),
+            "  [ meta load l4proto => reg 1 ]\n"
+            "  [ cmp eq reg 1 0x00000006 ]\n"
+            "  [ payload load 2b @ transport header + 0 => reg 1 ]\n"
+            "  [ payload write reg 1 => 2b @ transport header + 2 csum_type 1 csum_off 16 "
+            "csum_flags 0x0 ]\n");
+  EXPECT_EQ(Lower("ip", "ip daddr set numgen inc mod 16 map { 0-7 : 10.0.1.1, 8-15 : 10.0.1.2 }"),
+            "  [ numgen reg 1 = inc mod 16 ]\n"
+            "  [ byteorder reg 1 = hton(reg 1, 4, 4) ]\n"
+            "  [ lookup reg 1 set __map%d dreg 1 ]\n"
+            "  [ payload write reg 1 => 4b @ network header + 16 csum_type 1 csum_off 10 "
+            "csum_flags 0x1 ]\n");
+  EXPECT_EQ(Lower("ip", "ip daddr set iifname map { \"eth0\" : 1.1.1.1 }"),
+            "  [ meta load iifname => reg 1 ]\n"
+            "  [ lookup reg 1 set __map%d dreg 1 ]\n"
+            "  [ payload write reg 1 => 4b @ network header + 16 csum_type 1 csum_off 10 "
+            "csum_flags 0x1 ]\n");
 }
 
 // A rule in a `type nat hook HOOK` chain of a FAMILY table, printed.
