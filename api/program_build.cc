@@ -4,6 +4,8 @@
 //     ──passes (IR → IR)──▶ plan (compiler/lower) ──backend──▶ Program
 //
 // The hot path is program_run.cc, the background LLVM compile tier_up.cc.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "api/backend_table.h"
 #include "api/link_type_host.h"
@@ -157,7 +159,8 @@ bool Program::HookMaySee(Hook hook, const PacketMeta& meta) const {
   for (const RuleRef& ref : hook_chains_[static_cast<int>(hook)]) {
     if (hook != Hook::kIngress && hook != Hook::kEgress) return true;  // IP hooks: every chain
     const char* device = hook == Hook::kIngress ? meta.iifname : meta.oifname;
-    if (rs.tables[ref.table].chains[ref.chain].base->device == device) return true;
+    const std::vector<std::string>& devices = rs.tables[ref.table].chains[ref.chain].base->devices;
+    if (std::find(devices.begin(), devices.end(), device) != devices.end()) return true;
   }
   return false;
 }

@@ -57,7 +57,7 @@ ir::Ruleset LinearChain(int rules) {
   t.name = "filter";
   ir::Chain c;
   c.name = "FORWARD";
-  c.base = ir::BaseChain{"filter", ir::Hook::kForward, 0, "", ir::VerdictCode::kDrop};
+  c.base = ir::BaseChain{"filter", ir::Hook::kForward, 0, {}, ir::VerdictCode::kDrop};
   for (int i = 0; i < rules; ++i) {
     ir::Rule r;
     r.exprs.push_back(N(ir::PayloadLoad{ir::PayloadBase::kNetwork, 12, 4, 1}));

@@ -187,7 +187,8 @@ Json ChainJson(const ir::Table& t, const ir::Chain& c) {
     j["type"] = b.type;
     j["hook"] = ir::HookName(b.hook);
     j["prio"] = b.priority;
-    if (!b.device.empty()) j["dev"] = b.device;
+    if (b.devices.size() == 1) j["dev"] = b.devices[0];
+    if (b.devices.size() > 1) j["dev"] = b.devices;
     j["policy"] = b.policy == ir::VerdictCode::kDrop ? "drop" : "accept";
   }
   return Json{{"chain", j}};

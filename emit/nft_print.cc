@@ -191,7 +191,12 @@ std::string ChainHead(const ir::Chain& c) {
   if (!c.base) return out;
   const ir::BaseChain& b = *c.base;
   absl::StrAppend(&out, "\t\ttype ", b.type, " hook ", ir::HookName(b.hook));
-  if (!b.device.empty()) absl::StrAppend(&out, " device ", Quote(b.device));
+  if (b.devices.size() == 1) absl::StrAppend(&out, " device ", Quote(b.devices[0]));
+  if (b.devices.size() > 1) {
+    std::vector<std::string> devs;
+    for (const std::string& d : b.devices) devs.push_back(Quote(d));
+    absl::StrAppend(&out, " devices = { ", absl::StrJoin(devs, ", "), " }");
+  }
   absl::StrAppend(&out, " priority ", b.priority, "; policy ",
                   b.policy == ir::VerdictCode::kDrop ? "drop" : "accept", ";\n");
   return out;

@@ -25,8 +25,10 @@ std::vector<RuleRef> BaseChainsAt(const Ruleset& ruleset, Hook hook) {
 
 namespace {
 
-bool DeviceMatches(const std::string& device, const char name[16]) {
-  return device.size() < 16 && strncmp(device.c_str(), name, 16) == 0;
+bool DeviceMatches(const std::vector<std::string>& devices, const char name[16]) {
+  return std::any_of(devices.begin(), devices.end(), [name](const std::string& device) {
+    return device.size() < 16 && strncmp(device.c_str(), name, 16) == 0;
+  });
 }
 
 }  // namespace
@@ -47,8 +49,8 @@ bool ChainSeesFamily(const Table& table, const Chain& chain, Hook hook, uint8_t 
       return false;
     }
     const bool on_device =
-        hook == Hook::kIngress ? meta.has_iif && DeviceMatches(chain.base->device, meta.iifname)
-                               : meta.has_oif && DeviceMatches(chain.base->device, meta.oifname);
+        hook == Hook::kIngress ? meta.has_iif && DeviceMatches(chain.base->devices, meta.iifname)
+                               : meta.has_oif && DeviceMatches(chain.base->devices, meta.oifname);
     if (!on_device) return false;
     if (table.family == Family::kNetdev) return true;
   }

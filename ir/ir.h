@@ -782,7 +782,9 @@ struct BaseChain {
   std::string type = "filter";
   Hook hook = Hook::kInput;
   int32_t priority = 0;
-  std::string device;  // netdev chains
+  // The devices an ingress or egress chain hooks (`device D`, `devices =
+  // { D, ... }`); a packet on any of them passes the chain.
+  std::vector<std::string> devices;
   VerdictCode policy = VerdictCode::kAccept;  // accept or drop
 };
 

@@ -607,7 +607,10 @@ std::string ChainHeader(const Chain& chain) {
   const BaseChain& b = *chain.base;
   absl::StrAppend(&out, " type ", b.type, " hook ", HookName(b.hook),
                   " priority ", b.priority);
-  if (!b.device.empty()) absl::StrAppend(&out, " device ", b.device);
+  if (!b.devices.empty()) {
+    absl::StrAppend(&out, b.devices.size() == 1 ? " device " : " devices ",
+                    absl::StrJoin(b.devices, ","));
+  }
   absl::StrAppend(&out, " policy ",
                   b.policy == VerdictCode::kDrop ? "drop" : "accept", "\n");
   return out;

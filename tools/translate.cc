@@ -55,7 +55,7 @@ bool SameChain(const ir::Chain& a, const ir::Chain& b, const std::function<bool(
     return false;
   }
   if (a.base && (a.base->type != b.base->type || a.base->hook != b.base->hook ||
-                 a.base->priority != b.base->priority || a.base->device != b.base->device ||
+                 a.base->priority != b.base->priority || a.base->devices != b.base->devices ||
                  a.base->policy != b.base->policy)) {
     return false;
   }

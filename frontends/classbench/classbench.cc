@@ -222,7 +222,7 @@ absl::StatusOr<ir::Ruleset> ParseClassBench(std::string_view text, int file,
   table.loc = {file, 1, 1};
   ir::Chain chain;
   chain.name = "classbench";
-  chain.base = ir::BaseChain{"filter", ir::Hook::kForward, 0, "", ir::VerdictCode::kDrop};
+  chain.base = ir::BaseChain{"filter", ir::Hook::kForward, 0, {}, ir::VerdictCode::kDrop};
   chain.loc = {file, 1, 1};
   RuleParser parser(file, diags);
   ForEachLine(text, [&](std::string_view line, uint32_t line_no) {

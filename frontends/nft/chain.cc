@@ -5,6 +5,8 @@
 // Rules inside a chain are parsed in rule.cc.
 #include "frontends/nft/parser.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace rulejit::frontends::nft {
@@ -195,22 +197,32 @@ bool Parser::ParseChainPolicy(ir::Chain& chain, const Token& t) {
   return true;
 }
 
-// `device D`, `devices = { D }` on a line of its own.
+// `device D`, `devices = { D, ... }` on a line of its own.
 bool Parser::ParseChainDevice(ir::Chain& chain) {
   if (!chain.base) chain.base.emplace();
   AcceptPunct("=");
-  std::string dev;
-  if (AcceptPunct("{")) {
-    SkipNewlines();
+  return ParseDeviceList(&chain.base->devices);
+}
+
+// `D` or `{ D, ... }` (after `device` / `devices =`): the devices a chain
+// hooks, each named once (nft keeps one of a repeated name).
+bool Parser::ParseDeviceList(std::vector<std::string>* devices) {
+  devices->clear();
+  auto add = [&]() {
+    std::string dev;
     if (!ExpectName(&dev, "device name")) return false;
+    if (std::find(devices->begin(), devices->end(), dev) == devices->end()) {
+      devices->push_back(std::move(dev));
+    }
+    return true;
+  };
+  if (!AcceptPunct("{")) return add();
+  do {
     SkipNewlines();
-    if (AcceptPunct(",")) return Error(Peek().loc, "unsupported multi-device chain");
-    if (!ExpectPunct("}")) return false;
-  } else if (!ExpectName(&dev, "device name")) {
-    return false;
-  }
-  chain.base->device = dev;
-  return true;
+    if (!add()) return false;
+    SkipNewlines();
+  } while (AcceptPunct(","));
+  return ExpectPunct("}");
 }
 
 // `type T hook H [device D] priority P` (the `type` word already read).
@@ -255,15 +267,9 @@ bool Parser::ParseBaseChainSpec(ir::Chain& chain, ir::Family family) {
        (family != ir::Family::kIp && family != ir::Family::kIp6 && family != ir::Family::kInet))) {
     return Error(hook_loc, "route chains hook output of ip, ip6 or inet tables");
   }
-  if (AcceptWord("device")) {
-    if (!ExpectName(&base.device, "device name")) return false;
-  } else if (AtWord("devices")) {
-    ir::SourceLoc dloc = Next().loc;
+  if (AcceptWord("device") || AcceptWord("devices")) {
     AcceptPunct("=");
-    if (!ExpectPunct("{")) return false;
-    if (!ExpectName(&base.device, "device name")) return false;
-    if (!AtPunct("}")) return Error(dloc, "unsupported multi-device chain");
-    Next();
+    if (!ParseDeviceList(&base.devices)) return false;
   }
   if (!AcceptWord("priority")) return ErrorUnexpected("'priority'");
   if (!ParsePriority(&base.priority, family, base.hook)) return false;

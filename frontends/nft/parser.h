@@ -126,6 +126,7 @@ class Parser {
   bool ParseChainHeader(ir::Chain& chain, ir::Family family);
   bool ParseChainPolicy(ir::Chain& chain, const Token& t);
   bool ParseChainDevice(ir::Chain& chain);
+  bool ParseDeviceList(std::vector<std::string>* devices);
   bool ParseBaseChainSpec(ir::Chain& chain, ir::Family family);
   bool ParsePriority(int32_t* prio, ir::Family family,
                      std::optional<ir::Hook> hook = std::nullopt);

@@ -136,7 +136,7 @@ ir::Chain MakeChain(const std::string& name, const std::string& spec) {
     if (w[i] == "hook") {
       if (auto h = ir::HookFromName(w[i + 1])) base.hook = *h;
     }
-    if (w[i] == "device") base.device = w[i + 1];
+    if (w[i] == "device") base.devices = {w[i + 1]};
     if (w[i] == "priority") base.priority = std::atoi(w[i + 1].c_str());
   }
   if (!w.empty()) c.base = base;

@@ -235,6 +235,17 @@ constexpr char kNetdevRuleset[] = R"(table netdev filter {
 }
 )";
 
+// The same chain on two devices, fwin the second: packets arriving on
+// fwin pass it as they pass the one-device chain.
+constexpr char kTwoDeviceNetdevRuleset[] = R"(table netdev filter {
+  chain ingress {
+    type filter hook ingress devices = { "lo", "fwin" } priority 0; policy accept;
+    ip saddr 10.0.0.0/8 drop
+    ip6 saddr 2001:db8:1::/48 meta l4proto udp drop
+  }
+}
+)";
+
 std::vector<std::vector<uint8_t>> Frames(const std::vector<Case>& cases) {
   std::vector<std::vector<uint8_t>> out;
   for (const Case& c : cases) out.push_back(BuildOracleFrame(c.frame));
@@ -532,6 +543,14 @@ TEST_F(KernelOracleTest, RulejitEvalAgreesOnNetdevIngressRuleset) {
                       .text = kNetdevRuleset,
                       .hook = OracleHook::kNetdevIngress},
                      AllCases(), "ingress.nft", "--hook ingress --iif fwin");
+}
+
+TEST_F(KernelOracleTest, RulejitEvalAgreesOnTwoDeviceNetdevIngressRuleset) {
+  SKIP_UNLESS_AVAILABLE(OracleSyntax::kNft);
+  ExpectRulejitAgrees({.syntax = OracleSyntax::kNft,
+                      .text = kTwoDeviceNetdevRuleset,
+                      .hook = OracleHook::kNetdevIngress},
+                     AllCases(), "ingress2.nft", "--hook ingress --iif fwin");
 }
 
 }  // namespace

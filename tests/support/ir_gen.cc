@@ -323,7 +323,7 @@ ir::Table RandomTable(std::mt19937& rng, const IrGenOptions& options,
   table.name = name;
   ir::Chain base;
   base.name = "forward";
-  base.base = ir::BaseChain{"filter", ir::Hook::kForward, priority, "",
+  base.base = ir::BaseChain{"filter", ir::Hook::kForward, priority, {},
                             Chance(rng, 50) ? ir::VerdictCode::kAccept : ir::VerdictCode::kDrop};
   table.chains.push_back(base);
   for (int i = 0; i < options.regular_chains; ++i) {

@@ -426,7 +426,7 @@ TEST(ConntrackTest, StatefulRulesetThroughTheInterpreter) {
                node(Immediate{kVerdictReg, {}, ir::Verdict{VerdictCode::kAccept, ""}})};
   Chain in;
   in.name = "in";
-  in.base = BaseChain{"filter", Hook::kInput, 0, "", VerdictCode::kDrop};
+  in.base = BaseChain{"filter", Hook::kInput, 0, {}, VerdictCode::kDrop};
   in.rules = {est, dns};
   Ruleset rs;
   rs.tables.push_back(Table{Family::kIp, "f", {in}, {}, {}});

@@ -73,7 +73,8 @@ inline Chain Base(std::string name, std::vector<Rule> rules, Hook hook = Hook::k
            std::string device = "") {
   Chain c;
   c.name = std::move(name);
-  c.base = BaseChain{"filter", hook, prio, std::move(device), policy};
+  c.base = BaseChain{"filter", hook, prio, {}, policy};
+  if (!device.empty()) c.base->devices = {std::move(device)};
   c.rules = std::move(rules);
   return c;
 }

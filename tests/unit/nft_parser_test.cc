@@ -2,6 +2,7 @@
 // their expected IR text, the errors of single constructs beside them.
 // (Diagnostics in general: nft_parser_errors_test.cc.)
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -10,7 +11,9 @@
 #include "frontends/nft/nft.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "emit/nft_print.h"
 #include "ir/diag.h"
+#include "ir/hook_order.h"
 #include "ir/interp.h"
 #include "ir/printer.h"
 #include "packet/parse.h"
@@ -799,6 +802,37 @@ TEST(NftLowering, Ipv6RangeAsMapKey) {
   EXPECT_EQ((*m->elements[0].key_end)[13], 0x01);  // dead::1:aced
   EXPECT_EQ((*m->elements[0].key_end)[14], 0xac);
   EXPECT_EQ(m->elements[0].data, (ir::Bytes{7, 0, 0, 0}));
+}
+
+// A netdev chain on several devices (`devices = { ... }`, kernel 5.5+):
+// a packet on any of them passes it, on another device none.
+TEST(NftLowering, ChainOnSeveralDevices) {
+  const std::string text =
+      "table netdev t {\n chain c {\n  type filter hook ingress devices = { \"eth0\", "
+      "\"d23456789012345\", \"eth0\" } priority -500; policy accept;\n  drop\n }\n"
+      " chain d {\n  type filter hook egress device \"lo\" priority 0;\n }\n}\n";
+  auto r = Parse(text);
+  ASSERT_TRUE(r->rs.ok()) << r->diags.Format();
+  const ir::Table& t = r->rs->tables.at(0);
+  EXPECT_EQ(t.chains.at(0).base->devices,
+            (std::vector<std::string>{"eth0", "d23456789012345"}));
+  EXPECT_EQ(t.chains.at(1).base->devices, (std::vector<std::string>{"lo"}));
+  auto sees = [&](const char* dev) {
+    PacketMeta meta;
+    meta.has_iif = true;
+    std::strncpy(meta.iifname, dev, sizeof meta.iifname - 1);
+    return ir::ChainSeesFamily(t, t.chains.at(0), ir::Hook::kIngress, kNfProtoIpv4, meta);
+  };
+  EXPECT_TRUE(sees("eth0"));
+  EXPECT_TRUE(sees("d23456789012345"));
+  EXPECT_FALSE(sees("eth1"));
+  // Printed back as nft prints it, and read again the same.
+  absl::StatusOr<std::string> printed = emit::PrintNft(*r->rs);
+  ASSERT_TRUE(printed.ok()) << printed.status();
+  EXPECT_THAT(*printed, HasSubstr("devices = { \"eth0\", \"d23456789012345\" }"));
+  auto again = Parse(*printed);
+  ASSERT_TRUE(again->rs.ok()) << again->diags.Format();
+  EXPECT_EQ(again->rs->tables.at(0).chains.at(0).base->devices, t.chains.at(0).base->devices);
 }
 
 }  // namespace

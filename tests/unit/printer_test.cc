@@ -322,7 +322,7 @@ TEST(PrintRuleset, TablesChainsNamedAndAnonymousSets) {
   t.sets = {named, anon};
   Chain input;
   input.name = "input";
-  input.base = BaseChain{"filter", Hook::kInput, 0, "", VerdictCode::kDrop};
+  input.base = BaseChain{"filter", Hook::kInput, 0, {}, VerdictCode::kDrop};
   Rule r;
   r.exprs.push_back({PayloadLoad{PayloadBase::kTransport, 2, 2, 1}, {}});
   r.exprs.push_back({Lookup{1, "__set0", std::nullopt, false}, {}});

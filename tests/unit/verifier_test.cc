@@ -34,7 +34,7 @@ Chain Base(std::string name, Hook hook = Hook::kInput,
            VerdictCode policy = VerdictCode::kAccept) {
   Chain c;
   c.name = std::move(name);
-  c.base = BaseChain{"filter", hook, 0, "", policy};
+  c.base = BaseChain{"filter", hook, 0, {}, policy};
   c.loc = At(100, 1);
   return c;
 }
