@@ -70,7 +70,7 @@ bool ReadSized(const T* in, T* out, size_t min_size = sizeof(T)) {
   for (size_t i = sizeof(T); i < in->size; ++i) {
     if (bytes[i] != 0) return false;
   }
-  std::memcpy(out, in, sizeof(T));
+  std::memcpy(out, in, std::min<size_t>(in->size, sizeof(T)));
   out->size = sizeof(T);
   return true;
 }

@@ -2,6 +2,8 @@
 // PacketMeta, field by field, once per classify call. A conntrack entry
 // exists (PacketMeta::ct_valid) exactly for new, established and related
 // packets, as the kernel's ct state says, so C callers give only the state.
+#include <cstddef>
+
 #include "api/c_internal.h"
 
 namespace rulejit::c_api {
@@ -19,7 +21,8 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   if (meta == nullptr) return true;
   rulejit_meta m;
   rulejit_meta_init(&m);
-  if (!ReadSized(meta, &m)) return false;
+  // A caller built before symhash and jhash_seed gives a shorter struct.
+  if (!ReadSized(meta, &m, offsetof(rulejit_meta, symhash))) return false;
   std::memcpy(out->iifname, m.iifname, sizeof(out->iifname));
   std::memcpy(out->oifname, m.oifname, sizeof(out->oifname));
   out->iifname[15] = out->oifname[15] = '\0';
@@ -45,6 +48,8 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   out->ct_zone = CtZone{.id = m.ct_zone_id, .dirs = m.ct_zone_dirs};
   out->ct_expiration_ms = m.ct_expiration_ms;
   out->random = m.random;
+  out->symhash = m.symhash;
+  out->jhash_seed = m.jhash_seed;
   out->has_clock = m.has_clock != 0;
   out->clock_ns = m.clock_ns;
   out->has_kernel_tz = m.has_kernel_tz != 0;

@@ -12,8 +12,10 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "emit/nft_rule_internal.h"
+#include "ir/util.h"
 
 namespace rulejit::emit {
 
@@ -275,6 +277,45 @@ absl::Status Byteorder(RuleCtx& ctx, const ir::Byteorder& e) {
   return absl::OkStatus();
 }
 
+// `jhash ip saddr . tcp dport mod 2 seed 0x1 offset 10` from the loads
+// of the key the hash reads (one field, or fields padded to whole words).
+absl::StatusOr<Value> HashValue(const RuleCtx& ctx, const ir::Hash& e) {
+  std::string text = "symhash";
+  Json body = Json{{"mod", e.mod}};
+  if (!e.symmetric) {
+    std::vector<Value> keys;
+    uint32_t consumed = 0;
+    for (int word = ir::RegWord(e.sreg); consumed < e.len; word += (keys.back().len + 3) / 4) {
+      if (word < 0 || word >= ir::kRegWords || !ctx.regs[word]) return Refuse("jhash of registers nothing wrote");
+      const RegValue& rv = *ctx.regs[word];
+      if (rv.konst || rv.map || rv.present || rv.v.computed || !rv.v.mask.empty() || rv.v.len == 0) {
+        return Refuse("jhash of a constant, a map result or a masked field");
+      }
+      keys.push_back(rv.v);
+      consumed += keys.size() == 1 && rv.v.len == e.len ? e.len : ir::Pad4(rv.v.len);
+    }
+    if (consumed != e.len) return Refuse("jhash of part of a field");
+    text = absl::StrCat("jhash ", KeyText(keys));
+    body["expr"] = KeyJson(keys);
+    if (body["expr"].is_null()) return Refuse("jhash of a field without a JSON form");
+  }
+  absl::StrAppend(&text, " mod ", e.mod);
+  if (e.seed) {
+    absl::StrAppend(&text, absl::StrFormat(" seed 0x%x", *e.seed));
+    body["seed"] = *e.seed;
+  }
+  if (e.offset != 0) {
+    absl::StrAppend(&text, " offset ", e.offset);
+    body["offset"] = e.offset;
+  }
+  Value v;
+  v.text = std::move(text);
+  v.json = Json{{e.symmetric ? "symhash" : "jhash", body}};
+  v.len = 4;
+  v.lit = Lit::kLeDec;
+  return v;
+}
+
 absl::Status Load(RuleCtx& ctx, const ir::Expr& expr, bool& handled) {
   handled = true;
   RegValue rv;
@@ -307,6 +348,11 @@ absl::Status Load(RuleCtx& ctx, const ir::Expr& expr, bool& handled) {
   } else if (const auto* n = std::get_if<ir::Numgen>(&expr)) {
     rv.v = NumgenValue(*n);
     dreg = n->dreg;
+  } else if (const auto* h = std::get_if<ir::Hash>(&expr)) {
+    absl::StatusOr<Value> v = HashValue(ctx, *h);
+    if (!v.ok()) return v.status();
+    rv.v = *std::move(v);
+    dreg = h->dreg;
   } else if (const auto* so = std::get_if<ir::Socket>(&expr)) {
     if (so->key == ir::SocketKey::kCgroupv2) return Refuse("socket cgroupv2");
     rv.v = SocketValue(*so);

@@ -492,6 +492,9 @@ absl::Status Action(RuleCtx& ctx, const ir::Node& node) {
   if (std::holds_alternative<ir::Recent>(x)) return Refuse("iptables' recent match has no nft equivalent");
   if (std::holds_alternative<ir::Hashlimit>(x)) return Refuse("iptables' hashlimit match has no exact nft equivalent");
   if (std::holds_alternative<ir::StringMatch>(x)) return Refuse("iptables' string match has no nft equivalent");
+  if (std::holds_alternative<ir::Ipv6HeaderMatch>(x)) {
+    return Refuse("ip6tables' ipv6header match has no nft equivalent");
+  }
   if (std::holds_alternative<ir::TimeMatch>(x)) return Refuse("iptables' time match has no exact nft equivalent");
   if (std::holds_alternative<ir::TcpMss>(x)) return Refuse("iptables' TCPMSS target has no exact nft equivalent");
   if (std::holds_alternative<ir::ChecksumFill>(x)) return Refuse("iptables' CHECKSUM target has no nft equivalent");

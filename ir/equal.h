@@ -64,6 +64,9 @@ template <typename H> H AbslHashValue(H h, const Recent& e) {
   return H::combine(std::move(h), e.op, e.name, e.invert, e.rdest, e.reap, e.rttl, e.seconds,
                     e.hitcount, std::string(e.mask.begin(), e.mask.end()));
 }
+template <typename H> H AbslHashValue(H h, const Ipv6HeaderMatch& e) {
+  return H::combine(std::move(h), e.flags, e.invert, e.soft);
+}
 template <typename H> H AbslHashValue(H h, const StringMatch& e) {
   return H::combine(std::move(h), e.algo, e.from, e.to,
                     std::string(e.pattern.begin(), e.pattern.end()), e.icase, e.invert);
@@ -149,6 +152,10 @@ template <typename H> H AbslHashValue(H h, const Objref& e) {
 }
 template <typename H> H AbslHashValue(H h, const Numgen& e) {
   return H::combine(std::move(h), e.dreg, e.random, e.mod, e.offset);
+}
+template <typename H> H AbslHashValue(H h, const Hash& e) {
+  return H::combine(std::move(h), e.dreg, e.symmetric, e.sreg, e.len,
+                    equal_internal::Opt(e.seed), e.mod, e.offset);
 }
 template <typename H> H AbslHashValue(H h, const ExthdrWrite& e) {
   return H::combine(std::move(h), e.op, e.type, e.offset, e.len, e.sreg);

@@ -33,6 +33,8 @@
 #include <string_view>
 
 #include "ir/fib_eval.h"
+#include "ir/hash_eval.h"
+#include "ir/ipv6header_eval.h"
 #include "ir/hook_order.h"
 #include "ir/synproxy_eval.h"
 #include "ir/tcpmss_eval.h"
@@ -287,7 +289,7 @@ void EvalFlowOffload(const FlowOffload& e, Regs& regs, Ctx& ctx) {
 void EvalNumgen(const Numgen& e, Regs& regs, Ctx& ctx) {
   uint32_t n = 0;
   if (e.random) {
-    n = static_cast<uint32_t>((static_cast<uint64_t>(ctx.meta.random) * e.mod) >> 32);
+    n = ReciprocalScale(ctx.meta.random, e.mod);
   } else if (ctx.state != nullptr) {
     std::optional<uint32_t>& last =
         SlotOf(ctx.state->numgens, BucketKey(ctx), &InterpState::NumgenSlot::last);
@@ -431,6 +433,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const FlowOffload& e) { EvalFlowOffload(e, regs, ctx); },
           [&](const Objref& e) { EvalObjref(e, regs, ctx); },
           [&](const Numgen& e) { EvalNumgen(e, regs, ctx); },
+          [&](const Hash& e) { regs.BreakUnless(EvalHash(e, ctx.meta, regs.data)); },
           [&](const ExthdrWrite& e) {
             regs.BreakUnless(EvalExthdrWrite(e, ctx.pkt, ctx.meta, ctx.writable, regs.data));
           },
@@ -439,6 +442,7 @@ void EvalExpr(const Expr& expr, Regs& regs, Ctx& ctx) {
           [&](const Dynset& e) { EvalDynsetExpr(e, regs, ctx); },
           [&](const TimeMatch& e) { regs.BreakUnless(EvalTimeMatch(e, ctx.meta)); },
           [&](const StringMatch& e) { regs.BreakUnless(EvalStringMatch(e, ctx.pkt)); },
+          [&](const Ipv6HeaderMatch& e) { regs.BreakUnless(EvalIpv6Header(e, ctx.pkt)); },
           [&](const Socket& e) {
             regs.BreakUnless(EvalSocket(e, ctx.pkt, ctx.meta, ctx.interp.host(),
                                         ctx.mut.tproxy_socket, regs.data));

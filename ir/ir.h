@@ -448,6 +448,26 @@ struct Numgen {
   bool operator==(const Numgen&) const = default;
 };
 
+// [ hash reg D = jhash(reg S, LEN, SEED) % mod M offset O ] and
+// [ hash reg D = symhash() % mod M offset O ] (nft_hash): a 32-bit number,
+// host order, reciprocal_scale(h, M) + O, where h is the kernel's jhash
+// (Jenkins' lookup3, as include/linux/jhash.h) of the LEN register bytes
+// from S under SEED, or for symhash the packet's symmetric flow hash. nft
+// sends no seed when the rule names none, and the kernel then draws one
+// when it loads the rule: that seed is an input (PacketMeta::jhash_seed),
+// as is the symmetric flow hash, which the kernel keys with a secret drawn
+// at boot (PacketMeta::symhash).
+struct Hash {
+  Reg dreg = 1;
+  bool symmetric = false;  // symhash; else jhash of sreg/len
+  Reg sreg = 1;
+  uint8_t len = 0;         // 1..255 bytes (jhash)
+  std::optional<uint32_t> seed;  // jhash; nullopt: the kernel's random one
+  uint32_t mod = 1;
+  uint32_t offset = 0;
+  bool operator==(const Hash&) const = default;
+};
+
 // Named stateful objects (NFT_OBJECT_*), declared in a table.
 inline constexpr uint32_t kObjCounter = 1;
 inline constexpr uint32_t kObjQuota = 2;
@@ -649,6 +669,25 @@ struct StringMatch {
   bool operator==(const StringMatch&) const = default;
 };
 
+// [ ipv6header flags 0x98 (invert )(soft )]: ip6tables' ipv6header match
+// (ip6t_ipv6header; no nf_tables expression). The kernel walks the IPv6
+// extension headers from the fixed header (hop-by-hop, routing, fragment,
+// AH, destination options; ESP and no-next-header end the walk, as does
+// the end of the packet) and collects one bit per kind it meets, plus
+// kIpv6HdrProto when the chain ends in another protocol. Exact mode
+// matches when the bits equal `flags` (differ, with `invert`); `soft`
+// when every bit of `flags` is present (absent, with `invert`). A chain
+// of an unknown shape (an extension header cut short) does not match.
+inline constexpr uint8_t kIpv6HdrHopOpts = 0x80, kIpv6HdrDstOpts = 0x40,
+                         kIpv6HdrRouting = 0x20, kIpv6HdrFragment = 0x10, kIpv6HdrAh = 0x08,
+                         kIpv6HdrEsp = 0x04, kIpv6HdrNone = 0x02, kIpv6HdrProto = 0x01;
+struct Ipv6HeaderMatch {
+  uint8_t flags = 0;
+  bool invert = false;
+  bool soft = false;
+  bool operator==(const Ipv6HeaderMatch&) const = default;
+};
+
 // [ checksum fill ]: iptables' CHECKSUM --checksum-fill (xt_CHECKSUM; no
 // nf_tables expression). Completes the TCP or UDP checksum of a packet
 // whose checksum was left partial (PacketMeta::csum_partial), as
@@ -709,7 +748,8 @@ using Expr = std::variant<PayloadLoad, MetaLoad, MetaSet, CtLoad, CtSet,
                           Exthdr, PayloadWrite, Queue, Quota, Nat, Fib, TcpMss,
                           ChecksumFill, Recent, FlowOffload, Objref, Numgen,
                           ExthdrWrite, Rt, Synproxy, Dynset,
-                          TimeMatch, Hashlimit, StringMatch, Socket, Tproxy>;
+                          TimeMatch, Hashlimit, StringMatch, Socket, Tproxy, Hash,
+                          Ipv6HeaderMatch>;
 
 
 // An expression with the location it came from.

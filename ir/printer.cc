@@ -323,6 +323,14 @@ std::string Body(const TimeMatch& e) {
                          e.contiguous ? "contiguous " : "");
 }
 
+// "flags 0x91 invert soft "
+std::string Body(const Ipv6HeaderMatch& e) {
+  std::string out = absl::StrFormat("flags 0x%x ", e.flags);
+  if (e.invert) absl::StrAppend(&out, "invert ");
+  if (e.soft) absl::StrAppend(&out, "soft ");
+  return out;
+}
+
 // "algo bm from 0 to 65535 len 3 pattern 0x00636261 icase invert "
 std::string Body(const StringMatch& e) {
   std::string out = absl::StrFormat("algo %s from %u to %u len %u pattern %s", e.algo, e.from,
@@ -449,6 +457,23 @@ std::string Body(const Numgen& e) {
   return out;
 }
 
+// libnftnl's hash: "reg 1 = jhash(reg 2, 8, 0xdeadbeef) % mod 2 offset 100 ",
+// "reg 1 = symhash() % mod 2 "; a jhash without a seed of its own (the
+// kernel draws one) prints none: "jhash(reg 2, 8)".
+std::string Body(const Hash& e) {
+  std::string out = absl::StrFormat("reg %u = ", e.dreg);
+  if (e.symmetric) {
+    absl::StrAppend(&out, "symhash()");
+  } else {
+    absl::StrAppendFormat(&out, "jhash(reg %u, %u", e.sreg, e.len);
+    if (e.seed) absl::StrAppendFormat(&out, ", 0x%x", *e.seed);
+    absl::StrAppend(&out, ")");
+  }
+  absl::StrAppendFormat(&out, " %% mod %u ", e.mod);
+  if (e.offset != 0) absl::StrAppendFormat(&out, "offset %u ", e.offset);
+  return out;
+}
+
 // libnftnl's dynset: "update reg_key 1 set s sreg_data 2 timeout 60000ms
 // expr [ counter pkts 0 bytes 0 ] ".
 std::string Body(const Dynset& e) {
@@ -493,12 +518,14 @@ struct NameOf {
   const char* operator()(const Recent&) const { return "recent"; }
   const char* operator()(const Hashlimit&) const { return "hashlimit"; }
   const char* operator()(const StringMatch&) const { return "string"; }
+  const char* operator()(const Ipv6HeaderMatch&) const { return "ipv6header"; }
   const char* operator()(const PayloadWrite&) const { return "payload"; }
   const char* operator()(const Queue&) const { return "queue"; }
   const char* operator()(const Quota&) const { return "quota"; }
   const char* operator()(const FlowOffload&) const { return "flow_offload"; }
   const char* operator()(const Objref&) const { return "objref"; }
   const char* operator()(const Numgen&) const { return "numgen"; }
+  const char* operator()(const Hash&) const { return "hash"; }
   const char* operator()(const ExthdrWrite&) const { return "exthdr"; }
   const char* operator()(const Rt&) const { return "rt"; }
   const char* operator()(const Synproxy&) const { return "synproxy"; }

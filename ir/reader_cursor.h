@@ -107,6 +107,29 @@ class Cursor {
     return value;
   }
 
+  // A lowercase hexadecimal number of at most 8 digits, the "0x" read
+  // already, without leading zeros (as printf's %x).
+  uint64_t HexNumber(std::string_view what) {
+    if (failed()) return 0;
+    std::string_view rest = Rest();
+    size_t n = 0;
+    uint64_t value = 0;
+    for (; n < rest.size() && n < 9; ++n) {
+      const char ch = rest[n];
+      const int digit = absl::ascii_isdigit(ch)    ? ch - '0'
+                        : (ch >= 'a' && ch <= 'f') ? ch - 'a' + 10
+                                                   : -1;
+      if (digit < 0) break;
+      value = value << 4 | static_cast<uint64_t>(digit);
+    }
+    if (n == 0 || n > 8 || (n > 1 && rest[0] == '0')) {
+      Fail(absl::StrCat("expected ", Sv(what), " (0x and at most 8 hex digits), found ", Found()));
+      return 0;
+    }
+    pos_ += n;
+    return value;
+  }
+
   Reg Register() { return static_cast<Reg>(Number("a register number", 255)); }
 
   // "0x%08x" (lowercase) as 4 little-endian bytes appended to `out`.

@@ -244,6 +244,19 @@ Expr ParseRecent(Cursor& c) {
   return e;
 }
 
+// The Body(Ipv6HeaderMatch) text of ir/printer.cc.
+Expr ParseIpv6Header(Cursor& c) {
+  Ipv6HeaderMatch e;
+  c.Literal("flags 0x");
+  const uint64_t flags = c.HexNumber("the header flags");
+  if (flags > 0xff) c.Fail("the header flags are one byte");
+  e.flags = static_cast<uint8_t>(flags);
+  c.Literal(" ");
+  e.invert = c.TryLiteral("invert ");
+  e.soft = c.TryLiteral("soft ");
+  return e;
+}
+
 // The Body(StringMatch) text of ir/printer.cc.
 Expr ParseStringMatch(Cursor& c) {
   StringMatch e;
@@ -480,6 +493,18 @@ Expr ParseSynproxy(Cursor& c) {
   return e;
 }
 
+// "mod M " and, when not 0, "offset O ": the end of numgen and hash.
+void ParseModOffset(Cursor& c, uint32_t* mod, uint32_t* offset) {
+  c.Literal("mod ");
+  *mod = static_cast<uint32_t>(c.Number("the modulus"));
+  c.Literal(" ");
+  if (c.TryLiteral("offset ")) {
+    *offset = static_cast<uint32_t>(c.Number("the offset"));
+    if (*offset == 0) c.Fail("offset 0 is not printed");
+    c.Literal(" ");
+  }
+}
+
 Expr ParseNumgen(Cursor& c) {
   Numgen e;
   c.Literal("reg ");
@@ -490,14 +515,30 @@ Expr ParseNumgen(Cursor& c) {
   } else {
     c.Literal("inc ");
   }
-  c.Literal("mod ");
-  e.mod = static_cast<uint32_t>(c.Number("the modulus"));
-  c.Literal(" ");
-  if (c.TryLiteral("offset ")) {
-    e.offset = static_cast<uint32_t>(c.Number("the offset"));
-    if (e.offset == 0) c.Fail("offset 0 is not printed");
-    c.Literal(" ");
+  ParseModOffset(c, &e.mod, &e.offset);
+  return e;
+}
+
+// The Body(Hash) text; the seed as libnftnl prints it (0x%x).
+Expr ParseHash(Cursor& c) {
+  Hash e;
+  c.Literal("reg ");
+  e.dreg = c.Register();
+  c.Literal(" = ");
+  if (c.TryLiteral("symhash()")) {
+    e.symmetric = true;
+  } else {
+    c.Literal("jhash(reg ");
+    e.sreg = c.Register();
+    c.Literal(", ");
+    e.len = static_cast<uint8_t>(c.Number("the key length", 255));
+    if (c.TryLiteral(", 0x")) {
+      e.seed = static_cast<uint32_t>(c.HexNumber("the seed"));
+    }
+    c.Literal(")");
   }
+  c.Literal(" % ");
+  ParseModOffset(c, &e.mod, &e.offset);
   return e;
 }
 
@@ -549,9 +590,11 @@ BodyParser StatementParserFor(std::string_view name) {
       {"redir", &ParseRedir},         {"fib", &ParseFib},
       {"tcpmss", &ParseTcpMss},       {"recent", &ParseRecent},
       {"hashlimit", &ParseHashlimit}, {"string", &ParseStringMatch},
+      {"ipv6header", &ParseIpv6Header},
       {"time", &ParseTimeMatch},
       {"flow_offload", &ParseFlowOffload},
       {"objref", &ParseObjref},       {"numgen", &ParseNumgen},
+      {"hash", &ParseHash},
       {"rt", &ParseRt},               {"synproxy", &ParseSynproxy},
       {"dynset", &ParseDynset},
       {"socket", &ParseSocket},       {"tproxy", &ParseTproxy},

@@ -65,6 +65,9 @@ struct Reads {
     const Set* set = e.sreg ? table.FindSet(e.set) : nullptr;
     return set ? WordMask(*e.sreg, set->key_len) : 0;
   }
+  uint32_t operator()(const Hash& e) const {
+    return e.symmetric ? 0 : WordMask(e.sreg, e.len);
+  }
   template <typename T>
   uint32_t operator()(const T&) const { return 0; }  // loads, statements
 };

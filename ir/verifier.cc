@@ -388,6 +388,19 @@ void Check(const Numgen& e, RuleContext& ctx) {
   ctx.regs.Write(e.dreg, 4, "numgen");
 }
 
+// hash (nft_jhash_init / nft_symhash_init): as numgen's modulus and
+// offset; jhash reads 1..255 bytes.
+void Check(const Hash& e, RuleContext& ctx) {
+  if (e.mod == 0 || e.offset + e.mod - 1 < e.offset) {
+    ctx.diags.Error(ctx.loc, "hash: the modulus must be 1.. and offset + modulus - 1 fit in 32 bits");
+  }
+  if (!e.symmetric) {
+    if (e.len == 0) ctx.diags.Error(ctx.loc, "jhash: the key length must be 1..255 bytes");
+    ctx.regs.Read(e.sreg, e.len, "jhash");
+  }
+  ctx.regs.Write(e.dreg, 4, e.symmetric ? "symhash" : "jhash");
+}
+
 // objref names an object of the rule's table, or reads a key for an object
 // map of it.
 void Check(const Objref& e, RuleContext& ctx) {
@@ -543,6 +556,11 @@ void Check(const Recent& e, RuleContext& ctx) {
   if (e.name.empty() || e.mask.size() != 16 || (e.reap && e.seconds == 0)) {
     ctx.diags.Error(ctx.loc, "recent: needs a name, a 16-byte mask, and seconds with reap");
   }
+}
+
+// ipv6header: libip6t_ipv6header refuses an empty header list.
+void Check(const Ipv6HeaderMatch& e, RuleContext& ctx) {
+  if (e.flags == 0) ctx.diags.Error(ctx.loc, "ipv6header: the header list is empty");
 }
 
 void Check(const StringMatch& e, RuleContext& ctx) {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "rulejit/jhash.h"
+
 namespace rulejit::runtime {
 namespace {
 
@@ -69,44 +71,6 @@ const HostAddress* DeviceAddress(const HostModel& host, uint32_t dev, uint8_t fa
     if (in_subnet) return &a;
   }
   return first;
-}
-
-uint32_t Rol(uint32_t v, int s) { return v << s | v >> (32 - s); }
-
-// Bob Jenkins' lookup3 hashword, the kernel's jhash2.
-uint32_t Jhash2(const uint32_t* k, uint32_t length, uint32_t initval) {
-  uint32_t a, b, c;
-  a = b = c = 0xdeadbeef + (length << 2) + initval;
-  auto mix = [&] {
-    a -= c; a ^= Rol(c, 4);  c += b;
-    b -= a; b ^= Rol(a, 6);  a += c;
-    c -= b; c ^= Rol(b, 8);  b += a;
-    a -= c; a ^= Rol(c, 16); c += b;
-    b -= a; b ^= Rol(a, 19); a += c;
-    c -= b; c ^= Rol(b, 4);  b += a;
-  };
-  auto final = [&] {
-    c ^= b; c -= Rol(b, 14);
-    a ^= c; a -= Rol(c, 11);
-    b ^= a; b -= Rol(a, 25);
-    c ^= b; c -= Rol(b, 16);
-    a ^= c; a -= Rol(c, 4);
-    b ^= a; b -= Rol(a, 14);
-    c ^= b; c -= Rol(b, 24);
-  };
-  while (length > 3) {
-    a += k[0]; b += k[1]; c += k[2];
-    mix();
-    length -= 3;
-    k += 3;
-  }
-  switch (length) {
-    case 3: c += k[2]; [[fallthrough]];
-    case 2: b += k[1]; [[fallthrough]];
-    case 1: a += k[0]; final(); break;
-    default: break;
-  }
-  return c;
 }
 
 // The address's 32-bit words as the kernel's union nf_inet_addr holds them

@@ -35,6 +35,7 @@
 #include "runtime/path.h"
 #include "tools/bench_sweep.h"
 #include "tools/clock_option.h"
+#include "tools/draw_option.h"
 #include "runtime/shared_conntrack.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
@@ -153,7 +154,10 @@ int RunBench(const Args& args, Streams io) {
   absl::StatusOr<ClockOptions> clock = ReadClockOptions(args);
   if (!clock.ok()) return UsageError(kName, clock.status().message(), io.err);
   if (clock->from_frames) return UsageError(kName, "--time pcap: give one time (T)", io.err);
-  if (!CheckClockInputs(loaded->ruleset, *clock, /*frames=*/false, io.err)) {
+  absl::StatusOr<DrawOptions> draws = ReadDrawOptions(args);
+  if (!draws.ok()) return UsageError(kName, draws.status().message(), io.err);
+  if (!CheckClockInputs(loaded->ruleset, *clock, /*frames=*/false, io.err) ||
+      !CheckDrawInputs(loaded->ruleset, *draws, io.err)) {
     return kExitInputError;
   }
   CompileOptions options{.backend = *backend};
@@ -169,6 +173,7 @@ int RunBench(const Args& args, Streams io) {
   PacketMeta meta;
   meta.has_iif = meta.has_oif = true;
   ApplyClock(*clock, 0, &meta);
+  ApplyDraws(*draws, &meta);
   uint64_t mismatches = 0;
   if (!trace->expected.empty() && !path) {  // one checked pass over the trace
     RunState state;
@@ -181,6 +186,7 @@ int RunBench(const Args& args, Streams io) {
   const HostModel fallback = LoopbackHost();
   PacketMeta path_meta;
   ApplyClock(*clock, 0, &path_meta);
+  ApplyDraws(*draws, &path_meta);
   Measurement m = path ? MeasurePath(*program, *host ? **host : fallback, *path, *trace,
                                      path_meta, args.has("shared-conntrack"))
                        : MeasureBursts(*program, *hook, trace->frames, meta, kMinSeconds);
@@ -212,7 +218,8 @@ Command BenchCommand() {
       .synopsis = "bench --sweep N,N,... [--svg FILE] | bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
                   "[--host FILE|local] [--shared-conntrack]] [--time T] "
-                  "[--kernel-tz +HH:MM|UTC|local] [--json] [--format F] [--ipset FILE]",
+                  "[--kernel-tz +HH:MM|UTC|local] [--random N] [--symhash N] [--jhash-seed N] "
+                  "[--json] [--format F] [--ipset FILE]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
                          {"backend", true},
@@ -224,6 +231,9 @@ Command BenchCommand() {
                          {"host", true},
                          {"time", true},
                          {"kernel-tz", true},
+                         {"random", true},
+                         {"symhash", true},
+                         {"jhash-seed", true},
                          {"shared-conntrack", false},
                          {"json", false},
                          {"format", true},

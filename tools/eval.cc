@@ -19,7 +19,9 @@
 // with an Ethernet header lose it at output/postrouting, where the kernel
 // has none yet; at egress it is built, and `meta length` counts it.
 // The wall clock is --time T (every frame) or --time pcap (each frame's
-// capture time); the kernel timezone --kernel-tz (tools/clock_option.h).
+// capture time); the kernel timezone --kernel-tz (tools/clock_option.h);
+// what the kernel draws at random --random, --symhash, --jhash-seed
+// (tools/draw_option.h).
 #include <cstring>
 #include <string>
 
@@ -31,6 +33,7 @@
 #include "tools/json.h"
 #include "runtime/conntrack.h"
 #include "tools/clock_option.h"
+#include "tools/draw_option.h"
 #include "tools/conntrack_option.h"
 #include "tools/commands.h"
 #include "tools/eval_path.h"
@@ -57,6 +60,7 @@ struct EvalOptions {
   std::optional<runtime::PathOptions> path;  // --path
   runtime::ConntrackOptions conntrack;        // --sysctl
   ClockOptions clock;                         // --time, --kernel-tz
+  DrawOptions draws;                          // --random, --symhash, --jhash-seed
 };
 
 // Packets leave the stack at these hooks before any link header is built.
@@ -114,6 +118,9 @@ absl::StatusOr<EvalOptions> ReadOptions(const Args& args) {
   absl::StatusOr<ClockOptions> clock = ReadClockOptions(args);
   if (!clock.ok()) return clock.status();
   options.clock = *clock;
+  absl::StatusOr<DrawOptions> draws = ReadDrawOptions(args);
+  if (!draws.ok()) return draws.status();
+  options.draws = *draws;
   if (std::optional<std::string> path = args.value("path")) {
     if (args.has("hook")) return absl::InvalidArgumentError("--path and --hook exclude each other");
     absl::StatusOr<runtime::PathOptions> along =
@@ -213,6 +220,7 @@ std::string EvalFrame(EvalRun& run, const Frame& frame) {
   if (run.options.hook == ir::Hook::kEgress) view.skb_off = view.link_off;
   PacketMeta meta = run.device_meta;
   ApplyClock(run.options.clock, frame.time_ns, &meta);
+  ApplyDraws(run.options.draws, &meta);
   // Locally sent packets are PACKET_HOST whatever MAC the capture shows.
   meta.pkttype =
       HookSeesNoLinkHeader(run.options.hook) ? kPktHost : frame.pkttype;
@@ -255,7 +263,8 @@ int RunEval(const Args& args, Streams io) {
                      "(ip -j addr/route output, see rulejit/host.h) or --host local\n");
     return kExitInputError;
   }
-  if (!CheckClockInputs(loaded->ruleset, options->clock, /*frames=*/true, io.err)) {
+  if (!CheckClockInputs(loaded->ruleset, options->clock, /*frames=*/true, io.err) ||
+      !CheckDrawInputs(loaded->ruleset, options->draws, io.err)) {
     return kExitInputError;
   }
   absl::StatusOr<PacketMeta> device_meta = DeviceMeta(*options);
@@ -273,7 +282,8 @@ int RunEval(const Args& args, Streams io) {
                           .ct = options->ct,
                           .write_pcap = args.value_or("write-pcap", ""),
                           .conntrack = options->conntrack,
-                          .clock = options->clock},
+                          .clock = options->clock,
+                          .draws = options->draws},
                          args.positional(1), io);
   }
   EvalRun run{.options = *options,
@@ -299,7 +309,7 @@ Command EvalCommand() {
       .name = kName,
       .synopsis =
           "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] "
-          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F] [--ipset FILE]",
+          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--random N] [--symhash N] [--jhash-seed N] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F] [--ipset FILE]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
@@ -312,6 +322,9 @@ Command EvalCommand() {
                          {"sysctl", true},
                          {"time", true},
                          {"kernel-tz", true},
+                         {"random", true},
+                         {"symhash", true},
+                         {"jhash-seed", true},
                          {"explain", false},
                          {"ct", false},
                          {"json", false},

@@ -140,6 +140,7 @@ int EvalAlongPath(const Program& program, const HostModel& host,
     PacketMeta meta;
     meta.pkttype = frame.pkttype;
     ApplyClock(output.clock, frame.time_ns, &meta);
+    ApplyDraws(output.draws, &meta);
     state.set_now_ns(frame.time_ns);
     conntrack.set_now_ns(frame.time_ns);
     runtime::PathResult r = runner.Run(path, bytes.data(), static_cast<uint32_t>(bytes.size()),

@@ -31,6 +31,7 @@
 #include "rulejit/rulejit.h"
 #include "runtime/path.h"
 #include "tools/clock_option.h"
+#include "tools/draw_option.h"
 #include "tools/commands.h"
 
 namespace rulejit::tools {
@@ -60,6 +61,7 @@ struct PathOutput {
   std::string write_pcap;
   runtime::ConntrackOptions conntrack;  // --sysctl
   ClockOptions clock;                   // --time, --kernel-tz
+  DrawOptions draws;                    // --random, --symhash, --jhash-seed
 };
 
 // Runs every frame of `pcap` along the path; returns the exit code.

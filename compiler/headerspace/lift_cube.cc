@@ -222,6 +222,11 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           [&](const ir::Numgen&) {
             return Fail("numgen draws a number per packet (a counter or a random draw)");
           },
+          [&](const ir::Hash& e) {
+            return Fail(e.symmetric
+                            ? "symhash reads the kernel's keyed flow hash (an input per packet)"
+                            : "jhash mixes the bytes it hashes (no box of the header space)");
+          },
           [&](const ir::ExthdrWrite&) {
             return Fail("writes a TCP option (a side effect later rules may see)");
           },
@@ -239,6 +244,9 @@ bool RuleLifter::Statement(const ir::Expr& expr) {
           },
           [&](const ir::Tproxy&) {
             return Fail("tproxy assigns a host socket to the packet (a side effect)");
+          },
+          [&](const ir::Ipv6HeaderMatch&) {
+            return Fail("ipv6header walks the whole extension header chain (no header field)");
           },
           [&](const ir::StringMatch&) {
             return Fail("string searches the payload (not a header-space field)");

@@ -254,6 +254,7 @@ bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m);
 bool LowerRecent(LowerCtx& ctx, const MatchUse& m);
 bool LowerHashlimit(LowerCtx& ctx, const MatchUse& m);
 bool LowerString(LowerCtx& ctx, const MatchUse& m);
+bool LowerIpv6Header(LowerCtx& ctx, const MatchUse& m);  // match_ipv6header.cc
 bool LowerSet(LowerCtx& ctx, const MatchUse& m);  // match_set.cc
 // "FIN,SYN,RST,ACK" → flag bits (ALL, NONE too); nullopt on an unknown flag.
 std::optional<uint8_t> ParseTcpFlags(std::string_view text);

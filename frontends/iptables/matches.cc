@@ -519,6 +519,7 @@ const std::vector<Module>& Modules() {
        {{"--algo", 1, false}, {"--from", 1, false}, {"--to", 1, false}, {"--string"},
         {"--hex-string"}, {"--icase", 0, false}},
        LowerString},
+      {"ipv6header", {{"--header"}, {"--soft", 0, false}}, LowerIpv6Header},
       {"addrtype",
        {{"--src-type"}, {"--dst-type"}, {"--limit-iface-in", 0, false},
         {"--limit-iface-out", 0, false}},
@@ -593,7 +594,7 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 7> kReasons = {{
+  static constexpr std::array<Why, 6> kReasons = {{
       {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
                     "which keeps each connection (seen at this rule) until conntrack forgets it "
                     "or its TCP state closes; the interpreter sees one packet's ct state, not the "
@@ -603,8 +604,6 @@ std::string_view UnsupportedMatchReason(std::string_view module) {
       {"devgroup", "interface groups are not in the host model"},
       {"realm", "route realms are not in the host model"},
       {"physdev", "bridge ports are not in the host model (rulejit has no bridge path)"},
-      {"ipv6header", "its walk over every extension header (past non-first fragments too) "
-                     "has no IR expression"},
   }};
   for (const Why& w : kReasons) {
     if (w.name == module) return w.reason;

@@ -77,6 +77,9 @@ bool Linearizer::EmitNetDep(ir::Rule& rule, int net, ir::SourceLoc loc) {
 }
 
 bool Linearizer::EmitDeps(ir::Rule& rule, const Field& f) {
+  for (const Field& part : f.hash_key) {
+    if (!EmitDeps(rule, part)) return false;
+  }
   if (!EmitL3L4Deps(rule, f)) return false;
   if (!f.icmp_types.empty() && ctx_.icmp_type_value >= 0 &&
       std::find(f.icmp_types.begin(), f.icmp_types.end(), ctx_.icmp_type_value) ==

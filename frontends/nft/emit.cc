@@ -10,6 +10,7 @@
 // meta/ct values in host order.
 #include "frontends/nft/linearize.h"
 #include "frontends/nft/lower_util.h"
+#include "ir/util.h"
 
 namespace rulejit::frontends::nft {
 
@@ -56,6 +57,21 @@ void Linearizer::EmitLoad(ir::Rule& rule, const Field& f, ir::Reg reg, uint32_t 
       ir::Numgen n = f.numgen;
       n.dreg = reg;
       Emit(rule, n, f.loc);
+      return;
+    }
+    case Field::Kind::kHash: {
+      // nft loads the key into the next 16-byte register after the
+      // hash's own (words before the hash's hold earlier parts of a key);
+      // where that would run past the registers, into the hash's own,
+      // which the hash reads whole before it writes.
+      ir::Hash h = f.hash;
+      h.dreg = reg;
+      if (!h.symmetric) {
+        const int next = (ir::RegWord(reg) / 4 + 1) * 4;
+        h.sreg = next * 4 + ir::Pad4(h.len) <= ir::kRegBytes ? ir::RegForWord(next) : reg;
+        EmitKeyFieldLoads(rule, f.hash_key, false, false, h.sreg);
+      }
+      Emit(rule, h, f.loc);
       return;
     }
     case Field::Kind::kExthdr: {
@@ -120,8 +136,8 @@ bool Linearizer::EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields,
 // The loads of EmitKeyLoads, without the dependencies. A named set or a
 // concatenation holds a bitfield's value, shifted down.
 void Linearizer::EmitKeyFieldLoads(ir::Rule& rule, const std::vector<Field>& fields, bool named,
-                                   bool interval) {
-  int word = 0;
+                                   bool interval, ir::Reg first) {
+  int word = ir::RegWord(first);
   for (const Field& f : fields) {
     EmitKeyFieldLoad(rule, f, ir::RegForWord(word), named || fields.size() > 1, interval);
     word += Pad4(f.LoadLen()) / 4;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "frontends/nft/parser.h"
+#include "ir/util.h"
 
 namespace rulejit::frontends::nft {
 
@@ -18,7 +19,7 @@ bool IsUnsupportedStatement(std::string_view w) {
       // Statements parsed in statements.cc, but no expressions.
       "queue", "quota", "snat", "dnat", "masquerade", "redirect",
       "dup", "fwd", "synproxy", "flow", "meter", "add", "update",
-      "delete", "numgen", "jhash", "symhash", "rt", "osf",
+      "delete", "numgen", "rt", "osf",
       "exthdr", "hbh", "frag", "dst", "mh", "srh", "rt0", "rt2", "rt4",
       "arp", "gre", "gretap", "geneve", "vxlan", "ipsec", "tunnel", "last",
       "xt", "set", "map", "vmap", "inner", "cgroupv2", "mpath", "osf",
@@ -83,6 +84,8 @@ bool Parser::ParseField(Field* field) {
     if (!ParseFibField(field)) return false;
   } else if (w == "numgen") {
     if (!ParseNumgenField(field)) return false;
+  } else if (w == "jhash" || w == "symhash") {
+    if (!ParseHashField(w == "symhash", loc, field)) return false;
   } else if (w == "rt") {
     if (!ParseRtField(field)) return false;
   } else if (w == "socket") {
@@ -115,23 +118,79 @@ bool Parser::ParseNumgenField(Field* field) {
                  ir::DidYouMean(mode, {"random", "inc"}));
   }
   f.numgen.random = mode == "random";
-  for (const char* what : {"mod", "offset"}) {
-    if (!AcceptWord(what)) {
-      if (std::string_view(what) == "mod") return ErrorUnexpected("'mod'");
+  std::optional<uint32_t> mod, offset;
+  if (!ParseModulus("numgen", mloc, &mod, nullptr, &offset)) return false;
+  f.numgen.mod = *mod;
+  f.numgen.offset = offset.value_or(0);
+  *field = f;
+  return true;
+}
+
+// `mod M [seed S] [offset O]` after numgen's mode or a hash's key (nft's
+// grammar takes them in this order; `seed` only where `seed` is given).
+bool Parser::ParseModulus(std::string_view what, ir::SourceLoc loc, std::optional<uint32_t>* mod,
+                          std::optional<uint32_t>* seed, std::optional<uint32_t>* offset) {
+  for (std::string_view word : {"mod", "seed", "offset"}) {
+    std::optional<uint32_t>* out = word == "mod" ? mod : word == "seed" ? seed : offset;
+    if (out == nullptr) continue;
+    if (!AcceptWord(word)) {
+      if (word == "mod") return ErrorUnexpected("'mod'");
       continue;
     }
     std::string n;
     const ir::SourceLoc nloc = Peek().loc;
     if (!ExpectWord(&n, "number")) return false;
     std::optional<U128> v = ParseNumber(n);
-    if (!v || *v > 0xffffffffu) return Error(nloc, absl::StrCat("bad numgen ", what, " '", n, "'"));
-    (std::string_view(what) == "mod" ? f.numgen.mod : f.numgen.offset) = static_cast<uint32_t>(*v);
+    if (!v || *v > 0xffffffffu) {
+      return Error(nloc, absl::StrCat("bad ", std::string(what), " ", std::string(word), " '", n, "'"));
+    }
+    *out = static_cast<uint32_t>(*v);
   }
-  if (f.numgen.mod == 0) return Error(mloc, "numgen modulus must not be 0");
-  if (f.numgen.offset + f.numgen.mod - 1 < f.numgen.offset) {
-    return Error(mloc, "numgen offset + modulus overflows 32 bits");
+  const std::string name(what);
+  if (**mod == 0) return Error(loc, name + " modulus must not be 0");
+  const uint32_t off = offset->value_or(0);
+  if (off + **mod - 1 < off) return Error(loc, name + " offset + modulus overflows 32 bits");
+  return true;
+}
+
+// `jhash KEY mod M [seed S] [offset O]` / `symhash mod M [offset O]` (the
+// word read): a 32-bit host-order number (ir::Hash). KEY is a field or a
+// concatenation of fields; the hash reads its bytes as a set key holds
+// them: one field's bytes, or each field padded to whole words.
+bool Parser::ParseHashField(bool symmetric, ir::SourceLoc loc, Field* field) {
+  Field f;
+  f.kind = Field::Kind::kHash;
+  f.type = DType::kInteger;
+  f.len_bits = 32;
+  f.host_order = true;
+  f.hash.symmetric = symmetric;
+  if (!symmetric) {
+    Nesting nesting(*this, loc);
+    if (!nesting.ok()) return false;
+    Field part;
+    if (!ParseField(&part)) return false;
+    f.hash_key.push_back(std::move(part));
+    while (AtWord(".")) {
+      Next();
+      if (!ParseField(&part)) return false;
+      f.hash_key.push_back(std::move(part));
+    }
+    uint32_t len = f.hash_key.size() == 1 ? f.hash_key[0].LoadLen() : 0;
+    if (f.hash_key.size() > 1) {
+      for (const Field& k : f.hash_key) len += ir::Pad4(k.LoadLen());
+    }
+    if (len > ir::kRegBytes) return Error(loc, "jhash key longer than the registers (64 bytes)");
+    f.hash.len = static_cast<uint8_t>(len);
   }
-  *field = f;
+  std::optional<uint32_t> mod, seed, offset;
+  if (!ParseModulus(symmetric ? "symhash" : "jhash", loc, &mod, symmetric ? nullptr : &seed,
+                    &offset)) {
+    return false;
+  }
+  f.hash.mod = *mod;
+  f.hash.seed = seed;
+  f.hash.offset = offset.value_or(0);
+  *field = std::move(f);
   return true;
 }
 

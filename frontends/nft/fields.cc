@@ -310,6 +310,7 @@ bool IsUnqualifiedMeta(std::string_view key) {
 
 bool StartsSourceField(std::string_view word) {
   return IsPayloadProto(word) || word == "meta" || word == "ct" || word == "numgen" ||
+         word == "jhash" || word == "symhash" ||
          IsUnqualifiedMeta(word);
 }
 

@@ -29,7 +29,7 @@ enum class Dep : uint8_t {
 };
 
 struct Field {
-  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen, kRt, kSocket };
+  enum class Kind : uint8_t { kPayload, kMeta, kCt, kExthdr, kFib, kNumgen, kRt, kSocket, kHash };
   Kind kind = Kind::kPayload;
   // kPayload: bit offset and length from the start of `base`; kExthdr:
   // from the start of the extension header / option / chunk.
@@ -56,6 +56,11 @@ struct Field {
   bool ct_plain_addr = false;
   // kNumgen: `numgen random|inc mod M [offset O]` (its dreg unused).
   ir::Numgen numgen;
+  // kHash: `jhash KEY mod M [seed S] [offset O]` or `symhash mod M ...`
+  // (its dreg, sreg and len set when loaded); the fields of KEY, a
+  // concatenation, loaded into the registers the hash reads.
+  ir::Hash hash;
+  std::vector<Field> hash_key;
   ir::SourceLoc loc;
 
   // Bytes a load writes (payload: the bytes covering the bit range).
@@ -96,7 +101,7 @@ std::vector<std::string_view> MetaKeyNames();
 // True for keys nft accepts without the `meta` keyword.
 bool IsUnqualifiedMeta(std::string_view key);
 // True when `word` starts a packet field that a statement can take a value
-// from (payload, meta, ct, numgen) rather than a constant.
+// from (payload, meta, ct, numgen, jhash, symhash) rather than a constant.
 bool StartsSourceField(std::string_view word);
 
 // `ct KEY` (state, status, mark, direction, ...); `dir` for

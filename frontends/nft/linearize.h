@@ -96,8 +96,10 @@ class Linearizer {
   // Loads a set or map key; `set` (may be null) says whether it is an
   // interval set and whether it is named.
   bool EmitKeyLoads(ir::Rule& rule, const std::vector<Field>& fields, const ir::Set* set);
+  // The loads of a key, from register `first` on (a jhash key goes into
+  // the hash's register).
   void EmitKeyFieldLoads(ir::Rule& rule, const std::vector<Field>& fields, bool named,
-                         bool interval);
+                         bool interval, ir::Reg first = ir::RegForWord(0));
   // One field of such a key, loaded into `reg`.
   void EmitKeyFieldLoad(ir::Rule& rule, const Field& f, ir::Reg reg, bool shift_down,
                         bool interval);

@@ -220,6 +220,9 @@ class Parser {
   bool ParseCtField(Field* field);
   bool ParseFibField(Field* field);
   bool ParseNumgenField(Field* field);
+  bool ParseModulus(std::string_view what, ir::SourceLoc loc, std::optional<uint32_t>* mod,
+                    std::optional<uint32_t>* seed, std::optional<uint32_t>* offset);
+  bool ParseHashField(bool symmetric, ir::SourceLoc loc, Field* field);
   bool ParseRtField(Field* field);
   bool ParseSocketField(Field* field);  // socket.cc
   bool ParseTproxy(ir::Rule& rule);

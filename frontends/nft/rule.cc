@@ -144,6 +144,7 @@ bool Parser::ParseOtherStatement(ir::Rule& rule, const std::string& w, ir::Sourc
     return ParseMatch(rule);
   }
   if (IsPayloadProto(w) || w == "exthdr" || w == "fib" || w == "numgen" || w == "socket" ||
+      w == "jhash" || w == "symhash" ||
       (w == "rt" && PeekAt(1).kind == Tok::kWord && !LookupIpv6ExthdrField(w, PeekAt(1).text))) {
     return ParseMatch(rule);
   }

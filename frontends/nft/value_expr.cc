@@ -83,7 +83,8 @@ bool Parser::ParseValuePrimary(const Field& target, ValueExpr* out) {
     return ExpectPunct(")");
   }
   if (t.kind == Tok::kWord && (IsPayloadProto(t.text) || t.text == "meta" || t.text == "ct" ||
-                               t.text == "numgen" || IsUnqualifiedMeta(t.text))) {
+                               t.text == "numgen" || t.text == "jhash" ||
+                               t.text == "symhash" || IsUnqualifiedMeta(t.text))) {
     out->has_source = true;
     return ParseField(&out->source);
   }

@@ -157,6 +157,13 @@ struct PacketMeta {
   // scales to its modulus: an input, so that a run is reproducible (vary it
   // to see every choice).
   uint32_t random = 0;
+  // What nft's hash expression reads besides registers (ir::Hash): the
+  // packet's symmetric flow hash (`symhash`: the kernel's
+  // __skb_get_hash_symmetric, keyed with a secret it draws at boot), and
+  // the seed of a `jhash` written without one (the kernel draws it when it
+  // loads the rule). Inputs like `random`; `rulejit run` draws them.
+  uint32_t symhash = 0;
+  uint32_t jhash_seed = 0;
 
   // The wall clock (CLOCK_REALTIME, ns since the epoch) when the packet is
   // evaluated: what `meta time`, `meta day`, `meta hour` and iptables' time

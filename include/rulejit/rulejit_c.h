@@ -251,6 +251,8 @@ typedef struct rulejit_meta {
   int32_t kernel_tz_minuteswest; /* sys_tz: minutes WEST of UTC */
   uint32_t reserved1;
   uint64_t clock_ns;     /* CLOCK_REALTIME ns since the epoch */
+  uint32_t symhash;      /* the symmetric flow hash (nft symhash) */
+  uint32_t jhash_seed;   /* the seed of a jhash written without one */
 } rulejit_meta;
 
 void rulejit_meta_init(rulejit_meta *meta);

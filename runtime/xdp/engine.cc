@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/draws.h"
 #include "runtime/log_line.h"
 #include "runtime/reject.h"
 
@@ -147,10 +148,13 @@ bool RejectReplyOf(const Program& program, const PathResult& r, const uint8_t* f
 // checksum completed as the kernel completes it on the way out; or a
 // reject's reply.
 Outcome PassFrame(const Program& program, const PathRunner& path, const PathOptions& options,
-                  RunState* state, IcmpRateLimit& limit, uint64_t now_ns, const PacketMeta& clock,
-                  const uint8_t* frame, uint32_t len, std::vector<uint8_t>* out) {
+                  RunState* state, IcmpRateLimit& limit, PacketDraws& draws, uint64_t now_ns,
+                  const PacketMeta& clock, const uint8_t* frame, uint32_t len,
+                  std::vector<uint8_t>* out) {
   PacketMeta meta = clock;
-  meta.csum_partial = ChecksumIsPartial(ParseFrame(frame, len));
+  const PacketView view = ParseFrame(frame, len);
+  meta.csum_partial = ChecksumIsPartial(view);
+  draws.Fill(view, &meta);
   PathResult r = path.Run(options, frame, len, meta, state);
   if (r.fate != Fate::kForwarded) {
     return RejectReplyOf(program, r, frame, len, meta.csum_partial, limit, now_ns, out)
@@ -216,6 +220,7 @@ struct Engine::Worker {
   std::unique_ptr<FlowTable> table;
   Mailbox mailbox;
   IcmpRateLimit icmp_limit;  // the kernel's ICMP rate limits, this worker's
+  std::unique_ptr<PacketDraws> draws;  // its random inputs (keys shared)
   std::thread thread;
 };
 
@@ -277,9 +282,11 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Open(
                                        .oif = *names[side == kIn ? kOut : kIn],
                                        .bridged = true};
   }
+  const uint64_t draw_keys = SystemRandom64();
   for (uint32_t q = 0; q < options.queues; ++q) {
     auto worker = std::make_unique<Worker>();
     worker->index = q;
+    worker->draws = std::make_unique<PacketDraws>(draw_keys, SystemRandom64());
     if (engine->shared_conntrack_ != nullptr) {
       worker->table = std::make_unique<SharedConntrack::Handle>(*engine->shared_conntrack_);
     } else {
@@ -370,7 +377,8 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   for (uint32_t i = 0; i < n; ++i) {
     rx_bytes += lens[i];
     const Outcome outcome = PassFrame(*gen.program, *slot.path, paths_[from], &slot.state,
-                                      worker.icmp_limit, now, clock, frames[i], lens[i], &out);
+                                      worker.icmp_limit, *worker.draws, now, clock, frames[i],
+                                      lens[i], &out);
     if (outcome != Outcome::kForward) {
       ++dropped;
       // The reply goes back where the frame came from (copied into a TX

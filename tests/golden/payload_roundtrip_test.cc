@@ -75,7 +75,7 @@ const std::set<std::string> kCoveredKinds = {
     "immediate",    "counter",   "limit",    "log",       "reject",
     "notrack",      "exthdr load", "payload write", "queue", "quota",
     "nat",          "masq",      "redir",     "bitwise (register operand)", "fib",
-    "objref",       "numgen",    "exthdr write", "rt load tcpmss", "synproxy",
+    "objref",       "numgen",    "hash",         "exthdr write", "rt load tcpmss", "synproxy",
     "dynset",       "socket",    "tproxy"};
 
 struct KindCount {

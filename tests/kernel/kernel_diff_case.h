@@ -50,6 +50,9 @@ struct Case {
   OracleHook netdev_hook = OracleHook::kNetdevIngress;
   std::vector<FrameSpec> packets;
   Frames frames;  // as the harness injects them (index in the payload)
+  // Flags every `rulejit eval` of the case gets (--random N for a case
+  // whose rules read the kernel's random draw, tools/draw_option.h).
+  std::string eval_args;
 };
 
 // The seed picks the family and the netdev hook, so that one seed replays
@@ -131,11 +134,11 @@ struct Outcome {
 
 // Rulejit's verdicts for one mode with every tier; failures go to errors.
 inline void EvalAllTiers(const std::string& dir, const Mode& mode, const std::vector<std::string>& tiers,
-                  size_t count, Outcome& outcome) {
+                  size_t count, const std::string& eval_args, Outcome& outcome) {
   const std::string file = absl::StrCat(dir, "/", mode.file), pcap = absl::StrCat(dir, "/frames.pcap");
   for (const std::string& tier : tiers) {
     absl::StatusOr<std::vector<bool>> accept =
-        RulejitVerdicts(file, pcap, tier, count, "", mode.hook_args);
+        RulejitVerdicts(file, pcap, tier, count, eval_args, mode.hook_args);
     if (!accept.ok()) {
       outcome.errors.push_back(std::string(accept.status().message()));
       continue;
@@ -213,7 +216,7 @@ inline std::string KeepForReplay(const Case& c, const Outcome& outcome,
   }
   for (const Mode& m : ModesOf(c)) {
     absl::StrAppend(&msg, "replay ", m.name, ": ", RULEJIT_TOOL, " eval ", dir, "/", m.file, " ",
-                    dir, "/frames.pcap ", m.hook_args, " --backend B --explain\n");
+                    dir, "/frames.pcap ", m.hook_args, " ", c.eval_args, " --backend B --explain\n");
   }
   for (const std::string& e : outcome.errors) absl::StrAppend(&msg, "error: ", e, "\n");
   return msg;
@@ -231,7 +234,7 @@ inline Outcome RunCase(const Case& c, const std::string& dir, const std::vector<
   const std::vector<Mode> modes = ModesOf(c);
   std::future<Outcome> ours = std::async(std::launch::async, [&] {
     Outcome o;
-    for (const Mode& m : modes) EvalAllTiers(dir, m, tiers, c.frames.size(), o);
+    for (const Mode& m : modes) EvalAllTiers(dir, m, tiers, c.frames.size(), c.eval_args, o);
     return o;
   });
   const OracleOptions no_control{.control_run = false};

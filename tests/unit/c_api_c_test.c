@@ -4,6 +4,7 @@
  * crash), and a reload that carries the counters over. A plain program
  * (no C++ test framework): each CHECK that fails prints its line, and the
  * exit status is the number of failures. */
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,12 @@ static void test_misuse(void) {
   rulejit_meta unsized = meta;
   unsized.size = 0;
   CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &unsized, NULL, NULL) == RULEJIT_DROP);
+  /* A caller built before symhash and jhash_seed passes the shorter struct. */
+  rulejit_meta older = meta;
+  older.size = offsetof(rulejit_meta, symhash);
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_ACCEPT);
+  older.size = offsetof(rulejit_meta, symhash) - 4;
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_DROP);
   rulejit_result unsized_result;
   memset(&unsized_result, 0x55, sizeof unsized_result);
   unsized_result.size = 8;

@@ -127,6 +127,14 @@ void Emitter::Emit(const ir::StringMatch& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitStringMatch), &e, next);
 }
 
+void Emitter::Emit(const ir::Hash& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitHash), &e, next);
+}
+
+void Emitter::Emit(const ir::Ipv6HeaderMatch& e, Label next) {
+  EmitHelperCall(reinterpret_cast<const void*>(&JitIpv6Header), &e, next);
+}
+
 void Emitter::Emit(const ir::CtLoad& e, Label next) {
   EmitHelperCall(reinterpret_cast<const void*>(&JitCtLoad), &e, next);
 }

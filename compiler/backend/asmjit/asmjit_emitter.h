@@ -171,6 +171,8 @@ class Emitter {
   void Emit(const ir::Fib& e, Label next);
   void Emit(const ir::TimeMatch& e, Label next);
   void Emit(const ir::StringMatch& e, Label next);
+  void Emit(const ir::Hash& e, Label next);
+  void Emit(const ir::Ipv6HeaderMatch& e, Label next);
   void Emit(const ir::Socket& e, Label next);
   void Emit(const ir::Tproxy& e, Label next);
 

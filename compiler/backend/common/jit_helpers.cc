@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "ir/fib_eval.h"
+#include "ir/hash_eval.h"
+#include "ir/ipv6header_eval.h"
 #include "ir/socket_eval.h"
 #include "ir/string_eval.h"
 #include "ir/time_eval.h"
@@ -82,6 +84,14 @@ uint32_t JitTproxy(JitContext* ctx, const ir::Tproxy* op) {
 
 uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op) {
   return ir::EvalTimeMatch(*op, *ctx->meta);
+}
+
+uint32_t JitHash(JitContext* ctx, const ir::Hash* op) {
+  return ir::EvalHash(*op, *ctx->meta, Regs(ctx));
+}
+
+uint32_t JitIpv6Header(JitContext* ctx, const ir::Ipv6HeaderMatch* op) {
+  return ir::EvalIpv6Header(*op, *ctx->view);
 }
 
 uint32_t JitStringMatch(JitContext* ctx, const ir::StringMatch* op) {

@@ -46,6 +46,8 @@ uint32_t JitFib(JitContext* ctx, const ir::Fib* op);
 uint32_t JitTimeMatch(JitContext* ctx, const ir::TimeMatch* op);
 uint32_t JitStringMatch(JitContext* ctx, const ir::StringMatch* op);
 uint32_t JitSocket(JitContext* ctx, const ir::Socket* op);
+uint32_t JitHash(JitContext* ctx, const ir::Hash* op);
+uint32_t JitIpv6Header(JitContext* ctx, const ir::Ipv6HeaderMatch* op);
 uint32_t JitTproxy(JitContext* ctx, const ir::Tproxy* op);
 
 struct JitLimitOp {

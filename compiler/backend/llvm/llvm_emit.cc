@@ -26,7 +26,7 @@ namespace {
 enum HelperId {
   kHLookup, kHMetaLoad, kHCtLoad, kHMetaSet, kHCtSet, kHBitwise, kHByteorder,
   kHCmp, kHRange, kHFusedCmp, kHLimit, kHClassify, kHExthdr, kHFib, kHLog, kHTimeMatch, kHStringMatch,
-  kHSocket, kHTproxy,
+  kHSocket, kHTproxy, kHHash, kHIpv6Header,
   kHelperCount,
 };
 
@@ -56,6 +56,8 @@ const std::pair<const char*, void*>& Helper(HelperId id) {
       {"rulejit_string_match", Address(&JitStringMatch)},
       {"rulejit_socket", Address(&JitSocket)},
       {"rulejit_tproxy", Address(&JitTproxy)},
+      {"rulejit_hash", Address(&JitHash)},
+      {"rulejit_ipv6header", Address(&JitIpv6Header)},
   };
   return kHelpers[id];
 }
@@ -557,6 +559,10 @@ class LlvmEmitter {
   void Emit(const ir::TimeMatch& e, llvm::BasicBlock* next) { CallHelper(kHTimeMatch, &e, next); }
   void Emit(const ir::Socket& e, llvm::BasicBlock* next) { CallHelper(kHSocket, &e, next); }
   void Emit(const ir::Tproxy& e, llvm::BasicBlock* next) { CallHelper(kHTproxy, &e, next); }
+  void Emit(const ir::Hash& e, llvm::BasicBlock* next) { CallHelper(kHHash, &e, next); }
+  void Emit(const ir::Ipv6HeaderMatch& e, llvm::BasicBlock* next) {
+    CallHelper(kHIpv6Header, &e, next);
+  }
   void Emit(const ir::StringMatch& e, llvm::BasicBlock* next) {
     CallHelper(kHStringMatch, &e, next);
   }
