@@ -21,7 +21,8 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   if (meta == nullptr) return true;
   rulejit_meta m;
   rulejit_meta_init(&m);
-  // A caller built before symhash and jhash_seed gives a shorter struct.
+  // A caller built before symhash and jhash_seed (or the groups) gives a
+  // shorter struct; the fields it leaves out keep their defaults.
   if (!ReadSized(meta, &m, offsetof(rulejit_meta, symhash))) return false;
   std::memcpy(out->iifname, m.iifname, sizeof(out->iifname));
   std::memcpy(out->oifname, m.oifname, sizeof(out->oifname));
@@ -50,6 +51,8 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   out->random = m.random;
   out->symhash = m.symhash;
   out->jhash_seed = m.jhash_seed;
+  out->iifgroup = m.iifgroup;
+  out->oifgroup = m.oifgroup;
   out->has_clock = m.has_clock != 0;
   out->clock_ns = m.clock_ns;
   out->has_kernel_tz = m.has_kernel_tz != 0;

@@ -51,6 +51,13 @@ int rulejit_program_tracks_connections(const rulejit_program* program) {
   return program->program->TracksConnections() ? 1 : 0;
 }
 
+int rulejit_program_random_inputs(const rulejit_program* program) {
+  if (program == nullptr) return RULEJIT_EINVAL;
+  const rulejit::RandomInputs& reads = program->program->random_inputs();
+  return (reads.random ? RULEJIT_READS_RANDOM : 0) | (reads.symhash ? RULEJIT_READS_SYMHASH : 0) |
+         (reads.jhash_seed ? RULEJIT_READS_JHASH_SEED : 0);
+}
+
 int rulejit_program_answers_from_table(const rulejit_program* program, rulejit_hook hook) {
   if (program == nullptr || !ValidHook(hook)) return RULEJIT_EINVAL;
   return program->program->answers_from_table(static_cast<rulejit::Hook>(hook)) ? 1 : 0;

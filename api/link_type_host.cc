@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "ir/walk.h"
 
 namespace rulejit {
 namespace {
@@ -26,21 +27,13 @@ const HostInterface* UntypedInterface(const HostModel& host) {
 absl::Status CheckLinkTypeHost(const ir::Ruleset& ruleset, const HostModel& host) {
   const HostInterface* untyped = UntypedInterface(host);
   if (untyped == nullptr) return absl::OkStatus();
-  for (const ir::Table& t : ruleset.tables) {
-    for (const ir::Chain& c : t.chains) {
-      for (const ir::Rule& rule : c.rules) {
-        for (const ir::Node& e : rule.exprs) {
-          if (!ReadsDeviceType(e.expr)) continue;
-          const std::string where = ruleset.Where(e.loc);
-          return absl::InvalidArgumentError(absl::StrCat(
-              where.empty() ? "" : where + ": ", "reads the device type (meta iiftype/oiftype), "
-              "but the host model gives interface '", untyped->name,
-              "' no link_type (`ip -j addr show` prints it)"));
-        }
-      }
-    }
-  }
-  return absl::OkStatus();
+  const ir::Node* read = ir::FirstNode(ruleset, ReadsDeviceType);
+  if (read == nullptr) return absl::OkStatus();
+  const std::string where = ruleset.Where(read->loc);
+  return absl::InvalidArgumentError(absl::StrCat(
+      where.empty() ? "" : where + ": ", "reads the device type (meta iiftype/oiftype), "
+      "but the host model gives interface '", untyped->name,
+      "' no link_type (`ip -j addr show` prints it)"));
 }
 
 }  // namespace rulejit

@@ -17,6 +17,7 @@
 #include "frontends/frontend.h"
 #include "ir/diag.h"
 #include "ir/hook_order.h"
+#include "ir/random_inputs.h"
 #include "ir/verifier.h"
 
 namespace rulejit {
@@ -150,6 +151,7 @@ Program::Program(Ruleset ruleset, std::shared_ptr<const HostModel> host)
   for (int h = 0; h < lower::kHookCount; ++h) {
     hook_chains_.push_back(ir::BaseChainsAt(IrOf(ruleset_), static_cast<ir::Hook>(h)));
   }
+  random_inputs_ = ir::RandomInputsRead(IrOf(ruleset_));
 }
 
 bool Program::TracksConnections() const { return ir::UsesConntrack(IrOf(ruleset_)); }

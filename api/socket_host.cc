@@ -5,24 +5,15 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "ir/walk.h"
 
 namespace rulejit {
 namespace {
 
 const ir::Node* FirstSocketLookup(const ir::Ruleset& ruleset) {
-  for (const ir::Table& t : ruleset.tables) {
-    for (const ir::Chain& c : t.chains) {
-      for (const ir::Rule& r : c.rules) {
-        for (const ir::Node& n : r.exprs) {
-          if (std::holds_alternative<ir::Socket>(n.expr) ||
-              std::holds_alternative<ir::Tproxy>(n.expr)) {
-            return &n;
-          }
-        }
-      }
-    }
-  }
-  return nullptr;
+  return ir::FirstNode(ruleset, [](const ir::Expr& e) {
+    return std::holds_alternative<ir::Socket>(e) || std::holds_alternative<ir::Tproxy>(e);
+  });
 }
 
 }  // namespace

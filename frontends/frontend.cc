@@ -11,6 +11,7 @@
 #include "frontends/iptables/iptables.h"
 #include "frontends/nft/json.h"
 #include "frontends/nft/nft.h"
+#include "ir/unmodelled.h"
 #include "ir/verifier.h"
 
 namespace rulejit::frontends {
@@ -165,7 +166,7 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
   // Ruleset::Where names files through `files`; fill it if the frontend
   // left it empty.
   if (ruleset->files.empty()) ruleset->files = diags.file_names();
-  ir::Verify(*ruleset, diags);
+  if (ir::Verify(*ruleset, diags)) ir::CheckModelled(*ruleset, diags);
   if (diags.has_errors()) return std::nullopt;
   return ruleset;
 }

@@ -382,6 +382,15 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
       if (!m.has_oif) return false;
       Store16(dst, m.oiftype);
       return true;
+    // nft_meta_store_ifgroup: no device, no match.
+    case MetaKey::kIifGroup:
+      if (!m.has_iif) return false;
+      StoreWord(dst, m.iifgroup);
+      return true;
+    case MetaKey::kOifGroup:
+      if (!m.has_oif) return false;
+      StoreWord(dst, m.oifgroup);
+      return true;
     case MetaKey::kPktType: Store8(dst, m.pkttype); return true;
     // The packet's random draw (get_random_u32), an input as numgen's.
     case MetaKey::kPRandom: StoreWord(dst, m.random); return true;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 
 namespace rulejit::runtime {
 namespace {
@@ -67,11 +68,11 @@ uint64_t SystemRandom64() {
 }
 
 PacketDraws::PacketDraws(uint64_t keys, uint64_t stream)
-    : gen_(stream), flow_key_(Mix(keys)), jhash_seed_(static_cast<uint32_t>(Mix(keys + 1))) {}
+    : stream_(stream), flow_key_(Mix(keys)), jhash_seed_(static_cast<uint32_t>(Mix(keys + 1))) {}
 
-void PacketDraws::Fill(const PacketView& pkt, PacketMeta* meta) {
-  meta->random = static_cast<uint32_t>(gen_());
-  meta->symhash = SymmetricFlowHash(pkt, flow_key_);
+void PacketDraws::Fill(const PacketView& pkt, const RandomInputs& reads, PacketMeta* meta) {
+  if (reads.random) meta->random = static_cast<uint32_t>(Mix(stream_ += 0x9e3779b97f4a7c15ull));
+  if (reads.symhash) meta->symhash = SymmetricFlowHash(pkt, flow_key_);
   meta->jhash_seed = jhash_seed_;
 }
 

@@ -6,12 +6,13 @@
 // seed of every jhash written without one, drawn once, as the kernel draws
 // one when it loads such a rule). Offline tools take these as explicit
 // inputs instead (tools/draw_options.h); the values differ from the
-// kernel's, as two kernels' differ, but have its properties.
+// kernel's, as two kernels' differ, but have its properties. Only the draws
+// a program reads (Program::random_inputs) are made: the flow hash costs
+// tens of nanoseconds a packet.
 #ifndef RULEJIT_RUNTIME_DRAWS_H_
 #define RULEJIT_RUNTIME_DRAWS_H_
 
 #include <cstdint>
-#include <random>
 
 #include "rulejit/packet.h"
 
@@ -33,11 +34,12 @@ class PacketDraws {
  public:
   PacketDraws(uint64_t keys, uint64_t stream);
 
-  // Sets meta's random, symhash and jhash_seed for `pkt`.
-  void Fill(const PacketView& pkt, PacketMeta* meta);
+  // Sets meta's draws that `reads` names for `pkt` (random, symhash;
+  // jhash_seed, a constant, always).
+  void Fill(const PacketView& pkt, const RandomInputs& reads, PacketMeta* meta);
 
  private:
-  std::mt19937_64 gen_;
+  uint64_t stream_;  // a splitmix64 sequence: cheap, and random enough for a draw
   uint64_t flow_key_;
   uint32_t jhash_seed_;
 };

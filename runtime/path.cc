@@ -53,13 +53,16 @@ struct Device {
   uint32_t index = 0;
   std::string name;
   std::optional<uint16_t> type;  // ARPHRD_*, where the host model gives it
+  std::optional<uint32_t> group;  // a device of the host model has one
 };
 
-Device DeviceOf(const HostInterface& dev) { return {dev.index, dev.name, dev.link_type}; }
+Device DeviceOf(const HostInterface& dev) {
+  return {dev.index, dev.name, dev.link_type, dev.group};
+}
 
 // `dev` where the host has it, else a device the host does not model.
 Device DeviceOr(const HostInterface* dev, uint32_t index, std::string name) {
-  return dev ? DeviceOf(*dev) : Device{index, std::move(name), std::nullopt};
+  return dev ? DeviceOf(*dev) : Device{index, std::move(name), std::nullopt, std::nullopt};
 }
 
 const HostInterface* DeviceNamed(const HostModel& host, const std::string& name) {
@@ -135,7 +138,9 @@ class Walk {
   bool tracked_ = false;  // the conntrack step ran (or a looped packet kept it)
   Conntrack::Entry entry_;
   Device iif_, oif_;
-  uint16_t given_iiftype_ = 1, given_oiftype_ = 1;  // the caller's, for devices off the host
+  // The caller's types and groups, for devices off the host.
+  uint16_t given_iiftype_ = 1, given_oiftype_ = 1;
+  uint32_t given_iifgroup_ = 0, given_oifgroup_ = 0;
   PathResult out_;
 };
 
@@ -150,6 +155,8 @@ void Walk::SetDevices(Hook hook) {
   // ruleset that reads them on a host that leaves one out).
   meta_.iiftype = iif_.type.value_or(given_iiftype_);
   meta_.oiftype = oif_.type.value_or(given_oiftype_);
+  meta_.iifgroup = iif_.group.value_or(given_iifgroup_);
+  meta_.oifgroup = oif_.group.value_or(given_oifgroup_);
 }
 
 // Runs `chains` of `hook`; carries marks, notrack and written bytes to
@@ -443,6 +450,8 @@ PathResult Walk::Run(const PathOptions& options, const uint8_t* frame, uint32_t 
   meta_ = meta;
   given_iiftype_ = meta.iiftype;
   given_oiftype_ = meta.oiftype;
+  given_iifgroup_ = meta.iifgroup;
+  given_oifgroup_ = meta.oifgroup;
   meta_.ct_valid = false;
   meta_.ct_state = 0;
   const bool ok = options.start == PathStart::kArrives ? Arrive(options) : LocalOut(options);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/time_eval.h"
 #include "ir/util.h"
+#include "ir/walk.h"
 
 namespace rulejit::tools {
 namespace {
@@ -52,20 +53,6 @@ bool IsKernelTzRead(const ir::Expr& e) {
   if (const auto* load = std::get_if<ir::MetaLoad>(&e)) return ir::NeedsKernelTz(load->key);
   const auto* time = std::get_if<ir::TimeMatch>(&e);
   return time != nullptr && time->kerneltz;
-}
-
-template <typename Pred>
-const ir::Node* FirstNode(const ir::Ruleset& ruleset, Pred pred) {
-  for (const ir::Table& t : ruleset.tables) {
-    for (const ir::Chain& c : t.chains) {
-      for (const ir::Rule& r : c.rules) {
-        for (const ir::Node& n : r.exprs) {
-          if (pred(n.expr)) return &n;
-        }
-      }
-    }
-  }
-  return nullptr;
 }
 
 // sys_tz of this machine's kernel.
@@ -136,11 +123,11 @@ absl::StatusOr<ClockOptions> ReadClockOptions(const Args& args) {
 }
 
 const ir::Node* FirstClockRead(const ir::Ruleset& ruleset) {
-  return FirstNode(ruleset, IsClockRead);
+  return ir::FirstNode(ruleset, IsClockRead);
 }
 
 const ir::Node* FirstKernelTzRead(const ir::Ruleset& ruleset) {
-  return FirstNode(ruleset, IsKernelTzRead);
+  return ir::FirstNode(ruleset, IsKernelTzRead);
 }
 
 bool CheckClockInputs(const ir::Ruleset& ruleset, const ClockOptions& options, bool frames,

@@ -3,40 +3,26 @@
 
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "ir/random_inputs.h"
+#include "ir/walk.h"
 
 namespace rulejit::tools {
 namespace {
 
-enum class Draw { kNone, kRandom, kSymhash, kJhashSeed };
-
-// The draw an expression reads, if any.
-Draw DrawRead(const ir::Expr& e) {
-  if (const auto* n = std::get_if<ir::Numgen>(&e); n != nullptr && n->random) return Draw::kRandom;
-  if (const auto* m = std::get_if<ir::MetaLoad>(&e); m != nullptr && m->key == ir::MetaKey::kPRandom) {
-    return Draw::kRandom;
-  }
-  if (const auto* h = std::get_if<ir::Hash>(&e)) {
-    if (h->symmetric) return Draw::kSymhash;
-    if (!h->seed) return Draw::kJhashSeed;
-  }
-  return Draw::kNone;
-}
-
-const char* Why(Draw d) {
+const char* Why(ir::RandomInput d) {
   switch (d) {
-    case Draw::kRandom:
+    case ir::RandomInput::kRandom:
       return "this rule reads the kernel's per-packet random draw: give --random N";
-    case Draw::kSymhash:
+    case ir::RandomInput::kSymhash:
       return "this rule reads the packet's symmetric flow hash, which the kernel keys with a "
              "secret drawn at boot: give --symhash N";
-    case Draw::kJhashSeed:
+    case ir::RandomInput::kJhashSeed:
       return "this jhash has no seed, so the kernel draws one when it loads the rule: give "
              "--jhash-seed N (or write `seed` in the rule)";
-    case Draw::kNone:
+    case ir::RandomInput::kNone:
       break;
   }
   return "";
@@ -69,23 +55,19 @@ absl::StatusOr<DrawOptions> ReadDrawOptions(const Args& args) {
 }
 
 bool CheckDrawInputs(const ir::Ruleset& ruleset, const DrawOptions& options, std::ostream& err) {
-  for (const ir::Table& t : ruleset.tables) {
-    for (const ir::Chain& c : t.chains) {
-      for (const ir::Rule& r : c.rules) {
-        for (const ir::Node& n : r.exprs) {
-          const Draw d = DrawRead(n.expr);
-          const bool given = d == Draw::kRandom    ? options.random.has_value()
-                             : d == Draw::kSymhash ? options.symhash.has_value()
-                                                   : options.jhash_seed.has_value();
-          if (d != Draw::kNone && !given) {
-            err << ruleset.Where(n.loc) << ": error: " << Why(d) << "\n";
-            return false;
-          }
-        }
-      }
+  auto missing = [&](const ir::Expr& e) {
+    switch (ir::RandomInputOf(e)) {
+      case ir::RandomInput::kRandom: return !options.random;
+      case ir::RandomInput::kSymhash: return !options.symhash;
+      case ir::RandomInput::kJhashSeed: return !options.jhash_seed;
+      case ir::RandomInput::kNone: break;
     }
-  }
-  return true;
+    return false;
+  };
+  const ir::Node* n = ir::FirstNode(ruleset, missing);
+  if (n == nullptr) return true;
+  err << ruleset.Where(n->loc) << ": error: " << Why(ir::RandomInputOf(n->expr)) << "\n";
+  return false;
 }
 
 void ApplyDraws(const DrawOptions& options, PacketMeta* meta) {

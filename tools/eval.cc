@@ -166,12 +166,15 @@ absl::StatusOr<PacketMeta> DeviceMeta(const EvalOptions& options) {
     if (!index.ok()) return absl::InvalidArgumentError(absl::StrCat("--oif: ", index.status().message()));
     meta.oif = *index;
   }
-  // The devices' types on the host model (else Ethernet, PacketMeta's own).
+  // The devices' types and groups on the host model (else Ethernet and
+  // group 0, PacketMeta's own).
   if (options.host) {
     const HostInterface* in = options.host->FindInterface(meta.iif);
     const HostInterface* out = options.host->FindInterface(meta.oif);
     if (in && in->link_type) meta.iiftype = *in->link_type;
     if (out && out->link_type) meta.oiftype = *out->link_type;
+    if (in) meta.iifgroup = in->group;
+    if (out) meta.oifgroup = out->group;
   }
   return meta;
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/walk.h"
 #include "tools/load.h"
 
 namespace rulejit::tools {
@@ -33,16 +34,9 @@ bool ReadsSockets(const ir::Expr& e) {
 }
 
 const ir::Node* FirstHostRead(const ir::Ruleset& ruleset) {
-  for (const ir::Table& t : ruleset.tables) {
-    for (const ir::Chain& c : t.chains) {
-      for (const ir::Rule& r : c.rules) {
-        for (const ir::Node& n : r.exprs) {
-          if (std::holds_alternative<ir::Fib>(n.expr) || ReadsSockets(n.expr)) return &n;
-        }
-      }
-    }
-  }
-  return nullptr;
+  return ir::FirstNode(ruleset, [](const ir::Expr& e) {
+    return std::holds_alternative<ir::Fib>(e) || ReadsSockets(e);
+  });
 }
 
 absl::StatusOr<uint32_t> HostDeviceIndex(const HostModel& host, const std::string& name) {

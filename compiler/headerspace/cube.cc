@@ -37,6 +37,8 @@ const char* DimName(Dim dim) {
     case Dim::kSkGid: return "meta skgid";
     case Dim::kIifType: return "meta iiftype";
     case Dim::kOifType: return "meta oiftype";
+    case Dim::kIifGroup: return "meta iifgroup";
+    case Dim::kOifGroup: return "meta oifgroup";
   }
   return "?";
 }
@@ -196,6 +198,8 @@ Value Space::Max(Dim dim) const {
     // none), so that cubes of one hook fit another along a path.
     case Dim::kIifType:
     case Dim::kOifType: return host == nullptr ? 0xffff : 0;
+    case Dim::kIifGroup:
+    case Dim::kOifGroup: return host == nullptr ? 0xffffffffu : 0;
   }
   return 0;
 }
@@ -251,7 +255,7 @@ bool Overlaps(const Cube& a, const Cube& b) {
                                    Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
                                    Dim::kLength,  Dim::kCtStatus, Dim::kSocket,
                                    Dim::kSkUid,   Dim::kSkGid,   Dim::kIifType,
-                                   Dim::kOifType};
+                                   Dim::kOifType, Dim::kIifGroup, Dim::kOifGroup};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -478,6 +482,8 @@ std::string ValueText(Dim dim, Value lo, Value hi, bool ipv6) {
       return lo == hi ? ProtoName(lo, ipv6) : absl::StrCat(Dec(lo), "-", Dec(hi));
     case Dim::kMark:
     case Dim::kCtMark:
+    case Dim::kIifGroup:
+    case Dim::kOifGroup:
       if (lo == hi) return absl::StrFormat("0x%x", Bswap(static_cast<uint32_t>(lo)));
       return absl::StrFormat("0x%x-0x%x", static_cast<uint32_t>(lo),
                              static_cast<uint32_t>(hi));
@@ -717,6 +723,11 @@ std::string DescribePoint(const Point& p, const Space& space) {
   }
   if (space.has_oif && space.Max(Dim::kOifType) != 0 && at(Dim::kOifType) != kModelLinkType) {
     absl::StrAppend(&out, " oiftype ", LinkTypeName(at(Dim::kOifType)));
+  }
+  for (Dim group : {Dim::kIifGroup, Dim::kOifGroup}) {
+    if (at(group) == 0 || !(group == Dim::kIifGroup ? space.has_iif : space.has_oif)) continue;
+    absl::StrAppend(&out, group == Dim::kIifGroup ? " iifgroup " : " oifgroup ",
+                    Bswap(static_cast<uint32_t>(at(group))));
   }
   if (at(Dim::kLength) != (ipv6 ? kMinLength6 : kMinLength4)) {
     absl::StrAppend(&out, " length ", Dec(at(Dim::kLength)));

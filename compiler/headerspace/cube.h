@@ -62,14 +62,17 @@ namespace rulejit::headerspace {
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
   kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
-  kCtStatus, kSocket, kSkUid, kSkGid, kIifType, kOifType,
+  kCtStatus, kSocket, kSkUid, kSkGid, kIifType, kOifType, kIifGroup, kOifGroup,
 };
-inline constexpr int kDims = 22;
+inline constexpr int kDims = 24;
 
 // meta iiftype / oiftype (ARPHRD_*): free dimensions without a host
 // model; on one (`diff --host`) each device's type is the host's, a
 // function of the name dimension, and these stay 0 (lift_cube_fields.cc).
 inline constexpr uint32_t kModelLinkType = 1;  // ARPHRD_ETHER, witnesses' choice
+// meta iifgroup / oifgroup (iptables' devgroup) likewise: free 32-bit
+// dimensions without a host model (the register bytes, as the mark), the
+// host's group of each device on one.
 
 // ct status: the kernel's 16 status bits (IPS_EXPECTED .. IPS_HW_OFFLOAD),
 // as a coordinate with the bits in reverse order (IPS_EXPECTED is the

@@ -157,8 +157,8 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
       if (std::find(names->begin(), names->end(), c) == names->end()) names->push_back(c);
     }
   }
-  // On a host model a device's type is its own: each host device its own
-  // class where a ruleset reads the types (lift_cube_fields.cc).
+  // On a host model a device's type and group are its own: each host
+  // device its own class where a ruleset reads them (lift_cube_fields.cc).
   if (options.host != nullptr) {
     auto add_devices = [&](ir::MetaKey key, std::vector<NameCandidate>& names) {
       if (std::none_of(rulesets.begin(), rulesets.end(),
@@ -172,6 +172,8 @@ Space BuildSpace(const std::vector<const ir::Ruleset*>& rulesets,
     };
     add_devices(ir::MetaKey::kIifType, iif);
     add_devices(ir::MetaKey::kOifType, oif);
+    add_devices(ir::MetaKey::kIifGroup, iif);
+    add_devices(ir::MetaKey::kOifGroup, oif);
   }
   Space space;
   space.has_iif = HookHasInputDevice(options.hook);

@@ -187,7 +187,9 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
       break;
     case ir::MetaKey::kIifType:
     case ir::MetaKey::kOifType:
-      if (!DeviceType(e.key == ir::MetaKey::kIifType, sym)) return false;
+    case ir::MetaKey::kIifGroup:
+    case ir::MetaKey::kOifGroup:
+      if (!DeviceAttribute(e.key, sym)) return false;
       break;
     default:
       return Fail(absl::StrCat("meta ", ir::MetaKeyName(e.key),
@@ -196,30 +198,43 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
   return Write(e.dreg, ir::MetaKeyLen(e.key), std::move(sym));
 }
 
-// meta iiftype / oiftype: without a host model any device may have any
-// type (a dimension of its own, 16 bits in host order); on one, the type
-// of the device the name dimension names (cube_space.cc gives each host
-// device a class of its own).
-bool RuleLifter::DeviceType(bool input, Sym& sym) {
+// meta iiftype / oiftype / iifgroup / oifgroup: without a host model any
+// device may have any type or group (dimensions of their own: the type's
+// 16 bits in host order, the group's register bytes); on one, the type or group of the device the name
+// dimension names (cube_space.cc gives each host device a class of its
+// own).
+bool RuleLifter::DeviceAttribute(ir::MetaKey key, Sym& sym) {
+  const bool input = key == ir::MetaKey::kIifType || key == ir::MetaKey::kIifGroup;
+  const bool group = key == ir::MetaKey::kIifGroup || key == ir::MetaKey::kOifGroup;
+  const Dim own = group ? (input ? Dim::kIifGroup : Dim::kOifGroup)
+                        : (input ? Dim::kIifType : Dim::kOifType);
   // Where the hook has no such device the load breaks the rule.
   if (!(input ? space_.has_iif : space_.has_oif)) {
-    sym.dim = input ? Dim::kIifType : Dim::kOifType;
+    sym.dim = own;
     return Constrain(sym, IntervalSet());
   }
   if (space_.host == nullptr) {
-    sym.dim = input ? Dim::kIifType : Dim::kOifType;
-    sym.load_monotone = sym.host_endian = true;
-    sym.load_len = 2;
+    sym.dim = own;
+    sym.load_monotone = true;
+    if (group) {
+      // As the mark: the register bytes big-endian, so that the masks of
+      // the low bits (devgroup's G/0xff) are prefixes.
+      sym.monotone = true;
+      sym.load_len = 4;
+    } else {
+      sym.host_endian = true;
+      sym.load_len = 2;
+    }
     return true;
   }
   for (const HostInterface& dev : space_.host->interfaces) {
-    if (!dev.link_type) {
+    if (!group && !dev.link_type) {
       return Fail(absl::StrCat(input ? "meta iiftype" : "meta oiftype",
                                ": the host model gives device ", dev.name, " no link_type"));
     }
   }
   sym.dim = input ? Dim::kIifName : Dim::kOifName;
-  sym.device_type = true;
+  sym.device_attribute = true;
   return true;
 }
 

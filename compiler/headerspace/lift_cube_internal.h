@@ -57,9 +57,10 @@ struct Sym {
   // (the model gives "lo" index 1, as every kernel does, and no other name
   // a known index): only compared by equality with 1.
   bool ifindex = false;
-  // meta iiftype / oiftype on a host model: the host's type of the device
-  // the name dimension names, solved by probing every name class.
-  bool device_type = false;
+  // meta iiftype / oiftype / iifgroup / oifgroup on a host model: the
+  // host's type or group of the device the name dimension names, solved by
+  // probing every name class.
+  bool device_attribute = false;
   // A fib result (lift_cube_fib.cc) over an address dimension: constant
   // between the breakpoints of the host's routes, solved piece by piece.
   bool fib = false;
@@ -115,7 +116,7 @@ class RuleLifter {
   bool BadWrite(ir::Reg reg);
   bool Payload(const ir::PayloadLoad& e);
   bool Meta(const ir::MetaLoad& e);
-  bool DeviceType(bool input, Sym& sym);
+  bool DeviceAttribute(ir::MetaKey key, Sym& sym);
   bool Ct(const ir::CtLoad& e);
   bool Constant(const ir::Immediate& e);
   bool CanDerive(const ir::Bitwise& e);

@@ -107,7 +107,7 @@ bool RuleLifter::Lookup(const ir::Lookup& e) {
     if (!s.constant && s.ifindex) {
       return Fail("looks up an interface index in a set (only lo's index is known without the host)");
     }
-    if (!s.constant && (s.dim == Dim::kIifName || s.dim == Dim::kOifName) && !s.device_type &&
+    if (!s.constant && (s.dim == Dim::kIifName || s.dim == Dim::kOifName) && !s.device_attribute &&
         (set->interval() || s.chain.size() != 1)) {
       return Fail("looks up an interface name in an interval set");
     }

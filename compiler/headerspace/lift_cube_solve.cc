@@ -113,7 +113,7 @@ std::optional<IntervalSet> RuleLifter::Solve(const Sym& sym, const Test& test,
                       " other than by equality with lo's index"));
     return std::nullopt;
   }
-  if ((sym.dim == Dim::kIifName || sym.dim == Dim::kOifName) && !sym.device_type) {
+  if ((sym.dim == Dim::kIifName || sym.dim == Dim::kOifName) && !sym.device_attribute) {
     if (!equality_only_names || sym.chain.size() != 1) {
       Fail("compares an interface name other than by equality, "
            "prefix or exact-name set");

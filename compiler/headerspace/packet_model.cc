@@ -46,6 +46,14 @@ uint32_t Bswap(uint32_t c) {
   return (c >> 24) | ((c >> 8) & 0xff00) | ((c << 8) & 0xff0000) | (c << 24);
 }
 
+// A device's group: on a host model the host's (0 for a name it has no
+// device of), else the point's coordinate (register bytes, as the mark).
+uint32_t GroupOf(const std::string& name, const Space& space, Value coordinate) {
+  if (space.host == nullptr) return Bswap(static_cast<uint32_t>(coordinate));
+  const HostInterface* dev = space.host->FindInterface(name);
+  return dev ? dev->group : 0;
+}
+
 void CopyName(char (&dst)[16], const std::string& name) {
   std::memset(dst, 0, sizeof(dst));
   std::memcpy(dst, name.data(), std::min<size_t>(name.size(), 15));
@@ -169,12 +177,14 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
     CopyName(m.iifname, name);
     m.iif = IfIndexOf(name);
     m.iiftype = LinkTypeOf(name, space, at(Dim::kIifType));
+    m.iifgroup = GroupOf(name, space, at(Dim::kIifGroup));
   }
   if (space.has_oif) {
     const std::string& name = space.oif[static_cast<size_t>(at(Dim::kOifName))].name;
     CopyName(m.oifname, name);
     m.oif = IfIndexOf(name);
     m.oiftype = LinkTypeOf(name, space, at(Dim::kOifType));
+    m.oifgroup = GroupOf(name, space, at(Dim::kOifGroup));
   }
   // Register bytes of the mark coordinate, read back in host order.
   m.mark = Bswap(static_cast<uint32_t>(at(Dim::kMark)));

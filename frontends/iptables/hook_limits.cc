@@ -65,6 +65,12 @@ bool RegisteredAt(std::string_view name, ir::Hook hook) {
   if (name == "owner") return hook == Hook::kOutput || hook == Hook::kPostrouting;
   if (name == "rpfilter" || name == "TPROXY") return hook == Hook::kPrerouting;
   if (name == "socket") return hook == Hook::kPrerouting || hook == Hook::kInput;
+  if (name == "devgroup --src-group") {
+    return hook == Hook::kPrerouting || hook == Hook::kInput || hook == Hook::kForward;
+  }
+  if (name == "devgroup --dst-group") {
+    return hook == Hook::kForward || hook == Hook::kOutput || hook == Hook::kPostrouting;
+  }
   if (name == "addrtype --limit-iface-in" || name == "policy --dir in") {
     return hook != Hook::kOutput && hook != Hook::kPostrouting;
   }
@@ -91,6 +97,12 @@ const char* RegisteredHooksHint(std::string_view name) {
   if (name == "TPROXY") return "TPROXY is valid in PREROUTING only";
   if (name == "addrtype --limit-iface-in") {
     return "--limit-iface-in needs an input device: not in OUTPUT or POSTROUTING";
+  }
+  if (name == "devgroup --src-group") {
+    return "--src-group is valid in PREROUTING, INPUT and FORWARD";
+  }
+  if (name == "devgroup --dst-group") {
+    return "--dst-group is valid in FORWARD, OUTPUT and POSTROUTING";
   }
   if (name == "CLASSIFY") return "CLASSIFY is valid in FORWARD, OUTPUT and POSTROUTING";
   if (name == "TCPMSS --clamp-mss-to-pmtu") {

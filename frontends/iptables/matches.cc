@@ -154,6 +154,40 @@ bool LowerMark(LowerCtx& ctx, const MatchUse& m) {
   return true;
 }
 
+// xt_devgroup: `[!] --src-group G[/M]`, `[!] --dst-group G[/M]`, the input
+// and output devices' groups (meta iifgroup / oifgroup): the device's
+// group and M equal to G and M. A group is a number or "default" (0); the
+// other names of /etc/iproute2/group are the host's, not resolved here.
+bool LowerDevgroup(LowerCtx& ctx, const MatchUse& m) {
+  if (!RequireOptions(ctx, m)) return false;
+  for (const Option& opt : m.options) {
+    const bool src = opt.name == "--src-group";
+    const std::string limit = src ? "devgroup --src-group" : "devgroup --dst-group";
+    if (ctx.hook && !RegisteredAt(limit, *ctx.hook)) {
+      return ctx.Error(opt.loc, absl::StrCat(limit, " is not valid in chain '", ctx.chain_name, "'"),
+                       RegisteredHooksHint(limit));
+    }
+    const std::string& text = opt.args[0].text;
+    const size_t slash = text.find('/');
+    std::optional<uint64_t> group =
+        text == "default" ? 0 : ParseNumber(std::string_view(text).substr(0, slash), 0xffffffff);
+    std::optional<uint64_t> mask =
+        slash == std::string::npos
+            ? 0xffffffff
+            : ParseNumber(std::string_view(text).substr(slash + 1), 0xffffffff);
+    if (!group || !mask) {
+      return ctx.Error(opt.ArgLoc(), absl::StrCat("invalid device group '", text, "'"),
+                       "GROUP[/MASK], 32-bit numbers, or default (names of /etc/iproute2/group "
+                       "are the host's: give the number)");
+    }
+    ctx.Meta(src ? ir::MetaKey::kIifGroup : ir::MetaKey::kOifGroup, opt.loc);
+    const uint32_t m32 = static_cast<uint32_t>(*mask);
+    if (m32 != 0xffffffff) ctx.Mask(HostU32(m32), opt.loc);
+    ctx.Cmp(EqOp(opt.invert), HostU32(static_cast<uint32_t>(*group) & m32), opt.loc);
+  }
+  return true;
+}
+
 bool LowerComment(LowerCtx& ctx, const MatchUse& m) {
   if (!RequireOptions(ctx, m)) return false;
   const Option& opt = m.options[0];
@@ -484,6 +518,7 @@ const std::vector<Module>& Modules() {
        LowerConntrack},
       {"state", {{"--state"}}, LowerState},
       {"mark", {{"--mark"}}, LowerMark},
+      {"devgroup", {{"--src-group"}, {"--dst-group"}}, LowerDevgroup},
       {"connmark", {{"--mark"}}, LowerConnmark},
       {"comment", {{"--comment", 1, false}}, LowerComment},
       {"length", {{"--length"}}, LowerLength},
@@ -594,14 +629,13 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 6> kReasons = {{
+  static constexpr std::array<Why, 5> kReasons = {{
       {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
                     "which keeps each connection (seen at this rule) until conntrack forgets it "
                     "or its TCP state closes; the interpreter sees one packet's ct state, not the "
                     "conntrack table, so the count cannot be exact"},
       {"helper", "the helper of a connection's master is not an input of the conntrack model"},
       {"cpu", "the CPU a packet is processed on is not an input of rulejit's model"},
-      {"devgroup", "interface groups are not in the host model"},
       {"realm", "route realms are not in the host model"},
       {"physdev", "bridge ports are not in the host model (rulejit has no bridge path)"},
   }};

@@ -713,6 +713,11 @@ class SaveParser {
           hook_limited_uses_.push_back({chain_name, limit, m.loc, "match"});
         }
       }
+      if (keep && !ctx.hook && m.name == "devgroup") {
+        for (const iptables_internal::Option& opt : m.options) {
+          hook_limited_uses_.push_back({chain_name, "devgroup " + opt.name, m.loc, "match"});
+        }
+      }
       if (keep && !ctx.hook && (m.name == "rpfilter" || m.name == "socket")) {
         hook_limited_uses_.push_back({chain_name, m.name, m.loc, "match"});
       }

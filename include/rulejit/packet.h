@@ -117,6 +117,10 @@ struct PacketMeta {
   uint32_t oif = 0;
   uint16_t iiftype = 1;    // ARPHRD_ETHER
   uint16_t oiftype = 1;
+  // The devices' groups (`ip link set DEV group N`; 0, "default", unless
+  // set): meta iifgroup/oifgroup and iptables' devgroup match.
+  uint32_t iifgroup = 0;
+  uint32_t oifgroup = 0;
   uint32_t mark = 0;
   uint32_t priority = 0;
   uint8_t pkttype = kPktHost;
@@ -179,6 +183,17 @@ struct PacketMeta {
   // given, and those fail to match as above.
   bool has_kernel_tz = false;
   int32_t kernel_tz_minuteswest = 0;
+};
+
+// Which of PacketMeta's random draws a program reads
+// (Program::random_inputs): a caller drawing them per packet, as `rulejit
+// run` does, need draw only these.
+struct RandomInputs {
+  bool random = false;      // numgen random, meta random, NAT's port choice
+  bool symhash = false;     // symhash
+  bool jhash_seed = false;  // a jhash without a seed
+
+  bool any() const { return random || symhash || jhash_seed; }
 };
 
 // Parses a frame that starts at its Ethernet header (VLAN tags, IPv4,

@@ -273,6 +273,9 @@ class Program {
   // Whether the verdicts depend on connection tracking: some rule reads or
   // changes conntrack state (ct expressions, NAT, notrack, flow offload).
   bool TracksConnections() const;
+  // The kernel's random draws the verdicts read (PacketMeta::random,
+  // symhash, jhash_seed); the rest of those fields are never read.
+  const RandomInputs& random_inputs() const { return random_inputs_; }
 
   // Reload: adds to `state` (prepared for this program) the counters of
   // `old_states`, RunStates `old` classified with, where the rules are the
@@ -331,6 +334,7 @@ class Program {
   std::vector<std::vector<RuleRef>> hook_chains_;  // per Hook, in order
   Backend backend_ = Backend::kInterp;
   std::string interpreter_reason_;
+  RandomInputs random_inputs_;
 };
 
 }  // namespace rulejit

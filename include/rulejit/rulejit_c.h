@@ -253,6 +253,8 @@ typedef struct rulejit_meta {
   uint64_t clock_ns;     /* CLOCK_REALTIME ns since the epoch */
   uint32_t symhash;      /* the symmetric flow hash (nft symhash) */
   uint32_t jhash_seed;   /* the seed of a jhash written without one */
+  uint32_t iifgroup;     /* the devices' groups (0: default) */
+  uint32_t oifgroup;
 } rulejit_meta;
 
 void rulejit_meta_init(rulejit_meta *meta);
@@ -386,6 +388,12 @@ size_t rulejit_program_memory_bytes(const rulejit_program *program);
 size_t rulejit_program_classified_rules(const rulejit_program *program);
 /* 1 when some rule reads or changes conntrack state. */
 int rulejit_program_tracks_connections(const rulejit_program *program);
+/* The random draws of rulejit_meta the verdicts read, or'ed: a caller that
+ * draws them per packet need draw only these. */
+#define RULEJIT_READS_RANDOM 1     /* numgen random, meta random, NAT ports */
+#define RULEJIT_READS_SYMHASH 2    /* symhash */
+#define RULEJIT_READS_JHASH_SEED 4 /* a jhash without a seed */
+int rulejit_program_random_inputs(const rulejit_program *program);
 /* 1 when bursts at `hook` answer from a decision structure alone. */
 int rulejit_program_answers_from_table(const rulejit_program *program, rulejit_hook hook);
 /* 1 when some base chain at `hook` may see frames with `meta`. */

@@ -154,7 +154,7 @@ Outcome PassFrame(const Program& program, const PathRunner& path, const PathOpti
   PacketMeta meta = clock;
   const PacketView view = ParseFrame(frame, len);
   meta.csum_partial = ChecksumIsPartial(view);
-  draws.Fill(view, &meta);
+  draws.Fill(view, program.random_inputs(), &meta);
   PathResult r = path.Run(options, frame, len, meta, state);
   if (r.fate != Fate::kForwarded) {
     return RejectReplyOf(program, r, frame, len, meta.csum_partial, limit, now_ns, out)

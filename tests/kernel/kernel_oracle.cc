@@ -392,6 +392,9 @@ absl::StatusOr<std::vector<PathOutcome>> KernelPathOutcomes(
     return s;
   }
   if (absl::Status s = SetSysctls(net->fw(), options.fw_sysctls); !s.ok()) return s;
+  if (options.fw_ready) {
+    if (absl::Status s = options.fw_ready(net->fw()); !s.ok()) return s;
+  }
   if (options.fw_host_json != nullptr) {
     absl::StatusOr<std::string> host = HostJson(net->fw());
     if (!host.ok()) return host.status();

@@ -151,8 +151,9 @@ struct OracleOptions {
   // ruleset is loaded, for rulesets with -m set ("": none).
   std::string ipset_restore;
   // Called with fw's namespace name once the ruleset is loaded, before
-  // fw's host model is read and frames are sent (forward mode), e.g. to
-  // open sockets in fw; an error ends the run.
+  // fw's host model is read and frames are sent (forward and path mode),
+  // e.g. to open sockets in fw or put its devices in groups; an error ends
+  // the run.
   std::function<absl::Status(const std::string& fw_netns)> fw_ready;
 };
 

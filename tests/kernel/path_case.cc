@@ -36,7 +36,7 @@ absl::StatusOr<std::vector<PathOutcome>> PathBench::Check(const PathCase& c,
   std::string host;
   absl::StatusOr<std::vector<PathOutcome>> kernel = KernelPathOutcomes(
       {.syntax = c.syntax, .text = c.text}, frames,
-      {.fw_host_json = &host, .send_from_fw = output});
+      {.fw_host_json = &host, .send_from_fw = output, .fw_ready = c.fw_ready});
   if (!kernel.ok()) return kernel.status();
   const std::string file =
       absl::StrCat(dir.path, "/", c.name, c.syntax == OracleSyntax::kNft ? ".nft" : ".ipt");

@@ -8,6 +8,7 @@
 #ifndef RULEJIT_TESTS_KERNEL_PATH_CASE_H_
 #define RULEJIT_TESTS_KERNEL_PATH_CASE_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct PathCase {
   std::string name;
   OracleSyntax syntax;
   std::string text;
+  // Run in fw before its host model is read (OracleOptions::fw_ready).
+  std::function<absl::Status(const std::string& fw_netns)> fw_ready = nullptr;
 };
 
 // nft and iptables-legacy in the oracle, or why a path test skips.

@@ -13,6 +13,7 @@
 // Needs root, `ip netns`, nft, iptables-legacy-restore and the rulejit
 // binary; skips with the reason otherwise. About 20 seconds.
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -201,6 +202,58 @@ TEST(PathKernel, EveryTierFollowsTheKernelAlongThePath) {
     // A case whose frames all end alike tests nothing.
     EXPECT_GE(std::set<std::string>(want.begin(), want.end()).size(), 2u) << c.name;
     EXPECT_GT(compared, 0u) << c.name << ": no forwarded frame to compare";
+  }
+}
+
+// The devices' groups (meta iifgroup / oifgroup, iptables' devgroup) are
+// fw's as `ip link set DEV group N` made them, read back into the host
+// model: fwin in group 5, fwout in group 0x107.
+absl::Status PutDevicesInGroups(const std::string& fw) {
+  for (auto [dev, group] : {std::pair{"fwin", "5"}, std::pair{"fwout", "263"}}) {
+    if (system(absl::StrCat("ip -n ", fw, " link set dev ", dev, " group ", group).c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("cannot put ", dev, " in group ", group));
+    }
+  }
+  return absl::OkStatus();
+}
+
+TEST(PathKernel, DeviceGroupsComeFromTheHostModel) {
+  if (absl::Status s = PathOracleAvailable(); !s.ok()) GTEST_SKIP() << s.message();
+  const PathBench bench("rulejit-path-groups", PathFrames());
+  ASSERT_TRUE(bench.status.ok()) << bench.status;
+  const std::vector<PathCase> cases = {
+      {"nft_device_groups", OracleSyntax::kNft, R"(table inet t {
+  chain pre { type filter hook prerouting priority 0; meta iifgroup 5 udp dport 1000 drop; meta iifgroup != 5 udp dport 2000 drop; }
+  chain forwarding { type filter hook forward priority 0;
+    meta oifgroup 263 udp dport 3000 drop
+    meta oifgroup and 0xff == 7 udp dport 4000 drop
+    meta iifgroup 0 tcp dport 22 drop
+    meta oifgroup and 0xff == 8 udp dport 1000 drop
+  }
+  chain in { type filter hook input priority 0; meta iifgroup 5 tcp dport 80 drop; meta iifgroup 0 tcp dport 81 drop; }
+})", PutDevicesInGroups},
+      {"iptables_devgroup", OracleSyntax::kIptablesSave, R"(*filter
+:INPUT ACCEPT [0:0]
+:FORWARD ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:fwd - [0:0]
+-A INPUT -p tcp --dport 80 -m devgroup --src-group 0x5 -j DROP
+-A INPUT -p tcp --dport 81 -m devgroup ! --src-group 5 -j DROP
+-A FORWARD -j fwd
+-A fwd -p udp --dport 1000 -m devgroup --src-group 5 -j DROP
+-A fwd -p udp --dport 2000 -m devgroup ! --src-group 0x5 -j DROP
+-A fwd -p udp --dport 3000 -m devgroup --dst-group 0x107 -j DROP
+-A fwd -p udp --dport 4000 -m devgroup --dst-group 0x7/0xff -j DROP
+-A fwd -p tcp --dport 22 -m devgroup --src-group 0 -j DROP
+COMMIT
+)", PutDevicesInGroups},
+  };
+  for (const PathCase& c : cases) {
+    absl::StatusOr<std::vector<PathOutcome>> kernel = bench.Check(c);
+    ASSERT_TRUE(kernel.ok()) << c.name << ": " << kernel.status();
+    std::vector<std::string> want;
+    for (const PathOutcome& o : *kernel) want.push_back(KernelFate(o));
+    EXPECT_GE(std::count(want.begin(), want.end(), "drop"), 4) << c.name;
   }
 }
 

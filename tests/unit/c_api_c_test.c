@@ -223,6 +223,8 @@ static void test_misuse(void) {
   rulejit_meta older = meta;
   older.size = offsetof(rulejit_meta, symhash);
   CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_ACCEPT);
+  older.size = offsetof(rulejit_meta, iifgroup); /* before the devices' groups */
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_ACCEPT);
   older.size = offsetof(rulejit_meta, symhash) - 4;
   CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_DROP);
   rulejit_result unsized_result;
@@ -419,6 +421,8 @@ static void test_program_queries(void) {
   CHECK(rulejit_program_memory_bytes(p) >= rulejit_program_code_size(p));
   CHECK(rulejit_program_classified_rules(p) == 0);
   CHECK(rulejit_program_tracks_connections(p) == 0);
+  CHECK(rulejit_program_random_inputs(p) == 0);
+  CHECK(rulejit_program_random_inputs(NULL) == RULEJIT_EINVAL);
   CHECK(rulejit_program_answers_from_table(p, RULEJIT_HOOK_INPUT) == 0);
   CHECK(rulejit_program_answers_from_table(p, 42) == RULEJIT_EINVAL);
   CHECK(rulejit_program_hook_may_see(p, RULEJIT_HOOK_INPUT, NULL) == 1);

@@ -165,6 +165,31 @@ TEST(DiffFieldsTest, DeviceTypesAreTheHostsOnAHost) {
   EXPECT_THAT(untyped.old_inexact[0].reason, HasSubstr("gives device tun0 no link_type"));
 }
 
+TEST(DiffFieldsTest, DeviceGroupsAreFreeWithoutAHostAndTheHostsOnOne) {
+  // Without a host any device may be in any group: a witness names it.
+  DiffResult d = Diff(Nft(InputChain("    meta iifgroup 5 drop\n")), Nft(InputChain("")));
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_THAT(DescribePoint(d.regions[0].witness, d.space), HasSubstr("iifgroup 5"));
+  // iptables' devgroup and nft's masked form mean the same.
+  EXPECT_TRUE(Diff(Ipt("*filter\n:INPUT ACCEPT [0:0]\n"
+                       "-A INPUT -m devgroup ! --src-group 0x7/0xff -j DROP\nCOMMIT\n"),
+                   Nft(InputChain("    meta iifgroup and 0xff != 7 drop\n")))
+                  .regions.empty());
+  // On a host: eth0 in group 5, lo in the default group 0.
+  HostModel host = LoopbackHost();
+  host.interfaces.push_back(HostInterface{.name = "eth0", .index = 2, .group = 5});
+  const SpaceOptions on_host{.hook = ir::Hook::kInput, .host = &host};
+  EXPECT_TRUE(Diff(Nft(InputChain("    meta iifgroup 5 drop\n")),
+                   Nft(InputChain("    iifname \"eth0\" drop\n")), on_host)
+                  .regions.empty());
+  EXPECT_FALSE(Diff(Nft(InputChain("    meta iifgroup 5 drop\n")),
+                    Nft(InputChain("    iifname \"eth0\" drop\n")))
+                   .regions.empty());
+  // No device of the host is in group 6.
+  EXPECT_TRUE(Diff(Nft(InputChain("    meta iifgroup 6 drop\n")), Nft(InputChain("")), on_host)
+                  .regions.empty());
+}
+
 TEST(DiffFieldsTest, Ipv6ExtensionHeadersAreAbsentInTheModel) {
   // The model's IPv6 packets have no extension header: `exists` is false
   // for all of them, `missing` true, a field of one never loads.

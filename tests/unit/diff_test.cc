@@ -607,12 +607,23 @@ std::optional<ir::Ruleset> TryParse(const std::string& text, bool nft) {
   return *std::move(rs);
 }
 
+// Rules the corpus's nft rendering means something else than: findings
+// about iptables-translate (v1.8.9), each kernel reading checked apart
+// (tests/kernel/path_kernel_test.cc, DeviceGroupsComeFromTheHostModel).
+//   devgroup: `! --src-group X --dst-group Y` becomes `iifgroup != X
+//   oifgroup ... != Y`: devgroup_show_xlate keeps the source's `!=` for
+//   the destination, which iptables does not invert.
+bool IptablesTranslateGetsWrong(const std::string& rule) {
+  return rule == "-m devgroup ! --src-group 0x2 --dst-group 0xc/0xc -j ACCEPT";
+}
+
 TEST(DiffTxlateTest, TranslationsAreEquivalent) {
   const std::regex ipt_line(
       R"(^(ip6?)(?:tables-translate|tables) -[AI] (INPUT|FORWARD|OUTPUT) (.*)$)");
   const std::regex nft_line(
       R"(^nft '((?:add|insert) rule (ip6?) filter (INPUT|FORWARD|OUTPUT) .*)'$)");
-  int equivalent = 0, inexact = 0, pairs = 0, ipv6_equivalent = 0, exthdr = 0, ipsec = 0, stateful = 0;
+  int equivalent = 0, inexact = 0, pairs = 0, ipv6_equivalent = 0, exthdr = 0, ipsec = 0, stateful = 0,
+      mistranslated = 0;
   for (const auto& entry : std::filesystem::directory_iterator(
            std::string(RULEJIT_SHARED_DIR) + "/corpus/iptables-ext")) {
     std::string name = entry.path().filename().string();
@@ -684,6 +695,13 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
         continue;
       }
       CheckWitnesses(*old_rs, *new_rs, d, options.hook);
+      if (IptablesTranslateGetsWrong(rule)) {
+        EXPECT_FALSE(d.regions.empty()) << name << ": " << lines[i] << " is translated right now";
+        std::cout << "mistranslated: " << name << ": " << lines[i] << "\n    " << lines[i + 1]
+                  << "\n    differ on " << DescribeCube(d.regions[0].cube, d.space) << "\n";
+        ++mistranslated;
+        continue;
+      }
       EXPECT_TRUE(d.regions.empty())
           << name << ": " << lines[i] << "\n" << lines[i + 1] << "\n"
           << DescribeCube(d.regions[0].cube, d.space);
@@ -695,8 +713,10 @@ TEST(DiffTxlateTest, TranslationsAreEquivalent) {
             << " (IPv6 " << ipv6_equivalent << "), not exact " << inexact
             << ", reading IPv6 extension headers (not modelled) " << exthdr
             << ", reading IPsec SPIs (not modelled) " << ipsec
-            << ", keeping state across packets " << stateful << "\n";
+            << ", keeping state across packets " << stateful << ", mistranslated "
+            << mistranslated << "\n";
   EXPECT_GE(equivalent, 34);
+  EXPECT_EQ(mistranslated, 1);
   EXPECT_EQ(inexact, 0);
 }
 

@@ -172,5 +172,29 @@ TEST(NftHash, ScalesTheHashOnEveryBackend) {
   }
 }
 
+// What a program reads of the draws, which `run` draws per packet only
+// when read (runtime/draws.h).
+TEST(NftHash, ProgramsSayWhichDrawsTheyRead) {
+  auto reads = [](const std::string& rules, const std::string& chain_type = "filter") {
+    const std::string text = "table ip t {\n chain c {\n  type " + chain_type +
+                             " hook prerouting priority 0; policy accept;\n  " + rules +
+                             "\n }\n}\n";
+    std::unique_ptr<const Program> program = nft_test::CompileFor(text, Backend::kInterp);
+    return program == nullptr ? RandomInputs{.random = true, .symhash = true, .jhash_seed = true}
+                              : program->random_inputs();
+  };
+  EXPECT_FALSE(reads("tcp dport 22 accept").any());
+  EXPECT_FALSE(reads("jhash ip saddr mod 2 seed 0x1 0 accept").any());
+  const RandomInputs jhash = reads("jhash ip saddr mod 2 0 accept");
+  EXPECT_TRUE(jhash.jhash_seed && !jhash.random && !jhash.symhash);
+  const RandomInputs sym = reads("symhash mod 2 0 accept");
+  EXPECT_TRUE(sym.symhash && !sym.random && !sym.jhash_seed);
+  EXPECT_TRUE(reads("numgen random mod 2 0 accept").random);
+  EXPECT_FALSE(reads("numgen inc mod 2 0 accept").any());
+  EXPECT_TRUE(reads("meta random 5 accept").random);
+  // NAT draws a port when it has to choose one.
+  EXPECT_TRUE(reads("tcp dport 80 dnat to 10.0.0.1", "nat").random);
+}
+
 }  // namespace
 }  // namespace rulejit

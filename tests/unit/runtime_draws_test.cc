@@ -14,6 +14,8 @@ namespace {
 using testing::BuildFrame;
 using testing::FrameSpec;
 
+constexpr RandomInputs kAll{.random = true, .symhash = true, .jhash_seed = true};
+
 uint32_t FlowHash(const FrameSpec& spec, uint64_t key) {
   std::vector<uint8_t> frame = BuildFrame(spec);
   return SymmetricFlowHash(ParseFrame(frame.data(), static_cast<uint32_t>(frame.size())), key);
@@ -50,22 +52,41 @@ TEST(PacketDraws, WorkersShareKeysNotDraws) {
   const PacketView view = ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
   PacketDraws a(42, 1), b(42, 2);
   PacketMeta ma, mb;
-  a.Fill(view, &ma);
-  b.Fill(view, &mb);
+  a.Fill(view, kAll, &ma);
+  b.Fill(view, kAll, &mb);
   EXPECT_EQ(ma.symhash, mb.symhash);
   EXPECT_EQ(ma.jhash_seed, mb.jhash_seed);
   EXPECT_NE(ma.random, mb.random);
   std::set<uint32_t> randoms;
   for (int i = 0; i < 100; ++i) {
-    a.Fill(view, &ma);
+    a.Fill(view, kAll, &ma);
     randoms.insert(ma.random);
   }
   EXPECT_EQ(randoms.size(), 100u);
   PacketDraws c(43, 1);
   PacketMeta mc;
-  c.Fill(view, &mc);
+  c.Fill(view, kAll, &mc);
   EXPECT_NE(mc.symhash, mb.symhash);
   EXPECT_NE(mc.jhash_seed, mb.jhash_seed);
+}
+
+// A packet of a program that reads no draw costs none: the fields it does
+// not read stay as they were.
+TEST(PacketDraws, DrawsOnlyWhatTheProgramReads) {
+  std::vector<uint8_t> frame = BuildFrame(FrameSpec{});
+  const PacketView view = ParseFrame(frame.data(), static_cast<uint32_t>(frame.size()));
+  PacketDraws draws(42, 1);
+  PacketMeta meta;
+  meta.random = 11;
+  meta.symhash = 12;
+  draws.Fill(view, RandomInputs{}, &meta);
+  EXPECT_EQ(meta.random, 11u);
+  EXPECT_EQ(meta.symhash, 12u);
+  draws.Fill(view, RandomInputs{.random = true}, &meta);
+  EXPECT_NE(meta.random, 11u);
+  EXPECT_EQ(meta.symhash, 12u);
+  draws.Fill(view, RandomInputs{.symhash = true}, &meta);
+  EXPECT_NE(meta.symhash, 12u);
 }
 
 }  // namespace
