@@ -53,6 +53,8 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   out->jhash_seed = m.jhash_seed;
   out->iifgroup = m.iifgroup;
   out->oifgroup = m.oifgroup;
+  out->has_cpu = m.has_cpu != 0;
+  out->cpu = m.cpu;
   out->has_clock = m.has_clock != 0;
   out->clock_ns = m.clock_ns;
   out->has_kernel_tz = m.has_kernel_tz != 0;
@@ -121,6 +123,12 @@ void rulejit_meta_set_kernel_tz(rulejit_meta* meta, int32_t minuteswest) {
   if (meta == nullptr) return;
   meta->has_kernel_tz = 1;
   meta->kernel_tz_minuteswest = minuteswest;
+}
+
+void rulejit_meta_set_cpu(rulejit_meta* meta, uint32_t cpu) {
+  if (meta == nullptr) return;
+  meta->has_cpu = 1;
+  meta->cpu = cpu;
 }
 
 }  // extern "C"

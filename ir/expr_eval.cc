@@ -392,6 +392,11 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
       StoreWord(dst, m.oifgroup);
       return true;
     case MetaKey::kPktType: Store8(dst, m.pkttype); return true;
+    // smp_processor_id(): an input (PacketMeta::cpu).
+    case MetaKey::kCpu:
+      if (!m.has_cpu) return false;
+      StoreWord(dst, m.cpu);
+      return true;
     // The packet's random draw (get_random_u32), an input as numgen's.
     case MetaKey::kPRandom: StoreWord(dst, m.random); return true;
     // The model has no IPsec: no packet was decapsulated (secpath_exists).
@@ -410,7 +415,7 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
     case MetaKey::kTimeDay:
     case MetaKey::kTimeHour: return EvalClockKey(e.key, m, dst);
     default:
-      // Routing, cgroups, cpu, bridge ports: not modelled.
+      // Refused where they are written (ir/unmodelled.h).
       return false;
   }
 }

@@ -9,7 +9,6 @@ namespace rulejit::ir {
 
 const char* UnmodelledMetaKey(MetaKey key) {
   switch (key) {
-    case MetaKey::kCpu: return "the CPU a packet is processed on is not an input of the model";
     case MetaKey::kCgroup: return "the socket's cgroup is not in the host model";
     case MetaKey::kRtClassId: return "route realms are not in the host model";
     case MetaKey::kSecMark: return "security marks (SELinux) are not modelled";

@@ -218,7 +218,7 @@ Command BenchCommand() {
       .synopsis = "bench --sweep N,N,... [--svg FILE] | bench FILE --trace T [--backend interp|jit|llvm|auto] [--no-classify] "
                   "[--hook H | --path forward|input|output [--iif IF] [--oif IF] "
                   "[--host FILE|local] [--shared-conntrack]] [--time T] "
-                  "[--kernel-tz +HH:MM|UTC|local] [--random N] [--symhash N] [--jhash-seed N] "
+                  "[--kernel-tz +HH:MM|UTC|local] [--random N] [--symhash N] [--jhash-seed N] [--cpu N] "
                   "[--json] [--format F] [--ipset FILE]",
       .summary = "classification throughput over a pcap or ClassBench trace",
       .spec = {.flags = {{"trace", true},
@@ -234,6 +234,7 @@ Command BenchCommand() {
                          {"random", true},
                          {"symhash", true},
                          {"jhash-seed", true},
+                         {"cpu", true},
                          {"shared-conntrack", false},
                          {"json", false},
                          {"format", true},

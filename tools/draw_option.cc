@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -46,7 +47,8 @@ absl::StatusOr<std::optional<uint32_t>> ReadU32(const Args& args, const char* na
 absl::StatusOr<DrawOptions> ReadDrawOptions(const Args& args) {
   DrawOptions options;
   for (auto [name, out] : {std::pair{"random", &options.random}, std::pair{"symhash", &options.symhash},
-                           std::pair{"jhash-seed", &options.jhash_seed}}) {
+                           std::pair{"jhash-seed", &options.jhash_seed},
+                           std::pair{"cpu", &options.cpu}}) {
     absl::StatusOr<std::optional<uint32_t>> v = ReadU32(args, name);
     if (!v.ok()) return v.status();
     *out = *v;
@@ -65,8 +67,18 @@ bool CheckDrawInputs(const ir::Ruleset& ruleset, const DrawOptions& options, std
     return false;
   };
   const ir::Node* n = ir::FirstNode(ruleset, missing);
-  if (n == nullptr) return true;
-  err << ruleset.Where(n->loc) << ": error: " << Why(ir::RandomInputOf(n->expr)) << "\n";
+  if (n != nullptr) {
+    err << ruleset.Where(n->loc) << ": error: " << Why(ir::RandomInputOf(n->expr)) << "\n";
+    return false;
+  }
+  if (options.cpu) return true;
+  const ir::Node* cpu = ir::FirstNode(ruleset, [](const ir::Expr& e) {
+    const auto* load = std::get_if<ir::MetaLoad>(&e);
+    return load != nullptr && load->key == ir::MetaKey::kCpu;
+  });
+  if (cpu == nullptr) return true;
+  err << ruleset.Where(cpu->loc)
+      << ": error: this rule reads the CPU the kernel processes the packet on: give --cpu N\n";
   return false;
 }
 
@@ -74,6 +86,10 @@ void ApplyDraws(const DrawOptions& options, PacketMeta* meta) {
   if (options.random) meta->random = *options.random;
   if (options.symhash) meta->symhash = *options.symhash;
   if (options.jhash_seed) meta->jhash_seed = *options.jhash_seed;
+  if (options.cpu) {
+    meta->has_cpu = true;
+    meta->cpu = *options.cpu;
+  }
 }
 
 }  // namespace rulejit::tools

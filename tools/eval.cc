@@ -20,8 +20,8 @@
 // has none yet; at egress it is built, and `meta length` counts it.
 // The wall clock is --time T (every frame) or --time pcap (each frame's
 // capture time); the kernel timezone --kernel-tz (tools/clock_option.h);
-// what the kernel draws at random --random, --symhash, --jhash-seed
-// (tools/draw_option.h).
+// what the kernel draws at random --random, --symhash, --jhash-seed; the
+// CPU the kernel processes packets on --cpu (tools/draw_option.h).
 #include <cstring>
 #include <string>
 
@@ -60,7 +60,7 @@ struct EvalOptions {
   std::optional<runtime::PathOptions> path;  // --path
   runtime::ConntrackOptions conntrack;        // --sysctl
   ClockOptions clock;                         // --time, --kernel-tz
-  DrawOptions draws;                          // --random, --symhash, --jhash-seed
+  DrawOptions draws;                          // --random, --symhash, --jhash-seed, --cpu
 };
 
 // Packets leave the stack at these hooks before any link header is built.
@@ -312,7 +312,7 @@ Command EvalCommand() {
       .name = kName,
       .synopsis =
           "eval FILE PCAP [--hook H | --path forward|input|output [--write-pcap OUT]] [--iif IF] [--oif IF] [--host FILE|local] "
-          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--random N] [--symhash N] [--jhash-seed N] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F] [--ipset FILE]",
+          "[--sysctl nf_conntrack_NAME=V,...] [--time T|pcap] [--kernel-tz +HH:MM|UTC|local] [--random N] [--symhash N] [--jhash-seed N] [--cpu N] [--explain] [--ct] [--json] [--backend interp|jit|llvm|auto] [--format F] [--ipset FILE]",
       .summary =
           "print '<index> <verdict>' for every frame of PCAP "
           "(--explain: deciding rule as FILE:LINE or 'policy')",
@@ -328,6 +328,7 @@ Command EvalCommand() {
                          {"random", true},
                          {"symhash", true},
                          {"jhash-seed", true},
+                         {"cpu", true},
                          {"explain", false},
                          {"ct", false},
                          {"json", false},

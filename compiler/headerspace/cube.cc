@@ -39,6 +39,7 @@ const char* DimName(Dim dim) {
     case Dim::kOifType: return "meta oiftype";
     case Dim::kIifGroup: return "meta iifgroup";
     case Dim::kOifGroup: return "meta oifgroup";
+    case Dim::kCpu: return "meta cpu";
   }
   return "?";
 }
@@ -200,6 +201,7 @@ Value Space::Max(Dim dim) const {
     case Dim::kOifType: return host == nullptr ? 0xffff : 0;
     case Dim::kIifGroup:
     case Dim::kOifGroup: return host == nullptr ? 0xffffffffu : 0;
+    case Dim::kCpu: return 0xffffffffu;  // any CPU may process the packet
   }
   return 0;
 }
@@ -255,7 +257,8 @@ bool Overlaps(const Cube& a, const Cube& b) {
                                    Dim::kCtMark,  Dim::kPktType, Dim::kEtherSaddr,
                                    Dim::kLength,  Dim::kCtStatus, Dim::kSocket,
                                    Dim::kSkUid,   Dim::kSkGid,   Dim::kIifType,
-                                   Dim::kOifType, Dim::kIifGroup, Dim::kOifGroup};
+                                   Dim::kOifType, Dim::kIifGroup, Dim::kOifGroup,
+                                   Dim::kCpu};
   for (Dim d : kOrder) {
     if (!a.get(d).Overlaps(b.get(d))) return false;
   }
@@ -724,6 +727,7 @@ std::string DescribePoint(const Point& p, const Space& space) {
   if (space.has_oif && space.Max(Dim::kOifType) != 0 && at(Dim::kOifType) != kModelLinkType) {
     absl::StrAppend(&out, " oiftype ", LinkTypeName(at(Dim::kOifType)));
   }
+  if (at(Dim::kCpu) != 0) absl::StrAppend(&out, " cpu ", Dec(at(Dim::kCpu)));
   for (Dim group : {Dim::kIifGroup, Dim::kOifGroup}) {
     if (at(group) == 0 || !(group == Dim::kIifGroup ? space.has_iif : space.has_oif)) continue;
     absl::StrAppend(&out, group == Dim::kIifGroup ? " iifgroup " : " oifgroup ",

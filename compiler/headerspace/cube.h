@@ -62,9 +62,9 @@ namespace rulejit::headerspace {
 enum class Dim : uint8_t {
   kSaddr, kDaddr, kProto, kSport, kDport, kTcpFlags, kIifName, kOifName,
   kCtState, kMark, kFamily, kTtl, kCtMark, kPktType, kEtherSaddr, kLength,
-  kCtStatus, kSocket, kSkUid, kSkGid, kIifType, kOifType, kIifGroup, kOifGroup,
+  kCtStatus, kSocket, kSkUid, kSkGid, kIifType, kOifType, kIifGroup, kOifGroup, kCpu,
 };
-inline constexpr int kDims = 24;
+inline constexpr int kDims = 25;
 
 // meta iiftype / oiftype (ARPHRD_*): free dimensions without a host
 // model; on one (`diff --host`) each device's type is the host's, a

@@ -175,6 +175,11 @@ bool RuleLifter::Meta(const ir::MetaLoad& e) {
       sym.load_monotone = sym.host_endian = true;  // a host-order word
       sym.load_len = 4;
       break;
+    case ir::MetaKey::kCpu:  // an input: any CPU may process the packet
+      sym.dim = Dim::kCpu;
+      sym.load_monotone = sym.host_endian = true;
+      sym.load_len = 4;
+      break;
     case ir::MetaKey::kIifName: sym.dim = Dim::kIifName; break;
     case ir::MetaKey::kOifName: sym.dim = Dim::kOifName; break;
     // The kernel gives the loopback device index 1 in every namespace

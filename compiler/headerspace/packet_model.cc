@@ -196,6 +196,8 @@ PacketMeta BuildModelMeta(const Point& point, const Space& space) {
   m.has_socket = at(Dim::kSocket) == 1;
   m.sk_uid = static_cast<uint32_t>(at(Dim::kSkUid));
   m.sk_gid = static_cast<uint32_t>(at(Dim::kSkGid));
+  m.has_cpu = true;
+  m.cpu = static_cast<uint32_t>(at(Dim::kCpu));
   m.pkttype = kPktTypeDomain[std::min<size_t>(static_cast<size_t>(at(Dim::kPktType)), 2)];
   return m;
 }

@@ -188,6 +188,20 @@ bool LowerDevgroup(LowerCtx& ctx, const MatchUse& m) {
   return true;
 }
 
+// xt_cpu: `[!] --cpu N`, the CPU the kernel processes the packet on
+// (meta cpu; an input of the evaluation, PacketMeta::cpu).
+bool LowerCpu(LowerCtx& ctx, const MatchUse& m) {
+  if (!RequireOptions(ctx, m)) return false;
+  const Option& opt = m.options[0];
+  std::optional<uint64_t> cpu = ParseNumber(opt.args[0].text, 0xffffffff);
+  if (!cpu) {
+    return ctx.Error(opt.ArgLoc(), absl::StrCat("invalid CPU number '", opt.args[0].text, "'"));
+  }
+  ctx.Meta(ir::MetaKey::kCpu, opt.loc);
+  ctx.Cmp(EqOp(opt.invert), HostU32(static_cast<uint32_t>(*cpu)), opt.loc);
+  return true;
+}
+
 bool LowerComment(LowerCtx& ctx, const MatchUse& m) {
   if (!RequireOptions(ctx, m)) return false;
   const Option& opt = m.options[0];
@@ -519,6 +533,7 @@ const std::vector<Module>& Modules() {
       {"state", {{"--state"}}, LowerState},
       {"mark", {{"--mark"}}, LowerMark},
       {"devgroup", {{"--src-group"}, {"--dst-group"}}, LowerDevgroup},
+      {"cpu", {{"--cpu"}}, LowerCpu},
       {"connmark", {{"--mark"}}, LowerConnmark},
       {"comment", {{"--comment", 1, false}}, LowerComment},
       {"length", {{"--length"}}, LowerLength},
@@ -629,13 +644,12 @@ std::vector<std::string_view> SupportedMatchNames() {
 
 std::string_view UnsupportedMatchReason(std::string_view module) {
   struct Why { std::string_view name, reason; };
-  static constexpr std::array<Why, 5> kReasons = {{
+  static constexpr std::array<Why, 4> kReasons = {{
       {"connlimit", "it counts the connections of a masked address in nf_conncount's own list, "
                     "which keeps each connection (seen at this rule) until conntrack forgets it "
                     "or its TCP state closes; the interpreter sees one packet's ct state, not the "
                     "conntrack table, so the count cannot be exact"},
       {"helper", "the helper of a connection's master is not an input of the conntrack model"},
-      {"cpu", "the CPU a packet is processed on is not an input of rulejit's model"},
       {"realm", "route realms are not in the host model"},
       {"physdev", "bridge ports are not in the host model (rulejit has no bridge path)"},
   }};

@@ -168,6 +168,13 @@ struct PacketMeta {
   // loads the rule). Inputs like `random`; `rulejit run` draws them.
   uint32_t symhash = 0;
   uint32_t jhash_seed = 0;
+  // The CPU the kernel processes the packet on (smp_processor_id): what
+  // `meta cpu` and iptables' cpu match read. An input like `random`;
+  // without one (has_cpu false) those fail to match, and callers refuse a
+  // ruleset that reads it when they have none to give. `run` gives each
+  // worker's own CPU.
+  bool has_cpu = false;
+  uint32_t cpu = 0;
 
   // The wall clock (CLOCK_REALTIME, ns since the epoch) when the packet is
   // evaluated: what `meta time`, `meta day`, `meta hour` and iptables' time

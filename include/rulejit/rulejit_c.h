@@ -245,11 +245,11 @@ typedef struct rulejit_meta {
   uint32_t ct_mark;
   uint16_t ct_zone_id;
   uint8_t ct_zone_dirs;  /* RULEJIT_CT_ZONE_* bits (both) */
-  uint8_t reserved0;
+  uint8_t has_cpu;       /* cpu holds (meta cpu, -m cpu) */
   uint32_t ct_expiration_ms;
   uint32_t random;       /* the kernel's random draw (numgen random) */
   int32_t kernel_tz_minuteswest; /* sys_tz: minutes WEST of UTC */
-  uint32_t reserved1;
+  uint32_t cpu;          /* the CPU the kernel processes the packet on */
   uint64_t clock_ns;     /* CLOCK_REALTIME ns since the epoch */
   uint32_t symhash;      /* the symmetric flow hash (nft symhash) */
   uint32_t jhash_seed;   /* the seed of a jhash written without one */
@@ -267,6 +267,7 @@ void rulejit_meta_set_oif(rulejit_meta *meta, uint32_t ifindex, const char *name
 void rulejit_meta_set_socket(rulejit_meta *meta, uint32_t uid, uint32_t gid);
 void rulejit_meta_set_clock(rulejit_meta *meta, uint64_t clock_ns);
 void rulejit_meta_set_kernel_tz(rulejit_meta *meta, int32_t minuteswest);
+void rulejit_meta_set_cpu(rulejit_meta *meta, uint32_t cpu);
 
 /* ---- Host model -------------------------------------------------------- */
 

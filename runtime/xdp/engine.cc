@@ -88,11 +88,16 @@ uint64_t MonotonicNs() {
                                    .count());
 }
 
-// The machine's own clock inputs (PacketMeta): the real-time clock, as the
-// kernel's ktime_get_real_ns, and the kernel's timezone (sys_tz, which
-// gettimeofday reports). `run` reads them once per burst.
-PacketMeta MachineClock() {
+// The machine's own inputs (PacketMeta): the real-time clock, as the
+// kernel's ktime_get_real_ns, the kernel's timezone (sys_tz, which
+// gettimeofday reports) and the CPU the worker runs on (the kernel's
+// smp_processor_id for `meta cpu`). `run` reads them once per burst.
+PacketMeta MachineInputs() {
   PacketMeta meta;
+  if (const int cpu = sched_getcpu(); cpu >= 0) {
+    meta.has_cpu = true;
+    meta.cpu = static_cast<uint32_t>(cpu);
+  }
   struct timezone tz = {};
   struct timeval tv;
   gettimeofday(&tv, &tz);
@@ -368,7 +373,7 @@ uint32_t Engine::Pump(Worker& worker, Generation& gen, Side from) {
   if (n == 0) return 0;
   // Packet time for conntrack's timeouts and the rules' limits.
   const uint64_t now = MonotonicNs();
-  const PacketMeta clock = MachineClock();  // what time matches read
+  const PacketMeta clock = MachineInputs();  // what time and cpu matches read
   worker.table->set_now_ns(now);
   slot.state.set_now_ns(now);
   uint64_t rx_bytes = 0, sent = 0, sent_bytes = 0, errors = 0, dropped = 0;

@@ -1,7 +1,8 @@
 // `rulejit eval --random N --symhash N --jhash-seed N`: what the kernel
 // draws at random is an explicit input; without it eval (and bench) refuse
 // the ruleset at the rule that reads it (tools/draw_option.h). A rule with
-// its own jhash seed needs none.
+// its own jhash seed needs none. The CPU the kernel processes a packet
+// on (`meta cpu`, iptables' cpu match) is such an input too: --cpu N.
 #include <string>
 #include <vector>
 
@@ -80,6 +81,26 @@ TEST_F(CliDrawsTest, NumgenRandomNeedsTheDrawAlongThePathToo) {
   ToolResult bad = Run({"eval", rules, pcap, "--random", "4294967296"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--random '4294967296': expected 0..4294967295"));
+}
+
+TEST_F(CliDrawsTest, TheCpuIsAnInput) {
+  const std::string pcap = OnePacket();
+  const std::string rules = Rules("meta cpu 1 drop");
+  ToolResult none = Run({"eval", rules, pcap});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.err, HasSubstr("t.nft:4: error: this rule reads the CPU the kernel processes "
+                                  "the packet on: give --cpu N"));
+  for (const char* backend : {"interp", "jit", "llvm"}) {
+    EXPECT_EQ(Run({"eval", rules, pcap, "--cpu", "1", "--backend", backend}).out, "0 drop\n")
+        << backend;
+    EXPECT_EQ(Run({"eval", rules, pcap, "--cpu", "0", "--backend", backend}).out, "0 accept\n")
+        << backend;
+  }
+  const std::string ipt = Write("t.ipt", "*filter\n:INPUT ACCEPT [0:0]\n"
+                                         "-A INPUT -m cpu ! --cpu 0 -j DROP\nCOMMIT\n");
+  EXPECT_EQ(Run({"eval", ipt, pcap, "--cpu", "0"}).out, "0 accept\n");
+  EXPECT_EQ(Run({"eval", ipt, pcap, "--cpu", "3"}).out, "0 drop\n");
+  EXPECT_EQ(Run({"eval", ipt, pcap}).exit_code, 1);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 //
 // Needs root, `ip netns`, iptables-legacy-restore, ip6tables-legacy-restore,
 // nft and the rulejit binary; skips with the reason otherwise.
+#include <sched.h>
 #include <unistd.h>
 
 #include <string>
@@ -481,6 +482,39 @@ TEST_F(ExtMatchKernel, IptablesQuota) {
   EXPECT_THAT(kernel, ElementsAre(false, false, true, true,    // 36, 72 <= 100
                                   false, false, true, true,    // 72 fills 72
                                   true, false, false, false));  // the first fits 36
+}
+
+// The cpu match and `meta cpu`: the kernel processes a frame the harness
+// sends into a veth on the sending thread's CPU (netif_rx and its softirq
+// run there), so the thread is pinned to each CPU in turn and rulejit is
+// given that CPU (--cpu).
+TEST_F(ExtMatchKernel, CpuMatchReadsTheProcessingCpu) {
+  const std::string skip = SkipReason(false);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (!CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) GTEST_SKIP() << "needs CPUs 0 and 1";
+  std::vector<std::vector<bool>> per_cpu;
+  for (int cpu : {0, 1}) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    Case c = MakeFixedCase(false,
+                           "-A FORWARD -s 192.0.2.11 -m cpu --cpu 1 -j DROP\n"
+                           "-A FORWARD -s 192.0.2.12 -m cpu ! --cpu 1 -j DROP\n"
+                           "-A FORWARD -s 192.0.2.13 -m cpu --cpu 7 -j DROP\n",
+                           "    ip saddr 192.0.2.11 meta cpu 1 drop\n"
+                           "    ip saddr 192.0.2.12 meta cpu != 1 drop\n"
+                           "    ip saddr 192.0.2.13 meta cpu 7 drop\n");
+    c.eval_args = absl::StrCat("--cpu ", cpu);
+    for (const char* src : {"192.0.2.11", "192.0.2.12", "192.0.2.13"}) c.packets.push_back(V4(src, 17));
+    per_cpu.push_back(RunAndCompare(c, "rulejit-extm-cpu"));
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+  using ::testing::ElementsAre;
+  EXPECT_THAT(per_cpu[0], ElementsAre(true, false, true));
+  EXPECT_THAT(per_cpu[1], ElementsAre(false, true, true));
 }
 
 }  // namespace

@@ -372,6 +372,8 @@ static void test_meta_and_results(rulejit_backend backend) {
   CHECK(seen.calls == 1 && strcmp(seen.prefix, "t ") == 0 && seen.level == -1);
   rulejit_meta_set_kernel_tz(&m, -60);
   CHECK(m.has_kernel_tz == 1 && m.kernel_tz_minuteswest == -60);
+  rulejit_meta_set_cpu(&m, 3);
+  CHECK(m.has_cpu == 1 && m.cpu == 3);
 
   /* Output: socket owner, queue, NAT. */
   rulejit_meta_init(&m);

@@ -5,6 +5,7 @@
 // hooks xt_devgroup allows; and the meta keys the model has no value for,
 // refused where they are written. The kernel's verdicts are in
 // tests/kernel/path_kernel_test.cc (DeviceGroupsComeFromTheHostModel).
+#include <optional>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -86,10 +87,35 @@ TEST(DeviceGroups, EveryBackendReadsTheGivenGroups) {
   EXPECT_EQ(VerdictWithGroups(*iptables, Hook::kForward, 0, 0, true), Verdict::kDrop);
 }
 
+// The CPU is an input too (PacketMeta::cpu): without one, neither `meta
+// cpu 1` nor `meta cpu != 1` matches.
+TEST(CpuInput, EveryBackendReadsTheGivenCpu) {
+  const char text[] =
+      "table ip t {\n chain c {\n  type filter hook input priority 0; policy accept;\n"
+      "  meta cpu 1 drop\n  meta cpu != 1 udp dport 53 drop\n }\n}\n";
+  for (Backend backend : {Backend::kInterp, Backend::kJit, Backend::kLlvm}) {
+    std::unique_ptr<const Program> program = nft_test::CompileFor(text, backend);
+    ASSERT_NE(program, nullptr);
+    auto verdict = [&](std::optional<uint32_t> cpu, uint16_t dport) {
+      PacketMeta meta;
+      meta.has_cpu = cpu.has_value();
+      meta.cpu = cpu.value_or(0);
+      return nft_test::VerdictOf(*program, Hook::kInput,
+                                 BuildFrame(FrameSpec{.proto = 17, .dport = dport}), meta);
+    };
+    EXPECT_EQ(verdict(1, 80), Verdict::kDrop) << BackendName(backend);
+    EXPECT_EQ(verdict(0, 80), Verdict::kAccept) << BackendName(backend);
+    EXPECT_EQ(verdict(0, 53), Verdict::kDrop) << BackendName(backend);
+    EXPECT_EQ(verdict(std::nullopt, 53), Verdict::kAccept) << BackendName(backend);
+  }
+  EXPECT_EQ(Lower("-m cpu ! --cpu 3"), "[ meta load cpu => reg 1 ]\n[ cmp neq reg 1 0x00000003 ]");
+  EXPECT_TRUE(Refused(Lower("-m cpu --cpu x"), "invalid CPU number 'x'"));
+}
+
 // A meta key the model has no value for would fail to match where the
 // kernel loads one: refused where it is written.
 TEST(DeviceGroups, UnmodelledMetaKeysAreLocatedErrors) {
-  for (const std::string key : {"cpu", "cgroup", "iifkind", "rtclassid"}) {
+  for (const std::string key : {"cgroup", "iifkind", "rtclassid", "secmark"}) {
     const std::string value = key == "iifkind" ? "\"veth\"" : "1";
     absl::StatusOr<Ruleset> rs = ParseRuleset(
         "table ip t {\n chain c {\n  meta " + key + " " + value + " drop\n }\n}\n", "t.nft");

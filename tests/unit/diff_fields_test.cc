@@ -190,6 +190,16 @@ TEST(DiffFieldsTest, DeviceGroupsAreFreeWithoutAHostAndTheHostsOnOne) {
                   .regions.empty());
 }
 
+TEST(DiffFieldsTest, TheCpuIsADimension) {
+  // Any CPU may process a packet: a witness names one.
+  DiffResult d = Diff(Nft(InputChain("    meta cpu 1 drop\n")), Nft(InputChain("")));
+  ASSERT_EQ(d.regions.size(), 1u);
+  EXPECT_THAT(DescribePoint(d.regions[0].witness, d.space), HasSubstr("cpu 1"));
+  EXPECT_TRUE(Diff(Ipt("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m cpu ! --cpu 1 -j DROP\nCOMMIT\n"),
+                   Nft(InputChain("    meta cpu { 0, 2-4294967295 } drop\n")))
+                  .regions.empty());
+}
+
 TEST(DiffFieldsTest, Ipv6ExtensionHeadersAreAbsentInTheModel) {
   // The model's IPv6 packets have no extension header: `exists` is false
   // for all of them, `missing` true, a field of one never loads.
