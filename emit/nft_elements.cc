@@ -121,9 +121,9 @@ absl::StatusOr<std::string> PrintElements(const ir::Set& set, const SetShape& sh
     if (e.verdict) {
       absl::StrAppend(&text, " : ", VerdictText(*e.verdict));
       jkey = Json::array({jkey, VerdictJson(*e.verdict)});
-    } else if (!e.object.empty()) {
-      absl::StrAppend(&text, " : ", Quote(e.object));
-      jkey = Json::array({jkey, e.object});
+    } else if (e.object) {
+      absl::StrAppend(&text, " : ", Quote(*e.object));
+      jkey = Json::array({jkey, *e.object});
     } else if (set.flags & ir::kSetMap) {
       if (!shape.data) return Refuse(absl::StrCat("map ", set.name, " whose data type no rule shows"));
       std::optional<std::string> d = Literal(*shape.data, e.data);

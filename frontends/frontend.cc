@@ -139,7 +139,16 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
                                         ir::Diagnostics& diags,
                                         InputFormat* format,
                                         const IpsetInput* ipset_input) {
-  int file = diags.AddFile(name, std::string(text));
+  return ParseRulesetText(std::string(text), name, forced, diags, format, ipset_input);
+}
+
+std::optional<ir::Ruleset> ParseRulesetText(std::string owned_text, const std::string& name,
+                                            std::optional<InputFormat> forced,
+                                            ir::Diagnostics& diags,
+                                            InputFormat* format,
+                                            const IpsetInput* ipset_input) {
+  int file = diags.AddFile(name, std::move(owned_text));
+  std::string_view text = diags.text(file);
   Ipsets ipsets;
   if (ipset_input != nullptr) {
     const int ipset_file = diags.AddFile(ipset_input->name, ipset_input->text);

@@ -55,6 +55,13 @@ std::optional<ir::Ruleset> ParseRuleset(std::string_view text,
                                         ir::Diagnostics& diags,
                                         InputFormat* format = nullptr,
                                         const IpsetInput* ipsets = nullptr);
+// The same, taking the text rather than copying it into `diags` (a
+// ruleset file of a million set elements is 20 MB: one copy, not two).
+std::optional<ir::Ruleset> ParseRulesetText(std::string text, const std::string& name,
+                                            std::optional<InputFormat> forced,
+                                            ir::Diagnostics& diags,
+                                            InputFormat* format = nullptr,
+                                            const IpsetInput* ipsets = nullptr);
 
 }  // namespace rulejit::frontends
 

@@ -12,6 +12,7 @@
 #ifndef RULEJIT_IR_DIAG_H_
 #define RULEJIT_IR_DIAG_H_
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +47,9 @@ class Diagnostics {
   // Registers the text of a file so messages can quote the line; returns the
   // index to use in SourceLoc::file.
   int AddFile(std::string name, std::string text);
+  // The text registered as `file`: stable while the Diagnostics lives
+  // (later AddFile calls move no earlier text), so a parser may read it.
+  std::string_view text(int file) const { return texts_[file]; }
   const std::vector<std::string>& file_names() const { return names_; }
 
   // "FILE:LINE:COL: error: MESSAGE\n<line>\n<caret>\nhint: ...\n" for all.
@@ -58,7 +62,7 @@ class Diagnostics {
  private:
   std::vector<Diagnostic> diags_;
   std::vector<std::string> names_;
-  std::vector<std::string> texts_;
+  std::deque<std::string> texts_;  // a deque: text(file) views stay valid
   int errors_ = 0;
 };
 

@@ -43,6 +43,9 @@ namespace equal_internal {
 template <typename T> std::pair<bool, T> Opt(const std::optional<T>& o) {
   return {o.has_value(), o.value_or(T{})};
 }
+template <typename T> std::pair<bool, T> Opt(const Boxed<T>& o) {
+  return {o.has_value(), o.value_or(T{})};
+}
 }  // namespace equal_internal
 
 // Hashes consistent with the structs' `==` (a lookup hashed by set name).

@@ -65,12 +65,6 @@ bool InRange(const uint8_t* key, const Bytes& lo, const Bytes& hi,
          std::memcmp(key + off, hi.data() + off, len) <= 0;
 }
 
-std::string KeyString(const Bytes& bytes, uint32_t len) {
-  std::string key(bytes.begin(), bytes.end());
-  key.resize(len, '\0');
-  return key;
-}
-
 // Whether a memcmp result `d` satisfies `op`.
 bool CmpHolds(CmpOp op, int d) {
   switch (op) {
@@ -624,12 +618,26 @@ bool FlowOffloads(const PacketView& pkt, const PacketMeta& meta) {
   return (meta.ct_status & kConfirmed) && !(meta.ct_status & kOffload);
 }
 
-SetIndex::SetIndex(const Set& set) : set_(set) {
+std::string_view SetIndex::KeyOf::operator()(int element) const {
+  return {reinterpret_cast<const char*>(set->elements[element].key.data()), set->key_len};
+}
+
+std::string_view SetIndex::From(int element) const { return KeyOf{&set_}(element); }
+
+std::string_view SetIndex::To(int element) const {
+  const SetElement& e = set_.elements[element];
+  const Bytes& hi = e.key_end ? *e.key_end : e.key;
+  return {reinterpret_cast<const char*>(hi.data()), set_.key_len};
+}
+
+SetIndex::SetIndex(const Set& set)
+    : set_(set), exact_(0, KeyHash{KeyOf{&set}}, KeyEq{KeyOf{&set}}) {
   if (!set.interval()) {
     kind_ = Kind::kExact;
+    exact_.reserve(set.elements.size());
     for (size_t i = 0; i < set.elements.size(); ++i) {
       if (set.elements[i].key.size() < set.key_len) continue;  // never matches
-      exact_.emplace(KeyString(set.elements[i].key, set.key_len), static_cast<int>(i));
+      exact_.insert(static_cast<int>(i));  // the first of equal keys stays
     }
     return;
   }
@@ -641,19 +649,16 @@ SetIndex::SetIndex(const Set& set) : set_(set) {
     const SetElement& e = set.elements[i];
     const Bytes& hi = e.key_end ? *e.key_end : e.key;
     if (e.key.size() < set.key_len || hi.size() < set.key_len) continue;
-    intervals_.push_back({KeyString(e.key, set.key_len), KeyString(hi, set.key_len),
-                          static_cast<int>(i)});
+    intervals_.push_back(static_cast<int>(i));
   }
   std::stable_sort(intervals_.begin(), intervals_.end(),
-                   [](const Interval& a, const Interval& b) { return a.from < b.from; });
+                   [&](int a, int b) { return From(a) < From(b); });
   kind_ = Kind::kSorted;
   for (size_t i = 1; i < intervals_.size(); ++i) {
-    if (intervals_[i].from <= intervals_[i - 1].to) kind_ = Kind::kScan;
+    if (From(intervals_[i]) <= To(intervals_[i - 1])) kind_ = Kind::kScan;
   }
-  if (kind_ == Kind::kScan) {  // in element order, so the first element wins
-    std::sort(intervals_.begin(), intervals_.end(),
-              [](const Interval& a, const Interval& b) { return a.element < b.element; });
-  }
+  // kScan goes in element order, so the first element wins.
+  if (kind_ == Kind::kScan) std::sort(intervals_.begin(), intervals_.end());
 }
 
 bool ConcatElementHolds(const Set& set, const SetElement& el, const uint8_t* key) {
@@ -670,8 +675,8 @@ int SetIndex::Find(const uint8_t* key) const {
   std::string_view k(reinterpret_cast<const char*>(key), set_.key_len);
   switch (kind_) {
     case Kind::kExact: {
-      auto it = exact_.find(std::string(k));
-      return it == exact_.end() ? -1 : it->second;
+      auto it = exact_.find(k);
+      return it == exact_.end() ? -1 : *it;
     }
     case Kind::kFieldwise:
       for (size_t i = 0; i < set_.elements.size(); ++i) {
@@ -679,18 +684,18 @@ int SetIndex::Find(const uint8_t* key) const {
       }
       return -1;
     case Kind::kScan:
-      for (const Interval& iv : intervals_) {
-        if (iv.from <= k && k <= iv.to) return iv.element;
+      for (int element : intervals_) {
+        if (From(element) <= k && k <= To(element)) return element;
       }
       return -1;
     case Kind::kSorted: {
       // Last interval whose start is <= key.
       auto it = std::upper_bound(
           intervals_.begin(), intervals_.end(), k,
-          [](std::string_view v, const Interval& iv) { return v < iv.from; });
+          [&](std::string_view v, int element) { return v < From(element); });
       if (it == intervals_.begin()) return -1;
       --it;
-      return k <= it->to ? it->element : -1;
+      return k <= To(*it) ? *it : -1;
     }
   }
   return -1;

@@ -326,7 +326,7 @@ void EvalObjref(const Objref& e, Regs& regs, Ctx& ctx) {
                    ctx.interp.set_index(ctx.table, static_cast<int>(set - table.sets.data())),
                    regs.data, &element) &&
         element >= 0) {
-      obj = table.FindObject(set->obj_type, set->elements[element].object);
+      obj = table.FindObject(set->obj_type, set->elements[element].object.value_or(""));
     }
   } else {
     obj = table.FindObject(e.type, e.name);

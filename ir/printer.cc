@@ -686,7 +686,10 @@ namespace {
 // Header "NAME TABLE FLAGS [size N]" (size for interval sets and maps, N =
 // the number of kernel elements), then "NAME TABLE 0" and one line of
 // tab-separated elements, as in the payload files.
-void AppendSet(std::string* out, const Table& table, const Set& set) {
+// Called as text piles up in `out`; may take it away.
+using Drain = absl::FunctionRef<void(std::string*)>;
+
+void AppendSet(std::string* out, const Table& table, const Set& set, Drain drain) {
   std::vector<const SetElement*> sorted;
   const bool split = set.interval() && !(set.flags & kSetConcat);
   if (split) sorted = SortedStarts(set);
@@ -698,7 +701,10 @@ void AppendSet(std::string* out, const Table& table, const Set& set) {
   if (set.flags & (kSetInterval | kSetMap)) absl::StrAppend(out, " size ", count);
   absl::StrAppend(out, "\n", name, " ", table.name, " 0\n");
   if (count == 0) return;
-  ForEachKernelElement(set, starts, [&](const KernelElement& e) { AppendElement(out, e); });
+  ForEachKernelElement(set, starts, [&](const KernelElement& e) {
+    AppendElement(out, e);
+    drain(out);
+  });
   absl::StrAppend(out, "\n");
 }
 
@@ -706,12 +712,24 @@ void AppendSet(std::string* out, const Table& table, const Set& set) {
 
 std::string PrintSet(const Table& table, const Set& set) {
   std::string out;
-  AppendSet(&out, table, set);
+  AppendSet(&out, table, set, [](std::string*) {});
   return out;
 }
 
 std::string PrintRuleset(const Ruleset& ruleset) {
   std::string out;
+  PrintRuleset(ruleset, [&](std::string_view piece) { out.append(piece); });
+  return out;
+}
+
+void PrintRuleset(const Ruleset& ruleset, absl::FunctionRef<void(std::string_view)> sink) {
+  constexpr size_t kPiece = 64 << 10;
+  std::string out;
+  auto drain = [&](std::string* text) {
+    if (text->size() < kPiece) return;
+    sink(*text);
+    text->clear();
+  };
   for (const Table& table : ruleset.tables) {
     absl::StrAppend(&out, "# table ", FamilyName(table.family), " ",
                     table.name, "\n");
@@ -725,7 +743,7 @@ std::string PrintRuleset(const Ruleset& ruleset) {
     }
     for (const Set& set : table.sets) {
       if (set.anonymous()) continue;
-      AppendSet(&out, table, set);
+      AppendSet(&out, table, set, drain);
       absl::StrAppend(&out, "\n");
     }
     // Anonymous sets are printed once, before the first rule that uses them
@@ -741,13 +759,14 @@ std::string PrintRuleset(const Ruleset& ruleset) {
           const Set* set = sets.Find(table, lookup->set);
           if (set == nullptr || !set->anonymous()) continue;
           if (!printed.insert(set->name).second) continue;
-          AppendSet(&out, table, *set);
+          AppendSet(&out, table, *set, drain);
         }
         absl::StrAppend(&out, PrintRule(table, chain, rule), "\n");
+        drain(&out);
       }
     }
   }
-  return out;
+  sink(out);
 }
 
 }  // namespace rulejit::ir

@@ -12,6 +12,9 @@
 #define RULEJIT_IR_PRINTER_H_
 
 #include <string>
+#include <string_view>
+
+#include "absl/functional/function_ref.h"
 
 #include "ir/ir.h"
 
@@ -35,6 +38,9 @@ std::string PrintRule(const Table& table, const Chain& chain, const Rule& rule);
 std::string PrintSet(const Table& table, const Set& set);
 // The whole ruleset: for every table, chain header lines and rule blocks.
 std::string PrintRuleset(const Ruleset& ruleset);
+// The same, handed to `sink` in pieces of about 64 KiB: the text of a
+// million-element set is ~50 MB that need not be held at once.
+void PrintRuleset(const Ruleset& ruleset, absl::FunctionRef<void(std::string_view)> sink);
 
 }  // namespace rulejit::ir
 

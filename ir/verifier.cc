@@ -419,9 +419,9 @@ void Check(const Objref& e, RuleContext& ctx) {
   }
   ctx.regs.Read(*e.sreg, set->key_len, absl::StrCat("objref key of ", Quoted(set->name)));
   for (const SetElement& el : set->elements) {
-    if (ctx.table.FindObject(set->obj_type, el.object) == nullptr) {
+    if (ctx.table.FindObject(set->obj_type, el.object.value_or("")) == nullptr) {
       ctx.diags.Error(el.loc, absl::StrCat("object map ", Quoted(set->name), ": no object ",
-                                           Quoted(el.object)));
+                                           Quoted(el.object.value_or(""))));
     }
   }
 }

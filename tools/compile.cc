@@ -90,7 +90,7 @@ int RunCompile(const Args& args, Streams io) {
   std::optional<LoadedRuleset> loaded = LoadRuleset(args.positional(0), *format, io.err);
   if (!loaded) return kExitInputError;
   if (req->emit == "ir") {
-    io.out << ir::PrintRuleset(loaded->ruleset);
+    ir::PrintRuleset(loaded->ruleset, [&](std::string_view piece) { io.out << piece; });
     return kExitOk;
   }
   if (req->emit == "nft" || req->emit == "nft-json" || req->emit == "iptables") {

@@ -113,8 +113,8 @@ std::optional<LoadedRuleset> LoadRuleset(const std::string& path,
   }
   ir::Diagnostics diags;
   InputFormat format = InputFormat::kIptables;
-  std::optional<ir::Ruleset> ruleset = frontends::ParseRuleset(
-      *text, name, input.format, diags, &format, ipsets ? &*ipsets : nullptr);
+  std::optional<ir::Ruleset> ruleset = frontends::ParseRulesetText(
+      *std::move(text), name, input.format, diags, &format, ipsets ? &*ipsets : nullptr);
   out.Add(diags);
   if (!ruleset) return std::nullopt;
   return LoadedRuleset{format, *std::move(ruleset)};

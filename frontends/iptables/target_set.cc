@@ -278,7 +278,7 @@ std::string MapSet(LowerCtx& ctx, const Ipset& set) {
     } else if (!Expand(ctx, set, e, &keys)) {
       return name;
     }
-    for (const ir::Bytes& k : keys) s.elements.push_back({k, std::nullopt, data, {}, "", set.loc});
+    for (const ir::Bytes& k : keys) s.elements.push_back({.key = k, .data = data, .loc = set.loc});
   }
   ctx.table->sets.push_back(std::move(s));
   return name;

@@ -26,7 +26,7 @@ bool Linearizer::FillSet(ir::Set& set, const SetType& st,
     if (!e.key.empty() && !EncodeElementKey(set, st, e, &out)) return false;
     if (e.verdict) out.verdict = e.verdict;
     if (e.data) out.data = EncodeData(st, e);
-    out.object = e.object;
+    if (!e.object.empty()) out.object = e.object;
     set.elements.push_back(std::move(out));
   }
   return true;
