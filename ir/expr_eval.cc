@@ -29,6 +29,16 @@ void Store16(uint8_t* p, uint16_t v) {
   StoreWord(p, 0);
   std::memcpy(p, &v, 2);
 }
+// A meta key that only a packet with `present` (a device, a socket, a CPU)
+// has: stored, or no match (NFT_BREAK) without it.
+bool StoreWordIf(bool present, uint8_t* p, uint32_t v) {
+  if (present) StoreWord(p, v);
+  return present;
+}
+bool Store16If(bool present, uint8_t* p, uint16_t v) {
+  if (present) Store16(p, v);
+  return present;
+}
 
 // Interface name into a 16-byte register area (KERNEL: "" without device).
 void StoreIfName(uint8_t* dst, const char (&name)[16], bool present) {
@@ -368,42 +378,21 @@ bool EvalMetaLoad(const MetaLoad& e, Family family, const PacketView& pkt,
     case MetaKey::kOif: StoreWord(dst, m.has_oif ? m.oif : 0); return true;
     case MetaKey::kIifName: StoreIfName(dst, m.iifname, m.has_iif); return true;
     case MetaKey::kOifName: StoreIfName(dst, m.oifname, m.has_oif); return true;
-    case MetaKey::kIifType:
-      if (!m.has_iif) return false;
-      Store16(dst, m.iiftype);
-      return true;
-    case MetaKey::kOifType:
-      if (!m.has_oif) return false;
-      Store16(dst, m.oiftype);
-      return true;
+    case MetaKey::kIifType: return Store16If(m.has_iif, dst, m.iiftype);
+    case MetaKey::kOifType: return Store16If(m.has_oif, dst, m.oiftype);
     // nft_meta_store_ifgroup: no device, no match.
-    case MetaKey::kIifGroup:
-      if (!m.has_iif) return false;
-      StoreWord(dst, m.iifgroup);
-      return true;
-    case MetaKey::kOifGroup:
-      if (!m.has_oif) return false;
-      StoreWord(dst, m.oifgroup);
-      return true;
+    case MetaKey::kIifGroup: return StoreWordIf(m.has_iif, dst, m.iifgroup);
+    case MetaKey::kOifGroup: return StoreWordIf(m.has_oif, dst, m.oifgroup);
     case MetaKey::kPktType: Store8(dst, m.pkttype); return true;
     // smp_processor_id(): an input (PacketMeta::cpu).
-    case MetaKey::kCpu:
-      if (!m.has_cpu) return false;
-      StoreWord(dst, m.cpu);
-      return true;
+    case MetaKey::kCpu: return StoreWordIf(m.has_cpu, dst, m.cpu);
     // The packet's random draw (get_random_u32), an input as numgen's.
     case MetaKey::kPRandom: StoreWord(dst, m.random); return true;
     // The model has no IPsec: no packet was decapsulated (secpath_exists).
     case MetaKey::kSecPath: Store8(dst, 0); return true;
     // KERNEL: only a full socket with a file has credentials (fsuid, fsgid).
-    case MetaKey::kSkUid:
-      if (!m.has_socket) return false;
-      StoreWord(dst, m.sk_uid);
-      return true;
-    case MetaKey::kSkGid:
-      if (!m.has_socket) return false;
-      StoreWord(dst, m.sk_gid);
-      return true;
+    case MetaKey::kSkUid: return StoreWordIf(m.has_socket, dst, m.sk_uid);
+    case MetaKey::kSkGid: return StoreWordIf(m.has_socket, dst, m.sk_gid);
     // The clock the caller gives (ir/time_eval.h).
     case MetaKey::kTimeNs:
     case MetaKey::kTimeDay:

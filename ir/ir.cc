@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "ir/walk.h"
 
 namespace rulejit::ir {
 namespace {
@@ -114,39 +115,19 @@ std::string Ruleset::Where(const SourceLoc& loc) const {
 }
 
 bool HasPacketWrites(const Ruleset& ruleset) {
-  for (const Table& t : ruleset.tables) {
-    for (const Chain& c : t.chains) {
-      for (const Rule& r : c.rules) {
-        for (const Node& n : r.exprs) {
-          if (std::holds_alternative<PayloadWrite>(n.expr) ||
-              std::holds_alternative<TcpMss>(n.expr) ||
-              std::holds_alternative<ExthdrWrite>(n.expr) ||
-              std::holds_alternative<ChecksumFill>(n.expr)) {
-            return true;
-          }
-        }
-      }
-    }
-  }
-  return false;
+  return FirstNode(ruleset, [](const Expr& e) {
+           return std::holds_alternative<PayloadWrite>(e) || std::holds_alternative<TcpMss>(e) ||
+                  std::holds_alternative<ExthdrWrite>(e) ||
+                  std::holds_alternative<ChecksumFill>(e);
+         }) != nullptr;
 }
 
 bool UsesConntrack(const Ruleset& ruleset) {
-  for (const Table& t : ruleset.tables) {
-    for (const Chain& c : t.chains) {
-      if (c.base && c.base->type == "nat") return true;
-      for (const Rule& r : c.rules) {
-        for (const Node& n : r.exprs) {
-          if (std::holds_alternative<CtLoad>(n.expr) || std::holds_alternative<CtSet>(n.expr) ||
-              std::holds_alternative<Nat>(n.expr) || std::holds_alternative<Notrack>(n.expr) ||
-              std::holds_alternative<FlowOffload>(n.expr)) {
-            return true;
-          }
-        }
-      }
-    }
-  }
-  return false;
+  return HasNatBaseChain(ruleset) || FirstNode(ruleset, [](const Expr& e) {
+           return std::holds_alternative<CtLoad>(e) || std::holds_alternative<CtSet>(e) ||
+                  std::holds_alternative<Nat>(e) || std::holds_alternative<Notrack>(e) ||
+                  std::holds_alternative<FlowOffload>(e);
+         }) != nullptr;
 }
 
 }  // namespace rulejit::ir

@@ -3,6 +3,8 @@
 
 #include <variant>
 
+#include "ir/walk.h"
+
 namespace rulejit::ir {
 
 RandomInput RandomInputOf(const Expr& e) {
@@ -21,22 +23,16 @@ RandomInput RandomInputOf(const Expr& e) {
 
 RandomInputs RandomInputsRead(const Ruleset& ruleset) {
   RandomInputs reads;
-  for (const Table& t : ruleset.tables) {
-    for (const Chain& c : t.chains) {
-      if (c.base && c.base->type == "nat") reads.random = true;
-      for (const Rule& r : c.rules) {
-        for (const Node& n : r.exprs) {
-          if (std::holds_alternative<Nat>(n.expr)) reads.random = true;
-          switch (RandomInputOf(n.expr)) {
-            case RandomInput::kRandom: reads.random = true; break;
-            case RandomInput::kSymhash: reads.symhash = true; break;
-            case RandomInput::kJhashSeed: reads.jhash_seed = true; break;
-            case RandomInput::kNone: break;
-          }
-        }
-      }
+  reads.random = HasNatBaseChain(ruleset);
+  ForEachNode(ruleset, [&](const Node& n) {
+    if (std::holds_alternative<Nat>(n.expr)) reads.random = true;
+    switch (RandomInputOf(n.expr)) {
+      case RandomInput::kRandom: reads.random = true; break;
+      case RandomInput::kSymhash: reads.symhash = true; break;
+      case RandomInput::kJhashSeed: reads.jhash_seed = true; break;
+      case RandomInput::kNone: break;
     }
-  }
+  });
   return reads;
 }
 

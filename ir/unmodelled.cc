@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "ir/walk.h"
 
 namespace rulejit::ir {
 
@@ -28,20 +29,13 @@ const char* UnmodelledMetaKey(MetaKey key) {
 
 bool CheckModelled(const Ruleset& ruleset, Diagnostics& diags) {
   bool ok = true;
-  for (const Table& t : ruleset.tables) {
-    for (const Chain& c : t.chains) {
-      for (const Rule& r : c.rules) {
-        for (const Node& n : r.exprs) {
-          const auto* load = std::get_if<MetaLoad>(&n.expr);
-          const char* why = load != nullptr ? UnmodelledMetaKey(load->key) : nullptr;
-          if (why == nullptr) continue;
-          diags.Error(n.loc, absl::StrCat("meta ", MetaKeyName(load->key), " is not supported"),
-                      why);
-          ok = false;
-        }
-      }
-    }
-  }
+  ForEachNode(ruleset, [&](const Node& n) {
+    const auto* load = std::get_if<MetaLoad>(&n.expr);
+    const char* why = load != nullptr ? UnmodelledMetaKey(load->key) : nullptr;
+    if (why == nullptr) return;
+    diags.Error(n.loc, absl::StrCat("meta ", MetaKeyName(load->key), " is not supported"), why);
+    ok = false;
+  });
   return ok;
 }
 

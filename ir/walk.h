@@ -1,8 +1,9 @@
-// The first expression of a ruleset that satisfies a predicate, in file
-// order (tables, chains, rules, expressions): what the checks that refuse
-// a ruleset for what it reads point at.
+// Walks over a ruleset's expressions in file order (tables, chains, rules,
+// expressions): the first that satisfies a predicate (what the checks that
+// refuse a ruleset for what it reads point at), or every one.
 //
 //   if (const ir::Node* n = ir::FirstNode(ruleset, IsClockRead)) ...
+//   ir::ForEachNode(ruleset, [&](const ir::Node& n) { ... });
 #ifndef RULEJIT_IR_WALK_H_
 #define RULEJIT_IR_WALK_H_
 
@@ -23,6 +24,29 @@ const Node* FirstNode(const Ruleset& ruleset, Pred pred) {
     }
   }
   return nullptr;
+}
+
+// Calls `fn(node)` for every expression.
+template <typename Fn>
+void ForEachNode(const Ruleset& ruleset, Fn fn) {
+  for (const Table& t : ruleset.tables) {
+    for (const Chain& c : t.chains) {
+      for (const Rule& r : c.rules) {
+        for (const Node& n : r.exprs) fn(n);
+      }
+    }
+  }
+}
+
+// Whether any base chain is of type nat (it needs connection tracking, and
+// its statements and policy draw ports).
+inline bool HasNatBaseChain(const Ruleset& ruleset) {
+  for (const Table& t : ruleset.tables) {
+    for (const Chain& c : t.chains) {
+      if (c.base && c.base->type == "nat") return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace rulejit::ir

@@ -57,28 +57,22 @@ absl::StatusOr<DrawOptions> ReadDrawOptions(const Args& args) {
 }
 
 bool CheckDrawInputs(const ir::Ruleset& ruleset, const DrawOptions& options, std::ostream& err) {
-  auto missing = [&](const ir::Expr& e) {
-    switch (ir::RandomInputOf(e)) {
-      case ir::RandomInput::kRandom: return !options.random;
-      case ir::RandomInput::kSymhash: return !options.symhash;
-      case ir::RandomInput::kJhashSeed: return !options.jhash_seed;
-      case ir::RandomInput::kNone: break;
-    }
-    return false;
-  };
-  const ir::Node* n = ir::FirstNode(ruleset, missing);
-  if (n != nullptr) {
-    err << ruleset.Where(n->loc) << ": error: " << Why(ir::RandomInputOf(n->expr)) << "\n";
-    return false;
-  }
-  if (options.cpu) return true;
-  const ir::Node* cpu = ir::FirstNode(ruleset, [](const ir::Expr& e) {
+  // Why `e` cannot be evaluated with `options`, or null.
+  auto missing = [&](const ir::Expr& e) -> const char* {
     const auto* load = std::get_if<ir::MetaLoad>(&e);
-    return load != nullptr && load->key == ir::MetaKey::kCpu;
-  });
-  if (cpu == nullptr) return true;
-  err << ruleset.Where(cpu->loc)
-      << ": error: this rule reads the CPU the kernel processes the packet on: give --cpu N\n";
+    if (load != nullptr && load->key == ir::MetaKey::kCpu && !options.cpu) {
+      return "this rule reads the CPU the kernel processes the packet on: give --cpu N";
+    }
+    const ir::RandomInput draw = ir::RandomInputOf(e);
+    const bool given = draw == ir::RandomInput::kNone ||
+                       (draw == ir::RandomInput::kRandom && options.random) ||
+                       (draw == ir::RandomInput::kSymhash && options.symhash) ||
+                       (draw == ir::RandomInput::kJhashSeed && options.jhash_seed);
+    return given ? nullptr : Why(draw);
+  };
+  const ir::Node* n = ir::FirstNode(ruleset, [&](const ir::Expr& e) { return missing(e) != nullptr; });
+  if (n == nullptr) return true;
+  err << ruleset.Where(n->loc) << ": error: " << missing(n->expr) << "\n";
   return false;
 }
 
