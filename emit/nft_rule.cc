@@ -342,6 +342,10 @@ absl::Status Load(RuleCtx& ctx, const ir::Expr& expr, bool& handled) {
     rv.present = x->present;
     dreg = x->dreg;
   } else if (const auto* f = std::get_if<ir::Fib>(&expr)) {
+    if (f->result == ir::FibResult::kXtAddrClass6) {
+      return Refuse("ip6tables' addrtype match has no nft equivalent (fib type means "
+                    "something else for IPv6)");
+    }
     rv.v = FibValue(*f);
     rv.present = f->flags & ir::kFibPresent;
     dreg = f->dreg;

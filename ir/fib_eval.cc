@@ -8,6 +8,9 @@
 //            reverse path, as rpfilter), 0 / "" when there is none, when
 //            the route is local, or when it does not use the asked device.
 //
+//   addrclass6 ip6tables' addrtype (xt_addrtype's match_type6): the
+//            classes of the address as a mask (see ir::FibResult).
+//
 // Not modelled: `ip rule` policy routing (so `mark` changes nothing), TOS
 // and flow-label routes, l3mdev (VRF) devices, early-demuxed sockets at
 // input (nft_fib_can_skip's socket case: packets here have no socket at
@@ -165,6 +168,37 @@ RouteType Fib6Type(const Fib& e, const uint8_t* iph, const PacketMeta& meta,
   return IsUnicast6(flow.daddr) ? RouteType::kUnicast : RouteType::kUnspec;
 }
 
+// 1 << RTN_*: the XT_ADDRTYPE_* bit of a route type.
+uint32_t ClassBit(RouteType type) { return uint32_t{1} << static_cast<uint32_t>(type); }
+
+// KERNEL: xt_addrtype's match_lookup_rt6: LOCAL when the address sits on
+// the asked device; the output route towards it (bound to that device),
+// UNREACHABLE when there is none or it is a reject route (its dst error;
+// the LOCAL found before is lost then); LOCAL for a local route when no
+// device was asked; ANYCAST as ipv6_anycast_destination says.
+uint32_t LookupClasses6(const uint8_t* addr, uint32_t dev, const HostModel& host) {
+  uint32_t ret = 0;
+  if (dev != 0 && host::AddressOnDevice(host, 6, addr, dev)) ret = ClassBit(RouteType::kLocal);
+  const HostRoute* r = host::LookupRoute(host, 6, addr, dev);
+  if (r == nullptr || IsErrorRoute(r->type)) return ClassBit(RouteType::kUnreachable);
+  if (dev == 0 && r->type == RouteType::kLocal) ret |= ClassBit(RouteType::kLocal);
+  if (AnycastDestination(*r, addr)) ret |= ClassBit(RouteType::kAnycast);
+  return ret;
+}
+
+// The classes match_type6 tests: ipv6_addr_type's MULTICAST, UNICAST and
+// ANY (UNSPEC), and the route's. The kernel looks the route up only when
+// the mask asks LOCAL, ANYCAST or UNREACHABLE; the bits it would find
+// otherwise are masked away by the match, so computing them always is the
+// same answer.
+uint32_t XtAddrClasses6(const uint8_t* addr, uint32_t dev, const HostModel& host) {
+  uint32_t classes = LookupClasses6(addr, dev, host);
+  if (IsMulticast6(addr)) classes |= ClassBit(RouteType::kMulticast);
+  if (IsUnicast6(addr)) classes |= ClassBit(RouteType::kUnicast);
+  if (IsAny6(addr)) classes |= ClassBit(RouteType::kUnspec);
+  return classes;
+}
+
 // KERNEL: nft_fib_v6_skip_icmpv6: ICMPv6 from :: to a link-local address
 // (duplicate address detection) answers with the input device.
 bool SkipIcmpv6(const PacketView& pkt, const uint8_t* iph) {
@@ -200,6 +234,13 @@ bool EvalFib(const Fib& e, Hook hook, const PacketView& pkt, const PacketMeta& m
     return false;
   }
   const uint8_t* iph = pkt.data + pkt.network_off;
+  if (e.result == FibResult::kXtAddrClass6) {
+    if (ipv4) return false;
+    const uint32_t classes =
+        XtAddrClasses6((e.flags & kFibDaddr) ? iph + 24 : iph + 8, FlagDev(e, meta), host);
+    std::memcpy(reg, &classes, 4);
+    return true;
+  }
   if (e.result == FibResult::kAddrType) {
     const uint32_t dev = FlagDev(e, meta);
     StoreType(ipv4 ? host::AddrType4(host, (e.flags & kFibDaddr) ? iph + 16 : iph + 12, dev)

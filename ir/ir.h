@@ -532,7 +532,15 @@ struct FusedCmp {
 // loads the address's RTN_* type (4 bytes), `oif` the output interface's
 // index (4 bytes, 0 for none), `oifname` its name (16 bytes), and with
 // `present` 1 or 0 instead. Flags numerically as NFTA_FIB_F_*.
-enum class FibResult : uint8_t { kOif = 1, kOifName = 2, kAddrType = 3 };
+//
+// `addrclass6` (kXtAddrClass6) is no nft result: ip6tables' addrtype
+// (xt_addrtype's match_type6), whose IPv6 meaning differs from fib type.
+// It loads, for an IPv6 packet, a 4-byte host-order mask of the
+// XT_ADDRTYPE_* classes (1 << RTN_*) the address is in: UNSPEC, UNICAST
+// and MULTICAST from ipv6_addr_type, LOCAL, ANYCAST and UNREACHABLE from
+// the output route (match_lookup_rt6; with iif/oif, bound to that device).
+// A match then tests the mask. Not an IPv6 packet: NFT_BREAK.
+enum class FibResult : uint8_t { kOif = 1, kOifName = 2, kAddrType = 3, kXtAddrClass6 = 4 };
 inline constexpr uint32_t kFibSaddr = 0x1;
 inline constexpr uint32_t kFibDaddr = 0x2;
 inline constexpr uint32_t kFibMark = 0x4;

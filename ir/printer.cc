@@ -302,9 +302,10 @@ std::string Body(const Fib& e) {
   for (const auto& [bit, name] : kFlags) {
     if (e.flags & bit) names.push_back(name);
   }
-  const char* result = e.result == FibResult::kOif       ? "oif"
-                       : e.result == FibResult::kOifName ? "oifname"
-                                                         : "type";
+  const char* result = e.result == FibResult::kOif            ? "oif"
+                       : e.result == FibResult::kOifName      ? "oifname"
+                       : e.result == FibResult::kXtAddrClass6 ? "addrclass6"
+                                                              : "type";
   return absl::StrFormat("%s %s%s => reg %u ", absl::StrJoin(names, " . "), result,
                          e.flags & kFibPresent ? " present" : "", e.dreg);
 }

@@ -126,7 +126,8 @@ Expr ParseFib(Cursor& c) {
       {"saddr", kFibSaddr}, {"daddr", kFibDaddr}, {"mark", kFibMark},
       {"iif", kFibIif},     {"oif", kFibOif}};
   static constexpr std::pair<std::string_view, FibResult> kResults[] = {
-      {"oifname", FibResult::kOifName}, {"oif", FibResult::kOif}, {"type", FibResult::kAddrType}};
+      {"oifname", FibResult::kOifName}, {"oif", FibResult::kOif}, {"type", FibResult::kAddrType},
+      {"addrclass6", FibResult::kXtAddrClass6}};
   Fib e;
   e.flags = 0;
   do {

@@ -513,17 +513,23 @@ void Check(const TimeMatch& e, RuleContext& ctx) {
 }
 
 // nft_fib_init: one of saddr/daddr, not both; not iif and oif together;
-// no oif flag with an oif/oifname result.
+// no oif flag with an oif/oifname result. addrclass6 (xt_addrtype's
+// flags) takes neither mark nor present.
 void Check(const Fib& e, RuleContext& ctx) {
   const uint32_t addrs = e.flags & (kFibSaddr | kFibDaddr);
   const bool both_devs = (e.flags & (kFibIif | kFibOif)) == (kFibIif | kFibOif);
   const bool known = (e.flags & ~(kFibSaddr | kFibDaddr | kFibMark | kFibIif | kFibOif |
                                   kFibPresent)) == 0;
+  const bool types = e.result == FibResult::kAddrType || e.result == FibResult::kXtAddrClass6;
   if (!known || (addrs != kFibSaddr && addrs != kFibDaddr) || both_devs ||
-      e.result < FibResult::kOif || e.result > FibResult::kAddrType ||
-      (e.result != FibResult::kAddrType && (e.flags & kFibOif))) {
+      e.result < FibResult::kOif || e.result > FibResult::kXtAddrClass6 ||
+      (!types && (e.flags & kFibOif))) {
     ctx.diags.Error(ctx.loc, "fib: needs saddr or daddr (not both), at most one of iif and "
                              "oif, and no oif with an oif or oifname result");
+    return;
+  }
+  if (e.result == FibResult::kXtAddrClass6 && (e.flags & (kFibMark | kFibPresent))) {
+    ctx.diags.Error(ctx.loc, "fib: addrclass6 takes neither mark nor present");
     return;
   }
   ctx.regs.Write(e.dreg, FibResultLen(e), "fib");

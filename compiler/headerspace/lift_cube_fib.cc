@@ -48,6 +48,9 @@ bool RuleLifter::Fib(const ir::Fib& e) {
   if (space_.host == nullptr) {
     return Fail("fib asks the host's routes (give the host with --host)");
   }
+  if (e.result == ir::FibResult::kXtAddrClass6) {
+    return Fail("ip6tables' addrtype depends on the host's IPv6 routes (not lifted)");
+  }
   if (e.result != ir::FibResult::kAddrType) {
     return Fail("fib oif / oifname depends on the output device (only fib ... type is lifted)");
   }

@@ -1,16 +1,21 @@
 // -m addrtype: the route type of the packet's source or destination
-// address on this host (xt_addrtype revision 1), lowered as iptables-
-// translate writes it:
+// address on this host (xt_addrtype revision 1). iptables' is lowered as
+// iptables-translate writes it:
 //
 //   --src-type LOCAL                  fib saddr type local
 //   ! --dst-type ANYCAST,LOCAL        fib daddr type != { local, anycast }
 //   --limit-iface-in --dst-type X     fib daddr . iif type X
 //
-// IPv4 only: xt_addrtype asks inet_dev_addr_type, exactly what nft's fib
-// type does for IPv4 (ir/fib_eval.cc, on the host model). Its IPv6 match
-// (match_type6: every asked class must hold at once, a route lookup only
-// for LOCAL, ANYCAST and UNREACHABLE) means something else than fib, so
-// ip6tables' addrtype is refused (located) until the IR has it.
+// (xt_addrtype asks inet_dev_addr_type, exactly what nft's fib type does
+// for IPv4: ir/fib_eval.cc, on the host model).
+//
+// ip6tables' means something else than fib (match_type6): every asked
+// class among MULTICAST, UNICAST and UNSPEC must hold at once, and of
+// LOCAL, ANYCAST and UNREACHABLE (the route's) at least one when any is
+// asked. It is lowered as the address's class mask (fib ... addrclass6,
+// see ir::FibResult), masked to the asked classes, compared with the
+// masks that pass. The kernel refuses BLACKHOLE, BROADCAST and PROHIBIT
+// and above for IPv6 (EINVAL), and so does this.
 //
 // The checks of addrtype_mt_checkentry_v1: a type is needed, the two
 // --limit-iface options exclude each other, --limit-iface-in is invalid
@@ -56,13 +61,52 @@ bool LowerTypeOption(LowerCtx& ctx, const Option& opt, uint32_t fib_flags) {
   return true;
 }
 
+// XT_ADDRTYPE_* bits: 1 << the type's index in kTypeNames (RTN_*).
+constexpr uint32_t kUnspec = 1 << 0, kUnicast = 1 << 1, kLocal = 1 << 2, kBroadcast = 1 << 3,
+                   kAnycast = 1 << 4, kMulticast = 1 << 5, kBlackhole = 1 << 6,
+                   kUnreachable = 1 << 7, kProhibit = 1 << 8;
+constexpr uint32_t kAllOf = kUnspec | kUnicast | kMulticast;
+constexpr uint32_t kAnyOf = kLocal | kAnycast | kUnreachable;
+
+// match_type6 on the classes `c` of an address, for the asked `mask`.
+bool MatchType6(uint32_t mask, uint32_t c) {
+  const uint32_t all = mask & kAllOf;
+  const uint32_t any = mask & kAnyOf;
+  return (c & all) == all && (any == 0 || (c & any) != 0);
+}
+
+// fib ADDR(. DEV) addrclass6 & asked, then one of the masks that pass.
+bool LowerTypeOption6(LowerCtx& ctx, const Option& opt, uint32_t fib_flags) {
+  std::vector<uint32_t> types;
+  if (!ParseTypes(ctx, opt, &types)) return false;
+  uint32_t mask = 0;
+  for (uint32_t type : types) mask |= uint32_t{1} << type;
+  // KERNEL: addrtype_mt_checkentry_v1's IPv6 refusals, in its order.
+  if (mask & kBlackhole) {
+    return ctx.Error(opt.ArgLoc(), "ipv6 BLACKHOLE matching not supported");
+  }
+  if (mask >= kProhibit) {
+    return ctx.Error(opt.ArgLoc(), "ipv6 PROHIBIT (THROW, NAT ..) matching not supported");
+  }
+  if (mask & kBroadcast) {
+    return ctx.Error(opt.ArgLoc(), "ipv6 does not support BROADCAST matching");
+  }
+  ctx.Add(ir::Fib{fib_flags, ir::FibResult::kXtAddrClass6, 1}, opt.loc);
+  ctx.Mask(HostU32(mask), opt.loc);
+  // The mask itself always passes, so there is at least one. (UNSPEC with
+  // UNICAST passes as 0x3, which no address's classes are.)
+  std::vector<ir::Bytes> passing;
+  for (uint32_t c = 0; c <= mask; ++c) {
+    if ((c & ~mask) == 0 && MatchType6(mask, c)) passing.push_back(HostU32(c));
+  }
+  EmitOneOf(ctx, passing, opt.invert, opt.loc);
+  return true;
+}
+
 }  // namespace
 
 bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m) {
-  if (ctx.ipv6()) {
-    return ctx.Error(m.loc, "ip6tables' addrtype match is not supported",
-                     "its IPv6 meaning (xt_addrtype's match_type6) is not modelled yet");
-  }
+  const auto lower_type = ctx.ipv6() ? LowerTypeOption6 : LowerTypeOption;
   const Option* src = nullptr;
   const Option* dst = nullptr;
   uint32_t dev_flag = 0;
@@ -87,8 +131,8 @@ bool LowerAddrtype(LowerCtx& ctx, const MatchUse& m) {
     return ctx.Error(m.loc, absl::StrCat(limit, " is not valid in chain '", ctx.chain_name, "'"),
                      RegisteredHooksHint(limit));
   }
-  if (src != nullptr && !LowerTypeOption(ctx, *src, ir::kFibSaddr | dev_flag)) return false;
-  return dst == nullptr || LowerTypeOption(ctx, *dst, ir::kFibDaddr | dev_flag);
+  if (src != nullptr && !lower_type(ctx, *src, ir::kFibSaddr | dev_flag)) return false;
+  return dst == nullptr || lower_type(ctx, *dst, ir::kFibDaddr | dev_flag);
 }
 
 // The hook-limited name of an addrtype use, for user chains checked at
