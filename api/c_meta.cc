@@ -21,8 +21,9 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   if (meta == nullptr) return true;
   rulejit_meta m;
   rulejit_meta_init(&m);
-  // A caller built before symhash and jhash_seed (or the groups) gives a
-  // shorter struct; the fields it leaves out keep their defaults.
+  // A caller built before symhash and jhash_seed (or the groups, or the
+  // conntrack tuples and counters) gives a shorter struct; the fields it
+  // leaves out keep their defaults.
   if (!ReadSized(meta, &m, offsetof(rulejit_meta, symhash))) return false;
   std::memcpy(out->iifname, m.iifname, sizeof(out->iifname));
   std::memcpy(out->oifname, m.oifname, sizeof(out->oifname));
@@ -59,6 +60,18 @@ bool MetaOf(const rulejit_meta* meta, PacketMeta* out) {
   out->clock_ns = m.clock_ns;
   out->has_kernel_tz = m.has_kernel_tz != 0;
   out->kernel_tz_minuteswest = m.kernel_tz_minuteswest;
+  for (int dir = 0; dir < 2; ++dir) {
+    const rulejit_ct_tuple& from = m.ct_tuple[dir];
+    CtTuple& to = out->ct_tuple[dir];
+    to.family = from.family;
+    to.proto = from.proto;
+    std::memcpy(to.src, from.src, sizeof to.src);
+    std::memcpy(to.dst, from.dst, sizeof to.dst);
+    std::memcpy(to.proto_src, from.proto_src, sizeof to.proto_src);
+    std::memcpy(to.proto_dst, from.proto_dst, sizeof to.proto_dst);
+    out->ct_packets[dir] = m.ct_packets[dir];
+    out->ct_bytes[dir] = m.ct_bytes[dir];
+  }
   return true;
 }
 

@@ -413,6 +413,70 @@ void EvalMetaSet(const MetaSet& e, const uint8_t* regs, MutableMeta& mut) {
   }
 }
 
+namespace {
+
+// nft_ct_get_eval_counter: one direction's count, or both directions'.
+uint64_t CtCounter(const uint64_t (&count)[2], CtDir dir) {
+  switch (dir) {
+    case CtDir::kOriginal: return count[0];
+    case CtDir::kReply: return count[1];
+    case CtDir::kNone: break;
+  }
+  return count[0] + count[1];
+}
+
+// The counters (8 bytes, host order) and the tuple's keys of nft_ct_get_eval.
+// False: no such value (NFT_BREAK).
+bool EvalCtTupleOrCounter(const CtLoad& e, const PacketMeta& m, uint8_t* regs) {
+  const auto store64 = [&](uint64_t v) {
+    uint8_t* dst = RegBytes(regs, e.dreg, 8);
+    if (dst != nullptr) std::memcpy(dst, &v, 8);
+    return dst != nullptr;
+  };
+  switch (e.key) {
+    case CtKey::kPkts: return store64(CtCounter(m.ct_packets, e.dir));
+    case CtKey::kBytes: return store64(CtCounter(m.ct_bytes, e.dir));
+    case CtKey::kAvgPkt: {
+      const uint64_t packets = CtCounter(m.ct_packets, e.dir);
+      return store64(packets == 0 ? 0 : CtCounter(m.ct_bytes, e.dir) / packets);
+    }
+    default: break;
+  }
+  const CtTuple& t = m.ct_tuple[e.dir == CtDir::kReply ? 1 : 0];
+  uint8_t* dst = RegBytes(regs, e.dreg, 4);
+  if (dst == nullptr) return false;
+  switch (e.key) {
+    case CtKey::kL3Protocol: Store8(dst, t.family); return true;
+    case CtKey::kProtocol: Store8(dst, t.proto); return true;
+    default: break;
+  }
+  if (e.dir == CtDir::kNone) return false;  // the kernel loads these with a direction
+  const bool v4 = t.family == kNfProtoIpv4;
+  const auto store_addr = [&](const uint8_t (&addr)[16], uint32_t len) {
+    uint8_t* area = RegBytes(regs, e.dreg, len);
+    if (area != nullptr) std::memcpy(area, addr, len);
+    return area != nullptr;
+  };
+  switch (e.key) {
+    case CtKey::kSrc: return store_addr(t.src, v4 ? 4 : 16);
+    case CtKey::kDst: return store_addr(t.dst, v4 ? 4 : 16);
+    case CtKey::kSrcIp: return v4 && store_addr(t.src, 4);
+    case CtKey::kDstIp: return v4 && store_addr(t.dst, 4);
+    case CtKey::kSrcIp6: return t.family == kNfProtoIpv6 && store_addr(t.src, 16);
+    case CtKey::kDstIp6: return t.family == kNfProtoIpv6 && store_addr(t.dst, 16);
+    case CtKey::kProtoSrc:
+    case CtKey::kProtoDst: {
+      uint16_t v;
+      std::memcpy(&v, e.key == CtKey::kProtoSrc ? t.proto_src : t.proto_dst, 2);
+      Store16(dst, v);
+      return true;
+    }
+    default: return false;  // refused where written (ir/unmodelled.h)
+  }
+}
+
+}  // namespace
+
 // nft_ct_get_eval
 bool EvalCtLoad(const CtLoad& e, const PacketMeta& m, const MutableMeta& mut,
                 uint8_t* regs) {
@@ -436,7 +500,17 @@ bool EvalCtLoad(const CtLoad& e, const PacketMeta& m, const MutableMeta& mut,
       Store16(dst, e.dir == CtDir::kNone ? m.ct_zone.id
                                          : m.ct_zone.IdOf(e.dir == CtDir::kReply));
       return true;
-    default: return false;  // not modelled
+    case CtKey::kHelper:
+      // No helper is assigned (nf_conntrack_helper is 0 and a ruleset that
+      // assigns one is refused: ir/unmodelled.h): nfct_help is null.
+      return false;
+    case CtKey::kLabels:
+      // No label is set (a ruleset that sets one is refused): the
+      // extension's bits, or zeros without it, are all clear.
+      if (RegBytes(regs, e.dreg, 16) == nullptr) return false;
+      std::memset(RegBytes(regs, e.dreg, 16), 0, 16);
+      return true;
+    default: return EvalCtTupleOrCounter(e, m, regs);
   }
 }
 

@@ -27,14 +27,50 @@ const char* UnmodelledMetaKey(MetaKey key) {
   }
 }
 
+namespace {
+
+bool AssignsHelper(const Expr& e) {
+  const auto* ref = std::get_if<Objref>(&e);
+  return ref != nullptr && ref->type == kObjCtHelper;
+}
+
+bool SetsLabels(const Expr& e) {
+  const auto* set = std::get_if<CtSet>(&e);
+  return set != nullptr && set->key == CtKey::kLabels;
+}
+
+}  // namespace
+
+const char* UnmodelledCtKey(CtKey key, bool helpers_assigned, bool labels_set) {
+  switch (key) {
+    case CtKey::kSecMark: return "security marks (SELinux) are not modelled";
+    case CtKey::kId: return "the kernel's conntrack id is a hash keyed with a secret it draws at boot";
+    case CtKey::kHelper:
+      return helpers_assigned ? "conntrack helpers are not modelled (the ruleset assigns one)"
+                              : nullptr;
+    case CtKey::kLabels:
+      return labels_set ? "conntrack labels are not modelled (the ruleset sets one)" : nullptr;
+    default: return nullptr;
+  }
+}
+
 bool CheckModelled(const Ruleset& ruleset, Diagnostics& diags) {
+  const bool helpers_assigned = FirstNode(ruleset, AssignsHelper) != nullptr;
+  const bool labels_set = FirstNode(ruleset, SetsLabels) != nullptr;
   bool ok = true;
   ForEachNode(ruleset, [&](const Node& n) {
-    const auto* load = std::get_if<MetaLoad>(&n.expr);
-    const char* why = load != nullptr ? UnmodelledMetaKey(load->key) : nullptr;
-    if (why == nullptr) return;
-    diags.Error(n.loc, absl::StrCat("meta ", MetaKeyName(load->key), " is not supported"), why);
-    ok = false;
+    if (const auto* load = std::get_if<MetaLoad>(&n.expr)) {
+      if (const char* why = UnmodelledMetaKey(load->key)) {
+        diags.Error(n.loc, absl::StrCat("meta ", MetaKeyName(load->key), " is not supported"),
+                    why);
+        ok = false;
+      }
+    } else if (const auto* ct = std::get_if<CtLoad>(&n.expr)) {
+      if (const char* why = UnmodelledCtKey(ct->key, helpers_assigned, labels_set)) {
+        diags.Error(n.loc, absl::StrCat("ct ", CtKeyName(ct->key), " is not supported"), why);
+        ok = false;
+      }
+    }
   });
   return ok;
 }

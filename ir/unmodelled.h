@@ -14,6 +14,10 @@ namespace rulejit::ir {
 // Why the model has no value for meta `key`, or null when it has one.
 const char* UnmodelledMetaKey(MetaKey key);
 
+// Why the model has no value for ct `key` (given whether the ruleset
+// assigns conntrack helpers and sets conntrack labels), or null.
+const char* UnmodelledCtKey(CtKey key, bool helpers_assigned, bool labels_set);
+
 // Reports each read the model cannot answer; false when there is one.
 bool CheckModelled(const Ruleset& ruleset, Diagnostics& diags);
 

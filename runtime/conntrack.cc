@@ -460,15 +460,61 @@ Conntrack::Entry Conntrack::Track(const PacketView& pkt, const PacketMeta& meta,
       case Tracked::kRepeat: Kill(e.flow); continue;
       case Tracked::kKill:
         if (e.reply) flow->seen_reply = true;
+        Count(*flow, e.reply, pkt);  // nf_ct_kill_acct
         Kill(e.flow);
         return e;
       case Tracked::kAccept:
+        Count(*flow, e.reply, pkt);  // nf_ct_refresh_acct
+        [[fallthrough]];
       case Tracked::kIgnore:
         if (e.reply) flow->seen_reply = true;
         return e;
     }
   }
   return invalid;
+}
+
+// nf_ct_acct_update: one packet more in `reply`'s direction, and its
+// length (skb->len at the conntrack step: the IP packet).
+void Conntrack::Count(Flow& flow, bool reply, const PacketView& pkt) {
+  const uint32_t end = IpPacketEnd(pkt);
+  flow.packets[reply] += 1;
+  flow.bytes[reply] += end > pkt.network_off ? end - pkt.network_off : 0;
+}
+
+namespace {
+
+// A tuple as the kernel stores it (nf_conntrack_tuple): the L4 words in
+// network order, ICMP's identifier in the source and type, code in the
+// destination.
+CtTuple ShownTuple(const Conntrack::Key& key) {
+  CtTuple t;
+  t.family = key.family;
+  t.proto = key.proto;
+  std::memcpy(t.src, key.src.data(), sizeof t.src);
+  std::memcpy(t.dst, key.dst.data(), sizeof t.dst);
+  const auto store_be16 = [](uint8_t* p, uint16_t v) {
+    p[0] = static_cast<uint8_t>(v >> 8);
+    p[1] = static_cast<uint8_t>(v);
+  };
+  store_be16(t.proto_src, key.sport);
+  if (IsIcmp(key.proto)) {
+    t.proto_dst[0] = key.icmp_type;
+    t.proto_dst[1] = key.icmp_code;
+  } else {
+    store_be16(t.proto_dst, key.dport);
+  }
+  return t;
+}
+
+}  // namespace
+
+void Conntrack::ShowFlow(const Flow& flow, PacketMeta& meta) {
+  for (int dir = 0; dir < 2; ++dir) {
+    meta.ct_tuple[dir] = ShownTuple(flow.tuple[dir]);
+    meta.ct_packets[dir] = flow.packets[dir];
+    meta.ct_bytes[dir] = flow.bytes[dir];
+  }
 }
 
 Conntrack::Flow* Conntrack::FlowOf(Entry& entry) {
@@ -501,6 +547,7 @@ Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta, bool arr
       // in each ~199).
       meta.ct_state = kCtStateNew;
       meta.ct_status = e.pending->Status(false);
+      ShowFlow(*e.pending, meta);
       return e;
     case Entry::kKnown: {
       const Flow& flow = flows_[e.flow];
@@ -513,6 +560,7 @@ Conntrack::Entry Conntrack::In(const PacketView& pkt, PacketMeta& meta, bool arr
   meta.ct_status = flow.Status(true);
   meta.ct_mark = flow.mark;
   meta.ct_zone = flow.zone;
+  ShowFlow(flow, meta);
   // nf_ct_expires, in ms: what the tracker left after this packet.
   const int64_t left_ns = static_cast<int64_t>(flow.expires_ns - now_ns_);
   meta.ct_expiration_ms = left_ns > 0 ? static_cast<uint32_t>(left_ns / 1000000) : 0;

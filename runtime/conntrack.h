@@ -56,6 +56,10 @@
 //   (PacketMeta::ct_zone, from `ct zone set` / CT --zone before the
 //   conntrack step), per direction as nf_ct_zone_id says; equal tuples in
 //   different zones are different flows. `ct zone` reads the flow's.
+// - Tuples as `ct original|reply saddr ...` read them, and the counters
+//   of `ct packets|bytes|avgpkt` and iptables' connbytes (nf_conn_acct:
+//   packets the tracker accepted, as nf_ct_refresh_acct counts them, and
+//   their IP lengths; RELATED ICMP errors are not counted).
 // - `ct expiration`: the time left after this packet's refresh (0 for an
 //   unconfirmed flow, whose timeout the kernel keeps relative).
 // - The table's size (ConntrackOptions::max, nf_conntrack_max): a new flow
@@ -167,6 +171,10 @@ class Conntrack {
     uint32_t nat_status = 0;            // kIpsSrcNat | kIpsDstNat
     bool nat_done[2] = {false, false};  // indexed by Manip
     uint64_t expires_ns = 0;  // packet time it times out at
+    // nf_conn_acct, by direction: the packets conntrack counted
+    // (nf_ct_refresh_acct, nf_ct_kill_acct) and their IP lengths.
+    uint64_t packets[2] = {0, 0};
+    uint64_t bytes[2] = {0, 0};
     uint64_t udp_stream_ns = 0;  // UDP: replies after this make a stream
     TcpTrack tcp;
     SctpTrack sctp;
@@ -203,6 +211,10 @@ class Conntrack {
   // after the conntrack step see them. `arriving`: conntrack runs at
   // prerouting (checksums are verified there), not at output.
   Entry In(const PacketView& pkt, PacketMeta& meta, bool arriving);
+  // Writes the flow's tuples and counters into meta (ct_tuple,
+  // ct_packets, ct_bytes): In does, and a NAT step again once it has bound
+  // the reply tuple.
+  static void ShowFlow(const Flow& flow, PacketMeta& meta);
   // The flow an entry refers to (null for invalid and untracked).
   Flow* FlowOf(Entry& entry);
   // Whether the entry's reply tuple `candidate` is taken by another live
@@ -253,6 +265,7 @@ class Conntrack {
   Tracked SctpPacketOf(Flow& flow, bool confirmed, bool reply, const PacketView& pkt,
                        bool verify_checksum);
   Tracked UdpPacketOf(Flow& flow, bool confirmed, const PacketView& pkt, bool verify_checksum);
+  static void Count(Flow& flow, bool reply, const PacketView& pkt);
   void Refresh(Flow& flow, uint32_t timeout_s) { flow.expires_ns = now_ns_ + timeout_s * 1000000000ull; }
   // The flow and direction of a tuple, if a live flow has it.
   bool Find(const Key& key, uint32_t* flow, bool* reply);

@@ -233,6 +233,7 @@ bool Walk::NatStep(Hook hook, Manip manip, const std::vector<RuleRef>& nat_chain
   }
   // The chains after the step see the binding in `ct status`.
   meta_.ct_status = flow->Status(entry_.kind != Conntrack::Entry::kNew);
+  Conntrack::ShowFlow(*flow, meta_);  // the reply tuple as bound
   // The rewrite is in place and moves no header: the view stays valid.
   TranslatePacket(*flow, entry_.reply, manip, bytes_, view_);
   return true;

@@ -136,6 +136,8 @@ struct LowerCtx {
   const Ipsets* ipsets = nullptr;
   // Where -m set and the SET target use ipsets (target_set.cc), or null.
   std::vector<IpsetUse>* ipset_uses = nullptr;
+  // Where -m helper is used (match_helper.cc), or null.
+  std::vector<ir::SourceLoc>* helper_matches = nullptr;
 
   bool ipv6() const { return family == ir::Family::kIp6; }
   // The rule's `-p` protocol number when given and not inverted.
@@ -277,6 +279,11 @@ bool LowerMultiport(LowerCtx& ctx, const MatchUse& m);
 bool LowerConntrack(LowerCtx& ctx, const MatchUse& m);
 bool LowerState(LowerCtx& ctx, const MatchUse& m);
 bool LowerConnmark(LowerCtx& ctx, const MatchUse& m);
+bool LowerConnbytes(LowerCtx& ctx, const MatchUse& m);  // match_connbytes.cc
+bool LowerHelper(LowerCtx& ctx, const MatchUse& m);     // match_helper.cc
+// Refuses -m helper (at `uses`) in a ruleset that assigns conntrack helpers.
+void CheckHelperMatches(const ir::Ruleset& ruleset, const std::vector<ir::SourceLoc>& uses,
+                        ir::Diagnostics& diags);
 bool LowerIcmp(LowerCtx& ctx, const MatchUse& m);
 bool LowerIcmp6(LowerCtx& ctx, const MatchUse& m);
 bool LowerOwner(LowerCtx& ctx, const MatchUse& m);

@@ -213,6 +213,7 @@ class SaveParser {
     }
     iptables_internal::ShareHashlimitTables(ruleset_, flavor_, diags_);
     iptables_internal::CheckIpsetWrites(ruleset_, ipsets_, ipset_uses_, diags_);
+    iptables_internal::CheckHelperMatches(ruleset_, helper_matches_, diags_);
     if (diags_.error_count() > errors_before) return diags_.ToStatus();
     ruleset_.files = diags_.file_names();
     return std::move(ruleset_);
@@ -688,6 +689,7 @@ class SaveParser {
     ctx.ip6t_legacy = flavor_ == IptablesFlavor::kLegacy && ctx.ipv6();
     ctx.ipsets = ipsets_;
     ctx.ipset_uses = &ipset_uses_;
+    ctx.helper_matches = &helper_matches_;
 
     bool ok = iptables_internal::LowerBase(ctx);
     bool guarded = false;  // the legacy fragment check is in the rule
@@ -818,6 +820,7 @@ class SaveParser {
   IptablesFlavor flavor_;
   const Ipsets* ipsets_;
   std::vector<iptables_internal::IpsetUse> ipset_uses_;  // -m set and SET, checked at the end
+  std::vector<ir::SourceLoc> helper_matches_;  // -m helper, checked at the end
   ir::Family family_ = ir::Family::kIp;
   ir::Ruleset ruleset_;
   ir::Table table_;          // the open table

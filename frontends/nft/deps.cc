@@ -29,6 +29,10 @@ bool IsL4ProtoField(const Field& f) {
           f.base == ir::PayloadBase::kNetwork);
 }
 
+bool IsCtProtocolField(const Field& f) {
+  return f.kind == Field::Kind::kCt && f.ct == ir::CtKey::kProtocol;
+}
+
 // `icmp type` / `icmpv6 type`: the match that ICMP field dependencies check.
 bool IsIcmpTypeField(const Field& f) {
   return f.kind == Field::Kind::kPayload && f.base == ir::PayloadBase::kTransport &&
@@ -201,7 +205,13 @@ bool Linearizer::EmitLinkDeps(ir::Rule& rule, const Field& f) {
 // `meta l4proto { tcp, udp }` records both; the last is the context.
 // `icmp type { echo-reply, echo-request }` likewise leaves the last type
 // as the context that `icmp id` checks.
+bool Linearizer::NetworkKnown() const {
+  return table_->family == ir::Family::kIp || table_->family == ir::Family::kIp6 ||
+         ctx_.net != 0;
+}
+
 void Linearizer::NoteSetContext(const Field& f, const std::vector<Element>& elems) {
+  if (IsCtProtocolField(f) && NetworkKnown()) ctx_.ct_l4 = true;
   const bool l4 = IsL4ProtoField(f);
   const bool icmp_type = IsIcmpTypeField(f);
   if (!l4 && !icmp_type) return;
@@ -227,6 +237,7 @@ void Linearizer::NoteContext(const Field& f, const Item& item) {
   }
   U128 v = item.lo.num;
   if (IsL4ProtoField(f)) ctx_.l4 = static_cast<int>(v);
+  if (IsCtProtocolField(f) && NetworkKnown()) ctx_.ct_l4 = true;
   if (f.kind == Field::Kind::kMeta && f.meta == ir::MetaKey::kNfProto) {
     ctx_.net = v == 2 ? 4 : v == 10 ? 6 : ctx_.net;
   }

@@ -278,6 +278,9 @@ bool Parser::ParseCtField(Field* field) {
     }
   }
   std::optional<Field> fd = LookupCtField(key, dir, net);
+  if (fd && (key == "proto-src" || key == "proto-dst")) {
+    fd->untyped_ports = lin_.ctx().l4 < 0 && !lin_.ctx().ct_l4;
+  }
   if (fd && plain) {
     // Without `ip`/`ip6` nft loads the family-sized NFT_CT_SRC/DST.
     fd->ct_plain_addr = true;

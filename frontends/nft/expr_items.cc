@@ -109,6 +109,10 @@ bool Parser::ParseConstExpr(const Field& f, U128* out, std::string_view sep) {
 bool Parser::ParseItem(const Field& f, Item* item) {
   const Token& t = Peek();
   item->loc = t.loc;
+  if (f.untyped_ports) {
+    return Error(t.loc, "a value of ct proto-src/proto-dst needs a transport protocol before it",
+                 "match it first, e.g. 'meta l4proto tcp'");
+  }
   if (t.kind == Tok::kPunct && t.text == "(") {
     Nesting nesting(*this, Next().loc);
     U128 v = 0;

@@ -54,6 +54,10 @@ struct Field {
   std::vector<uint8_t> icmp_types;
   // `ct saddr` without `ip`/`ip6`: its size comes from the rule's context.
   bool ct_plain_addr = false;
+  // `ct proto-src|dst` with no transport protocol in the rule's context:
+  // nft has no type to parse a value for it by ("Can't parse symbolic
+  // invalid expressions"); loads are fine.
+  bool untyped_ports = false;
   // kNumgen: `numgen random|inc mod M [offset O]` (its dreg unused).
   ir::Numgen numgen;
   // kHash: `jhash KEY mod M [seed S] [offset O]` or `symhash mod M ...`

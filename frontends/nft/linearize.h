@@ -59,6 +59,10 @@ struct ProtoCtx {
   // Transport protocols an anonymous set allowed (`meta l4proto { tcp,
   // udp }`): with more than one, a tcp/udp/... header field is ambiguous.
   std::vector<int> l4_alternatives;
+  // `ct [original|reply] protocol` matched where the network protocol is
+  // known (an ip or ip6 table, or after `meta nfproto`): nft then knows the
+  // transport protocol of `ct proto-src` / `ct proto-dst` too.
+  bool ct_l4 = false;
   bool link = false;
   bool vlan = false;
   bool icmp_type = false;  // icmp/icmpv6 type already tested
@@ -78,6 +82,8 @@ class Linearizer {
   // Points at `table` without starting a rule (set declarations).
   void SetTable(ir::Table& table) { table_ = &table; }
   const ProtoCtx& ctx() const { return ctx_; }
+  // Whether the rule's network protocol is known (nft's network base).
+  bool NetworkKnown() const;
   // The anonymous sets the rule needs, to add to the table with it.
   std::vector<ir::Set> TakePendingSets();
   int anon_counter() const { return anon_counter_; }

@@ -42,6 +42,20 @@ struct CtZone {
   bool operator==(const CtZone&) const = default;
 };
 
+// One direction's tuple of a conntrack entry as `ct original|reply saddr,
+// daddr, protocol, proto-src, proto-dst` read it (nf_conntrack_tuple):
+// addresses (IPv4 in the first 4 bytes) and the L4 words as the kernel
+// stores them, in network order: ports; for ICMP and ICMPv6 the echo
+// identifier as proto_src and type then code as proto_dst; GRE keys.
+struct CtTuple {
+  uint8_t family = 0;  // kNfProtoIpv4 / kNfProtoIpv6
+  uint8_t proto = 0;
+  uint8_t src[16] = {};
+  uint8_t dst[16] = {};
+  uint8_t proto_src[2] = {};
+  uint8_t proto_dst[2] = {};
+};
+
 struct PacketView {
   const uint8_t* data = nullptr;  // the frame (starts at the link header if any)
   uint32_t len = 0;               // bytes readable from data
@@ -156,6 +170,15 @@ struct PacketMeta {
   // Milliseconds until the entry times out (`ct expiration`, and
   // iptables' --ctexpire in whole seconds).
   uint32_t ct_expiration_ms = 0;
+  // The entry's tuples, [0] the original direction's, [1] the reply's
+  // (after NAT bound it), and its counters (nf_conn_acct: packets and IP
+  // bytes per direction, this packet's included when conntrack counted it).
+  // A ruleset that reads the counters turns accounting on in the kernel
+  // (nft's ct packets/bytes/avgpkt, iptables' connbytes), so every entry
+  // has them.
+  CtTuple ct_tuple[2];
+  uint64_t ct_packets[2] = {};
+  uint64_t ct_bytes[2] = {};
 
   // The kernel's get_random_u32() for this packet, which `numgen random`
   // scales to its modulus: an input, so that a run is reproducible (vary it

@@ -218,6 +218,20 @@ void rulejit_compile_options_init(rulejit_compile_options *options);
 
 /* ---- Packet metadata --------------------------------------------------- */
 
+/* One direction's tuple of the packet's conntrack entry, as `ct original|
+ * reply saddr, daddr, protocol, proto-src, proto-dst` read it: addresses
+ * (IPv4 in the first 4 bytes); the L4 words in network order (ports; for
+ * ICMP/ICMPv6 the identifier as proto_src, type then code as proto_dst). */
+typedef struct rulejit_ct_tuple {
+  uint8_t family;        /* 2 IPv4, 10 IPv6 (NFPROTO_*) */
+  uint8_t proto;         /* IPPROTO_* */
+  uint8_t proto_src[2];
+  uint8_t proto_dst[2];
+  uint8_t reserved[2];
+  uint8_t src[16];
+  uint8_t dst[16];
+} rulejit_ct_tuple;
+
 /* What the kernel knows about a packet besides its bytes. Initialise with
  * rulejit_meta_init: no devices, no socket, no clock, no conntrack entry. */
 typedef struct rulejit_meta {
@@ -255,6 +269,12 @@ typedef struct rulejit_meta {
   uint32_t jhash_seed;   /* the seed of a jhash written without one */
   uint32_t iifgroup;     /* the devices' groups (0: default) */
   uint32_t oifgroup;
+  /* The conntrack entry's tuples and counters, [0] the original direction,
+   * [1] the reply: packets and IP bytes conntrack counted, this packet's
+   * included (ct packets/bytes/avgpkt, iptables' connbytes). */
+  rulejit_ct_tuple ct_tuple[2];
+  uint64_t ct_packets[2];
+  uint64_t ct_bytes[2];
 } rulejit_meta;
 
 void rulejit_meta_init(rulejit_meta *meta);

@@ -605,6 +605,198 @@ TEST(ConntrackKernel, ZonesAndExpiration) {
   EXPECT_EQ(fates, (std::set<std::string>{"drop", "forwarded"}));
 }
 
+// Counters and tuples (nf_conn_acct, nf_conntrack_tuple) over the
+// hand-written sequences: probes whose DSCP says what a forwarded packet's
+// entry reads.
+//  - tuples: a bit per read: `ct original ip saddr` in the clients'
+//    prefix, `ct reply ip saddr` in the servers', a mark an ip/ip6 table
+//    set from `ct l3proto`, `ct protocol`, `ct original saddr`, `ct reply
+//    daddr`; for TCP, UDP and SCTP `ct original proto-dst` 80, `ct reply
+//    proto-src` 80 and the client's port as `ct original proto-src`; for
+//    ICMP the echo types as `ct original|reply proto-dst` and its id;
+//  - packets: 1 + original (0-6, 6 for more) + 7 * reply (0-7);
+//  - bytes (original, reply) and avgpkt (both directions): the value mod
+//    62, + 1 (63 past the last value written);
+//  - iptables (mangle, DSCP): connbytes by packets of both directions,
+//    avgpkt of the original direction, and `!` of ranges and of a single
+//    value, first match wins; xt_helper with and without `!`.
+struct FamilyNets {
+  const char* nfproto;
+  const char* ip;
+  const char* clients;
+  const char* servers;
+};
+constexpr FamilyNets kFamilyNets[] = {{"ipv4", "ip", "10.1.0.0/16", "10.30.0.0/16"},
+                                      {"ipv6", "ip6", "2001:db8:1::/48", "2001:db8:30::/48"}};
+
+std::string ProbeRule(const FamilyNets& f, const std::string& match, int code) {
+  return absl::StrCat("    meta nfproto ", f.nfproto, " ", match, " ", f.ip, " dscp set ", code,
+                      " accept\n");
+}
+
+// Per family and transport protocol (nft types `ct proto-src|dst` by the
+// protocol matched before them): every combination of the reads, a rule
+// each, its bits as the code.
+std::string TupleProbe() {
+  std::string text;
+  for (const FamilyNets& f : kFamilyNets) {
+    absl::StrAppend(&text, "table ", f.ip, " tuple_", f.ip,
+                    " {\n  chain pre { type filter hook forward priority -1; policy accept;\n"
+                    "    ct l3proto ",
+                    f.nfproto, " ct protocol { tcp, udp, icmp, ipv6-icmp, sctp, gre }",
+                    " ct original saddr ", f.clients, " ct reply daddr ", f.clients,
+                    " meta mark set 1\n  }\n}\n");
+  }
+  text += "table inet tuples {\n  chain forwarding { type filter hook forward priority 0; policy accept;\n";
+  for (const FamilyNets& f : kFamilyNets) {
+    const std::string ip = f.ip;
+    const bool v6 = ip == "ip6";
+    const std::string icmp = v6 ? "ipv6-icmp" : "icmp";
+    // An echo request's type as `ct proto-dst` reads it (type, code), its
+    // reply's, and the identifiers (0x100 + n).
+    const std::string request = v6 ? "32768" : "2048", reply = v6 ? "33024" : "0";
+    struct Group {
+      std::string l4;  // the rule's transport protocol match
+      std::vector<std::string> reads;
+    };
+    const std::string ports_from_client = "ct original proto-src 40000-41000";
+    const Group groups[] = {
+        {"meta l4proto tcp", {"ct original proto-dst 80", "ct reply proto-src 80", ports_from_client}},
+        {"meta l4proto udp", {"ct original proto-dst 80", "ct reply proto-src 80", ports_from_client}},
+        {"meta l4proto sctp", {"ct original proto-dst 80", "ct reply proto-src 80", ports_from_client}},
+        {"meta l4proto " + icmp,
+         {"ct original proto-dst " + request, "ct reply proto-dst " + reply,
+          "ct original proto-src 256-511"}},
+        {"meta l4proto != { tcp, udp, sctp, " + icmp + " }", {}},
+    };
+    for (const Group& g : groups) {
+      std::vector<std::string> reads = {"ct original " + ip + " saddr " + f.clients,
+                                        "ct reply " + ip + " saddr " + f.servers, "meta mark 1"};
+      reads.insert(reads.end(), g.reads.begin(), g.reads.end());
+      const int n = static_cast<int>(reads.size());
+      for (int bits = (1 << n) - 1; bits >= 0; --bits) {
+        std::string rule = g.l4;
+        for (int b = 0; b < n; ++b) {
+          std::string read = reads[b];
+          if (!((bits >> b) & 1)) {
+            // `KEY VALUE` -> `KEY != VALUE`
+            const size_t at = read.rfind(' ');
+            read = read.substr(0, at) + " !=" + read.substr(at);
+          }
+          absl::StrAppend(&rule, " ", read);
+        }
+        absl::StrAppend(&text, ProbeRule(f, rule, bits));
+      }
+    }
+  }
+  return text + "  }\n}\n";
+}
+
+std::string PacketsProbe() {
+  std::string text =
+      "table inet counts {\n  chain forwarding { type filter hook forward priority 0; policy accept;\n";
+  for (const FamilyNets& f : kFamilyNets) {
+    for (int o = 0; o <= 6; ++o) {
+      for (int r = 0; r <= 7; ++r) {
+        const std::string orig = o == 6 ? "ct original packets >= 6"
+                                        : absl::StrCat("ct original packets ", o);
+        const std::string reply = r == 7 ? "ct reply packets >= 7"
+                                         : absl::StrCat("ct reply packets ", r);
+        absl::StrAppend(&text, ProbeRule(f, orig + " " + reply, 1 + o + 7 * r));
+      }
+    }
+  }
+  return text + "  }\n}\n";
+}
+
+// `ct KEY V` for V up to `last`, then past it.
+std::string ValueProbe(const std::string& key, int last) {
+  std::string text =
+      "table inet counts {\n  chain forwarding { type filter hook forward priority 0; policy accept;\n";
+  for (const FamilyNets& f : kFamilyNets) {
+    for (int v = 0; v <= last; ++v) {
+      absl::StrAppend(&text, ProbeRule(f, absl::StrCat(key, " ", v), v % 62 + 1));
+    }
+    absl::StrAppend(&text, ProbeRule(f, absl::StrCat(key, " > ", last), 63));
+  }
+  return text + "  }\n}\n";
+}
+
+// The iptables probes: each rule that matches sets its DSCP and accepts.
+class MangleProbe {
+ public:
+  MangleProbe()
+      : text_("*mangle\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+              ":OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n") {}
+  void Code(const std::string& match, int dscp) {
+    absl::StrAppend(&text_, "-A FORWARD ", match, " -j DSCP --set-dscp ", dscp, "\n",
+                    "-A FORWARD ", match, " -j ACCEPT\n");
+  }
+  void Rule(const std::string& rule) { absl::StrAppend(&text_, "-A FORWARD ", rule, "\n"); }
+  std::string Text() const { return text_ + "COMMIT\n"; }
+
+ private:
+  std::string text_;
+};
+
+// connbytes' `!` of a single value, of ranges and of an open range, then
+// packets of both directions exactly; xt_helper.
+std::string ConnbytesPacketsProbe() {
+  MangleProbe p;
+  // No connection has a master (no helper is assigned): xt_helper never
+  // matches, and with `!` always, tracked or not.
+  p.Rule("-m helper --helper ftp -j DROP");
+  p.Code("-m connbytes ! --connbytes 5:5 --connbytes-dir original --connbytes-mode packets", 1);
+  p.Code("-m connbytes ! --connbytes 100:300 --connbytes-dir reply --connbytes-mode bytes", 2);
+  p.Code("-m connbytes ! --connbytes 3 --connbytes-dir both --connbytes-mode packets", 3);
+  for (int v = 3; v <= 40; ++v) {
+    p.Code(absl::StrCat("-m connbytes --connbytes ", v, ":", v,
+                        " --connbytes-dir both --connbytes-mode packets"),
+           v);
+  }
+  p.Rule("-m helper ! --helper sip -j DSCP --set-dscp 62");
+  return p.Text();
+}
+
+// connbytes' averages of the original direction and an open byte range.
+std::string ConnbytesAvgpktProbe() {
+  MangleProbe p;
+  p.Code("-m connbytes --connbytes 600 --connbytes-dir original --connbytes-mode bytes", 63);
+  for (int v = 0; v <= 150; ++v) {
+    p.Code(absl::StrCat("-m connbytes --connbytes ", v, ":", v,
+                        " --connbytes-dir original --connbytes-mode avgpkt"),
+           1 + v % 61);
+  }
+  return p.Text();
+}
+
+TEST(ConntrackKernel, CountersAndTuples) {
+  if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
+  Env env;
+  const Labelled traffic = HandWritten();
+  const std::pair<std::string, OracleRuleset> probes[] = {
+      {"tuples", {.syntax = OracleSyntax::kNft, .text = TupleProbe()}},
+      {"packets", {.syntax = OracleSyntax::kNft, .text = PacketsProbe()}},
+      {"original bytes", {.syntax = OracleSyntax::kNft, .text = ValueProbe("ct original bytes", 1200)}},
+      {"reply bytes", {.syntax = OracleSyntax::kNft, .text = ValueProbe("ct reply bytes", 1200)}},
+      {"avgpkt", {.syntax = OracleSyntax::kNft, .text = ValueProbe("ct avgpkt", 200)}},
+      {"connbytes packets",
+       {.syntax = OracleSyntax::kIptablesSave, .text = ConnbytesPacketsProbe()}},
+      {"connbytes avgpkt",
+       {.syntax = OracleSyntax::kIptablesSave, .text = ConnbytesAvgpktProbe()}},
+  };
+  for (const auto& [what, ruleset] : probes) {
+    std::optional<std::vector<PathOutcome>> kernel = Compare(env, what, ruleset, traffic);
+    ASSERT_TRUE(kernel.has_value()) << what;
+    // The probe saw what it is about: several codes, and packets past the
+    // first of their flow.
+    std::set<int> codes;
+    for (const PathOutcome& o : *kernel) codes.insert(ProbeCode(o.arrived));
+    std::printf("%s: the kernel's codes %s\n", what.c_str(), absl::StrJoin(codes, ",").c_str());
+    EXPECT_GE(codes.size(), 4u) << what;
+  }
+}
+
 TEST(ConntrackKernel, SeededMixes) {
   if (!Available()) GTEST_SKIP() << "needs root, ip netns, nft and iptables-legacy";
   Env env;

@@ -197,8 +197,22 @@ class RuleGen {
   void MarkMatch(std::vector<ir::Node>& out) {
     if (Chance(rng_, 50)) {
       // Other per-packet values the tiers read through their helpers:
-      // meta priority, ct mark, ct zone (of a direction), ct expiration.
-      switch (Uniform(rng_, 0, 3)) {
+      // meta priority, ct mark, ct zone (of a direction), ct expiration,
+      // a ct counter (8 bytes) and a tuple's port.
+      const int pick = Uniform(rng_, 0, 5);
+      if (pick >= 4) {
+        const ir::CtKey key = pick == 4 ? PickOf<ir::CtKey>(rng_, {ir::CtKey::kPkts,
+                                                                   ir::CtKey::kBytes,
+                                                                   ir::CtKey::kAvgPkt})
+                                        : PickOf<ir::CtKey>(rng_, {ir::CtKey::kProtoSrc,
+                                                                   ir::CtKey::kProtoDst});
+        out.push_back(N(ir::CtLoad{key, 1, static_cast<ir::CtDir>(Uniform(rng_, 0, 2))}));
+        Bytes value(pick == 4 ? 8 : 2, 0);
+        value[0] = static_cast<uint8_t>(Uniform(rng_, 0, 3));
+        out.push_back(N(ir::Cmp{Chance(rng_, 70) ? ir::CmpOp::kEq : ir::CmpOp::kNeq, 1, value}));
+        return;
+      }
+      switch (pick) {
         case 0: out.push_back(N(ir::MetaLoad{ir::MetaKey::kPriority, 1})); break;
         case 1: out.push_back(N(ir::CtLoad{ir::CtKey::kMark, 1, ir::CtDir::kNone})); break;
         case 2:
@@ -437,6 +451,12 @@ PacketMeta RandomMeta(std::mt19937& rng) {
   m.ct_zone = CtZone{.id = static_cast<uint16_t>(Uniform(rng, 0, 2)),
                      .dirs = static_cast<uint8_t>(Uniform(rng, 1, 3))};
   m.ct_expiration_ms = Uniform(rng, 0, 3);
+  for (int dir = 0; dir < 2; ++dir) {
+    m.ct_packets[dir] = Uniform(rng, 0, 3);
+    m.ct_bytes[dir] = Uniform(rng, 0, 3) * m.ct_packets[dir];
+    m.ct_tuple[dir].proto_src[0] = static_cast<uint8_t>(Uniform(rng, 0, 3));
+    m.ct_tuple[dir].proto_dst[0] = static_cast<uint8_t>(Uniform(rng, 0, 3));
+  }
   m.ct_valid = Chance(rng, 70);
   m.ct_state = m.ct_valid ? PickOf<uint32_t>(rng, {ir::kCtStateNew, ir::kCtStateEstablished,
                                                         ir::kCtStateRelated})

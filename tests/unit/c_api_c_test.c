@@ -225,6 +225,8 @@ static void test_misuse(void) {
   CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_ACCEPT);
   older.size = offsetof(rulejit_meta, iifgroup); /* before the devices' groups */
   CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_ACCEPT);
+  older.size = offsetof(rulejit_meta, ct_tuple); /* before the tuples and counters */
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_ACCEPT);
   older.size = offsetof(rulejit_meta, symhash) - 4;
   CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &older, NULL, NULL) == RULEJIT_DROP);
   rulejit_result unsized_result;
@@ -403,6 +405,43 @@ static void test_meta_and_results(rulejit_backend backend) {
   CHECK(rulejit_policy_counter(p, st, 0, 0, &packets, &bytes) == 0 && packets == 3);
   CHECK(bytes == 3 * 40);
   rulejit_state_free(st);
+  rulejit_program_free(p);
+}
+
+/* The conntrack entry's counters and tuples, as the caller's conntrack
+ * gives them. */
+static void test_ct_counters(rulejit_backend backend) {
+  static const char text[] =
+      "table ip t {\n"
+      "  chain in {\n"
+      "    type filter hook input priority 0; policy drop;\n"
+      "    ct original packets 3 ct reply bytes > 100 meta l4proto tcp"
+      " ct original proto-dst 80 ct reply ip saddr 10.0.0.1 accept\n"
+      "  }\n"
+      "}\n";
+  rulejit_program *p = compile_text(text, backend);
+  CHECK(p != NULL);
+  if (p == NULL) return;
+  uint8_t f[64];
+  uint32_t len = tcp_frame(f, ADDR(192, 0, 2, 1), ADDR(10, 0, 0, 1), 80);
+  rulejit_meta m;
+  rulejit_meta_init(&m);
+  m.ct_state = RULEJIT_CT_ESTABLISHED;
+  m.ct_packets[0] = 3;
+  m.ct_bytes[1] = 101;
+  for (int dir = 0; dir < 2; ++dir) {
+    m.ct_tuple[dir].family = 2;
+    m.ct_tuple[dir].proto = 6;
+  }
+  m.ct_tuple[0].proto_dst[1] = 80;
+  const uint8_t server[4] = {10, 0, 0, 1};
+  memcpy(m.ct_tuple[1].src, server, 4);
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &m, NULL, NULL) == RULEJIT_ACCEPT);
+  m.ct_bytes[1] = 100;
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &m, NULL, NULL) == RULEJIT_DROP);
+  m.ct_bytes[1] = 101;
+  m.ct_tuple[0].proto_dst[1] = 81;
+  CHECK(rulejit_classify(p, RULEJIT_HOOK_INPUT, f, len, &m, NULL, NULL) == RULEJIT_DROP);
   rulejit_program_free(p);
 }
 
@@ -764,6 +803,9 @@ int main(void) {
   test_misuse();
   test_meta_and_results(RULEJIT_BACKEND_INTERP);
   test_meta_and_results(RULEJIT_BACKEND_JIT);
+  test_ct_counters(RULEJIT_BACKEND_INTERP);
+  test_ct_counters(RULEJIT_BACKEND_JIT);
+  test_ct_counters(RULEJIT_BACKEND_LLVM);
   test_program_queries();
   test_compile_options();
   test_host();

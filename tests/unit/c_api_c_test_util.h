@@ -21,7 +21,8 @@ static int failures = 0;
   } while (0)
 
 /* The ABI's structs have no hidden padding and fixed sizes. */
-_Static_assert(sizeof(rulejit_meta) == 128, "rulejit_meta layout");
+_Static_assert(sizeof(rulejit_meta) == 240, "rulejit_meta layout");
+_Static_assert(sizeof(rulejit_ct_tuple) == 40, "rulejit_ct_tuple layout");
 _Static_assert(sizeof(rulejit_result) == 96, "rulejit_result layout");
 _Static_assert(sizeof(rulejit_parse_options) == 32, "rulejit_parse_options layout");
 _Static_assert(sizeof(rulejit_compile_options) == 72, "rulejit_compile_options layout");
