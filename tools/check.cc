@@ -108,7 +108,10 @@ void ReportLint(const ir::Ruleset& ruleset, const analysis::LintResult& lint,
   for (const analysis::LintFinding& f : lint.findings) {
     const ir::Rule& rule =
         ruleset.tables[f.rule.table].chains[f.rule.chain].rules[f.rule.rule];
-    diags.Warning(rule.loc, ShadowMessage(ruleset, f));
+    // The analysis' packets (cube.h): a claim about them, not fragments.
+    diags.Warning(rule.loc, ShadowMessage(ruleset, f),
+                  "among unfragmented IPv4 packets without IP options and IPv6 packets "
+                  "without extension headers");
   }
   out.Add(diags);
 }

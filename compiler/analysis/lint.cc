@@ -97,6 +97,34 @@ void AddUnvisited(const ir::Ruleset& ruleset,
   }
 }
 
+// `payload @ network + 6, 2 bytes; & 0x1fff; cmp eq 0` at `i`: "not a
+// non-first fragment", iptables-legacy's guard (frontends/iptables), which
+// keeps a rule off packets outside the space rather than on them.
+bool IsNotFragmentGuard(const std::vector<ir::Node>& exprs, size_t i) {
+  if (i + 2 >= exprs.size()) return false;
+  const auto* mask = std::get_if<ir::Bitwise>(&exprs[i + 1].expr);
+  const auto* cmp = std::get_if<ir::Cmp>(&exprs[i + 2].expr);
+  return mask != nullptr && mask->op == ir::BitwiseOp::kMaskXor &&
+         mask->mask == ir::Bytes{0x1f, 0xff} && cmp != nullptr && cmp->op == ir::CmpOp::kEq &&
+         cmp->data == ir::Bytes{0, 0};
+}
+
+// Whether `rule` reads what the space holds fixed (cube.h): IPv6
+// extension headers, the IPv4 fragment fields, the IPv6 next header.
+// Within the space such a rule may match nothing where real packets
+// (fragments, extension headers) match it: it is not reported.
+bool ReadsOutsideTheSpace(const ir::Rule& rule) {
+  for (size_t i = 0; i < rule.exprs.size(); ++i) {
+    const ir::Expr& e = rule.exprs[i].expr;
+    if (std::holds_alternative<ir::Exthdr>(e)) return true;
+    const auto* load = std::get_if<ir::PayloadLoad>(&e);
+    if (load == nullptr || load->base != ir::PayloadBase::kNetwork) continue;
+    const uint32_t end = load->offset + load->len;  // bytes 6, 7: frag-off, nexthdr
+    if (load->offset <= 7 && end > 6 && !IsNotFragmentGuard(rule.exprs, i)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
@@ -116,6 +144,7 @@ LintResult LintRuleset(const ir::Ruleset& ruleset, const LintOptions& options) {
       continue;
     }
     if (!reach.reached_certain || reach.reached_uncertain) continue;
+    if (ReadsOutsideTheSpace(table.chains[reach.rule.chain].rules[reach.rule.rule])) continue;
     if (!reach.matched) {
       result.findings.push_back({LintKind::kShadowed, reach.rule, reach.covered_by});
     } else if (check_redundant &&

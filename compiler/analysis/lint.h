@@ -23,7 +23,10 @@
 // before them on every path (flatten.h); unreachable rules and the
 // redundancy check only for rulesets that lift exactly. The space is
 // unfragmented IPv4 without options and IPv6 without extension headers
-// (compiler/headerspace/cube.h), so a finding is exact for those packets.
+// (compiler/headerspace/cube.h), so a finding is exact for those packets;
+// a rule that reads what the space holds fixed (extension headers, the
+// IPv4 fragment fields, the IPv6 next header) is not judged shadowed or
+// redundant (it may match only packets outside the space).
 #ifndef RULEJIT_COMPILER_ANALYSIS_LINT_H_
 #define RULEJIT_COMPILER_ANALYSIS_LINT_H_
 

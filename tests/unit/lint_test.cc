@@ -128,6 +128,28 @@ TEST(LintTest, InetAndIp6TablesAreJudged) {
   EXPECT_THAT(Summary(rs), ::testing::ElementsAre("shadowed@5<-4", "shadowed@7<-6"));
 }
 
+// The space has no extension headers and no fragments (cube.h): a rule
+// that asks for them matches nothing there, but real packets match it.
+// iptables-legacy's guard against fragments keeps rules judged.
+TEST(LintTest, RulesAskingForWhatTheSpaceLeavesOutAreNotJudged) {
+  ir::Ruleset rs = Parse(
+      "table inet t {\n"
+      "  chain in {\n"
+      "    type filter hook input priority 0; policy drop;\n"
+      "    exthdr hbh exists drop\n"
+      "    ip frag-off & 0x1fff != 0 drop\n"
+      "    ip6 nexthdr 44 drop\n"
+      "    frag more-fragments 1 drop\n"
+      "  }\n"
+      "}\n");
+  EXPECT_THAT(Summary(rs), ::testing::IsEmpty());
+  ir::Ruleset legacy = Parse(Filter(
+      "-A INPUT -f -j DROP\n"
+      "-A INPUT -p tcp --dport 22 -j ACCEPT\n"
+      "-A INPUT -p tcp --dport 22 -j DROP\n"));
+  EXPECT_THAT(Summary(legacy), ::testing::ElementsAre("shadowed@7<-6"));
+}
+
 TEST(LintTest, RulesAfterACatchAllAreUnreachable) {
   ir::Ruleset rs = Parse(
       "table ip t {\n"
