@@ -19,6 +19,7 @@
 //   -j SNAT|DNAT|MASQUERADE|REDIRECT|NETMAP   nat (targets_nat.cc)
 //   -j TRACE                  immediate reg 1 1; meta set nftrace (raw table)
 // No target: the rule only counts.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -316,26 +317,61 @@ bool LowerConnmarkTarget(LowerCtx& ctx, const TargetUse& t) {
 bool LowerCtZone(LowerCtx& ctx, const Option& zone);
 bool LowerCtHelper(LowerCtx& ctx, const Option& helper);
 
+// CT --ctevents LIST: the conntrack events the connection reports
+// (ctnetlink), as nft's `ct event set`; no verdict reads them.
+bool LowerCtEvents(LowerCtx& ctx, const Option& events) {
+  // enum ip_conntrack_events, as libxt_CT names them.
+  static constexpr std::string_view kNames[] = {"new",    "related",   "destroy", "reply",
+                                                "assured", "protoinfo", "helper",  "mark",
+                                                "natseqinfo", "secmark"};
+  uint32_t mask = 0;
+  for (std::string_view word : Split(events.args[0].text, ',')) {
+    const auto* at = std::find(std::begin(kNames), std::end(kNames), word);
+    if (at == std::end(kNames)) {
+      return ctx.Error(events.ArgLoc(), absl::StrCat("unknown conntrack event '", Sv(word), "'"),
+                       "new, related, destroy, reply, assured, protoinfo, helper, mark, "
+                       "natseqinfo, secmark");
+    }
+    mask |= 1u << (at - std::begin(kNames));
+  }
+  ctx.Add(ir::Immediate{.dreg = 1, .data = HostU32(mask)}, events.loc);
+  ctx.Add(ir::CtSet{ir::CtKey::kEventMask, 1}, events.loc);
+  return true;
+}
+
+// CT: the template a connection starts from (xt_CT, raw table). --notrack
+// wins over the other options (xt_ct_tg_check); --zone, --helper and
+// --ctevents apply in the order given; without options the template
+// changes nothing.
+bool LowerCt(LowerCtx& ctx, const TargetUse& t) {
+  bool notrack = false;
+  for (const Option& o : t.options) {
+    if (o.name != "--notrack" && o.name != "--zone" && o.name != "--helper" &&
+        o.name != "--ctevents") {
+      return ctx.Error(o.loc, absl::StrCat("unsupported CT option '", o.name, "'"),
+                       "--notrack, --zone N, --helper NAME and --ctevents LIST are supported");
+    }
+    notrack |= o.name == "--notrack";
+  }
+  if (notrack) {
+    ctx.Add(ir::Notrack{}, t.loc);
+    return true;
+  }
+  for (const Option& o : t.options) {
+    const bool ok = o.name == "--zone"     ? LowerCtZone(ctx, o)
+                    : o.name == "--helper" ? LowerCtHelper(ctx, o)
+                                           : LowerCtEvents(ctx, o);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 bool LowerNotrack(LowerCtx& ctx, const TargetUse& t) {
   if (ctx.table_name != "raw") {
     return ctx.Error(t.loc, absl::StrCat("target '", t.name,
                                          "' is only valid in the raw table"));
   }
-  if (t.name == "CT") {
-    for (const Option& o : t.options) {
-      if (o.name != "--notrack" && o.name != "--zone" && o.name != "--helper") {
-        return ctx.Error(o.loc, absl::StrCat("unsupported CT option '", o.name,
-                                             "'"),
-                         "'CT --notrack', 'CT --zone N' and 'CT --helper NAME' are supported");
-      }
-    }
-    if (t.options.size() != 1) {
-      return ctx.Error(t.loc, "target 'CT' needs one option",
-                       "'CT --notrack', 'CT --zone N' and 'CT --helper NAME' are supported");
-    }
-    if (t.options[0].name == "--zone") return LowerCtZone(ctx, t.options[0]);
-    if (t.options[0].name == "--helper") return LowerCtHelper(ctx, t.options[0]);
-  }
+  if (t.name == "CT") return LowerCt(ctx, t);
   ctx.Add(ir::Notrack{}, t.loc);
   return true;
 }

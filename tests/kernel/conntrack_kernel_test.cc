@@ -536,13 +536,14 @@ std::string ZoneProbeRuleset() {
   return text + "  }\n}\n";
 }
 
-// The same zones for iptables (CT --zone: both directions) with a filter
+// The same zones for iptables (CT --zone: both directions; --ctevents
+// beside it changes no verdict) with a filter
 // that reads --ctexpire: established flows with over 31 s left pass, new
 // flows from the client side pass, ICMP errors that are related pass.
 constexpr const char* kIptablesZones = R"(*raw
 :PREROUTING ACCEPT [0:0]
 :OUTPUT ACCEPT [0:0]
--A PREROUTING -s 10.1.0.0/16 -j CT --zone 1
+-A PREROUTING -s 10.1.0.0/16 -j CT --zone 1 --ctevents new,destroy
 COMMIT
 *filter
 :INPUT ACCEPT [0:0]

@@ -191,6 +191,24 @@ TEST(CtTuple, PortValuesNeedATransportProtocol) {
   EXPECT_NE(check("ip", "meta l4proto != tcp ct original proto-dst 80"), "OK");
 }
 
+// xt_CT's options combine in one template; --notrack wins.
+TEST(IptablesCt, OptionsCombineAsXtCtDoes) {
+  EXPECT_EQ(Lower("-p udp -j CT --zone 1 --ctevents new,destroy", frontends::IpVersion::kAuto,
+                  "raw", "PREROUTING"),
+            "[ meta load l4proto => reg 1 ]\n[ cmp eq reg 1 0x00000011 ]\n"
+            "[ immediate reg 1 0x00000001 ]\n[ ct set zone with reg 1 ]\n"
+            "[ immediate reg 1 0x00000005 ]\n[ ct set event with reg 1 ]");
+  EXPECT_EQ(Lower("-j CT --notrack --zone 2", frontends::IpVersion::kAuto, "raw", "PREROUTING"),
+            "[ notrack ]");
+  EXPECT_EQ(Lower("-j CT", frontends::IpVersion::kAuto, "raw", "PREROUTING"), "");
+  EXPECT_TRUE(Refused(Lower("-j CT --ctevents new,bogus", frontends::IpVersion::kAuto, "raw",
+                            "PREROUTING"),
+                      "unknown conntrack event 'bogus'"));
+  EXPECT_TRUE(Refused(Lower("-j CT --expevents new", frontends::IpVersion::kAuto, "raw",
+                            "PREROUTING"),
+                      "unsupported CT option '--expevents'"));
+}
+
 TEST(CtKeys, UnmodelledKeysAreLocatedErrors) {
   const auto error_of = [](const std::string& body) {
     absl::StatusOr<Ruleset> rs = ParseRuleset(

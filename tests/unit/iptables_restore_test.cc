@@ -226,8 +226,9 @@ TEST(IptablesCt, ZoneAsCtZoneSet) {
             "[ immediate reg 1 0x00000102 ]\n[ ct set zone with reg 1 ]");
   EXPECT_EQ(FirstError(Wrap("-j CT --zone 65536", "raw", "PREROUTING")),
             "3:28: invalid zone '65536'");
-  EXPECT_EQ(FirstError(Wrap("-j CT --zone 1 --notrack", "raw", "PREROUTING")),
-            "3:18: target 'CT' needs one option");
+  // --notrack wins over the zone (xt_ct_tg_check).
+  EXPECT_EQ(Lower("-j CT --zone 1 --notrack", IpVersion::kIpv4, "raw", "PREROUTING"),
+            "[ notrack ]");
 }
 
 // Every tier reads the socket from PacketMeta: no socket, no match.
