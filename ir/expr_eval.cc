@@ -501,15 +501,17 @@ bool EvalCtLoad(const CtLoad& e, const PacketMeta& m, const MutableMeta& mut,
                                          : m.ct_zone.IdOf(e.dir == CtDir::kReply));
       return true;
     case CtKey::kHelper:
-      // No helper is assigned (nf_conntrack_helper is 0 and a ruleset that
-      // assigns one is refused: ir/unmodelled.h): nfct_help is null.
+      // No helper is assigned (nf_conntrack_helper is 0, and this load is
+      // refused in a ruleset that assigns one: ir/unmodelled.h): nfct_help
+      // is null.
       return false;
-    case CtKey::kLabels:
-      // No label is set (a ruleset that sets one is refused): the
-      // extension's bits, or zeros without it, are all clear.
-      if (RegBytes(regs, e.dreg, 16) == nullptr) return false;
-      std::memset(RegBytes(regs, e.dreg, 16), 0, 16);
-      return true;
+    case CtKey::kLabels: {
+      // No label is set (this load is refused in a ruleset that sets one):
+      // the extension's bits, or zeros without it, are all clear.
+      uint8_t* labels = RegBytes(regs, e.dreg, 16);
+      if (labels != nullptr) std::memset(labels, 0, 16);
+      return labels != nullptr;
+    }
     default: return EvalCtTupleOrCounter(e, m, regs);
   }
 }

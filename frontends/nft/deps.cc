@@ -201,15 +201,15 @@ bool Linearizer::EmitLinkDeps(ir::Rule& rule, const Field& f) {
   return true;
 }
 
-// nft (proto_ctx_update for each element of an anonymous set):
-// `meta l4proto { tcp, udp }` records both; the last is the context.
-// `icmp type { echo-reply, echo-request }` likewise leaves the last type
-// as the context that `icmp id` checks.
 bool Linearizer::NetworkKnown() const {
   return table_->family == ir::Family::kIp || table_->family == ir::Family::kIp6 ||
          ctx_.net != 0;
 }
 
+// nft (proto_ctx_update for each element of an anonymous set):
+// `meta l4proto { tcp, udp }` records both; the last is the context.
+// `icmp type { echo-reply, echo-request }` likewise leaves the last type
+// as the context that `icmp id` checks.
 void Linearizer::NoteSetContext(const Field& f, const std::vector<Element>& elems) {
   if (IsCtProtocolField(f) && NetworkKnown()) ctx_.ct_l4 = true;
   const bool l4 = IsL4ProtoField(f);
